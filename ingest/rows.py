@@ -1,0 +1,45 @@
+"""What a parser returns: rows for warehouse tables, problems met, and run-level facts.
+
+Parsers are pure (file content in, `Parsed` out). Rows carry no run_id; graph-level parsers
+carry no graph_id either: the assembler (`ingest/assemble.py`) adds both, and only
+`ingest/load.py` touches the database.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Problem:
+    """Something wrong with an input; becomes one `ingest_errors` row."""
+
+    message: str
+    line: int | None = None
+    severity: str = "error"  # "error" | "warning"
+
+
+@dataclass
+class Parsed:
+    rows: defaultdict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    problems: list[Problem] = field(default_factory=list)
+    # run- or graph-level facts a parser learned (compiler_version, device, aot_id, ...)
+    facts: dict = field(default_factory=dict)
+    # things worth reporting that are not errors (unknown record kinds, skipped blocks, ...)
+    counters: Counter = field(default_factory=Counter)
+
+    def add(self, table: str, row: dict) -> None:
+        self.rows[table].append(row)
+
+    def problem(self, message: str, line: int | None = None, severity: str = "error") -> None:
+        self.problems.append(Problem(message, line, severity))
+
+    def merge(self, other: "Parsed") -> "Parsed":
+        for table, rows in other.rows.items():
+            self.rows[table].extend(rows)
+        self.problems.extend(other.problems)
+        for k, v in other.facts.items():
+            self.facts.setdefault(k, v)
+        self.counters.update(other.counters)
+        return self
