@@ -1,0 +1,52 @@
+# inductor-warehouse: `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+IWH    := $(VENV)/bin/iwh
+DB     ?= warehouse.duckdb
+PORT   ?= 8501
+# torch for the capture tests and the model zoo: from the local wheel, never a CUDA download
+TORCH_VERSION ?= 2.13.0
+TORCH_VENV    := .venv-torch-$(TORCH_VERSION)
+
+.PHONY: setup setup-torch demo demo-ingest test test-fast bench lint golden clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+$(TORCH_VENV)/.installed:
+	$(PYTHON) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/pip install -q torch==$(TORCH_VERSION) || echo "torch $(TORCH_VERSION) not installable here: capture tests will skip"
+	touch $@
+
+setup-torch: $(TORCH_VENV)/.installed
+
+demo-ingest: setup
+	$(PY) -m demo.build_demo --db $(DB)
+
+demo: demo-ingest
+	$(IWH) --db $(DB) dashboard --port $(PORT)
+
+test: setup setup-torch
+	IWH_TEST_TORCH_PYTHON=$(CURDIR)/$(TORCH_VENV)/bin/python $(PY) -m pytest -q -n 2 --dist loadfile
+
+test-fast: setup
+	$(PY) -m pytest -q -m "not browser and not torch and not corpus" -n 2
+
+bench: setup
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m bench.run
+
+golden: setup
+	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden
+
+lint: setup
+	$(VENV)/bin/ruff check ingest schema dashboards tests bench
+
+clean:
+	rm -rf $(DB) $(DB).wal build *.egg-info .pytest_cache

@@ -1,0 +1,396 @@
+"""One discovered run -> the rows of every table, ready for the loader.
+
+Reads each artifact once (hashing it on the way), hands its content to the parser of its source
+kind, tags rows with graph ids, joins the debug tree with the trace log of the same process, and
+derives the run row. No database access: `ingest/load.py` writes what this returns.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterator
+
+from ingest.discover import DEBUG_RUN_RE, Artifact, Run
+from ingest.parsers import (
+    fusion_ir,
+    fx_graph,
+    fx_graph_runnable,
+    manifest,
+    output_code,
+    profiler,
+    provenance,
+    spyre,
+    torch_logs,
+    torch_trace,
+)
+from ingest.rows import Parsed
+
+GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference|forward|backward)_(?P<nth>\d+)\.(?P<ctr>\d+)$")
+# A graph folder that lacks one of these was cut short (the process was killed, a disk filled).
+REQUIRED_GRAPH_FILES = ("fx_graph_readable.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
+CHUNK = 1 << 20
+
+
+@dataclass
+class RunData:
+    run: dict
+    tables: dict[str, list[dict]]
+    errors: list[dict]
+    artifacts: list[dict]
+    sources: dict[str, str]  # kernel source_hash -> text
+    counters: Counter = field(default_factory=Counter)
+    bytes_read: int = 0
+
+
+class _Reader:
+    """Reads artifacts whole or line by line, hashing every byte read."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.hashes: dict[str, str] = {}
+        self.errors: list[dict] = []
+        self.bytes_read = 0
+
+    def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error", kind=None):
+        self.errors.append(
+            {"path": self.run.rel(art), "kind": kind or art.kind, "line": line, "message": message, "severity": severity}
+        )
+
+    def read(self, art: Artifact) -> bytes | None:
+        try:
+            with open(art.path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            self.error(art, f"cannot read file: {e.strerror or e}")
+            return None
+        self.bytes_read += len(data)
+        self.hashes[self.run.rel(art)] = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return data
+
+    def text(self, art: Artifact) -> str | None:
+        data = self.read(art)
+        if data is None:
+            return None
+        if b"\x00" in data[:8192]:
+            self.error(art, "binary content where a text artifact was expected; file skipped")
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            self.error(art, f"not UTF-8 text ({e.reason} at byte {e.start}); decoded with replacement", severity="warning")
+            return data.decode("utf-8", errors="replace")
+
+    def lines(self, art: Artifact) -> Iterator[bytes]:
+        """Stream a (possibly gzipped) log as lines, hashing the file's bytes as they pass."""
+        hasher = hashlib.blake2b(digest_size=16)
+        try:
+            raw = open(art.path, "rb")
+        except OSError as e:
+            self.error(art, f"cannot read file: {e.strerror or e}")
+            return
+        with raw:
+            stream = _HashingFile(raw, hasher, self)
+            src = gzip.GzipFile(fileobj=stream) if art.path.name.endswith(".gz") else stream
+            tail = b""
+            try:
+                while chunk := src.read(CHUNK):
+                    parts = (tail + chunk).split(b"\n")
+                    tail = parts.pop()
+                    yield from parts
+            except (OSError, EOFError) as e:
+                self.error(art, f"log cut short: {e}", severity="warning")
+            if tail:
+                yield tail
+        self.hashes[self.run.rel(art)] = hasher.hexdigest()
+
+
+class _HashingFile(io.RawIOBase):
+    def __init__(self, fh, hasher, reader: _Reader):
+        self.fh, self.hasher, self.reader = fh, hasher, reader
+
+    def readable(self):
+        return True
+
+    def read(self, n=-1):
+        data = self.fh.read(n)
+        self.hasher.update(data)
+        self.reader.bytes_read += len(data)
+        return data
+
+    def readinto(self, b):
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = None) -> RunData:
+    t0 = time.perf_counter()
+    reader = _Reader(run)
+    tables: dict[str, list[dict]] = defaultdict(list)
+    counters: Counter = Counter()
+    facts: dict = {}
+
+    def take(parsed: Parsed, art: Artifact, graph_id: str | None = None, only: set | None = None):
+        for table, rows in parsed.rows.items():
+            if only is not None and table not in only:
+                continue
+            if graph_id is not None:
+                for r in rows:
+                    r.setdefault("graph_id", graph_id)
+            tables[table].extend(rows)
+        for p in parsed.problems:
+            reader.error(art, p.message, p.line, p.severity)
+        counters.update(parsed.counters)
+
+    by_kind: dict[str, list[Artifact]] = defaultdict(list)
+    for a in run.artifacts:
+        by_kind[a.kind].append(a)
+
+    man = Parsed()
+    for a in by_kind.get("manifest", []):
+        data = reader.read(a)
+        if data is not None:
+            man = manifest.parse_manifest(data)
+            take(man, a)
+
+    debug_graph_ids = _debug_tree(run, by_kind, reader, take, facts)
+
+    trace_facts: dict = {}
+    for a in by_kind.get("torch_trace", []):
+        parsed = torch_trace.parse_torch_trace(reader.lines(a))
+        _merge_trace(parsed, debug_graph_ids, tables)
+        take(parsed, a)
+        for k, v in parsed.facts.items():
+            trace_facts.setdefault(k, v)
+    compile_ids = trace_facts.get("graph_compile_ids") or {}
+    for g in tables["graphs"]:
+        if g.get("compile_id") is None and g["graph_id"] in compile_ids:
+            g["compile_id"] = compile_ids[g["graph_id"]]
+
+    for a in by_kind.get("profiler", []):
+        data = reader.read(a)
+        if data is not None:
+            parsed = profiler.parse_profiler(data)
+            take(parsed, a)
+            for k, v in parsed.facts.items():
+                facts.setdefault(k, v)
+
+    has_trace = bool(by_kind.get("torch_trace"))
+    for a in by_kind.get("torch_logs", []):
+        text = reader.text(a)
+        if text is None:
+            continue
+        parsed = torch_logs.parse_torch_logs(text.splitlines())
+        # graph breaks and recompiles come from the trace log when there is one: it has them exactly
+        take(parsed, a, only=None if not has_trace else set(parsed.rows) - {"compile_events"})
+
+    _spyre(run, by_kind.get("spyre", []), reader, take, facts)
+
+    for a in by_kind.get("unreadable", []):
+        reader.error(a, "cannot stat file (broken link or no permission)")
+
+    artifacts = []
+    for a in run.artifacts:
+        if a.kind != "unreadable" and run.rel(a) not in reader.hashes:
+            reader.read(a)  # unparsed files still count towards the run's identity
+        rel = run.rel(a)
+        artifacts.append(
+            {"path": rel, "kind": a.kind, "bytes": a.size, "content_hash": reader.hashes.get(rel), "mtime": a.mtime}
+        )
+    run_row = _run_row(run, man.facts, cli_model, cli_labels, trace_facts, facts, reader)
+    run_row["ingest_seconds"] = time.perf_counter() - t0
+
+    sources = {}
+    for k in tables.get("kernels", []):
+        src = k.pop("source", None)
+        if src is not None and k.get("source_hash"):
+            sources[k["source_hash"]] = src
+    return RunData(run_row, dict(tables), reader.errors, artifacts, sources, counters, reader.bytes_read)
+
+
+def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[str]:
+    """Parse every graph folder of the debug tree; return the graph ids found."""
+    graphs: dict[str, dict[str, Artifact]] = defaultdict(dict)
+    for kind in ("fx_graph", "fusion_ir", "output_code", "provenance", "fx_graph_runnable"):
+        for a in by_kind.get(kind, []):
+            graphs[str(a.path.parent)][a.path.name] = a
+    ids = set()
+    for folder_path, files in sorted(graphs.items(), key=lambda kv: _compile_order(kv[0])):
+        folder = files[next(iter(files))].path.parent.name
+        any_art = next(iter(files.values()))
+        m = GRAPH_DIR_RE.match(folder)
+        code = _parse_file(files.get("output_code.py"), reader, output_code.parse_output_code)
+        aot_id = code.facts.get("aot_id") if code else None
+        phase = code.facts.get("phase") if code else None
+        if aot_id is None and m:
+            aot_id, phase = int(m.group("aot_id")), m.group("phase")
+        graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
+        ids.add(graph_id)
+        for name in REQUIRED_GRAPH_FILES:
+            if name not in files:
+                reader.error(any_art, f"graph folder {folder} has no {name} (process killed mid-compile?)",
+                             kind=_kind_of(name))
+        pre = _parse_file(files.get("ir_pre_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
+        post = _parse_file(files.get("ir_post_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
+        readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
+        ops = _parse_file(readable, reader, fx_graph.parse_fx_graph)
+        prov_art = files.get("inductor_provenance_tracking_node_mappings.json")
+        prov = _parse_file(prov_art, reader, provenance.parse_provenance)
+        runnable = _parse_file(files.get("fx_graph_runnable.py"), reader, fx_graph_runnable.parse_fx_graph_runnable)
+
+        kernels = code.rows.get("kernels", []) if code else []
+        generated = sum(1 for k in kernels if k.get("generated"))
+        for parsed, art in ((code, files.get("output_code.py")), (ops, readable), (prov, prov_art),
+                            (runnable, files.get("fx_graph_runnable.py"))):
+            if parsed is not None:
+                take(parsed, art, graph_id)
+        # fusions and layouts describe the graph after fusion; before it only as a fallback
+        if post is not None:
+            take(post, files["ir_post_fusion.txt"], graph_id)
+        elif pre is not None:
+            take(pre, files["ir_pre_fusion.txt"], graph_id, only={"layouts"})
+        if pre is not None and post is not None:
+            take(pre, files["ir_pre_fusion.txt"], graph_id, only=set())
+        for src in (code, runnable):
+            if src is not None:
+                for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version"):
+                    if src.facts.get(k) is not None:
+                        facts.setdefault(k, src.facts[k])
+        reader_graph = {
+            "graph_id": graph_id,
+            "compile_id": None,
+            "phase": phase or (m.group("phase") if m else None),
+            "aot_id": aot_id,
+            "folder": folder,
+            "pre_fusion_nodes": pre.facts.get("top_level_nodes") if pre else None,
+            "post_fusion_nodes": post.facts.get("top_level_nodes") if post else None,
+            "kernel_count": generated if code else None,
+            "extern_kernel_count": (len(kernels) - generated) if code else None,
+            "compile_order": int(m.group("ctr")) if m else None,
+            "source": "debug_tree",
+            "output_code_hash": reader.hashes.get(run.rel(files["output_code.py"])) if "output_code.py" in files else None,
+        }
+        take(_single("graphs", reader_graph), any_art)
+    return ids
+
+
+def _compile_order(folder: str) -> tuple:
+    m = GRAPH_DIR_RE.match(folder.rsplit("/", 1)[-1])
+    return (int(m.group("ctr")) if m else 1 << 30, folder)
+
+
+def _kind_of(filename: str) -> str:
+    from ingest.discover import GRAPH_FILE_KINDS
+
+    return GRAPH_FILE_KINDS.get(filename, "debug_tree")
+
+
+def _single(table: str, row: dict) -> Parsed:
+    p = Parsed()
+    p.add(table, row)
+    return p
+
+
+def _parse_file(art: Artifact | None, reader: _Reader, fn) -> Parsed | None:
+    if art is None:
+        return None
+    text = reader.text(art)
+    if text is None:
+        return None
+    return fn(text)
+
+
+def _merge_trace(parsed: Parsed, debug_graph_ids: set[str], tables) -> None:
+    """Graph-level rows the trace repeats from output code: keep only graphs the debug tree lacks."""
+    if not debug_graph_ids:
+        return
+    for table in ("graphs", "kernels", "ops"):
+        rows = parsed.rows.get(table)
+        if rows:
+            parsed.rows[table] = [r for r in rows if r.get("graph_id") not in debug_graph_ids]
+
+
+def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -> None:
+    folders: dict[str, list[Artifact]] = defaultdict(list)
+    for a in arts:
+        folders[str(a.path.parent)].append(a)
+    for _, files in sorted(folders.items()):
+        texts = {}
+        for a in files:
+            t = reader.text(a)
+            if t is not None:
+                texts[a.path.name] = t
+        graph_id = files[0].path.parent.name
+        parsed = spyre.parse_spyre_folder(texts)
+        take(parsed, files[0], graph_id)
+        kernels = parsed.rows.get("kernels", [])
+        take(_single("graphs", {
+            "graph_id": graph_id, "folder": graph_id, "kernel_count": len(kernels), "extern_kernel_count": 0,
+            "source": "spyre",
+        }), files[0])
+        for k in ("device", "backend"):
+            if parsed.facts.get(k):
+                facts.setdefault(k, parsed.facts[k])
+
+
+def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, reader: _Reader) -> dict:
+    labels = dict(man.get("labels") or {})
+    for k, v in (cli_labels or {}).items():
+        labels.setdefault(k, v)
+    if run.job and "job" not in labels:
+        labels["job"] = run.job
+    model = man.get("model") or cli_model or _default_model(run)
+    started = trace.get("started_at") or _debug_started(run) or labels.get("started_at")
+    fingerprint = hashlib.blake2b(digest_size=16)
+    for rel, h in sorted(reader.hashes.items()):
+        fingerprint.update(f"{rel}\0{h}\n".encode())
+    rank = trace.get("rank") if trace.get("rank") is not None else run.rank
+    return {
+        "run_id": fingerprint.hexdigest()[:16],
+        "model": model,
+        "compiler_version": trace.get("compiler_version") or facts.get("compiler_version") or _str(labels.get("torch")),
+        "compiler_commit": trace.get("compiler_commit") or facts.get("compiler_commit") or _str(labels.get("torch_git")),
+        "device": _str(labels.get("device")) or trace.get("device") or facts.get("device"),
+        "device_name": _str(labels.get("device_name")) or facts.get("device_name"),
+        "backend": trace.get("backend") or facts.get("backend"),
+        "rank": rank,
+        "labels": labels,
+        "source_path": str(run.root),
+        "started_at": started,
+        "pid": trace.get("pid") or run.pid,
+        "python_version": trace.get("python_version"),
+        "triton_version": trace.get("triton_version") or _str(labels.get("triton")),
+        "cuda_version": trace.get("cuda_version") or facts.get("cuda_version") or _str(labels.get("cuda")),
+        "artifact_bytes": sum(a.size for a in run.artifacts),
+    }
+
+
+def _str(v) -> str | None:
+    return None if v is None else str(v)
+
+
+def _default_model(run: Run) -> str:
+    root = run.root
+    if DEBUG_RUN_RE.match(root.name) and root.parent.name == "torch_compile_debug":
+        return root.parent.parent.name
+    return root.stem if root.is_file() else root.name
+
+
+def _debug_started(run: Run) -> str | None:
+    for a in run.artifacts:
+        for part in a.path.parts:
+            m = DEBUG_RUN_RE.match(part)
+            if m:
+                y, mo, d, h, mi, s, us = (int(m.group(i)) for i in range(1, 8))
+                try:
+                    return datetime(y, mo, d, h, mi, s, us).isoformat()
+                except ValueError:
+                    return None
+    return None

@@ -1,0 +1,297 @@
+"""From any path to runs and their artifact files.
+
+A run is one process's artifacts. The rules, in order:
+- A folder with `manifest.json` is one run (or one run per process, when it holds the artifacts of
+  several processes, e.g. one trace log per rank); every file below it belongs to it, unless a
+  deeper folder has its own manifest.
+- Elsewhere, each `torch_compile_debug/run_<time>-pid_<pid>` folder and each TORCH_TRACE log is one
+  process; a debug folder and a trace log with the same pid, started within minutes of each
+  other, are the same process and so one run.
+- torch-spyre kernel folders (`sdsc_*.json`): the parent of an `inductor-spyre` or `execute`
+  folder is one run with a graph per kernel folder; any other folder of sdsc files is a run.
+- Anything else is skipped and counted, never an error.
+
+Which parser reads a file is decided by its place and name, and for logs and JSON by a sniff of
+its first bytes, never by a version string.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from ingest.parsers import profiler, torch_logs, torch_trace
+
+DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
+GRAPH_FILE_KINDS = {
+    "fx_graph_readable.py": "fx_graph",
+    "fx_graph_transformed.py": "fx_graph",
+    "fx_graph_runnable.py": "fx_graph_runnable",
+    "ir_pre_fusion.txt": "fusion_ir",
+    "ir_post_fusion.txt": "fusion_ir",
+    "output_code.py": "output_code",
+    "inductor_provenance_tracking_node_mappings.json": "provenance",
+}
+SPYRE_FILE_RE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
+# Files known to carry nothing the warehouse reads: counted as skipped, never errors.
+KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "debug.log"}
+GLOG_HEAD_RE = re.compile(rb"^(?:\[rank(\d+)\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.\d+ (\d+) ", re.M)
+SNIFF_BYTES = 8192
+
+
+@dataclass
+class Artifact:
+    path: Path  # absolute
+    kind: str  # the parser (source kind) that reads it, or "other"
+    graph: str | None = None  # graph folder name, for debug-tree and spyre files
+    size: int = 0
+    mtime: float = 0.0
+
+
+@dataclass
+class Run:
+    root: Path  # the run's folder (or the trace log itself, for a lone log)
+    artifacts: list[Artifact] = field(default_factory=list)
+    manifest: Path | None = None
+    pid: int | None = None
+    rank: int | None = None
+    # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
+    job: str | None = None
+
+    def rel(self, a: Artifact) -> str:
+        base = self.root if self.root.is_dir() else self.root.parent
+        return a.path.relative_to(base).as_posix()
+
+
+@dataclass
+class Discovery:
+    runs: list[Run]
+    skipped: Counter  # reason -> count
+    missing: list[str]  # paths given that do not exist
+
+
+def discover(paths: list[str | os.PathLike]) -> Discovery:
+    files: list[Path] = []
+    missing: list[str] = []
+    for p in paths:
+        p = Path(p).absolute()
+        if not p.exists():
+            missing.append(str(p))
+        elif p.is_file():
+            files.append(p)
+        else:
+            for dirpath, dirnames, filenames in os.walk(p):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                files.extend(Path(dirpath, f) for f in sorted(filenames))
+    files = sorted(set(files))
+    skipped: Counter = Counter()
+    manifest_roots = sorted({f.parent for f in files if f.name == "manifest.json"}, key=lambda d: len(d.parts))
+
+    by_root: dict[Path | None, list[Artifact]] = {}
+    for f in files:
+        art = classify(f)
+        if art is None:
+            skipped["unrecognised file"] += 1
+            continue
+        root = _nearest(f, manifest_roots)
+        by_root.setdefault(root, []).append(art)
+
+    runs: list[Run] = []
+    for root, arts in by_root.items():
+        if root is None:
+            runs.extend(_runs_without_manifest(arts, skipped))
+        else:
+            runs.extend(_runs_of_manifest_folder(root, arts))
+    runs.sort(key=lambda r: str(r.root))
+    return Discovery(runs, skipped, missing)
+
+
+def classify(f: Path) -> Artifact | None:
+    name = f.name
+    try:
+        st = f.stat()
+    except OSError:
+        # unreadable entries still reach the assembler, which records the problem
+        return Artifact(f, "unreadable")
+    art = Artifact(f, "other", size=st.st_size, mtime=st.st_mtime)
+    parent = f.parent
+    if name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
+        art.kind, art.graph = GRAPH_FILE_KINDS[name], parent.name
+    elif parent.name == "torchinductor" and parent.parent.name.startswith("run_"):
+        art.kind = "other"  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
+    elif name == "manifest.json":
+        art.kind = "manifest"
+    elif SPYRE_FILE_RE.match(name):
+        art.kind, art.graph = "spyre", parent.name
+    elif name in KNOWN_UNREAD:
+        art.kind = "other"
+    else:
+        head = _head(f)
+        if torch_trace.is_torch_trace(head):
+            art.kind = "torch_trace"
+        elif name.endswith(".json") and profiler.is_profiler_trace(head):
+            art.kind = "profiler"
+        elif name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(head):
+            art.kind = "torch_logs"
+        elif name in ("torch_logs.txt", "stderr.txt"):
+            art.kind = "torch_logs"
+        else:
+            return None
+    return art
+
+
+def _head(f: Path) -> bytes:
+    try:
+        if f.name.endswith(".gz"):
+            with gzip.open(f, "rb") as fh:
+                return fh.read(SNIFF_BYTES)
+        with open(f, "rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return b""
+
+
+def _nearest(f: Path, roots: list[Path]) -> Path | None:
+    best = None
+    for r in roots:
+        if f.is_relative_to(r):
+            best = r  # roots are sorted shallow to deep, so the last match is the deepest
+    return best
+
+
+def _process_key(a: Artifact) -> tuple | None:
+    """(pid, start time) of the process that wrote a debug folder or a trace log."""
+    if a.kind == "torch_trace":
+        m = GLOG_HEAD_RE.search(_head(a.path))
+        if not m:
+            return None
+        rank = int(m.group(1)) if m.group(1) else None
+        return int(m.group(7)), (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))), rank
+    for part in a.path.parts:
+        m = DEBUG_RUN_RE.match(part)
+        if m:
+            y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+            return int(m.group(8)), (mo, d, h, mi), None
+    return None
+
+
+def _debug_run_dir(a: Artifact) -> Path | None:
+    for parent in a.path.parents:
+        if DEBUG_RUN_RE.match(parent.name):
+            return parent
+    return None
+
+
+def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
+    manifest = root / "manifest.json"
+    logs = [a for a in arts if a.kind == "torch_trace"]
+    debug_dirs = {d for a in arts if (d := _debug_run_dir(a))}
+    if len(logs) <= 1 and len(debug_dirs) <= 1:
+        run = Run(root, arts, manifest)
+        if logs:
+            key = _process_key(logs[0])
+            run.pid, run.rank = (key[0], key[2]) if key else (None, None)
+        return [run]
+    # several processes under one manifest (one log per rank): one run each, sharing the manifest
+    units = _split_by_process(arts)
+    placed = {id(x) for u in units for x in u.artifacts}
+    shared = [a for a in arts if id(a) not in placed]
+    for u in units:
+        u.manifest = manifest
+        u.job = root.name
+        u.artifacts.extend(shared if len(units) == 1 else [a for a in shared if a.kind == "manifest"])
+    return units
+
+
+def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
+    units = _split_by_process(arts)
+    placed = {id(a) for u in units for a in u.artifacts}
+    # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
+    # found beside them or above them; with none or several candidates they are skipped.
+    for a in arts:
+        if id(a) in placed:
+            continue
+        if a.kind == "spyre":
+            continue
+        owners = [u for u in units if _unit_dir(u) in (a.path.parent, a.path.parent.parent)]
+        if len(owners) == 1 and a.kind != "other":
+            owners[0].artifacts.append(a)
+        else:
+            skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
+    units.extend(_spyre_runs([a for a in arts if a.kind == "spyre"]))
+    return units
+
+
+def _unit_dir(u: Run) -> Path:
+    return u.root if u.root.is_dir() else u.root.parent
+
+
+def _split_by_process(arts: list[Artifact]) -> list[Run]:
+    """One Run per process: debug-tree folders and trace logs, joined by pid and start time."""
+    debug: dict[Path, list[Artifact]] = {}
+    for a in arts:
+        d = _debug_run_dir(a)
+        if d is not None:
+            debug.setdefault(d, []).append(a)
+    units: list[Run] = []
+    debug_keys = {}
+    for d, files in sorted(debug.items()):
+        run = Run(d, files)
+        key = _process_key(files[0])
+        run.pid = key[0] if key else None
+        debug_keys[d] = key
+        units.append(run)
+    rank_logs: dict[Path, list[Run]] = {}
+    for log in (a for a in arts if a.kind == "torch_trace"):
+        key = _process_key(log)
+        match = None
+        if key:
+            for u in units:
+                dk = debug_keys.get(u.root)
+                if dk and dk[0] == key[0] and _close(dk[1], key[1]) and not any(
+                    x.kind == "torch_trace" for x in u.artifacts
+                ):
+                    match = u
+                    break
+        if match is not None:
+            match.artifacts.append(log)
+            match.rank = key[2]
+            # the run's folder is where both the debug tree and the log live
+            match.root = Path(os.path.commonpath([match.root, log.path.parent]))
+            continue
+        run = Run(log.path, [log], pid=key[0] if key else None, rank=key[2] if key else None)
+        units.append(run)
+        if run.rank is not None or "rank" in log.path.name:
+            rank_logs.setdefault(log.path.parent, []).append(run)
+    for folder, group in rank_logs.items():
+        if len(group) > 1:
+            for run in group:
+                run.job = folder.name
+    return units
+
+
+def _close(a: tuple, b: tuple) -> bool:
+    """Two (month, day, hour, minute) stamps within 30 minutes of each other."""
+    try:
+        ta = datetime(2000, a[0], a[1], a[2], a[3])
+        tb = datetime(2000, b[0], b[1], b[2], b[3])
+    except ValueError:
+        return False
+    return abs((ta - tb).total_seconds()) <= 1800
+
+
+def _spyre_runs(arts: list[Artifact]) -> list[Run]:
+    runs: dict[Path, Run] = {}
+    for a in arts:
+        kernel_dir = a.path.parent
+        if kernel_dir.parent.name in ("inductor-spyre", "execute"):
+            root = kernel_dir.parent.parent
+        else:
+            root = kernel_dir
+        runs.setdefault(root, Run(root)).artifacts.append(a)
+    return list(runs.values())

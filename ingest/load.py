@@ -1,0 +1,239 @@
+"""Rows -> DuckDB. The only module that writes the warehouse.
+
+One transaction per run: a run is replaced whole (same run id, or same folder with changed
+files) and never duplicated. Runs whose files are unchanged (same paths, sizes and mtimes as
+recorded in `artifacts`) are skipped without being read. Parsing runs in worker processes with
+`jobs > 1` while this process alone writes, table by table, through Arrow.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from ingest.assemble import RunData, assemble
+from ingest.discover import Run, discover
+from schema.warehouse import connect
+
+FACT_TABLES = (
+    "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
+    "compilations", "timings", "compile_events", "fusion_decisions", "guards",
+)
+_ARROW = {
+    "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
+    "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "VARCHAR[]": pa.list_(pa.string()),
+}
+
+
+@dataclass
+class IngestSummary:
+    runs: int = 0
+    skipped_runs: int = 0
+    graphs: int = 0
+    kernels: int = 0
+    errors: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    skipped_files: Counter = field(default_factory=Counter)
+    counters: Counter = field(default_factory=Counter)
+    missing: list[str] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)
+    error_rows: list[dict] = field(default_factory=list)
+
+    def line(self) -> str:
+        mb = self.bytes / 1e6
+        rate = mb / self.seconds if self.seconds > 0 else 0.0
+        skipped = f" ({self.skipped_runs} unchanged, skipped)" if self.skipped_runs else ""
+        return (
+            f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
+            f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
+        )
+
+
+class _Schema:
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.columns: dict[str, dict[str, str]] = {}
+        for table, column, dtype in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+        ).fetchall():
+            self.columns.setdefault(table, {})[column] = dtype
+
+    def arrow(self, table: str, rows: list[dict], run_id: str | None) -> pa.Table:
+        cols = self.columns[table]
+        arrays, names = [], []
+        for name, dtype in cols.items():
+            if name == "run_id" and run_id is not None:
+                values = [run_id] * len(rows)
+            elif dtype == "JSON":
+                values = [_json(r.get(name)) for r in rows]
+            else:
+                values = [r.get(name) for r in rows]
+            arrays.append(pa.array(values, type=_ARROW.get(dtype, pa.string())))
+            names.append(name)
+        return pa.Table.from_arrays(arrays, names=names)
+
+
+def _json(v):
+    if v is None or isinstance(v, str):
+        return v
+    return orjson.dumps(v, default=str).decode()
+
+
+def ingest_paths(
+    paths: list,
+    db_path: str,
+    *,
+    jobs: int = 1,
+    strict: bool = False,
+    model: str | None = None,
+    labels: dict | None = None,
+    progress: bool = False,
+    force: bool = False,
+) -> IngestSummary:
+    t0 = time.perf_counter()
+    found = discover(paths)
+    summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
+    con = connect(db_path)
+    try:
+        schema = _Schema(con)
+        todo = found.runs if force else _changed(con, found.runs)
+        summary.skipped_runs = len(found.runs) - len(todo)
+        bar = _Progress(len(todo)) if progress else None
+        for data in _parse_all(todo, jobs, model, labels):
+            _write(con, schema, data, summary)
+            if bar:
+                bar.step(summary)
+        if bar:
+            bar.done()
+    finally:
+        con.close()
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def _changed(con, runs: list[Run]) -> list[Run]:
+    """Runs whose files differ from what the warehouse recorded for the same folder."""
+    if not runs:
+        return runs
+    known: dict[str, set] = {}
+    rows = con.execute(
+        "SELECT r.source_path, a.path, a.bytes, a.mtime FROM runs r JOIN artifacts a USING (run_id) "
+        "WHERE r.source_path IN (SELECT unnest(?))",
+        [[str(r.root) for r in runs]],
+    ).fetchall()
+    for src, path, size, mtime in rows:
+        known.setdefault(src, set()).add((path, size, mtime))
+    out = []
+    for r in runs:
+        now = {(r.rel(a), a.size, a.mtime) for a in r.artifacts}
+        if known.get(str(r.root)) != now:
+            out.append(r)
+    return out
+
+
+def _parse_one(args) -> RunData:
+    run, model, labels = args
+    return assemble(run, model, labels)
+
+
+def _parse_all(runs: list[Run], jobs: int, model, labels):
+    work = [(r, model, labels) for r in runs]
+    if jobs <= 1 or len(runs) <= 1:
+        for w in work:
+            yield _parse_one(w)
+        return
+    ctx = mp.get_context("fork" if sys.platform != "win32" else "spawn")
+    with ctx.Pool(jobs) as pool:
+        # larger runs first keeps both workers busy to the end
+        work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
+        yield from pool.imap_unordered(_parse_one, work)
+
+
+def _write(con, schema: _Schema, data: RunData, summary: IngestSummary) -> None:
+    run_id = data.run["run_id"]
+    now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
+    data.run["ingested_at"] = now
+    tables = dict(data.tables)
+    tables["artifacts"] = data.artifacts
+    tables["ingest_errors"] = [dict(e, ingested_at=now) for e in data.errors]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        old = [r[0] for r in con.execute(
+            "SELECT run_id FROM runs WHERE run_id = ? OR source_path = ?", [run_id, data.run["source_path"]]
+        ).fetchall()]
+        if old:
+            for table in ("runs",) + FACT_TABLES:
+                con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [old])
+        _insert(con, schema, "runs", [data.run], None)
+        for table in FACT_TABLES:
+            rows = tables.get(table)
+            if rows:
+                _insert(con, schema, table, rows, run_id)
+        if data.sources:
+            src = pa.table({"source_hash": list(data.sources), "source": list(data.sources.values())})
+            con.register("_src", src)
+            con.execute("INSERT INTO kernel_sources SELECT * FROM _src ON CONFLICT DO NOTHING")
+            con.unregister("_src")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    summary.runs += 1
+    summary.run_ids.append(run_id)
+    summary.graphs += len(tables.get("graphs", ()))
+    summary.kernels += sum(1 for k in tables.get("kernels", ()) if k.get("generated"))
+    summary.errors += len(data.errors)
+    summary.error_rows.extend(dict(e, source_path=data.run["source_path"]) for e in data.errors)
+    summary.bytes += data.bytes_read
+    summary.counters.update(data.counters)
+
+
+def _insert(con, schema: _Schema, table: str, rows: list[dict], run_id: str | None) -> None:
+    tbl = schema.arrow(table, rows, run_id)
+    con.register("_rows", tbl)
+    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+    con.unregister("_rows")
+
+
+class _Progress:
+    """A one-line progress bar on a terminal (stderr), silent elsewhere."""
+
+    def __init__(self, total: int):
+        self.total, self.n, self.t0 = total, 0, time.perf_counter()
+        self.tty = sys.stderr.isatty() and total > 0
+
+    def step(self, s: IngestSummary) -> None:
+        self.n += 1
+        if self.tty:
+            width = 30
+            filled = int(width * self.n / self.total)
+            mb = s.bytes / 1e6
+            sys.stderr.write(
+                f"\r[{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total} runs, {mb:.0f} MB, "
+                f"{s.errors} errors, {time.perf_counter() - self.t0:.1f} s"
+            )
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()
+
+
+def cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def missing_path_hint(paths: list[str]) -> str:
+    return ", ".join(str(Path(p)) for p in paths)

@@ -1,0 +1,36 @@
+"""manifest.json beside a run's artifacts: {"model": ..., any other keys}.
+
+`model` names the run; every other scalar key becomes a label (nested values are not labels:
+they are counted and left out).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from ingest.rows import Parsed
+
+
+def parse_manifest(data: bytes) -> Parsed:
+    parsed = Parsed()
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        parsed.problem(f"manifest is not valid JSON: {e}")
+        return parsed
+    if not isinstance(doc, dict):
+        parsed.problem("manifest is not a JSON object")
+        return parsed
+    model = doc.get("model")
+    if model is not None:
+        parsed.facts["model"] = str(model)
+    labels = {}
+    for key, value in doc.items():
+        if key == "model":
+            continue
+        if value is None or isinstance(value, (str, int, float, bool)):
+            labels[key] = value
+        else:
+            parsed.counters["manifest: non-scalar key left out"] += 1
+    parsed.facts["labels"] = labels
+    return parsed
