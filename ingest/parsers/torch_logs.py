@@ -1,0 +1,184 @@
+"""TORCH_LOGS text (stderr of a run with TORCH_LOGS="graph_breaks,recompiles,fusion").
+
+Every glog line of a logged message repeats the full prefix, e.g.
+
+    V1122 00:02:09.264000 4187 torch/_inductor/scheduler.py:1388] [0/0] [__fusion] cannot fuse op1 with op3: no shared data
+
+so a multi-line message (graph break, recompile) is the run of consecutive lines that share
+one prefix. Lines of other loggers and plain stderr (warnings, autotune tables) are skipped
+with a substring test before any regex runs: the fusion logger alone writes ~100k lines a run.
+
+Rows:
+- fusion_decisions: `cannot fuse A with B: reason` -> refused; `fusing A with B` -> fused (the
+  scheduler prints it when it fuses). A preceding `can fuse (benchmark): ... cause 1.2x speedup`
+  (benchmark_fusion) becomes the fused row's reason; other fused rows have reason None.
+- compile_events: `Graph break ... in user code at FILE:LINE` + `Graph Break Reason: ...`
+  (older torch: `Reason: ...`) -> graph_break; `Recompiling function F in FILE:LINE` + its
+  `- <guard failure>` lines -> recompile, reason = the failures joined by newlines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ingest.rows import Parsed
+
+SOURCE = "torch_logs"
+
+# Everything up to the logger tag: level+date, time, thread, file:line, then an optional
+# `[compile id]` (0/0, 1/0_1, !0/7/0). `[rank0]:` prefixes come from distributed launchers.
+_PREFIX = re.compile(
+    r"^(?:\[rank\d+\]:)?[VDIWEC]\d{4} [\d:.]+ +\d+ [^\]]+:\d+\] (?:\[(!?[\d/_]+)\] )?$"
+)
+_CANNOT_FUSE = re.compile(r"cannot fuse (\S+) with (\S+): (.*)$")
+_FUSING = re.compile(r"fusing (\S+) with (\S+)$")
+_BENCHMARK = re.compile(r"can fuse \(benchmark\): (.*)$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_AT_FILE_LINE = re.compile(r" at (.+):(\d+)$")
+_IN_FILE_LINE = re.compile(r" in (.+):(\d+)$")
+_TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
+
+_TAGS = ("[__fusion] ", "[__graph_breaks] ", "[__recompiles] ", "[__recompiles_verbose] ")
+
+
+def is_torch_logs(head: bytes) -> bool:
+    """True when the head of a file holds glog lines of the TORCH_LOGS loggers we read."""
+    return any(tag.encode() in head for tag in _TAGS)
+
+
+def parse_torch_logs(lines: Iterable[str]) -> Parsed:
+    parsed = Parsed()
+    events = _EventBuilder(parsed)
+    pending_benchmark: str | None = None
+    for lineno, line in enumerate(lines, 1):
+        if "[__" not in line:
+            continue
+        for tag in _TAGS:
+            idx = line.find(tag)
+            if idx >= 0:
+                break
+        else:
+            continue
+        head = line[:idx]
+        prefix = _PREFIX.match(head)
+        if prefix is None:
+            parsed.counters["torch_logs.unrecognised_prefix"] += 1
+            continue
+        compile_id = prefix.group(1)
+        message = line[idx + len(tag):].rstrip("\r\n")
+        if tag == "[__fusion] ":
+            events.close()
+            pending_benchmark = _fusion_line(parsed, message, compile_id, lineno, pending_benchmark)
+        else:
+            events.feed(head + tag, tag, message, compile_id, lineno)
+    events.close()
+    return parsed
+
+
+def _fusion_line(parsed: Parsed, message: str, compile_id, lineno: int, benchmark: str | None):
+    """Adds the row the message states; returns the benchmark note waiting for its fusion."""
+    if message.startswith("cannot fuse "):
+        m = _CANNOT_FUSE.match(message)
+        if m is None:
+            parsed.problem(f"cannot read fusion refusal: {message[:200]}", lineno, "warning")
+            return benchmark
+        _decision(parsed, compile_id, m.group(1), m.group(2), "refused", m.group(3), lineno)
+    elif message.startswith("fusing "):
+        m = _FUSING.match(message)
+        if m is None:
+            parsed.problem(f"cannot read fusion: {message[:200]}", lineno, "warning")
+            return benchmark
+        _decision(parsed, compile_id, m.group(1), m.group(2), "fused", benchmark, lineno)
+        return None
+    elif message.startswith("can fuse (benchmark)"):
+        m = _BENCHMARK.match(_ANSI.sub("", message))
+        return f"benchmark: {m.group(1)}" if m else benchmark
+    return benchmark
+
+
+def _decision(parsed: Parsed, compile_id, node_a, node_b, decision, reason, lineno) -> None:
+    parsed.add(
+        "fusion_decisions",
+        {
+            "compile_id": compile_id,
+            "node_a": node_a,
+            "node_b": node_b,
+            "decision": decision,
+            "reason": reason,
+            "line": lineno,
+        },
+    )
+
+
+class _EventBuilder:
+    """Collects the lines of one multi-line graph-break or recompile message."""
+
+    def __init__(self, parsed: Parsed):
+        self.parsed = parsed
+        self.key: str | None = None
+        self.event: dict | None = None
+        self.failures: list[str] = []
+        self.start_line: int | None = None
+
+    def feed(self, key: str, tag: str, message: str, compile_id, lineno: int) -> None:
+        if key != self.key or message.startswith(("Graph break", "Recompiling function")):
+            self.close()
+            self.key = key
+        if self.event is None:
+            self._start(tag, message, compile_id, lineno)
+        elif self.event["kind"] == "graph_break":
+            self._graph_break_detail(message)
+        else:
+            self._recompile_detail(message)
+
+    def _start(self, tag: str, message: str, compile_id, lineno: int) -> None:
+        if tag == "[__graph_breaks] " and message.startswith("Graph break"):
+            m = _AT_FILE_LINE.search(message)
+            kind = "graph_break"
+        elif tag.startswith("[__recompiles") and message.startswith("Recompiling function"):
+            m = _IN_FILE_LINE.search(message)
+            kind = "recompile"
+        else:
+            self.parsed.counters[f"torch_logs.skipped{tag.strip()}"] += 1
+            return
+        self.start_line = lineno
+        self.event = {
+            "compile_id": compile_id,
+            "kind": kind,
+            "reason": None,
+            "user_file": m.group(1) if m else None,
+            "user_line": int(m.group(2)) if m else None,
+            "source": SOURCE,
+        }
+        self.failures = []
+
+    def _graph_break_detail(self, message: str) -> None:
+        event = self.event
+        text = message.strip()
+        if event["reason"] is None:
+            for label in ("Graph Break Reason: ", "Reason: "):
+                if text.startswith(label):
+                    event["reason"] = text[len(label):]
+                    return
+        if event["user_file"] is None:
+            # older messages ("Graph break: from user code at:") name the frame in the traceback
+            frame = _TRACEBACK_FRAME.match(message)
+            if frame:
+                event["user_file"], event["user_line"] = frame.group(1), int(frame.group(2))
+
+    def _recompile_detail(self, message: str) -> None:
+        text = message.strip()
+        if text.startswith("- "):
+            self.failures.append(text[2:])
+
+    def close(self) -> None:
+        if self.event is not None:
+            if self.failures:
+                self.event["reason"] = "\n".join(self.failures)
+            if self.event["reason"] is None:
+                self.parsed.problem(f"{self.event['kind']} without a reason", self.start_line, "warning")
+            self.parsed.add("compile_events", self.event)
+        self.key = None
+        self.event = None
+        self.failures = []
