@@ -195,10 +195,13 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
 
     for a in by_kind.get("unreadable", []):
         reader.error(a, "cannot stat file (broken link or no permission)")
+    for a in by_kind.get("empty_graph_folder", []):
+        reader.error(a, f"graph folder {a.graph} is empty (process killed before Inductor wrote it?)",
+                     kind="debug_tree")
 
     artifacts = []
     for a in run.artifacts:
-        if a.kind != "unreadable" and run.rel(a) not in reader.hashes:
+        if a.kind not in ("unreadable", "empty_graph_folder") and run.rel(a) not in reader.hashes:
             reader.read(a)  # unparsed files still count towards the run's identity
         rel = run.rel(a)
         artifacts.append(

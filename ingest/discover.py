@@ -88,6 +88,8 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
             for dirpath, dirnames, filenames in os.walk(p):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 files.extend(Path(dirpath, f) for f in sorted(filenames))
+                if not filenames and not dirnames and Path(dirpath).parent.name == "torchinductor":
+                    files.append(Path(dirpath))  # an empty graph folder: the process died early
     files = sorted(set(files))
     skipped: Counter = Counter()
     manifest_roots = sorted({f.parent for f in files if f.name == "manifest.json"}, key=lambda d: len(d.parts))
@@ -113,6 +115,8 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
 
 def classify(f: Path) -> Artifact | None:
     name = f.name
+    if f.is_dir():
+        return Artifact(f, "empty_graph_folder", graph=name)
     try:
         st = f.stat()
     except OSError:
