@@ -1,0 +1,212 @@
+"""ir_pre_fusion.txt / ir_post_fusion.txt: the scheduler's nodes before and after fusion.
+
+Grammar (research note 2.2). A record opens with an unindented header
+`<name>: <NodeClass>(<inner classes>)` and continues with `<name>.<attr> = <value>` lines;
+indented lines are pformat continuations, `.outputs = [` buffer blocks (closed by a lone `]`),
+`class opN_loop_body:` bodies, or on GPU `opN Triton code:` listings. A fused node is followed by
+`<fused>.snodes[i] =` and a full unindented sub-record of each member: members are not
+top-level nodes. Before torch 2.5 records were keyed by buffer (`buf0: SchedulerNode(...)`,
+`buf0.layout = ...` unindented); those are read the same way, the record's own name being its
+buffer.
+
+rows['fusions']: one per top-level node: group_name, node_class, member_count, members (direct
+sub-record names; [name] when not fused), kernel_name (`.node.kernel` of extern nodes, else NULL),
+inner_classes, buffers (written buffers, from the record's `.outputs`).
+rows['layouts']: one per distinct buffer name: layouts from `.outputs` blocks (`bufN.layout`,
+ir_class from `bufN: <IRClass>`) and the `<name>_layout = ...` lines loop bodies add for every
+buffer they touch, graph inputs (`primals_1_layout`) included (ir_class NULL).
+facts['top_level_nodes'] = len(fusions).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.rows import Parsed
+
+_HEADER = re.compile(r"^(?P<name>\w+): (?P<cls>\w+)\((?P<inner>[\w,]*)\)$")
+_ATTR = re.compile(r"^(?P<name>\w+)\.(?P<attr>[\w.]+(?:\[\d+\])?) =(?: (?P<value>.*))?$")
+_SNODE = re.compile(r"^(?P<owner>\w+)\.snodes\[\d+\] =")
+_INPUT_LAYOUT = re.compile(r"^(?P<buffer>\w+)_layout = (?P<layout>.+)$")
+_BUFFER_HEADER = re.compile(r"^ {4}(?P<buffer>\w+): (?P<cls>\w+)$")
+_BUFFER_LAYOUT = re.compile(r"^ {4}(?P<buffer>\w+)\.layout = (?P<layout>.+)$")
+_LAYOUT = re.compile(r"^(?P<kind>\w+)\((?P<args>.*)\)$")
+_DEVICE_POS = re.compile(r"^'(?P<device>[^']*)'")
+_DEVICE_KW = re.compile(r"device=device\(type='(?P<type>[^']*)'(?:, index=(?P<index>\d+))?\)")
+_DTYPE = re.compile(r"torch\.(?P<dtype>\w+)")
+_OFFSET = re.compile(r"offset=(?P<offset>[^,)]+)")
+_TRITON_CODE = re.compile(r"^\w+ Triton code:")
+_NO_KERNEL = "None"
+
+
+def parse_fusion_ir(text: str) -> Parsed:
+    parsed = Parsed()
+    fusions = parsed.rows["fusions"]
+    layouts: dict[str, dict] = {}
+    top: dict | None = None  # the top-level record being read
+    current: str | None = None  # name of the record (top-level or member) being read
+    member_next = False  # the previous line was `<fused>.snodes[i] =`
+    in_outputs = False
+
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line:
+            continue
+        if line[0] == " ":
+            if in_outputs:
+                _output_line(line, current, top, layouts)
+            continue
+        if in_outputs:
+            if line == "]":
+                in_outputs = False
+                continue
+            parsed.problem(f"`{current}.outputs` block not closed before: {line[:80]}", lineno)
+            in_outputs = False
+
+        m = _HEADER.match(line)
+        if m:
+            name = m["name"]
+            if member_next:
+                member_next = False
+                if top is not None:
+                    top["members"].append(name)
+            else:
+                top = _fusion(m)
+                fusions.append(top)
+            current = name
+            continue
+        if member_next:
+            parsed.problem(f"`snodes[i] =` not followed by a node header: {line[:80]}", lineno)
+            member_next = False
+
+        if _SNODE.match(line):
+            member_next = True
+            continue
+        m = _ATTR.match(line)
+        if m:
+            if m["name"] != current:
+                parsed.counters["fusion_ir: attribute of another record"] += 1
+                continue
+            attr, value = m["attr"], m["value"]
+            if attr == "outputs" and value == "[":
+                in_outputs = True
+            elif attr == "node.kernel" and top is not None and current == top["group_name"]:
+                top["kernel_name"] = None if value == _NO_KERNEL else value
+            elif attr == "layout":  # pre-2.5 buffer-keyed record: the record is its buffer
+                ir_class = top["inner_classes"][0] if top and top["inner_classes"] else None
+                _add_layout(layouts, current, value, ir_class)
+                if top is not None and current == top["group_name"]:
+                    top["buffers"].append(current)
+            continue
+        m = _INPUT_LAYOUT.match(line)
+        if m:
+            _add_layout(layouts, m["buffer"], m["layout"], None)
+            continue
+        if not (line.startswith("class ") or _TRITON_CODE.match(line)):
+            parsed.problem(f"unrecognised IR line: {line[:120]}", lineno, "warning")
+
+    if in_outputs:
+        parsed.problem(f"file ends inside the `{current}.outputs` block (cut short?)")
+    if member_next:
+        parsed.problem("file ends after `snodes[i] =` (cut short?)")
+    for row in fusions:
+        if not row["members"]:
+            row["members"] = [row["group_name"]]
+        row["member_count"] = len(row["members"])
+    parsed.rows["layouts"] = list(layouts.values())
+    parsed.facts["top_level_nodes"] = len(fusions)
+    return parsed
+
+
+def _fusion(m: re.Match) -> dict:
+    return {
+        "group_name": m["name"],
+        "node_class": m["cls"],
+        "member_count": 0,
+        "members": [],
+        "kernel_name": None,
+        "inner_classes": [c for c in m["inner"].split(",") if c],
+        "buffers": [],
+    }
+
+
+def _output_line(line: str, current: str | None, top: dict | None, layouts: dict) -> None:
+    m = _BUFFER_HEADER.match(line)
+    if m:
+        buffer = m["buffer"]
+        row = layouts.get(buffer)
+        if row is not None:
+            row["ir_class"] = row["ir_class"] or m["cls"]
+        else:
+            layouts[buffer] = _layout_row(buffer, m["cls"])
+        if top is not None and current == top["group_name"]:
+            top["buffers"].append(buffer)
+        return
+    m = _BUFFER_LAYOUT.match(line)
+    if m:
+        row = layouts.get(m["buffer"])
+        _add_layout(layouts, m["buffer"], m["layout"], row["ir_class"] if row else None)
+
+
+def _add_layout(layouts: dict, buffer: str, text: str, ir_class: str | None) -> None:
+    row = layouts.get(buffer)
+    if row is None:
+        layouts[buffer] = row = _layout_row(buffer, ir_class)
+    elif ir_class and not row["ir_class"]:
+        row["ir_class"] = ir_class
+    if row["layout_kind"] is None:
+        row.update(_parse_layout(text))
+
+
+def _layout_row(buffer: str, ir_class: str | None) -> dict:
+    return {"buffer": buffer, "layout_kind": None, "device": None, "dtype": None, "size": None,
+            "stride": None, "offset": None, "ir_class": ir_class}
+
+
+def _parse_layout(text: str) -> dict:
+    """`FixedLayout('cpu', torch.float32, size=[4, s77], stride=[s77, 1])` and its siblings."""
+    m = _LAYOUT.match(text)
+    if m is None:
+        return {"layout_kind": text}
+    args = m["args"]
+    device = None
+    d = _DEVICE_POS.match(args)
+    if d:
+        device = d["device"]
+    else:
+        d = _DEVICE_KW.search(args)
+        if d:
+            device = d["type"] if d["index"] is None else f"{d['type']}:{d['index']}"
+    dtype = _DTYPE.search(args)
+    offset = _OFFSET.search(args)
+    return {
+        "layout_kind": m["kind"],
+        "device": device,
+        "dtype": dtype["dtype"] if dtype else None,
+        "size": _bracket_list(args, "size=["),
+        "stride": _bracket_list(args, "stride=["),
+        "offset": offset["offset"].strip() if offset else None,
+    }
+
+
+def _bracket_list(args: str, key: str) -> list[str] | None:
+    """Items of `key[...]`, split on top-level commas only: sizes can be `Max(1, s0)`."""
+    start = args.find(key)
+    if start == -1:
+        return None
+    items, depth, item = [], 0, []
+    for ch in args[start + len(key) :]:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append("".join(item).strip())
+            item = []
+            continue
+        item.append(ch)
+    last = "".join(item).strip()
+    if last:
+        items.append(last)
+    return items
