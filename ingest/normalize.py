@@ -12,9 +12,9 @@ import hashlib
 import re
 
 _COUNTER_SUFFIX = re.compile(r"_\d+$")
-# Absolute paths (cache dirs, #include of a hashed header in 2.6): the leading `/` must not follow
-# a word character or another `/`, so `a/b` and `//` comments inside code stay untouched.
-_ABS_PATH = re.compile(r"(?<![\w/.])/(?:[\w.+\-]+/)+[\w.+\-]+")
+# Quoted absolute paths (cache dirs, the 2.6 `#include "/tmp/.../<hash>.h"`); unquoted `/` is
+# division or a comment in kernel code.
+_QUOTED_PATH = re.compile(r"(?<=[\"'])/[^\"'\s]*")
 # The Triton backend's build hash: differs per compiler build, not per kernel.
 _BACKEND_HASH = re.compile(r"'backend_hash': '[0-9A-Fa-f]+'")
 
@@ -27,7 +27,8 @@ def kernel_signature(kernel_name: str) -> str:
 def normalize_kernel_source(source: str, kernel_name: str | None) -> str:
     if kernel_name:
         source = source.replace(kernel_name, "KERNEL")
-    source = _ABS_PATH.sub("<path>", source)
+    if "\"/" in source or "'/" in source:
+        source = _QUOTED_PATH.sub("<path>", source)
     return _BACKEND_HASH.sub("'backend_hash': '<hash>'", source)
 
 

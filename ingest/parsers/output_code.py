@@ -1,0 +1,322 @@
+"""output_code.py, and the trace's `inductor_output_code` payload (the same text).
+
+facts: aot_id (int) and phase from line 1 `# AOT ID: ['0_forward']` (absent: no facts); device
+(`cuda`, `cpu`, ...: from Triton `device_str=`, C++ kernels, or the wrapper's `empty_strided_<dev>`
+allocations, a non-CPU device winning); backend (the backend of most generated kernels).
+
+rows['kernels'], two kinds:
+
+* generated kernels, one per definition `<name> = async_compile.<method>(...)`, numbered by `site`
+  in definition order. backend: `triton` for `.triton`, `cpp` for `.cpp`/`.cpp_pybinding`, else the
+  method name. category: Triton's `@triton_heuristics.<kind>` decorator name as written
+  (pointwise, reduction, persistent_reduction, template, foreach, split_scan, ...), else the
+  name prefix (poi/red/per/tem/for/spl); C++: `reduction` when the code keeps a reduction
+  accumulator (`tmp_acc<N>`), else `pointwise`. aten_ops/source_nodes come from the
+  `Source Nodes: [...], Original ATen: [...]` comment above the definition, else from the one at
+  its first call (NULL when neither exists; empty names are dropped). debug_handle is the
+  first `[Provenance debug handles]` comment naming it. `source` is the text inside the triple
+  quotes (the loader moves it to kernel_sources); an unterminated string keeps the row with
+  source and source_hash NULL, and records a problem.
+* extern call sites inside `def call(` (module level in 2.6, a `Runner` method from 2.13):
+  statements calling `extern_kernels.*`, `torch.ops.<ns>.<op>...` or the `aten.<op>.<overload>`
+  shorthand (fallbacks, `aten.randint.low_out` for random seeds), numbered by `site` in call
+  order, separately from generated kernels. kernel_name is the callee as written, which is also
+  how provenance handles name it. Allocation helpers are not launches and are left out.
+
+Calls of generated kernels (`name.run(...)`, `name(...)`) make no rows; their count goes into
+the kernel's details as `calls`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import orjson
+
+from ingest.normalize import kernel_signature, source_hash
+from ingest.rows import Parsed
+
+_AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
+_DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
+_CALL_DEF = re.compile(r"^(?P<indent>\s*)def call\(")
+_SOURCE_NODES = re.compile(r"#\s*(?:\w+ )*Source Nodes: \[(?P<nodes>.*?)\], Original ATen: \[(?P<aten>.*)\]\s*$")
+_SOURCE_NODES_TAG = "Source Nodes: ["
+_HANDLE_TAG = "[Provenance debug handles]"
+_HANDLE = re.compile(r"#\s*\[Provenance debug handles\] (?P<kernel>.+):(?P<handle>\d+)\s*$")
+_STATEMENT_CALL = re.compile(r"^\s+(?:\w+(?:, \w+)* = )?(?P<callee>[A-Za-z_][\w.]*)\(")
+_EXTERN = re.compile(r"^(?:extern_kernels\.\w+|torch\.ops\.\w+\.[\w.]+|aten\.\w+[\w.]*)$")
+# inductor-namespace helpers that manage memory rather than launch work
+_NOT_LAUNCHES = frozenset({"torch.ops.inductor._alloc_from_pool", "torch.ops.inductor.resize_storage_bytes_"})
+_ALLOC_DEVICE = re.compile(r"empty_strided_(?P<device>[a-z]+)\(")
+_DEVICE_STR = re.compile(r"device_str='(?P<device>[a-z]+)")
+
+_HEURISTIC = re.compile(r"^@triton_heuristics\.(?P<kind>\w+)\(", re.M)
+_TRITON_PREFIX = re.compile(r"^triton_(?P<prefix>[a-z]{3})_")
+_PREFIX_CATEGORY = {
+    "poi": "pointwise", "red": "reduction", "per": "persistent_reduction", "tem": "template",
+    "for": "foreach", "spl": "split_scan",
+}
+_CPP_REDUCTION = re.compile(r"\btmp_acc\d+")
+_SIZE_HINTS = re.compile(r"size_hints=(?P<hints>\{[^}]*\}|\[[^\]]*\])")
+_META_INT = {key: re.compile(rf"'{key}': (?P<v>\d+)") for key in ("num_load", "num_store", "num_reduction")}
+_DETAIL_PATTERNS = {
+    "reduction_hint": re.compile(r"reduction_hint=ReductionHint\.(?P<v>\w+)"),
+    "tile_hint": re.compile(r"tile_hint=TileHint\.(?P<v>\w+)"),
+    "num_warps": re.compile(r"^num_warps=(?P<v>\d+)", re.M),
+    "num_stages": re.compile(r"^num_stages=(?P<v>\d+)", re.M),
+    "grid_type": re.compile(r"'grid_type': '(?P<v>\w+)'"),
+}
+_MUTATED = re.compile(r"'mutated_arg_names': \[(?P<v>[^\]]*)\]")
+_BACKENDS = {"triton": "triton", "cpp": "cpp", "cpp_pybinding": "cpp"}
+_QUOTES = "'''"
+_JIT = "\n@triton.jit"
+
+
+def parse_output_code(text: str) -> Parsed:
+    parsed = Parsed()
+    lines = text.splitlines()
+    if lines:
+        m = _AOT_ID.match(lines[0])
+        if m:
+            parsed.facts["aot_id"] = int(m["aot_id"])
+            parsed.facts["phase"] = m["phase"]
+
+    generated: dict[str, dict] = {}
+    externs: list[dict] = []
+    calls: Counter = Counter()
+    handles: dict[str, list[int]] = {}
+    call_site_sources: dict[str, tuple] = {}
+    devices: Counter = Counter()
+    comment: tuple | None = None  # source-node comment waiting for its definition or call
+    handle: tuple | None = None  # provenance handle waiting for its call
+    call_indent: int | None = None
+    saw_call = False
+
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        lineno = i + 1
+        i += 1
+        if call_indent is not None:
+            stripped = line.lstrip()
+            if stripped and len(line) - len(stripped) <= call_indent:
+                call_indent = None  # fall through: this line belongs to the module again
+            else:
+                if not stripped:
+                    continue
+                if stripped[0] == "#":
+                    if _SOURCE_NODES_TAG in stripped:
+                        m = _SOURCE_NODES.match(stripped)
+                        if m:
+                            comment = _lists(m)
+                    elif _HANDLE_TAG in stripped:
+                        m = _HANDLE.match(stripped)
+                        if m:
+                            handle = (m["kernel"], int(m["handle"]))
+                    continue
+                if "empty_strided_" in stripped:
+                    for m in _ALLOC_DEVICE.finditer(stripped):
+                        devices[m["device"]] += 1
+                m = _STATEMENT_CALL.match(line)
+                if m is None:
+                    continue
+                callee = m["callee"]
+                name = callee[:-4] if callee.endswith(".run") else callee
+                if name in generated:
+                    calls[name] += 1
+                    if handle and handle[0] == name:
+                        handles.setdefault(name, []).append(handle[1])
+                    if comment:
+                        call_site_sources.setdefault(name, comment)
+                    comment = handle = None
+                elif _EXTERN.match(callee) and callee not in _NOT_LAUNCHES:
+                    debug_handle = handle[1] if handle and handle[0] == callee else None
+                    externs.append(_extern_row(callee, len(externs), comment, debug_handle, lineno))
+                    comment = handle = None
+                continue
+
+        if line.startswith("#"):
+            if _SOURCE_NODES_TAG in line:
+                m = _SOURCE_NODES.match(line)
+                if m:
+                    comment = _lists(m)
+            continue
+        m = _DEFINITION.match(line)
+        if m and m["method"] != "wait":
+            start = line.find(_QUOTES, m.end())
+            body, i, closing = _kernel_source(lines, i, line, start)
+            row = _generated_row(m["name"], m["method"], len(generated), comment, body, lineno, closing)
+            if start != -1 and closing is None:
+                parsed.problem(f"kernel {m['name']}: source string never closed (file cut short?)", lineno)
+            generated[m["name"]] = row
+            if closing:
+                d = _DEVICE_STR.search(closing)
+                if d:
+                    devices[d["device"]] += 1
+            comment = None
+            continue
+        m = _CALL_DEF.match(line)
+        if m:
+            call_indent = len(m["indent"])
+            saw_call = True
+            comment = handle = None
+            continue
+        if line.strip():
+            comment = None
+
+    for name, row in generated.items():
+        if row["aten_ops"] is None and name in call_site_sources:
+            row["source_nodes"], row["aten_ops"] = call_site_sources[name]
+        if name in handles:
+            row["debug_handle"] = handles[name][0]
+        details = orjson.loads(row["details"]) if row["details"] else {}
+        details["calls"] = calls[name]
+        if len(handles.get(name, ())) > 1:
+            details["debug_handles"] = handles[name]
+        row["details"] = orjson.dumps(details).decode()
+        if row["backend"] == "cpp":
+            devices["cpu"] += 1
+
+    parsed.rows["kernels"] = list(generated.values()) + externs
+    if not saw_call:
+        parsed.problem("no `def call(` found: cut short, or not Inductor output code")
+    _device_facts(parsed, generated, devices)
+    return parsed
+
+
+def _kernel_source(lines: list[str], i: int, line: str, start: int) -> tuple[str | None, int, str | None]:
+    """Text inside the definition's triple quotes, the index after it, and the closing line."""
+    if start == -1:
+        return None, i, line  # e.g. a multi-kernel wrapper: no inline source
+    rest = line[start + 3 :]
+    end = rest.find(_QUOTES)
+    if end != -1:
+        return rest[:end], i, rest[end:]
+    body = [rest] if rest else []
+    n = len(lines)
+    while i < n:
+        candidate = lines[i]
+        i += 1
+        end = candidate.find(_QUOTES)
+        if end != -1:
+            body.append(candidate[:end])
+            return "\n".join(body), i, candidate[end:]
+        body.append(candidate)
+    return None, i, None
+
+
+def _lists(m: re.Match) -> tuple[list[str], list[str]]:
+    return _names(m["nodes"]), _names(m["aten"])
+
+
+def _names(text: str) -> list[str]:
+    return [x for x in (p.strip() for p in text.split(",")) if x]
+
+
+def _generated_row(name, method, site, comment, source, lineno, closing) -> dict:
+    backend = _BACKENDS.get(method, method)
+    details: dict = {}
+    category = num_load = num_store = num_reduction = size_hints = None
+    if source is not None:
+        if backend == "triton":
+            header = _decorator_text(source)
+            category = _triton_category(name, header)
+            num_load, num_store, num_reduction = (_meta_int(header, key) for key in _META_INT)
+            size_hints = _size_hints(header)
+            for key, pattern in _DETAIL_PATTERNS.items():
+                m = pattern.search(header)
+                if m:
+                    v = m["v"]
+                    details[key] = int(v) if v.isdigit() else v
+            m = _MUTATED.search(header)
+            if m:
+                details["mutated_arg_names"] = [x.strip().strip("'") for x in m["v"].split(",") if x.strip()]
+        elif backend == "cpp":
+            category = "reduction" if _CPP_REDUCTION.search(source) else "pointwise"
+    elif backend == "triton":
+        category = _triton_category(name, "")
+    nodes, aten = comment if comment else (None, None)
+    return {
+        "kernel_name": name,
+        "generated": True,
+        "backend": backend,
+        "category": category,
+        "aten_ops": aten,
+        "source_nodes": nodes,
+        "num_load": num_load,
+        "num_store": num_store,
+        "num_reduction": num_reduction,
+        "size_hints": size_hints,
+        "signature": kernel_signature(name),
+        "source_hash": source_hash(source, name) if source is not None and closing is not None else None,
+        "site": site,
+        "debug_handle": None,
+        "line": lineno,
+        "details": orjson.dumps(details).decode() if details else None,
+        "source": source if closing is not None else None,
+    }
+
+
+def _extern_row(callee: str, site: int, comment, debug_handle, lineno: int) -> dict:
+    nodes, aten = comment if comment else (None, None)
+    return {
+        "kernel_name": callee,
+        "generated": False,
+        "backend": "extern",
+        "category": "extern",
+        "aten_ops": aten,
+        "source_nodes": nodes,
+        "num_load": None,
+        "num_store": None,
+        "num_reduction": None,
+        "size_hints": None,
+        "signature": callee,
+        "source_hash": None,
+        "site": site,
+        "debug_handle": debug_handle,
+        "line": lineno,
+        "details": None,
+        "source": None,
+    }
+
+
+def _decorator_text(source: str) -> str:
+    """The imports and heuristics decorator: everything the metadata is read from."""
+    end = source.find(_JIT)
+    return source if end == -1 else source[:end]
+
+
+def _triton_category(name: str, source: str) -> str | None:
+    m = _HEURISTIC.search(source)
+    if m:
+        return m["kind"]
+    m = _TRITON_PREFIX.match(name)
+    return _PREFIX_CATEGORY.get(m["prefix"]) if m else None
+
+
+def _meta_int(source: str, key: str) -> int | None:
+    m = _META_INT[key].search(source)
+    return int(m["v"]) if m else None
+
+
+def _size_hints(source: str) -> str | None:
+    """`{'x': 8192, 'r0_': 1024}` (a list before 2.6) as JSON text."""
+    m = _SIZE_HINTS.search(source)
+    if m is None:
+        return None
+    try:
+        return orjson.dumps(orjson.loads(m["hints"].replace("'", '"'))).decode()
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _device_facts(parsed: Parsed, generated: dict, devices: Counter) -> None:
+    accelerators = [d for d, _ in devices.most_common() if d != "cpu"]
+    if accelerators:
+        parsed.facts["device"] = accelerators[0]
+    elif devices:
+        parsed.facts["device"] = "cpu"
+    backends = Counter(row["backend"] for row in generated.values())
+    if backends:
+        parsed.facts["backend"] = backends.most_common(1)[0][0]
