@@ -1,0 +1,92 @@
+"""inductor_provenance_tracking_node_mappings.json (debug dir) and its trace-artifact twin.
+
+`{"preToPost": {pre: [post]}, "postToPre": {post: [pre]}, "cppCodeToPost": {"<kernel>:<handle>":
+[post]}, "postToCppCode": {post: ["<kernel>:<handle>"]}}`; the trace form adds `"version": 2.0`,
+and v1 (torch 2.7/2.8, no version) has kernel keys without `:<handle>`. The key is named
+`cppCodeToPost` for Triton and extern kernels too.
+
+rows['lineage']: one per (pre-grad node, post-grad node, kernel) chain, both directions of each
+mapping merged. A post node with no kernel keeps a row with kernel NULL, one with no pre node a
+row with source_node NULL; a pre node with no post node and a kernel with no post node keep a
+row too. `kernel:handle` is split on the last colon (names may hold colons). user_file/user_line
+stay NULL here: stack traces come with the trace artifacts.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from ingest.rows import Parsed
+
+_MAPPINGS = ("preToPost", "postToPre", "cppCodeToPost", "postToCppCode")
+
+
+def parse_provenance(text: str | bytes) -> Parsed:
+    parsed = Parsed()
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError as e:
+        parsed.problem(f"provenance mapping is not valid JSON: {e}")
+        return parsed
+    if not isinstance(doc, dict):
+        parsed.problem("provenance mapping is not a JSON object")
+        return parsed
+    maps = {}
+    for key in _MAPPINGS:
+        value = doc.get(key, {})
+        if not isinstance(value, dict) or not all(_is_name_list(v) for v in value.values()):
+            parsed.problem(f"provenance `{key}` is not an object of name lists; ignored")
+            value = {}
+        maps[key] = value
+    if "version" in doc:
+        parsed.facts["provenance_version"] = str(doc["version"])
+
+    pre_of = _both_ways(maps["postToPre"], maps["preToPost"])
+    kernels_of = _both_ways(maps["postToCppCode"], maps["cppCodeToPost"])
+    lineage = parsed.rows["lineage"]
+    seen = set()
+
+    def add(pre, post, kernel_key):
+        chain = (pre, post, kernel_key)
+        if chain in seen:
+            return
+        seen.add(chain)
+        kernel, handle = _split_handle(kernel_key) if kernel_key is not None else (None, None)
+        lineage.append({"source_node": pre, "post_grad_node": post, "kernel_name": kernel,
+                        "debug_handle": handle, "user_file": None, "user_line": None, "source": "provenance"})
+
+    for post in dict.fromkeys([*pre_of, *kernels_of]):
+        for pre in pre_of.get(post) or [None]:
+            for kernel_key in kernels_of.get(post) or [None]:
+                add(pre, post, kernel_key)
+    for pre, posts in maps["preToPost"].items():
+        if not posts:
+            add(pre, None, None)
+    for kernel_key, posts in maps["cppCodeToPost"].items():
+        if not posts:
+            add(None, None, kernel_key)
+    return parsed
+
+
+def _is_name_list(value) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def _both_ways(forward: dict, backward: dict) -> dict[str, list]:
+    """post -> [x] from `post -> [x]` and from the inverse `x -> [post]`, first-seen order kept."""
+    out: dict[str, dict] = {}
+    for post, xs in forward.items():
+        bucket = out.setdefault(post, {})
+        for x in xs:
+            bucket[x] = None
+    for x, posts in backward.items():
+        for post in posts:
+            out.setdefault(post, {})[x] = None
+    return {post: list(xs) for post, xs in out.items()}
+
+
+def _split_handle(key: str) -> tuple[str, int | None]:
+    name, sep, handle = key.rpartition(":")
+    if sep and handle.isdigit():
+        return name, int(handle)
+    return key, None
