@@ -15,6 +15,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Iterator
 
 from ingest.discover import DEBUG_RUN_RE, Artifact, Run
@@ -58,10 +59,10 @@ class _Reader:
         self.errors: list[dict] = []
         self.bytes_read = 0
 
-    def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error", kind=None):
-        self.errors.append(
-            {"path": self.run.rel(art), "kind": kind or art.kind, "line": line, "message": message, "severity": severity}
-        )
+    def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error", kind=None,
+              path: str | None = None):
+        self.errors.append({"path": path or self.run.rel(art), "kind": kind or art.kind, "line": line,
+                            "message": message, "severity": severity})
 
     def read(self, art: Artifact) -> bytes | None:
         try:
@@ -178,6 +179,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
         data = reader.read(a)
         if data is not None:
             parsed = profiler.parse_profiler(data)
+            _attribute_to_graphs(parsed.rows.get("timings", []), tables["graphs"])
             take(parsed, a)
             for k, v in parsed.facts.items():
                 facts.setdefault(k, v)
@@ -239,7 +241,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
         for name in REQUIRED_GRAPH_FILES:
             if name not in files:
                 reader.error(any_art, f"graph folder {folder} has no {name} (process killed mid-compile?)",
-                             kind=_kind_of(name))
+                             kind=_kind_of(name), path=str(Path(run.rel(any_art)).parent / name))
         pre = _parse_file(files.get("ir_pre_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         post = _parse_file(files.get("ir_post_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
@@ -308,6 +310,14 @@ def _parse_file(art: Artifact | None, reader: _Reader, fn) -> Parsed | None:
     if text is None:
         return None
     return fn(text)
+
+
+def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
+    """Kernel times the profiler tied to a (compile id, phase) belong to the graph of that pair."""
+    by_key = {(g.get("compile_id"), g.get("phase")): g["graph_id"] for g in graphs if g.get("compile_id")}
+    for t in timings:
+        if t.get("graph_id") is None and t.get("compile_id") is not None:
+            t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
 
 
 def _merge_trace(parsed: Parsed, debug_graph_ids: set[str], tables) -> None:

@@ -21,11 +21,11 @@ class Warehouse:
         self.con = _open(self.path, read_only)
 
     def sql(self, text: str, params: dict | list | None = None) -> pl.DataFrame:
-        return self.con.execute(text, params).pl() if params else self.con.sql(text).pl()
+        return frame(self.con, text, params)
 
     def query(self, name: str, **params) -> pl.DataFrame:
         q = queries.get(name)
-        return self.con.execute(q.sql, q.bind(params)).pl()
+        return frame(self.con, q.sql, q.bind(params))
 
     @staticmethod
     def queries() -> list[queries.Query]:
@@ -39,6 +39,12 @@ class Warehouse:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None) -> pl.DataFrame:
+    """Run one statement and return its result as a Polars frame (through Arrow, no copies)."""
+    rel = con.sql(sql, params=params or None)
+    return rel.pl() if rel is not None else pl.DataFrame()
 
 
 def _open(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,268 @@
+"""End-to-end ingest of real run folders: counts checked against an independent reading of the files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from ingest.cli import cli
+from ingest.load import ingest_paths
+from tests.conftest import FIXTURES
+
+RUNS = FIXTURES / "runs"
+KERNEL_DEF = re.compile(r"^\w+ = async_compile\.(?:triton|cpp_pybinding|cpp)\(", re.M)
+HEADER = re.compile(r"^op\d+(?:_op\d+)*: \w+\(")
+PRE_OP = re.compile(r"^op\d+: ", re.M)
+
+
+def graph_dirs(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("output_code.py"))
+
+
+def top_level_records(text: str) -> int:
+    """Headers of ir_post_fusion.txt that are not the sub-records of a fused node."""
+    lines = text.splitlines()
+    return sum(1 for i, line in enumerate(lines) if HEADER.match(line) and not (i and lines[i - 1].endswith("=") and ".snodes[" in lines[i - 1]))
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("wh") / "wh.duckdb")
+    summary = ingest_paths([RUNS], path)
+    con = duckdb.connect(path, read_only=True)
+    yield con, summary
+    con.close()
+
+
+def test_every_fixture_run_is_found_with_its_manifest(wh):
+    con, summary = wh
+    assert summary.runs == 4 and summary.errors == 0
+    by_path = {Path(p).parent.name + "/" + Path(p).name: (m, v, d, b) for p, m, v, d, b in con.execute(
+        "SELECT source_path, model, compiler_version, device, backend FROM runs").fetchall()}
+    for folder, (model, version, device, backend) in by_path.items():
+        manifest = json.loads((RUNS / folder / "manifest.json").read_text())
+        assert model == manifest["model"]
+        assert version == manifest["torch"]
+        assert device == manifest["device"]
+        assert backend == ("triton" if device == "cuda" else "cpp")
+    assert sorted(by_path) == sorted(p.relative_to(RUNS).as_posix() for p in RUNS.glob("*/*"))
+
+
+def test_labels_are_the_manifest_keys_except_model(wh):
+    con, _ = wh
+    labels = con.execute(
+        "SELECT labels FROM runs WHERE source_path LIKE '%mlp__train__fp32__default'").fetchone()[0]
+    labels = json.loads(labels)
+    assert labels["variant"] == "default" and labels["mode"] == "train" and labels["dtype"] == "fp32"
+    assert "model" not in labels
+
+
+@pytest.mark.parametrize("run", sorted(p.relative_to(RUNS).as_posix() for p in RUNS.glob("*/*")))
+def test_graph_counts_match_the_files(wh, run):
+    con, _ = wh
+    root = RUNS / run
+    got = {
+        folder: (kernels, pre, post)
+        for folder, kernels, pre, post in con.execute(
+            "SELECT g.folder, g.kernel_count, g.pre_fusion_nodes, g.post_fusion_nodes "
+            "FROM graphs g JOIN runs r USING (run_id) WHERE r.source_path = ?", [str(root.absolute())]
+        ).fetchall()
+    }
+    expected = {}
+    for d in graph_dirs(root):
+        expected[d.name] = (
+            len(KERNEL_DEF.findall((d / "output_code.py").read_text())),
+            len(PRE_OP.findall((d / "ir_pre_fusion.txt").read_text())),
+            top_level_records((d / "ir_post_fusion.txt").read_text()),
+        )
+    assert got == expected
+    assert all(k > 0 for k, _, _ in expected.values())
+
+
+def test_gpu_pre_fusion_nodes_sum_to_ground_truth(wh):
+    con, _ = wh
+    root = RUNS / "gpu-torch2.11" / "mlp__train__fp32__default"
+    truth = json.loads((root / "ground_truth.json").read_text())["ir_nodes_pre_fusion"]
+    got = con.execute(
+        "SELECT sum(pre_fusion_nodes) FROM graphs JOIN runs USING (run_id) WHERE source_path = ?",
+        [str(root.absolute())]).fetchone()[0]
+    assert got == truth
+    phases = sorted(r[0] for r in con.execute(
+        "SELECT phase FROM graphs JOIN runs USING (run_id) WHERE source_path = ?", [str(root.absolute())]).fetchall())
+    assert phases == ["backward", "forward"]
+
+
+def test_ops_follow_fx_graph_readable_line_by_line(wh):
+    con, _ = wh
+    root = RUNS / "cpu-torch2.13" / "transformer"
+    for d in graph_dirs(root):
+        text = (d / "fx_graph_readable.py").read_text()
+        names = re.findall(r"^        (\w+)(?:: \"[^\"]*\")? = ", text, re.M)
+        got = [r[0] for r in con.execute(
+            "SELECT o.name FROM ops o JOIN graphs g USING (run_id, graph_id) JOIN runs r USING (run_id) "
+            "WHERE r.source_path = ? AND g.folder = ? AND o.op_kind NOT IN ('placeholder', 'output') ORDER BY o.idx",
+            [str(root.absolute()), d.name]).fetchall()]
+        assert got == names and len(names) > 10
+
+
+def test_extern_calls_are_kernels_that_are_not_generated(wh):
+    con, _ = wh
+    root = RUNS / "cpu-torch2.13" / "transformer"
+    d = next(d for d in graph_dirs(root) if "forward" in d.name)
+    text = (d / "output_code.py").read_text()
+    call_body = text[text.index("def call("):]
+    expected = len(re.findall(r"^\s+(?:\w+ = )?extern_kernels\.\w+\(", call_body, re.M))
+    got = con.execute(
+        "SELECT count(*) FROM kernels k JOIN graphs g USING (run_id, graph_id) JOIN runs r USING (run_id) "
+        "WHERE r.source_path = ? AND g.folder = ? AND NOT k.generated AND k.kernel_name LIKE 'extern_kernels.%'",
+        [str(root.absolute()), d.name]).fetchone()[0]
+    assert got == expected > 0
+
+
+def test_kernel_source_is_kept_by_hash(wh):
+    con, _ = wh
+    missing = con.execute(
+        "SELECT count(*) FROM kernels k LEFT JOIN kernel_sources s USING (source_hash) "
+        "WHERE k.generated AND s.source IS NULL").fetchone()[0]
+    assert missing == 0
+    src = con.execute(
+        "SELECT s.source FROM kernels k JOIN kernel_sources s USING (source_hash) "
+        "WHERE k.backend = 'triton' LIMIT 1").fetchone()[0]
+    assert "@triton.jit" in src
+
+
+def test_reingest_skips_unchanged_and_replaces_changed(tmp_path):
+    src = tmp_path / "runs"
+    shutil.copytree(RUNS / "cpu-torch2.6.0", src / "a")
+    db = str(tmp_path / "wh.duckdb")
+    first = ingest_paths([src], db)
+    again = ingest_paths([src], db)
+    assert (first.runs, again.runs, again.skipped_runs) == (1, 0, 1)
+    out = next(src.rglob("output_code.py"))
+    os.utime(out, (1, 1))  # same content, new mtime: re-read, same run id, replaced not duplicated
+    third = ingest_paths([src], db)
+    con = duckdb.connect(db, read_only=True)
+    assert third.runs == 1
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    assert con.execute("SELECT count(DISTINCT run_id) FROM graphs").fetchone()[0] == 1
+    assert third.run_ids == first.run_ids
+    con.close()
+
+
+def test_same_artifacts_elsewhere_get_the_same_run_id(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "elsewhere" / "b"
+    shutil.copytree(RUNS / "cpu-torch2.14.1" / "mlp", a)
+    shutil.copytree(RUNS / "cpu-torch2.14.1" / "mlp", b)
+    s1 = ingest_paths([a], str(tmp_path / "1.duckdb"))
+    s2 = ingest_paths([b], str(tmp_path / "2.duckdb"))
+    assert s1.run_ids == s2.run_ids
+
+
+def test_debug_tree_alone_and_stray_files(tmp_path):
+    root = tmp_path / "x"
+    shutil.copytree(next((RUNS / "cpu-torch2.14.1" / "mlp").glob("torch_compile_debug")), root / "torch_compile_debug")
+    (root / "notes.bin").write_bytes(b"\x00\x01 unrelated")
+    s = ingest_paths([root], str(tmp_path / "wh.duckdb"), model="mine", labels={"variant": "v1"})
+    assert s.runs == 1 and s.errors == 0
+    assert s.skipped_files["unrecognised file"] == 1
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    model, labels, version = con.execute("SELECT model, labels, compiler_version FROM runs").fetchone()
+    runnable = next(root.rglob("fx_graph_runnable.py")).read_text()
+    written = re.search(r"^# torch version: (\S+)", runnable, re.M).group(1)
+    assert (model, json.loads(labels), version) == ("mine", {"variant": "v1"}, written)
+
+
+def _broken_run(tmp_path: Path) -> Path:
+    """A real 2.13 transformer run, damaged the ways real runs get damaged."""
+    root = tmp_path / "broken"
+    shutil.copytree(RUNS / "cpu-torch2.13" / "transformer", root)
+    inductor = next(root.rglob("torchinductor"))
+    bwd, fwd = sorted(inductor.glob("model__0_*"))  # names sort backward first
+    code = (bwd / "output_code.py").read_text()
+    (bwd / "output_code.py").write_text(code[: len(code) // 2])  # truncated mid-kernel
+    ir = (fwd / "ir_post_fusion.txt").read_text()
+    (fwd / "ir_post_fusion.txt").write_text(ir[: ir.index(".outputs = [", len(ir) // 2) + 20])
+    (fwd / "fx_graph_readable.py").write_bytes(os.urandom(4096))
+    (inductor / "model__1_inference_4.2").mkdir()  # empty: killed before writing
+    only_pre = inductor / "model__2_inference_5.3"
+    only_pre.mkdir()
+    shutil.copy(fwd / "ir_pre_fusion.txt", only_pre / "ir_pre_fusion.txt")
+    return root
+
+
+def test_broken_inputs_are_recorded_and_the_rest_kept(tmp_path):
+    root = _broken_run(tmp_path)
+    db = str(tmp_path / "wh.duckdb")
+    s = ingest_paths([root], db)
+    con = duckdb.connect(db, read_only=True)
+    errors = con.execute("SELECT path, kind, message FROM ingest_errors").fetchall()
+    paths = " ".join(p for p, _, _ in errors)
+    assert s.errors == len(errors) > 0
+    assert "model__0_backward" in paths and "output_code.py" in paths
+    assert any("ir_post_fusion.txt" in p and "forward" in p for p, _, _ in errors)
+    assert any("fx_graph_readable.py" in p and "forward" in p for p, _, _ in errors)
+    assert any("model__1_inference_4.2" in p or "model__1_inference_4.2" in m for p, _, m in errors)
+    assert sum("model__2_inference_5.3" in (p + m) for p, _, m in errors) >= 3  # its missing files
+    # the forward graph's kernels survive beside the damage; its ops are lost with the garbage file
+    fwd_code = next(root.rglob("model__0_forward_*/output_code.py")).read_text()
+    kept = con.execute("SELECT kernel_count FROM graphs WHERE folder LIKE 'model__0_forward%'").fetchone()[0]
+    assert kept == len(KERNEL_DEF.findall(fwd_code))
+    # the trace log of the same process is still ingested
+    assert con.execute("SELECT count(*) FROM compilations").fetchone()[0] > 0
+
+
+def test_strict_turns_errors_into_a_failure(tmp_path):
+    root = _broken_run(tmp_path)
+    runner = CliRunner()
+    db = str(tmp_path / "wh.duckdb")
+    lenient = runner.invoke(cli, ["--db", db, "ingest", str(root)])
+    assert lenient.exit_code == 0, lenient.output
+    assert re.search(r"ingested 1 runs, .* [1-9]\d* errors", lenient.output)
+    strict = runner.invoke(cli, ["--db", str(tmp_path / "s.duckdb"), "ingest", "--strict", str(root)])
+    assert strict.exit_code != 0 and "--strict" in strict.output
+
+
+def test_cli_runs_and_read_only_sql(wh, tmp_path):
+    _, summary = wh
+    db = str(tmp_path / "c.duckdb")
+    ingest_paths([RUNS / "cpu-torch2.6.0"], db)
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--db", db, "runs", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    mlp = (RUNS / "cpu-torch2.6.0" / "mlp")
+    assert [(r["model"], r["kernels"]) for r in rows] == [
+        ("mlp", sum(len(KERNEL_DEF.findall(p.read_text())) for p in mlp.rglob("output_code.py")))]
+    denied = runner.invoke(cli, ["--db", db, "sql", "DELETE FROM runs"])
+    assert denied.exit_code != 0
+    denied = runner.invoke(cli, ["--db", db, "sql", "SELECT * FROM read_csv('/etc/passwd')"])
+    assert denied.exit_code != 0
+    missing = runner.invoke(cli, ["--db", str(tmp_path / "none.duckdb"), "runs"])
+    assert missing.exit_code != 0 and "iwh ingest" in missing.output
+
+
+def test_an_older_warehouse_is_upgraded_in_place(tmp_path, monkeypatch):
+    from schema import warehouse
+
+    migs = tmp_path / "migrations"
+    migs.mkdir()
+    for p in warehouse.migration_files():
+        shutil.copy(p, migs / p.name)
+    db = str(tmp_path / "old.duckdb")
+    monkeypatch.setattr(warehouse, "MIGRATIONS", migs)
+    warehouse.connect(db).close()
+    (migs / "9999_test_extra.sql").write_text("ALTER TABLE runs ADD COLUMN test_extra VARCHAR;")
+    with pytest.raises(warehouse.WarehouseError, match="upgrade it in place"):
+        warehouse.connect(db, read_only=True)
+    con = warehouse.connect(db)
+    cols = [r[0] for r in con.execute("DESCRIBE runs").fetchall()]
+    applied = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
+    con.close()
+    assert "test_extra" in cols and applied[-1] == "9999_test_extra"
