@@ -1,0 +1,417 @@
+"""TORCH_TRACE structured logs (`dedicated_log_torch_trace_*.log`), read as a stream of lines.
+
+A record is one glog header line whose message is a JSON envelope, followed by its payload
+lines, each starting with one TAB:
+
+    V1122 00:09:40.916000 18849 torch/_dynamo/guards.py:5400] {"artifact": {...}, "frame_id": 0, ..., "has_payload": "<md5>"}
+    \t0/0: tensor 'x' rank mismatch. expected 2, actual 3
+
+Only one record's payload is held at a time, so memory stays flat as logs grow. Payloads are
+decoded only for the kinds read below. `has_payload` (md5 of the payload lines without their
+TAB, joined by "\\n") is checked for every record; a mismatch is a warning and the record is
+still used. A bad envelope is an error and its payload lines are skipped. Unknown kinds are
+counted (`unknown_kind:<k>`), never errors. `encoding` is not trusted: JSON is tried, text kept.
+
+Compile ids are written as the trace writes them (`0/0`, `1/0_1`, `!0/7/0`, `!0/-/-`):
+- graphs, kernels, ops, lineage, guards, graph breaks, recompiles: the envelope's id, attempt
+  included (a graph compiled after a graph-break restart is `0/0_1`);
+- compilations, their timings, restarts and failures: compilation_metrics' own `compile_id`,
+  which names the frame compile without the attempt (`0/0`); the envelope's id when the record
+  has none (older torch). An id that differs by more than the attempt is a warning.
+- chromium spans: the `compile_id` in the event's args (torch's spelling, `!0` -> `!0/-/-`),
+  else the envelope's.
+
+Graphs from output code: graph_id = `<aot_id>_<phase>` from output code's `# AOT ID:`, else
+`trace_<compile id>_<compile order>`; compile_order counts inductor_output_code records from 0
+(the debug tree's `.N` folder suffix). Ops: each post-grad graph waits in a queue per compile id
+and goes to the next inductor_output_code of that compile id (each graph is logged just before
+its output code; forward then backward pair in order). Provenance artifacts (stack traces, node
+mappings) go to the latest output code of their compile id, which Inductor logs just before them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import deque
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+import orjson
+
+from ingest.parsers import fx_graph, output_code, provenance
+from ingest.parsers.torch_trace_records import (
+    ChromiumSpans,
+    compilation_rows,
+    compile_id_of,
+    dynamo_error_row,
+    graph_break_row,
+    guard_row,
+    recompile_rows,
+    stack_trace_rows,
+    without_attempt,
+)
+from ingest.rows import Parsed
+
+_GLOG = re.compile(rb"(?:\[rank(\d+)\]:)?[VIWEC](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d{6}) (\d+) \S+:\d+\] ")
+_SNIFF = re.compile(rb"(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] \{")
+
+_CONTEXT_KEYS = frozenset({
+    "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank", "has_payload",
+    "subgraph_name", "stack", "severity", "timestamp", "pathname", "thread",
+})
+# kinds torch writes that carry nothing the warehouse keeps: counted as known, not read
+_PASSIVE_KINDS = frozenset({
+    "str", "dynamo_start", "describe_storage", "describe_tensor", "describe_source",
+    "create_symbol", "create_unbacked_symbol", "guard_added", "guard_added_fast",
+    "symbolic_shape_specialization", "propagate_real_tensors_provenance", "expression_created",
+    "dynamo_output_graph", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
+    "aot_inference_graph", "compiled_autograd_graph", "inductor_pre_grad_graph", "dump_file",
+    "link", "graph_dump", "optimize_ddp_split_graph", "optimize_ddp_split_child", "exported_program",
+    "missing_fake_kernel", "mismatched_fake_kernel", "compilation_metrics_runtime",
+    "bwd_compilation_metrics_runtime", "aot_autograd_backward_compilation_metrics",
+})
+_MAX_LINE_PROBLEMS = 100  # a file of garbage gives this many errors, then only a count
+
+
+def is_torch_trace(head: bytes) -> bool:
+    """True when the first non-blank line of `head` is a glog line whose message is a JSON object."""
+    for line in head.lstrip(b"\xef\xbb\xbf").split(b"\n", 8)[:8]:
+        if line.strip():
+            return _SNIFF.match(line) is not None
+    return False
+
+
+def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
+    """Parse a TORCH_TRACE log given as raw lines (bytes, with or without their b"\\n")."""
+    state = _TraceState()
+    parsed = state.parsed
+    counters = parsed.counters
+    payload: list[bytes] | None = None  # payload lines (TAB and newline kept) of the open record
+    header = None  # (line number, kind, envelope, compile id) of the open record
+    skipping = False  # payload lines of a record whose header was bad
+    total_bytes = 0
+    lineno = 0
+    for lineno, line in enumerate(lines, 1):
+        total_bytes += len(line)
+        if line[:1] == b"\t":
+            if payload is not None:
+                payload.append(line)
+            elif skipping:
+                counters["skipped_payload_lines"] += 1
+            else:
+                state.line_problem("payload line without a record header", lineno)
+            continue
+        if header is not None:
+            state.finish(header, payload)
+            header = payload = None
+        skipping = False
+        if not line.strip():
+            counters["blank_lines"] += 1
+            continue
+        m = _GLOG.match(line)
+        if m is None:
+            state.line_problem("not a TORCH_TRACE record line (glog prefix + JSON envelope)", lineno)
+            skipping = True
+            continue
+        try:
+            envelope = orjson.loads(line[m.end():])
+        except orjson.JSONDecodeError as e:
+            parsed.problem(f"bad JSON envelope: {e}", lineno, "error")
+            skipping = True
+            continue
+        if not isinstance(envelope, dict):
+            parsed.problem("JSON envelope is not an object", lineno, "error")
+            skipping = True
+            continue
+        header = state.start(lineno, m, envelope)
+        payload = []
+    if header is not None:
+        state.finish(header, payload)
+    counters["lines"] += lineno
+    counters["bytes"] += total_bytes
+    return state.close()
+
+
+class _TraceState:
+    def __init__(self):
+        self.parsed = Parsed()
+        self.parsed.facts["graph_compile_ids"] = {}
+        self.chromium = ChromiumSpans(self.parsed.counters)
+        self.compile_ids: dict[tuple, str | None] = {}
+        self.first_glog: tuple | None = None  # (month, day, time) of the first record
+        self.crlf = False
+        self.metrics_epoch: float | None = None
+        self.output_codes = 0
+        self.latest_graph: dict[str | None, str] = {}  # compile id -> graph id of its latest output code
+        self.pending_ops: dict[str | None, deque] = {}  # compile id -> post-grad graphs waiting for output code
+        self.line_problems = 0
+
+    def line_problem(self, message: str, lineno: int) -> None:
+        self.line_problems += 1
+        if self.line_problems <= _MAX_LINE_PROBLEMS:
+            self.parsed.problem(message, lineno, "error")
+        else:
+            self.parsed.counters["line_problems_not_reported"] += 1
+
+    def start(self, lineno: int, m: re.Match, envelope: dict) -> tuple:
+        facts = self.parsed.facts
+        if self.first_glog is None:
+            self.first_glog = (int(m.group(2)), int(m.group(3)), m.group(4).decode())
+            self.crlf = m.string.endswith(b"\r\n")
+            facts["pid"] = int(m.group(5))
+        if "rank" not in facts:
+            rank = envelope.get("rank")
+            if isinstance(rank, int) and not isinstance(rank, bool):
+                facts["rank"] = rank
+            elif m.group(1) is not None:
+                facts["rank"] = int(m.group(1))
+        kind = next((k for k in envelope if k not in _CONTEXT_KEYS), None)
+        key = (envelope.get("frame_id"), envelope.get("frame_compile_id"), envelope.get("attempt"),
+               envelope.get("compiled_autograd_id"))
+        cid = self.compile_ids.get(key, "")
+        if cid == "":
+            cid = self.compile_ids[key] = compile_id_of(*key)
+        return lineno, kind, envelope, cid
+
+    def finish(self, header: tuple, payload: list[bytes]) -> None:
+        lineno, kind, envelope, cid = header
+        counters = self.parsed.counters
+        counters["records"] += 1
+        data = _join_payload(payload, self.crlf) if payload else b""
+        expected = envelope.get("has_payload")
+        if expected is not None:
+            if hashlib.md5(data).hexdigest() == expected:
+                counters["md5_verified"] += 1
+            else:
+                counters["md5_mismatch"] += 1
+                self.parsed.problem(
+                    f"has_payload md5 mismatch on a {kind} record (record kept)", lineno, "warning"
+                )
+        elif payload:
+            counters["payload_without_md5"] += 1
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            counters[f"kind:{kind}"] += 1
+            handler(self, lineno, envelope[kind], cid, data)
+        elif kind in _PASSIVE_KINDS:
+            counters[f"kind:{kind}"] += 1
+        else:
+            counters[f"unknown_kind:{kind}"] += 1
+
+    # -- handlers: (lineno, kind metadata, compile id, payload bytes) ---------------------
+
+    def on_metrics(self, lineno, metrics, cid, data, record_kind="compilation_metrics"):
+        if not isinstance(metrics, dict):
+            self.parsed.problem(f"{record_kind} metadata is not an object", lineno, "error")
+            return
+        own = metrics.get("compile_id")
+        compile_id = own if isinstance(own, str) and own else cid
+        if cid is not None and compile_id != cid and compile_id != without_attempt(cid):
+            self.parsed.problem(
+                f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning"
+            )
+        compilation_rows(self.parsed, record_kind, metrics, compile_id)
+        facts = self.parsed.facts
+        if record_kind == "compilation_metrics" and self.metrics_epoch is None:
+            start = metrics.get("start_time")
+            if isinstance(start, (int, float)) and not isinstance(start, bool) and start > 0:
+                self.metrics_epoch = float(start)
+        for fact, field in (("compiler_version", "pytorch_version"), ("python_version", "python_version"),
+                            ("triton_version", "triton_version"), ("cuda_version", "cuda_version")):
+            v = metrics.get(field)
+            if isinstance(v, str) and v and fact not in facts:
+                facts[fact] = v
+
+    def on_bwd_metrics(self, lineno, metrics, cid, data):
+        self.on_metrics(lineno, metrics, cid, data, "bwd_compilation_metrics")
+
+    def on_artifact(self, lineno, meta, cid, data):
+        name = meta.get("name") if isinstance(meta, dict) else None
+        handler = _ARTIFACTS.get(name)
+        if handler is not None:
+            handler(self, lineno, cid, data.decode("utf-8", "replace"))
+
+    def on_torch_version(self, lineno, cid, text):
+        value = self._json(text, lineno, "torch_version")
+        if isinstance(value, dict):
+            facts = self.parsed.facts
+            if isinstance(value.get("pytorch_version"), str):
+                facts["compiler_version"] = value["pytorch_version"]
+            if isinstance(value.get("commit"), str):
+                facts["compiler_commit"] = value["commit"]
+
+    def on_graph_break(self, lineno, cid, text):
+        graph_break_row(self.parsed, cid, text)
+
+    def on_recompile(self, lineno, cid, text):
+        recompile_rows(self.parsed, cid, text)
+
+    def on_dynamo_error(self, lineno, cid, text):
+        dynamo_error_row(self.parsed, cid, text)
+
+    def on_cpp_guards(self, lineno, meta, cid, data):
+        guard_row(self.parsed, cid, data.decode("utf-8", "replace"), is_json_list=False)
+
+    def on_json_guards(self, lineno, meta, cid, data):
+        guard_row(self.parsed, cid, data.decode("utf-8", "replace"), is_json_list=True)
+
+    def on_chromium(self, lineno, meta, cid, data):
+        try:
+            event = orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            self.parsed.problem(f"chromium_event payload is not JSON: {e}", lineno, "error")
+            return
+        if isinstance(event, dict):
+            self.chromium.add(event, cid)
+        else:
+            self.parsed.counters["chromium_event_unusable"] += 1
+
+    def on_post_grad_graph(self, lineno, cid, text):
+        sub = fx_graph.parse_fx_graph(text)
+        self._offset_problems(sub, lineno)
+        self.pending_ops.setdefault(cid, deque()).append(sub.rows.get("ops", []))
+
+    def on_post_grad_record(self, lineno, meta, cid, data):
+        self.on_post_grad_graph(lineno, cid, data.decode("utf-8", "replace"))
+
+    def on_output_code(self, lineno, meta, cid, data):
+        parsed = self.parsed
+        order = self.output_codes
+        self.output_codes += 1
+        sub = output_code.parse_output_code(data.decode("utf-8", "replace"))
+        self._offset_problems(sub, lineno)
+        aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
+        graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
+        kernels = sub.rows.get("kernels", [])
+        for table, rows in sub.rows.items():
+            for r in rows:
+                r["graph_id"] = graph_id
+            parsed.rows[table].extend(rows)
+        parsed.add("graphs", {
+            "graph_id": graph_id, "compile_id": cid, "phase": phase, "aot_id": aot_id, "folder": None,
+            "pre_fusion_nodes": None, "post_fusion_nodes": None,
+            "kernel_count": sum(1 for k in kernels if k.get("generated")),
+            "extern_kernel_count": sum(1 for k in kernels if k.get("generated") is False),
+            "compile_order": order, "source": "torch_trace", "output_code_hash": hashlib.md5(data).hexdigest(),
+        })
+        parsed.facts["graph_compile_ids"][graph_id] = cid
+        for fact in ("device", "backend"):
+            if sub.facts.get(fact) and fact not in parsed.facts:
+                parsed.facts[fact] = sub.facts[fact]
+        parsed.counters.update(sub.counters)
+        self.latest_graph[cid] = graph_id
+        waiting = self.pending_ops.get(cid)
+        if waiting:
+            for r in waiting.popleft():
+                r["graph_id"] = graph_id
+                parsed.add("ops", r)
+
+    def on_stack_traces(self, lineno, cid, text):
+        graph_id = self._graph_for_provenance(cid, "inductor_provenance_tracking_kernel_stack_traces")
+        value = self._json(text, lineno, "inductor_provenance_tracking_kernel_stack_traces")
+        if graph_id is not None and isinstance(value, dict):
+            stack_trace_rows(self.parsed, graph_id, value)
+
+    def on_node_mappings(self, lineno, cid, text):
+        graph_id = self._graph_for_provenance(cid, "inductor_provenance_tracking_node_mappings")
+        if graph_id is None:
+            return
+        sub = provenance.parse_provenance(text)
+        self._offset_problems(sub, lineno)
+        for table, rows in sub.rows.items():
+            for r in rows:
+                r["graph_id"] = graph_id
+            self.parsed.rows[table].extend(rows)
+        self.parsed.counters.update(sub.counters)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _graph_for_provenance(self, cid, name):
+        graph_id = self.latest_graph.get(cid)
+        if graph_id is None:
+            self.parsed.counters[f"{name}_without_output_code"] += 1
+        return graph_id
+
+    def _json(self, text, lineno, what):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError as e:
+            self.parsed.problem(f"{what} payload is not JSON: {e}", lineno, "error")
+            return None
+
+    def _offset_problems(self, sub: Parsed, lineno: int) -> None:
+        """Problems of a payload parser point at payload lines (or nowhere): make them file lines."""
+        for p in sub.problems:
+            p.line = lineno if p.line is None else p.line + lineno
+            self.parsed.problems.append(p)
+
+    def close(self) -> Parsed:
+        parsed = self.parsed
+        self.chromium.finish(parsed)
+        unpaired = sum(len(q) for q in self.pending_ops.values())
+        if unpaired:
+            parsed.counters["post_grad_graph_without_output_code"] += unpaired
+        facts = parsed.facts
+        if self.first_glog is not None:
+            started = _started_at(self.first_glog, self.metrics_epoch)
+            if started is not None:
+                facts["started_at"] = started
+            else:
+                month, day, _ = self.first_glog
+                facts["started_mmdd"] = f"{month:02d}{day:02d}"
+        return parsed
+
+
+def _join_payload(lines: list[bytes], crlf: bool) -> bytes:
+    """The payload as has_payload hashes it: lines without their TAB, joined by b"\\n".
+    `crlf`: the file's line ends were converted to CRLF after writing, so drop the CRs."""
+    if lines[0][-1:] == b"\n":
+        data = b"".join(lines)
+        if data[-1:] == b"\n":
+            data = data[:-1]
+    else:
+        data = b"\n".join(lines)
+    if crlf:
+        data = data.replace(b"\r\n", b"\n")
+        if data[-1:] == b"\r":
+            data = data[:-1]
+    return data[1:].replace(b"\n\t", b"\n")
+
+
+def _started_at(first_glog: tuple, epoch: float | None) -> str | None:
+    """ISO time of the first record. glog writes no year: take the year of compilation_metrics'
+    start_time, moved by one when that puts the first record more than half a year away."""
+    if epoch is None:
+        return None
+    month, day, clock = first_glog
+    ref = datetime.fromtimestamp(epoch, timezone.utc).replace(tzinfo=None)
+    for year in (ref.year, ref.year - 1, ref.year + 1):
+        try:
+            t = datetime.strptime(f"{year:04d}-{month:02d}-{day:02d} {clock}", "%Y-%m-%d %H:%M:%S.%f")
+        except ValueError:
+            continue
+        if abs((t - ref).days) <= 183:
+            return t.isoformat()
+    return None
+
+
+_HANDLERS = {
+    "compilation_metrics": _TraceState.on_metrics,
+    "bwd_compilation_metrics": _TraceState.on_bwd_metrics,
+    "artifact": _TraceState.on_artifact,
+    "chromium_event": _TraceState.on_chromium,
+    "dynamo_cpp_guards_str": _TraceState.on_cpp_guards,
+    "dynamo_guards": _TraceState.on_json_guards,
+    "inductor_output_code": _TraceState.on_output_code,
+    "inductor_post_grad_graph": _TraceState.on_post_grad_record,
+}
+_ARTIFACTS = {
+    "torch_version": _TraceState.on_torch_version,
+    "dynamo_graph_break_reason": _TraceState.on_graph_break,
+    "recompile_reasons": _TraceState.on_recompile,
+    "dynamo_error": _TraceState.on_dynamo_error,
+    "inductor_post_grad_graph": _TraceState.on_post_grad_graph,
+    "inductor_provenance_tracking_kernel_stack_traces": _TraceState.on_stack_traces,
+    "inductor_provenance_tracking_node_mappings": _TraceState.on_node_mappings,
+}

@@ -1,0 +1,311 @@
+"""Row builders for single TORCH_TRACE records: compilation metrics, graph breaks, recompiles,
+failures, guards, kernel stack traces and chromium spans. Pure helpers of `torch_trace`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from ingest.rows import Parsed
+
+SOURCE = "torch_trace"
+
+# compilations columns by type; values of another type are coerced or dropped so that every
+# column keeps one Python type for the pyarrow bulk load.
+_INT_COLS = (
+    "co_firstlineno", "graph_op_count", "graph_node_count", "graph_input_count", "guard_count",
+    "shape_env_guard_count", "start_time_us", "duration_us", "dynamo_cumulative_compile_time_us",
+    "aot_autograd_cumulative_compile_time_us", "inductor_cumulative_compile_time_us",
+    "inductor_code_gen_cumulative_compile_time_us", "triton_compile_time_us",
+    "compile_time_autotune_time_us", "fail_user_frame_lineno",
+)
+_FLOAT_COLS = ("entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s")
+_STR_COLS = ("co_name", "co_filename", "frame_key", "fail_type", "fail_reason", "fail_user_frame_filename", "pytorch_version")
+_BOOL_COLS = ("is_forward", "has_guarded_code")
+
+# (metrics field, factor to µs). The timing name is the field without its unit suffix.
+PHASE_FIELDS = (
+    ("entire_frame_compile_time_s", 1e6),
+    ("backend_compile_time_s", 1e6),
+    ("inductor_compile_time_s", 1e6),
+    ("code_gen_time_s", 1e6),
+    ("dynamo_cumulative_compile_time_us", 1),
+    ("aot_autograd_cumulative_compile_time_us", 1),
+    ("inductor_cumulative_compile_time_us", 1),
+    ("inductor_code_gen_cumulative_compile_time_us", 1),
+    ("backward_cumulative_compile_time_us", 1),
+    ("triton_compile_time_us", 1),
+    ("compile_time_autotune_time_us", 1),
+    ("runtime_triton_autotune_time_us", 1),
+)
+_PHASE_NAMES = tuple((f, f.rsplit("_", 1)[0], k) for f, k in PHASE_FIELDS)
+
+_ATTEMPT_SUFFIX = re.compile(r"_\d+$")
+_GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+# a recompile reason starts with the id of the compile whose guards failed: `0/0: ...`, `!0/7/0: ...`
+_REASON_START = re.compile(r"^!?[\d-]+(?:/[\d-]+)+(?:_\d+)?: ")
+_LEAF_GUARD = re.compile(r"^[| ]*\+- [A-Z][A-Z0-9_]*:", re.MULTILINE)
+_ERROR_TAIL = ("from user code:", "Set TORCH")
+_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
+
+
+def _as_int(v):
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None
+
+
+def _as_float(v):
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    return None
+
+
+def _as_str(v):
+    if v is None or isinstance(v, str):
+        return v
+    return orjson.dumps(v).decode()
+
+
+def _as_bool(v):
+    return v if isinstance(v, bool) else None
+
+
+def compile_id_of(frame_id, frame_compile_id, attempt, ca_id) -> str | None:
+    """The compile id as the trace writes it, without brackets: `0/0`, `1/0_1`, `!0/7/0`, `!0/-/-`."""
+    if frame_id is None and frame_compile_id is None and ca_id is None:
+        return None
+    cid = f"{'-' if frame_id is None else frame_id}/{'-' if frame_compile_id is None else frame_compile_id}"
+    if ca_id is not None:
+        cid = f"!{ca_id}/{cid}"
+    if attempt:
+        cid = f"{cid}_{attempt}"
+    return cid
+
+
+def normalise_torch_compile_id(text) -> str | None:
+    """Compile ids inside payloads use torch's str(CompileId): `!0` for a compiled-autograd graph
+    without a frame, `None` for no context. Map them onto the envelope spelling."""
+    if not isinstance(text, str) or not text or text == "None":
+        return None
+    if text[0] == "!" and "/" not in text:
+        return f"{text}/-/-"
+    return text
+
+
+def without_attempt(compile_id: str | None) -> str | None:
+    return None if compile_id is None else _ATTEMPT_SUFFIX.sub("", compile_id)
+
+
+def innermost_user_frame(text: str) -> tuple[str | None, int | None]:
+    """Last `File "...", line N` of a traceback that is not library code (torch, site-packages,
+    the standard library); the last frame of any kind when every frame is library code."""
+    last = None
+    user = None
+    for m in _FRAME.finditer(text):
+        last = m
+        path = m.group(1)
+        if not any(p in path for p in _LIBRARY_PARTS):
+            user = m
+    m = user or last
+    return (m.group(1), int(m.group(2))) if m else (None, None)
+
+
+def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id: str | None) -> None:
+    row = {"compile_id": compile_id, "record_kind": record_kind}
+    for c in _STR_COLS:
+        row[c] = _as_str(metrics.get(c))
+    for c in _INT_COLS:
+        row[c] = _as_int(metrics.get(c))
+    for c in _FLOAT_COLS:
+        row[c] = _as_float(metrics.get(c))
+    for c in _BOOL_COLS:
+        row[c] = _as_bool(metrics.get(c))
+    restarts = metrics.get("restart_reasons")
+    row["restart_reasons"] = [str(r) for r in restarts] if isinstance(restarts, list) else None
+    row["record"] = orjson.dumps(metrics).decode()
+    parsed.add("compilations", row)
+
+    # the lazily compiled backward of a compile id reports the same phase names as its forward
+    prefix = "bwd_" if record_kind.startswith("bwd_") else ""
+    for field, name, factor in _PHASE_NAMES:
+        v = metrics.get(field)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            parsed.add("timings", {
+                "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": prefix + name,
+                "duration_us": float(v) * factor, "calls": 1, "source": "compilation_metrics",
+            })
+
+    for reason in row["restart_reasons"] or ():
+        parsed.add("compile_events", _event(compile_id, "restart", reason, None, None))
+    fail_type = row["fail_type"]
+    if fail_type:
+        fail_reason = row["fail_reason"]
+        parsed.add("compile_events", _event(
+            compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
+            row["fail_user_frame_filename"], row["fail_user_frame_lineno"],
+        ))
+
+
+def _event(compile_id, kind, reason, user_file, user_line) -> dict:
+    return {"compile_id": compile_id, "kind": kind, "reason": reason,
+            "user_file": user_file, "user_line": user_line, "source": SOURCE}
+
+
+def graph_break_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
+    """Reason = the message between the `Graph break in user code at F:L` line and the user
+    traceback; Dynamo's own traceback that follows is dropped."""
+    lines = text.split("\n")
+    user_file = user_line = None
+    m = _GRAPH_BREAK_AT.match(lines[0]) if lines else None
+    if m:
+        user_file, user_line = m.group(1), int(m.group(2))
+        lines = lines[1:]
+    end = len(lines)
+    for i, line in enumerate(lines):
+        if line.startswith(("User code traceback:", "Traceback (most recent call last):")):
+            end = i
+            break
+    if user_file is None:
+        user_file, user_line = innermost_user_frame("\n".join(lines[end:]))
+    reason = "\n".join(lines[:end]).strip() or text.strip()
+    parsed.add("compile_events", _event(compile_id, "graph_break", reason, user_file, user_line))
+
+
+def recompile_rows(parsed: Parsed, compile_id: str | None, text: str) -> None:
+    """One row per reason. The payload is a JSON list, or (2.13+, one reason) plain text although
+    its encoding says json; text reasons each start with the id of the compile that failed.
+    user_file/user_line: the innermost frame of the guard's user stack trace, when given."""
+    reasons: list[str] = []
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, list):
+        reasons = [v if isinstance(v, str) else orjson.dumps(v).decode() for v in value]
+    elif isinstance(value, str):
+        reasons = [value]
+    else:
+        for line in text.split("\n"):
+            if reasons and line and not _REASON_START.match(line):
+                reasons[-1] += "\n" + line
+            elif line.strip():
+                reasons.append(line)
+    for reason in reasons:
+        # 2.14 appends the `User stack trace:` of the failed guard
+        user_file, user_line = innermost_user_frame(reason)
+        parsed.add("compile_events", _event(compile_id, "recompile", reason.strip(), user_file, user_line))
+
+
+def dynamo_error_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
+    """Reason = the exception of the last traceback of the (possibly chained) error, up to
+    Dynamo's `from user code:` block or its `Set TORCH...` hints; user_file/user_line = the
+    innermost user frame of that block, else of the whole text."""
+    lines = text.rstrip("\n").split("\n")
+    last_tb = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), default=-1)
+    start = next((i for i in range(last_tb + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), 0)
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(_ERROR_TAIL)), len(lines))
+    user_block = "\n".join(lines[end:]) if end < len(lines) and lines[end].startswith("from user code:") else text
+    user_file, user_line = innermost_user_frame(user_block)
+    reason = "\n".join(lines[start:end]).strip() or text.strip()
+    parsed.add("compile_events", _event(compile_id, "failure", reason, user_file, user_line))
+
+
+def guard_row(parsed: Parsed, compile_id: str | None, text: str, is_json_list: bool) -> None:
+    """guard_count = leaf guards of the C++ guard tree (`+- TENSOR_MATCH: ...`, upper-case kind),
+    GuardManager nodes not counted; for the old JSON `dynamo_guards` kind, the list length.
+    compilation_metrics.guard_count counts Dynamo Guard objects instead, which can expand to
+    several leaves, so the two differ."""
+    if is_json_list:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = None
+        count = len(value) if isinstance(value, list) else None
+    else:
+        count = len(_LEAF_GUARD.findall(text))
+    parsed.add("guards", {"compile_id": compile_id, "guard_count": count, "text": text})
+
+
+def stack_trace_rows(parsed: Parsed, graph_id: str, stacks: dict) -> int:
+    """One lineage row per (kernel, distinct innermost user frame) of
+    `{"<kernel>:<debug handle>": [stack trace, ...]}`; a kernel without stacks gets one row
+    with no frame. Returns the number of rows added."""
+    added = 0
+    for key, traces in stacks.items():
+        name, _, handle = key.rpartition(":")
+        if not name or not handle.isdigit():
+            name, handle = key, None
+        frames = []
+        for trace in traces if isinstance(traces, list) else ():
+            frame = innermost_user_frame(trace) if isinstance(trace, str) else (None, None)
+            if frame[0] is not None and frame not in frames:
+                frames.append(frame)
+        for user_file, user_line in frames or [(None, None)]:
+            parsed.add("lineage", {
+                "graph_id": graph_id, "source_node": None, "post_grad_node": None, "kernel_name": name,
+                "debug_handle": int(handle) if handle is not None else None,
+                "user_file": user_file, "user_line": user_line, "source": SOURCE,
+            })
+            added += 1
+    return added
+
+
+class ChromiumSpans:
+    """Matches chromium B/E events per (name, pid, tid) stack and sums the completed spans per
+    (compile id, name): one timings row each, duration_us = total, calls = number of spans.
+    Memory is bounded by nesting depth plus distinct (compile id, name) pairs."""
+
+    def __init__(self, counters):
+        self.counters = counters
+        self.open: dict[tuple, list] = {}
+        self.totals: dict[tuple, list] = {}
+
+    def add(self, event: dict, envelope_compile_id: str | None) -> None:
+        ph = event.get("ph")
+        name = event.get("name")
+        ts = event.get("ts")
+        if not isinstance(ts, (int, float)) or not isinstance(name, str):
+            self.counters["chromium_event_unusable"] += 1
+            return
+        args = event.get("args")
+        cid = normalise_torch_compile_id(args.get("compile_id")) if isinstance(args, dict) else None
+        key = (name, event.get("pid"), event.get("tid"))
+        if ph == "B":
+            self.open.setdefault(key, []).append((ts, cid or envelope_compile_id))
+        elif ph == "E":
+            stack = self.open.get(key)
+            if not stack:
+                self.counters["chromium_end_without_begin"] += 1
+                return
+            begin_ts, begin_cid = stack.pop()
+            self._total(begin_cid or cid or envelope_compile_id, name, ts - begin_ts)
+        elif ph == "X" and isinstance(event.get("dur"), (int, float)):
+            self._total(cid or envelope_compile_id, name, event["dur"])
+        else:
+            self.counters[f"chromium_ph:{ph}"] += 1
+
+    def _total(self, compile_id, name, duration) -> None:
+        t = self.totals.get((compile_id, name))
+        if t is None:
+            self.totals[(compile_id, name)] = [float(duration), 1]
+        else:
+            t[0] += duration
+            t[1] += 1
+
+    def finish(self, parsed: Parsed) -> None:
+        unclosed = sum(len(s) for s in self.open.values())
+        if unclosed:
+            self.counters["chromium_begin_without_end"] += unclosed
+        for (compile_id, name), (total, calls) in self.totals.items():
+            parsed.add("timings", {
+                "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": name,
+                "duration_us": total, "calls": calls, "source": "chromium_event",
+            })
