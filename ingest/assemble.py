@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from ingest.discover import DEBUG_RUN_RE, Artifact, Run
 from ingest.parsers import (
@@ -227,7 +227,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
         for a in by_kind.get(kind, []):
             graphs[str(a.path.parent)][a.path.name] = a
     ids = set()
-    for folder_path, files in sorted(graphs.items(), key=lambda kv: _compile_order(kv[0])):
+    for _, files in sorted(graphs.items(), key=lambda kv: _compile_order(kv[0])):
         folder = files[next(iter(files))].path.parent.name
         any_art = next(iter(files.values()))
         m = GRAPH_DIR_RE.match(folder)

@@ -76,7 +76,8 @@ def ingest(ctx, paths, model, labels, jobs, strict, force):
         click.echo("not understood (counted, not errors): "
                    + ", ".join(f"{k.split(':', 1)[-1]} x{v}" for k, v in sorted(unknown.items())), err=True)
     for e in summary.error_rows[:10]:
-        where = f"{e['source_path']}/{e['path']}" + (f":{e['line']}" if e.get("line") else "")
+        base = e["source_path"]
+        where = (base if base.endswith(e["path"]) else f"{base}/{e['path']}") + (f":{e['line']}" if e.get("line") else "")
         click.echo(f"{e['severity']}: {where}: [{e['kind']}] {e['message']}", err=True)
     if summary.errors > 10:
         click.echo(f"... and {summary.errors - 10} more: `iwh sql \"SELECT * FROM ingest_errors\"`", err=True)

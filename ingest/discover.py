@@ -179,7 +179,7 @@ def _process_key(a: Artifact) -> tuple | None:
     for part in a.path.parts:
         m = DEBUG_RUN_RE.match(part)
         if m:
-            y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+            mo, d, h, mi = (int(m.group(i)) for i in range(2, 6))
             return int(m.group(8)), (mo, d, h, mi), None
     return None
 

@@ -9,13 +9,11 @@ recorded in `artifacts`) are skipped without being read. Parsing runs in worker 
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 
 import duckdb
 import orjson
@@ -229,11 +227,3 @@ class _Progress:
         if self.tty:
             sys.stderr.write("\r" + " " * 90 + "\r")
             sys.stderr.flush()
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def missing_path_hint(paths: list[str]) -> str:
-    return ", ".join(str(Path(p)) for p in paths)

@@ -58,7 +58,7 @@ def table(df: pl.DataFrame) -> str:
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
 
     def fmt(cells):
-        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric)).rstrip()
+        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric, strict=True)).rstrip()
 
     lines = [fmt(head), "  ".join("-" * w for w in widths)]
     lines += [fmt(r) for r in rows]

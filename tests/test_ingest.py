@@ -29,7 +29,11 @@ def graph_dirs(root: Path) -> list[Path]:
 def top_level_records(text: str) -> int:
     """Headers of ir_post_fusion.txt that are not the sub-records of a fused node."""
     lines = text.splitlines()
-    return sum(1 for i, line in enumerate(lines) if HEADER.match(line) and not (i and lines[i - 1].endswith("=") and ".snodes[" in lines[i - 1]))
+
+    def is_member(i: int) -> bool:
+        return i > 0 and ".snodes[" in lines[i - 1] and lines[i - 1].endswith("=")
+
+    return sum(1 for i, line in enumerate(lines) if HEADER.match(line) and not is_member(i))
 
 
 @pytest.fixture(scope="module")
