@@ -1,0 +1,25 @@
+-- Fusion rate and kernel counts per model x compiler version (x label value)
+-- fusion_rate = 1 - post_fusion_nodes / pre_fusion_nodes over the group's graphs (the definition
+-- of views/10_graph_metrics.sql): the share of pre-fusion scheduler nodes that fusion merged away.
+-- Counts are sums over the group's runs (one run per group: that run's numbers); `runs` says how many.
+-- @param label VARCHAR group by this label too (e.g. variant); its value is in label_value
+-- @param model VARCHAR only this model
+-- @param device VARCHAR only this device (cpu, cuda, spyre)
+SELECT
+    m.model,
+    m.compiler_version,
+    m.device,
+    m.labels ->> $label                        AS label_value,
+    count(*)                                   AS runs,
+    sum(m.graphs)::BIGINT                      AS graphs,
+    sum(m.kernel_count)::BIGINT                AS kernels,
+    sum(m.extern_kernel_count)::BIGINT         AS extern_kernels,
+    sum(m.pre_fusion_nodes)::BIGINT            AS pre_fusion_nodes,
+    sum(m.post_fusion_nodes)::BIGINT           AS post_fusion_nodes,
+    round(CASE WHEN sum(m.pre_fusion_nodes) > 0
+               THEN 1.0 - sum(m.post_fusion_nodes)::DOUBLE / sum(m.pre_fusion_nodes) END, 4) AS fusion_rate
+FROM run_metrics m
+WHERE ($model IS NULL OR m.model = $model)
+  AND ($device IS NULL OR m.device = $device)
+GROUP BY ALL
+ORDER BY m.model, version_key(m.compiler_version), m.compiler_version, m.device, label_value NULLS FIRST;

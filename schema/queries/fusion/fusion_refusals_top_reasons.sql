@@ -1,0 +1,19 @@
+-- Fusion refusals: top reasons the scheduler gave for not fusing two nodes
+-- From TORCH_LOGS="fusion" output (fusion_decisions, decision = 'refused').
+-- @param model VARCHAR only this model
+-- @param compiler VARCHAR only this compiler version
+-- @param limit INTEGER default=20 at most this many reasons
+SELECT
+    coalesce(d.reason, '(no reason given)')    AS reason,
+    count(*)                                   AS refusals,
+    count(DISTINCT d.run_id)                   AS runs,
+    count(DISTINCT r.model)                    AS models,
+    min(r.model)                               AS first_model
+FROM fusion_decisions d
+JOIN runs r USING (run_id)
+WHERE d.decision = 'refused'
+  AND ($model IS NULL OR r.model = $model)
+  AND ($compiler IS NULL OR r.compiler_version = $compiler)
+GROUP BY ALL
+ORDER BY refusals DESC, reason
+LIMIT $limit;

@@ -1,0 +1,19 @@
+-- Top extern (fallback) kernels across runs
+-- Extern call sites (generated = false: extern_kernels.mm, aten fallbacks) by kernel signature.
+-- @param model VARCHAR only this model
+-- @param compiler VARCHAR only this compiler version
+-- @param limit INTEGER default=25 at most this many ops
+SELECT
+    coalesce(k.signature, k.kernel_name)       AS extern_op,
+    count(*)                                   AS call_sites,
+    count(DISTINCT k.run_id)                   AS runs,
+    count(DISTINCT r.model)                    AS models,
+    count(DISTINCT r.compiler_version)         AS compiler_versions
+FROM kernels k
+JOIN runs r USING (run_id)
+WHERE NOT k.generated
+  AND ($model IS NULL OR r.model = $model)
+  AND ($compiler IS NULL OR r.compiler_version = $compiler)
+GROUP BY ALL
+ORDER BY call_sites DESC, extern_op
+LIMIT $limit;
