@@ -103,6 +103,17 @@ def test_bad_envelope_blank_and_foreign_lines_are_reported_and_the_rest_kept():
     assert parsed.counters["md5_verified"] == 7
 
 
+def test_a_file_that_is_not_a_trace_gives_a_bounded_number_of_problems():
+    path = TT / "cpu-torch2.13-dynamic" / "torchinductor" / "model__5_forward_12.8" / "output_code.py"
+    lines = path.read_bytes().splitlines(keepends=True)
+    foreign = sum(1 for line in lines if line.strip() and not line.startswith(b"\t"))
+    assert foreign > 100
+    parsed = parse_torch_trace(lines)
+    assert len(parsed.problems) == 100
+    assert parsed.counters["line_problems_not_reported"] == foreign - 100
+    assert parsed.counters["records"] == 0
+
+
 def test_gzip_stream_plain_lines_and_crlf_give_the_same_rows():
     with gzip.open(COMP_FAILURE, "rb") as f:
         raw = f.read()
@@ -323,6 +334,8 @@ def test_every_corpus_log_parses_and_verifies(corpus_root):
         assert len(parsed.rows["compilations"]) == _count(headers, '] {"compilation_metrics": ') + _count(
             headers, '] {"bwd_compilation_metrics": '), log
         assert len(_events(parsed, "graph_break")) == _count(headers, '"name": "dynamo_graph_break_reason"'), log
+        graph_ids = [g["graph_id"] for g in parsed.rows["graphs"]]
+        assert len(set(graph_ids)) == len(graph_ids) == _count(headers, '] {"inductor_output_code": '), log
         mismatches += parsed.counters["md5_mismatch"]
         assert parsed.counters["md5_verified"] + parsed.counters["md5_mismatch"] == _count(headers, '"has_payload": ')
         if log.name != "simple_corrupted_json.log":

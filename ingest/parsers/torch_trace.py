@@ -22,8 +22,9 @@ Compile ids are written as the trace writes them (`0/0`, `1/0_1`, `!0/7/0`, `!0/
   else the envelope's.
 
 Graphs from output code: graph_id = `<aot_id>_<phase>` from output code's `# AOT ID:`, else
-`trace_<compile id>_<compile order>`; compile_order counts inductor_output_code records from 0
-(the debug tree's `.N` folder suffix). Ops: each post-grad graph waits in a queue per compile id
+`trace_<compile id>_<compile order>`, with `_<compile order>` appended when the id was already
+taken in this log; compile_order counts inductor_output_code records from 0 (the debug tree's
+`.N` folder suffix). Ops: each post-grad graph waits in a queue per compile id
 and goes to the next inductor_output_code of that compile id (each graph is logged just before
 its output code; forward then backward pair in order). Provenance artifacts (stack traces, node
 mappings) go to the latest output code of their compile id, which Inductor logs just before them.
@@ -71,7 +72,7 @@ _PASSIVE_KINDS = frozenset({
     "missing_fake_kernel", "mismatched_fake_kernel", "compilation_metrics_runtime",
     "bwd_compilation_metrics_runtime", "aot_autograd_backward_compilation_metrics",
 })
-_MAX_LINE_PROBLEMS = 100  # a file of garbage gives this many errors, then only a count
+_MAX_REPEATED_PROBLEMS = 100  # per kind of problem; a file of garbage gives 100 errors, then a count
 
 
 def is_torch_trace(head: bytes) -> bool:
@@ -100,7 +101,7 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
             elif skipping:
                 counters["skipped_payload_lines"] += 1
             else:
-                state.line_problem("payload line without a record header", lineno)
+                state.repeated_problem("line_problems", "payload line without a record header", lineno, "error")
             continue
         if header is not None:
             state.finish(header, payload)
@@ -111,7 +112,9 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
             continue
         m = _GLOG.match(line)
         if m is None:
-            state.line_problem("not a TORCH_TRACE record line (glog prefix + JSON envelope)", lineno)
+            state.repeated_problem(
+                "line_problems", "not a TORCH_TRACE record line (glog prefix + JSON envelope)", lineno, "error"
+            )
             skipping = True
             continue
         try:
@@ -145,14 +148,16 @@ class _TraceState:
         self.output_codes = 0
         self.latest_graph: dict[str | None, str] = {}  # compile id -> graph id of its latest output code
         self.pending_ops: dict[str | None, deque] = {}  # compile id -> post-grad graphs waiting for output code
-        self.line_problems = 0
+        self.problem_counts: dict[str, int] = {}
 
-    def line_problem(self, message: str, lineno: int) -> None:
-        self.line_problems += 1
-        if self.line_problems <= _MAX_LINE_PROBLEMS:
-            self.parsed.problem(message, lineno, "error")
+    def repeated_problem(self, what: str, message: str, lineno: int, severity: str) -> None:
+        """A problem that can recur on every line of a damaged file: the first ones are
+        reported, the rest only counted."""
+        seen = self.problem_counts[what] = self.problem_counts.get(what, 0) + 1
+        if seen <= _MAX_REPEATED_PROBLEMS:
+            self.parsed.problem(message, lineno, severity)
         else:
-            self.parsed.counters["line_problems_not_reported"] += 1
+            self.parsed.counters[f"{what}_not_reported"] += 1
 
     def start(self, lineno: int, m: re.Match, envelope: dict) -> tuple:
         facts = self.parsed.facts
@@ -185,8 +190,8 @@ class _TraceState:
                 counters["md5_verified"] += 1
             else:
                 counters["md5_mismatch"] += 1
-                self.parsed.problem(
-                    f"has_payload md5 mismatch on a {kind} record (record kept)", lineno, "warning"
+                self.repeated_problem(
+                    "md5_mismatch", f"has_payload md5 mismatch on a {kind} record (record kept)", lineno, "warning"
                 )
         elif payload:
             counters["payload_without_md5"] += 1
@@ -283,6 +288,10 @@ class _TraceState:
         self._offset_problems(sub, lineno)
         aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
         graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
+        if graph_id in parsed.facts["graph_compile_ids"]:
+            # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
+            parsed.counters["repeated_aot_id"] += 1
+            graph_id = f"{graph_id}_{order}"
         kernels = sub.rows.get("kernels", [])
         for table, rows in sub.rows.items():
             for r in rows:
