@@ -114,6 +114,17 @@ def test_a_file_that_is_not_a_trace_gives_a_bounded_number_of_problems():
     assert parsed.counters["records"] == 0
 
 
+def test_blank_lines_inside_a_payload_are_skipped():
+    with gzip.open(COMP_FAILURE, "rb") as f:
+        lines = f.read().split(b"\n")
+    # a blank line after every line, payload lines included
+    parsed = parse_torch_trace([x for line in lines for x in (line, b"")])
+    assert parsed.problems == []
+    assert parsed.counters["blank_lines"] == len(lines)
+    assert parsed.counters["md5_verified"] == 8
+    assert len(_events(parsed, "failure")) == 2
+
+
 def test_gzip_stream_plain_lines_and_crlf_give_the_same_rows():
     with gzip.open(COMP_FAILURE, "rb") as f:
         raw = f.read()

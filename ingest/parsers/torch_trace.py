@@ -103,13 +103,14 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
             else:
                 state.repeated_problem("line_problems", "payload line without a record header", lineno, "error")
             continue
+        if not line.strip():
+            # not part of any payload (payload lines start with a TAB even when empty)
+            counters["blank_lines"] += 1
+            continue
         if header is not None:
             state.finish(header, payload)
             header = payload = None
         skipping = False
-        if not line.strip():
-            counters["blank_lines"] += 1
-            continue
         m = _GLOG.match(line)
         if m is None:
             state.repeated_problem(
@@ -174,7 +175,11 @@ class _TraceState:
         kind = next((k for k in envelope if k not in _CONTEXT_KEYS), None)
         key = (envelope.get("frame_id"), envelope.get("frame_compile_id"), envelope.get("attempt"),
                envelope.get("compiled_autograd_id"))
-        cid = self.compile_ids.get(key, "")
+        try:
+            cid = self.compile_ids.get(key, "")
+        except TypeError:  # an id that is not a JSON scalar
+            key = tuple(None if v is None else str(v) for v in key)
+            cid = self.compile_ids.get(key, "")
         if cid == "":
             cid = self.compile_ids[key] = compile_id_of(*key)
         return lineno, kind, envelope, cid
