@@ -21,5 +21,5 @@ SELECT
 FROM run_metrics m
 WHERE ($model IS NULL OR m.model = $model)
   AND ($device IS NULL OR m.device = $device)
-GROUP BY ALL
-ORDER BY m.model, version_key(m.compiler_version), m.compiler_version, m.device, label_value NULLS FIRST;
+GROUP BY m.model, m.compiler_version, m.device, label_value
+ORDER BY m.model, version_key(compiler_version), compiler_version, m.device, label_value NULLS FIRST;

@@ -13,5 +13,5 @@ FROM compile_event_reasons e
 JOIN runs r USING (run_id)
 WHERE e.kind = 'graph_break'
   AND ($model IS NULL OR r.model = $model)
-GROUP BY ALL
-ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, graph_breaks DESC, reason;
+GROUP BY r.model, r.compiler_version, e.headline
+ORDER BY r.model, version_key(compiler_version), compiler_version, graph_breaks DESC, reason;

@@ -22,5 +22,5 @@ FROM kernels k
 JOIN runs r USING (run_id)
 WHERE ($model IS NULL OR r.model = $model)
   AND ($device IS NULL OR r.device = $device)
-GROUP BY ALL
-ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, r.device;
+GROUP BY r.model, r.compiler_version, r.device
+ORDER BY r.model, version_key(compiler_version), compiler_version, r.device;

@@ -38,4 +38,4 @@ JOIN runs r USING (run_id)
 WHERE ($model IS NULL OR r.model = $model)
   AND ($compiler IS NULL OR r.compiler_version = $compiler)
 GROUP BY r.run_id, r.model, r.compiler_version, mode, dtype, variant
-ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, mode, dtype, variant, r.run_id;
+ORDER BY r.model, version_key(compiler_version), compiler_version, mode, dtype, variant, r.run_id;

@@ -1,0 +1,34 @@
+-- Graph breaks, recompiles, restarts and failures: reasons ranked across runs
+-- Grouped by the reason's headline (views/31_compile_event_reasons.sql).
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+-- @param kind VARCHAR default=graph_break graph_break, recompile, restart or failure
+-- @param limit INTEGER default=50 at most this many reasons
+WITH picked AS (
+    SELECT r.*
+    FROM runs r
+    WHERE ($compilers IS NULL OR list_contains(string_split($compilers, ','), r.compiler_version))
+      AND ($models IS NULL OR list_contains(string_split($models, ','), r.model))
+      AND ($devices IS NULL OR list_contains(string_split($devices, ','), r.device))
+      AND ($labels IS NULL OR NOT EXISTS (
+            SELECT 1
+            FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
+                  FROM unnest(string_split($labels, ',')) AS t(l) GROUP BY 1) AS want
+            WHERE NOT coalesce(list_contains(want.vs, r.labels ->> want.k), false)))
+)
+SELECT
+    e.headline                                  AS reason,
+    count(*)                                    AS events,
+    count(DISTINCT e.run_id)                    AS runs,
+    count(DISTINCT p.model)                     AS models,
+    string_agg(DISTINCT p.model, ' ' ORDER BY p.model) AS model_list,
+    string_agg(DISTINCT p.compiler_version, ' ' ORDER BY p.compiler_version) AS compiler_versions,
+    mode(regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line) AS top_user_frame
+FROM compile_event_reasons e
+JOIN picked p USING (run_id)
+WHERE e.kind = $kind
+GROUP BY ALL
+ORDER BY events DESC, reason
+LIMIT $limit;

@@ -1,0 +1,35 @@
+-- Ingest errors, newest first, with the run and file they belong to
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+-- @param limit INTEGER default=100 at most this many errors
+-- @param offset INTEGER default=0 skip this many errors (paging)
+WITH picked AS (
+    SELECT r.*
+    FROM runs r
+    WHERE ($compilers IS NULL OR list_contains(string_split($compilers, ','), r.compiler_version))
+      AND ($models IS NULL OR list_contains(string_split($models, ','), r.model))
+      AND ($devices IS NULL OR list_contains(string_split($devices, ','), r.device))
+      AND ($labels IS NULL OR NOT EXISTS (
+            SELECT 1
+            FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
+                  FROM unnest(string_split($labels, ',')) AS t(l) GROUP BY 1) AS want
+            WHERE NOT coalesce(list_contains(want.vs, r.labels ->> want.k), false)))
+)
+SELECT
+    p.model,
+    p.compiler_version,
+    e.kind,
+    e.severity,
+    e.path,
+    e.line,
+    e.message,
+    e.run_id,
+    e.ingested_at
+FROM ingest_errors e
+LEFT JOIN picked p USING (run_id)
+WHERE p.run_id IS NOT NULL
+   OR (e.run_id IS NULL AND $compilers IS NULL AND $models IS NULL AND $devices IS NULL AND $labels IS NULL)
+ORDER BY e.ingested_at DESC, e.path, e.line
+LIMIT $limit OFFSET $offset;

@@ -1,0 +1,29 @@
+-- Overview: how many runs, models, compiler versions, devices, graphs, kernels and ingest errors
+-- Counts over the runs the filters pick; kernels are generated kernels, extern calls apart.
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+WITH picked AS (
+    SELECT r.*
+    FROM runs r
+    WHERE ($compilers IS NULL OR list_contains(string_split($compilers, ','), r.compiler_version))
+      AND ($models IS NULL OR list_contains(string_split($models, ','), r.model))
+      AND ($devices IS NULL OR list_contains(string_split($devices, ','), r.device))
+      AND ($labels IS NULL OR NOT EXISTS (
+            SELECT 1
+            FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
+                  FROM unnest(string_split($labels, ',')) AS t(l) GROUP BY 1) AS want
+            WHERE NOT coalesce(list_contains(want.vs, r.labels ->> want.k), false)))
+)
+SELECT
+    (SELECT count(*) FROM picked)                                   AS runs,
+    (SELECT count(DISTINCT model) FROM picked)                      AS models,
+    (SELECT count(DISTINCT compiler_version) FROM picked)           AS compiler_versions,
+    (SELECT count(DISTINCT device) FROM picked)                     AS devices,
+    (SELECT count(*) FROM graphs WHERE run_id IN (SELECT run_id FROM picked)) AS graphs,
+    (SELECT count(*) FROM kernels WHERE generated AND run_id IN (SELECT run_id FROM picked)) AS kernels,
+    (SELECT count(*) FROM kernels WHERE NOT generated AND run_id IN (SELECT run_id FROM picked)) AS extern_calls,
+    (SELECT count(*) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS ingest_errors,
+    (SELECT count(DISTINCT run_id) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS runs_with_errors,
+    (SELECT count(*) FROM picked WHERE run_id NOT IN (SELECT run_id FROM timings WHERE kind = 'kernel')) AS runs_without_profile;
