@@ -130,8 +130,10 @@ def test_gzip_stream_plain_lines_and_crlf_give_the_same_rows():
         raw = f.read()
     from_stream = _parse(COMP_FAILURE)
     stripped = parse_torch_trace(raw.split(b"\n"))
-    crlf = parse_torch_trace(raw.replace(b"\n", b"\r\n").splitlines(keepends=True))
-    for parsed in (stripped, crlf):
+    crlf = raw.replace(b"\n", b"\r\n")
+    crlf_lines = parse_torch_trace(crlf.splitlines(keepends=True))
+    crlf_split_on_lf = parse_torch_trace(crlf.split(b"\n"))
+    for parsed in (stripped, crlf_lines, crlf_split_on_lf):
         assert parsed.problems == []
         assert parsed.counters["md5_verified"] == from_stream.counters["md5_verified"] == 8
         assert parsed.rows["compile_events"] == from_stream.rows["compile_events"]

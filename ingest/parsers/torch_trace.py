@@ -164,7 +164,7 @@ class _TraceState:
         facts = self.parsed.facts
         if self.first_glog is None:
             self.first_glog = (int(m.group(2)), int(m.group(3)), m.group(4).decode())
-            self.crlf = m.string.endswith(b"\r\n")
+            self.crlf = m.string.rstrip(b"\n").endswith(b"\r")
             facts["pid"] = int(m.group(5))
         if "rank" not in facts:
             rank = envelope.get("rank")
