@@ -390,10 +390,19 @@ def _str(v) -> str | None:
 
 
 def _default_model(run: Run) -> str:
+    """A name for a run nobody named: the folder the artifacts were written for."""
     root = run.root
     if DEBUG_RUN_RE.match(root.name) and root.parent.name == "torch_compile_debug":
         return root.parent.parent.name
-    return root.stem if root.is_file() else root.name
+    if root.is_file():
+        if run.job:
+            return run.job
+        if root.name.startswith("dedicated_log_torch_trace_"):
+            # TORCH_TRACE names logs with a random suffix: the folder says more
+            parent = root.parent
+            return parent.parent.name if parent.name == "trace" else parent.name
+        return root.name.split(".", 1)[0]
+    return root.name
 
 
 def _debug_started(run: Run) -> str | None:

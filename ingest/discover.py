@@ -42,6 +42,7 @@ SPYRE_FILE_RE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
 KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "debug.log"}
 GLOG_HEAD_RE = re.compile(rb"^(?:\[rank(\d+)\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.\d+ (\d+) ", re.M)
 SNIFF_BYTES = 8192
+RANK_FILE_RE = re.compile(r"rank_(\d+)")
 
 
 @dataclass
@@ -269,6 +270,8 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:
             match.root = Path(os.path.commonpath([match.root, log.path.parent]))
             continue
         run = Run(log.path, [log], pid=key[0] if key else None, rank=key[2] if key else None)
+        if run.rank is None and (m := RANK_FILE_RE.search(log.path.name)):
+            run.rank = int(m.group(1))  # older logs say the rank only in the file name
         units.append(run)
         if run.rank is not None or "rank" in log.path.name:
             rank_logs.setdefault(log.path.parent, []).append(run)
