@@ -1,0 +1,294 @@
+"""`iwh capture`: run a command with every Inductor artifact switched on, and record what ran.
+
+The capture writes, under one output folder, what the warehouse ingests:
+
+    torch_compile_debug/   TORCH_COMPILE_DEBUG tree (TORCH_COMPILE_DEBUG_DIR=<out>)
+    trace/                 TORCH_TRACE structured log
+    torch_logs.txt         the command's stderr, with TORCH_LOGS="graph_breaks,recompiles,fusion"
+    stdout.txt             the command's stdout
+    profile.json           with --profile, if the command honours IWH_PROFILE
+    manifest.json          what ran: model, labels, command, start, exit code, wall time, versions
+
+A failing command is captured like any other: its exit code is data. This module imports only
+the standard library and click, so the zoo runner can use it on machines without the warehouse's
+other dependencies; ingesting is the CLI's job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import BinaryIO
+
+import click
+
+MANIFEST = "manifest.json"
+# A command may write scalar facts only it knows (device name, Triton version, ok/error) here;
+# they are folded into the manifest.
+RUN_FACTS = "run_facts.json"
+PROFILE = "profile.json"
+
+CAPTURE_ENV = {
+    "TORCH_COMPILE_DEBUG": "1",
+    "INDUCTOR_PROVENANCE": "1",
+    "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
+    "TORCH_LOGS": "graph_breaks,recompiles,fusion",
+}
+# Keys capture itself owns: neither labels nor run facts may overwrite them.
+CORE_KEYS = ("model", "command", "started_at", "exit_code", "wall_s", "host", "python", "torch")
+
+
+@dataclass
+class CaptureResult:
+    out: Path
+    exit_code: int
+    wall_s: float
+    timed_out: bool
+    manifest: dict
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def capture_env(out: Path, extra: dict | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(CAPTURE_ENV)
+    env["TORCH_COMPILE_DEBUG_DIR"] = str(out)
+    env["TORCH_TRACE"] = str(out / "trace")
+    env["IWH_RUN_FACTS"] = str(out / RUN_FACTS)
+    # Python buffers a piped stdout: without this, stdout and stderr lose their relative order.
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env.update({k: str(v) for k, v in (extra or {}).items()})
+    return env
+
+
+def capture(
+    cmd: list[str],
+    out: Path,
+    model: str | None,
+    labels: dict[str, str],
+    python_env: dict | None = None,
+    *,
+    echo: bool = True,
+    timeout_s: float | None = None,
+) -> CaptureResult:
+    """Run `cmd` with capture settings, saving its output and `manifest.json` under `out`.
+
+    `python_env` holds extra environment variables for the command (IWH_PROFILE, a config
+    switch, ...); they win over the capture settings. `echo=False` keeps the command's output
+    off the terminal (the zoo runs several at once). A command still running after `timeout_s`
+    is killed with its process group and recorded as timed out (exit code 124).
+    """
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "trace").mkdir(exist_ok=True)
+    env = capture_env(out, python_env)
+    started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    t0 = time.monotonic()
+    exit_code, timed_out = _run_teed(cmd, env, out, echo=echo, timeout_s=timeout_s)
+    wall_s = round(time.monotonic() - t0, 3)
+    manifest = _manifest(cmd, model, labels, out, started_at, exit_code, wall_s, timed_out)
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+    return CaptureResult(out, exit_code, wall_s, timed_out, manifest)
+
+
+def _run_teed(
+    cmd: list[str], env: dict, out: Path, *, echo: bool, timeout_s: float | None
+) -> tuple[int, bool]:
+    with open(out / "stdout.txt", "wb") as stdout_file, open(out / "torch_logs.txt", "wb") as stderr_file:
+        try:
+            proc = subprocess.Popen(
+                cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+            )
+        except OSError as exc:
+            # A command that cannot start is still a run: its reason lands where stderr would.
+            stderr_file.write(f"iwh capture: cannot start {cmd[0]!r}: {exc}\n".encode())
+            return 127, False
+        pumps = [
+            threading.Thread(target=_tee, args=(proc.stdout, stdout_file, sys.stdout if echo else None)),
+            threading.Thread(target=_tee, args=(proc.stderr, stderr_file, sys.stderr if echo else None)),
+        ]
+        for pump in pumps:
+            pump.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except KeyboardInterrupt:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait()
+        for pump in pumps:
+            pump.join()
+    if timed_out:
+        return 124, True
+    # Shell convention (128 + signal), so the manifest matches what `$?` would have said.
+    return (128 - proc.returncode if proc.returncode < 0 else proc.returncode), False
+
+
+def _tee(source: BinaryIO, sink: BinaryIO, live) -> None:
+    for chunk in iter(lambda: source.read1(65536), b""):
+        sink.write(chunk)
+        if live is not None:
+            _write_live(live, chunk)
+    source.close()
+
+
+def _write_live(stream, chunk: bytes) -> None:
+    raw = getattr(stream, "buffer", None)
+    if raw is not None:
+        stream.flush()
+        raw.write(chunk)
+        raw.flush()
+    else:
+        stream.write(chunk.decode(errors="replace"))
+        stream.flush()
+
+
+def _manifest(
+    cmd: list[str],
+    model: str | None,
+    labels: dict[str, str],
+    out: Path,
+    started_at: str,
+    exit_code: int,
+    wall_s: float,
+    timed_out: bool,
+) -> dict:
+    python, torch = _interpreter_versions(cmd)
+    manifest: dict = {}
+    manifest.update(_run_facts(out / RUN_FACTS))
+    manifest.update(labels)
+    manifest.update(
+        model=model if model is not None else manifest.get("model") or _model_from_command(cmd),
+        command=shlex.join(cmd),
+        started_at=started_at,
+        exit_code=exit_code,
+        wall_s=wall_s,
+        host=socket.gethostname(),
+        python=python,
+        torch=torch,
+    )
+    if timed_out:
+        manifest["timed_out"] = True
+    return {k: v for k, v in manifest.items() if v is not None}
+
+
+def _run_facts(path: Path) -> dict:
+    """Scalar facts the command wrote about itself, taken out of their file into the manifest."""
+    try:
+        facts = json.loads(path.read_text())
+        path.unlink()
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(facts, dict):
+        return {}
+    return {
+        k: v
+        for k, v in facts.items()
+        if (k not in CORE_KEYS or k == "model") and (v is None or isinstance(v, (str, int, float, bool)))
+    }
+
+
+def _model_from_command(cmd: list[str]) -> str:
+    """`python train.py` -> `train`: the script name is the best guess when no --model is given."""
+    for arg in cmd[1:] if _is_python(cmd) else cmd:
+        if not arg.startswith("-"):
+            return Path(arg).stem
+    return Path(cmd[0]).stem
+
+
+def _is_python(cmd: list[str]) -> bool:
+    return Path(cmd[0]).name.startswith("python")
+
+
+def _interpreter_versions(cmd: list[str]) -> tuple[str, str | None]:
+    """Python and torch versions of the command's own interpreter, when it is a Python."""
+    here = platform.python_version()
+    if not _is_python(cmd):
+        return here, None
+    code = "import platform; print(platform.python_version()); import torch; print(torch.__version__)"
+    try:
+        done = subprocess.run([cmd[0], "-c", code], capture_output=True, text=True, timeout=120, env=_quiet_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return here, None
+    lines = done.stdout.split()
+    return (lines[0] if lines else here), (lines[1] if len(lines) > 1 else None)
+
+
+def _quiet_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in CAPTURE_ENV and not k.startswith("TORCH_")}
+
+
+def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:
+    labels = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not key=value", param_hint="--label")
+        if key in CORE_KEYS:
+            raise click.BadParameter(f"{key!r} is recorded by capture itself", param_hint="--label")
+        labels[key] = value
+    return labels
+
+
+def _db_path(ctx: click.Context) -> str:
+    if isinstance(ctx.obj, dict) and ctx.obj.get("db"):
+        return str(ctx.obj["db"])
+    root_db = ctx.find_root().params.get("db")
+    return str(root_db or os.environ.get("IWH_DB") or "warehouse.duckdb")
+
+
+def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("captures") / f"{model or _model_from_command(list(cmd))}-{stamp}"
+
+
+@click.command(
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    epilog="Example: iwh capture --model mlp --label mode=train -- python train.py --steps 3",
+)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the artifacts [default: captures/<model>-<time>].")
+@click.option("--model", help="Model name for the run [default: the script's name].")
+@click.option("--label", "label_pairs", multiple=True, metavar="KEY=VALUE",
+              help="Extra run label (mode, dtype, variant, device, ...); repeatable.")
+@click.option("--no-ingest", is_flag=True, help="Only capture; ingest later with `iwh ingest DIR`.")
+@click.option("--profile", is_flag=True,
+              help="Set IWH_PROFILE=<out>/profile.json for the command. The script records one "
+                   "steady-state step there, e.g. `with torch.profiler.profile() as p: step()` then "
+                   "`p.export_chrome_trace(os.environ['IWH_PROFILE'])`; see zoo/README.md.")
+@click.option("--timeout", "timeout_s", type=float, help="Kill the command after this many seconds.")
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.pass_context
+def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s, cmd):
+    """Run CMD with TorchInductor debug artifacts on, write manifest.json, and ingest the result.
+
+    The command's exit code becomes iwh's: a failing run is still captured and ingested.
+    """
+    labels = parse_labels(label_pairs)
+    out = out or _default_out(model, cmd)
+    extra_env = {"IWH_PROFILE": str(Path(out).resolve() / PROFILE)} if profile else None
+    result = capture(list(cmd), out, model, labels, extra_env, timeout_s=timeout_s)
+    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+    click.echo(f"captured {result.out} ({status}, {result.wall_s:.1f} s)", err=True)
+    if not no_ingest:
+        from ingest.load import ingest_paths
+
+        summary = ingest_paths([result.out], _db_path(ctx), model=result.manifest["model"], labels=labels)
+        click.echo(summary.line(), err=True)
+    ctx.exit(result.exit_code)

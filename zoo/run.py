@@ -1,0 +1,140 @@
+"""Run the zoo: each model x mode x dtype x variant under capture, several at once, under one
+or more torch interpreters (one virtualenv per torch version).
+
+    python -m zoo.run --python .venv-torch-2.13/bin/python --python .venv-torch-2.14.1/bin/python \\
+        --models mlp,cnn --modes infer,train --out 'zoo_out/{device}-torch{torch}' --jobs 2 --profile
+
+Run folders are named `<model>__<mode>__<dtype>__<variant>` under `--out`, whose `{torch}` and
+`{device}` placeholders keep the versions apart. `--run NAME` (repeatable) picks single runs by that
+name instead of the full product. Runs only capture; `--db` ingests them all at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.capture import capture
+
+WORKER = Path(__file__).with_name("worker.py")
+
+
+@dataclass(frozen=True)
+class ZooRun:
+    model: str
+    mode: str
+    dtype: str
+    variant: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.model}__{self.mode}__{self.dtype}__{self.variant}"
+
+    @classmethod
+    def from_name(cls, name: str) -> ZooRun:
+        parts = name.split("__")
+        if len(parts) != 4:
+            raise ValueError(f"run name {name!r} is not model__mode__dtype__variant")
+        return cls(*parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    failed, run_dirs = [], []
+    for python in args.python:
+        offer = _offer(python)
+        torch_version = _public_version(offer["torch"])
+        out = Path(args.out.format(torch=torch_version, device=args.device.split(":")[0]))
+        runs, skipped = _plan(args, offer)
+        for run in skipped:
+            print(f"skip {run.name}: not available under {python}", file=sys.stderr)
+        print(f"{python} (torch {offer['torch']}): {len(runs)} runs into {out}", file=sys.stderr)
+        results = _capture_all(python, runs, out, args)
+        run_dirs += [r.out for r in results]
+        failed += [r for r in results if not r.ok]
+    if args.db and run_dirs:
+        from ingest.load import ingest_paths
+
+        print(ingest_paths(run_dirs, args.db, jobs=args.jobs).line(), file=sys.stderr)
+    print(f"{len(run_dirs)} runs captured, {len(failed)} failed"
+          + "".join(f"\n  failed: {r.out}" for r in failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--python", action="append", default=[],
+                   help="interpreter with torch (repeat for several versions) [default: this one]")
+    p.add_argument("--out", default="zoo_out/{device}-torch{torch}")
+    p.add_argument("--models", help="comma-separated [default: every model the interpreter can build]")
+    p.add_argument("--modes", default="infer,train")
+    p.add_argument("--dtypes", default="fp32")
+    p.add_argument("--variants", default="default")
+    p.add_argument("--run", action="append", default=[], metavar="MODEL__MODE__DTYPE__VARIANT",
+                   help="one run by name, instead of the product of the lists above; repeatable")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    p.add_argument("--profile", action="store_true", help="record one profiled step to profile.json")
+    p.add_argument("--steps", type=int, default=2, help="steady-state steps after compiling")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
+    p.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="extra label for every run")
+    p.add_argument("--db", help="ingest every run into this warehouse at the end")
+    args = p.parse_args(argv)
+    args.python = args.python or [sys.executable]
+    return args
+
+
+def _offer(python: str) -> dict:
+    """What the interpreter can run: asked of it, since each venv has its own optional packages."""
+    listing = subprocess.run([python, str(WORKER), "--list"], capture_output=True, text=True, check=True)
+    offer = json.loads(listing.stdout.strip().splitlines()[-1])
+    version = subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                             capture_output=True, text=True, check=True)
+    offer["torch"] = version.stdout.strip().splitlines()[-1]
+    return offer
+
+
+def _public_version(version: str) -> str:
+    return version.split("+")[0]
+
+
+def _plan(args, offer: dict) -> tuple[list[ZooRun], list[ZooRun]]:
+    if args.run:
+        runs = [ZooRun.from_name(name) for name in args.run]
+    else:
+        models = args.models.split(",") if args.models else offer["models"]
+        lists = [models, args.modes.split(","), args.dtypes.split(","), args.variants.split(",")]
+        runs = [ZooRun(*combo) for combo in itertools.product(*lists)]
+    def runnable(r):
+        return (r.model in offer["models"] and r.mode in offer["modes"]
+                and r.dtype in offer["dtypes"] and r.variant in offer["variants"])
+    return [r for r in runs if runnable(r)], [r for r in runs if not runnable(r)]
+
+
+def _capture_all(python: str, runs: list[ZooRun], out: Path, args):
+    extra_labels = dict(pair.split("=", 1) for pair in args.label)
+
+    def one(run: ZooRun):
+        run_dir = out / run.name
+        cmd = [python, str(WORKER), "--model", run.model, "--mode", run.mode, "--dtype", run.dtype,
+               "--variant", run.variant, "--device", args.device, "--steps", str(args.steps)]
+        labels = {"mode": run.mode, "dtype": run.dtype, "variant": run.variant,
+                  "device": args.device.split(":")[0], **extra_labels}
+        env = {"IWH_PROFILE": str(run_dir.resolve() / "profile.json")} if args.profile else None
+        result = capture(cmd, run_dir, run.model, labels, env, echo=False, timeout_s=args.timeout)
+        status = "ok" if result.ok else ("timed out" if result.timed_out else f"exit {result.exit_code}")
+        print(f"  {run.name}: {status}, {result.wall_s:.1f} s", file=sys.stderr, flush=True)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        return list(pool.map(one, runs))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
