@@ -27,7 +27,7 @@ def kernel_signature(kernel_name: str) -> str:
 def normalize_kernel_source(source: str, kernel_name: str | None) -> str:
     if kernel_name:
         source = source.replace(kernel_name, "KERNEL")
-    if "\"/" in source or "'/" in source:
+    if '"/' in source or "'/" in source:
         source = _QUOTED_PATH.sub("<path>", source)
     return _BACKEND_HASH.sub("'backend_hash': '<hash>'", source)
 

@@ -22,7 +22,7 @@ import re
 
 from ingest.rows import Parsed
 
-_NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = (?P<rhs>.*)$')
+_NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = ')
 _FREED = re.compile(r"(?:\w+ = )+None$")
 _CALL = re.compile(r"^(?P<callee>[\w.]+)\(")
 _GETITEM = re.compile(r"^\w+\[-?\d+\]$")
@@ -79,7 +79,7 @@ def parse_fx_graph(text: str) -> Parsed:
         if m is None:
             parsed.problem(f"unrecognised graph line: {stripped[:120]}", lineno, "warning")
             continue
-        kind, target = _classify(_strip_freed(m["rhs"]))
+        kind, target = _classify(_strip_freed(line[m.end() :]))
         if kind is None:
             parsed.counters["fx_graph: node with unknown right-hand side"] += 1
             kind = "call_function"
@@ -103,6 +103,8 @@ def _placeholders(signature: str, ops: list[dict]) -> None:
 
 def _strip_freed(rhs: str) -> str:
     """Drop the trailing `;  a = b = None` clause that lists values freed after the node."""
+    if not rhs.endswith(" = None"):
+        return rhs
     cut = rhs.rfind(";  ")
     if cut != -1 and _FREED.match(rhs, cut + 3):
         return rhs[:cut]

@@ -8,8 +8,9 @@ and v1 (torch 2.7/2.8, no version) has kernel keys without `:<handle>`. The key 
 rows['lineage']: one per (pre-grad node, post-grad node, kernel) chain, both directions of each
 mapping merged. A post node with no kernel keeps a row with kernel NULL, one with no pre node a
 row with source_node NULL; a pre node with no post node and a kernel with no post node keep a
-row too. Empty node names (pattern-rewritten nodes) count as unknown (NULL). `kernel:handle` is split on the last colon (names may hold colons). user_file/user_line
-stay NULL here: stack traces come with the trace artifacts.
+row too. Empty node names (pattern-rewritten nodes) count as unknown (NULL). `kernel:handle` is
+split on the last colon (names may hold colons); a key without a numeric suffix (v1) gets
+debug_handle NULL. user_file/user_line stay NULL here: stack traces come with the trace artifacts.
 """
 
 from __future__ import annotations
