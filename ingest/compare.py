@@ -1,0 +1,466 @@
+"""`iwh compare`: two selections of runs, model by model, down to the kernels.
+
+Computing lives here and returns plain dataclasses (the dashboard calls `compare` and
+`kernel_diff`); `ingest/compare_render.py` turns them into tables, CSV, JSON or markdown; the rules
+that call a change a regression are in `ingest/regress.py`. The SQL is in schema/queries/compare/.
+
+Like for like: runs pair on the model plus every string label that tells runs of one side apart
+(`mode`, `dtype`, ...). A label constant on each side but different between them (`variant`,
+`torch`) is the compared variable, not a pairing key. Models on one side only are listed apart
+and never enter the summary. Several runs of one pairing key on a side are samples.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import click
+import orjson
+
+from ingest import regress
+from schema import queries as canned
+
+STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
+              "graph_breaks", "recompiles", "library_graph_breaks", "library_recompiles")
+TIMINGS = ("compile_s", "kernel_us")
+METRICS = STRUCTURAL + TIMINGS
+RATES = ("fusion_rate",)  # a sum of rates means nothing: the summary shows their geomean only
+# selector words that name a run column; any other key is a label
+COLUMN_KEYS = {"compiler": "compiler", "compiler_version": "compiler", "run": "run", "run_id": "run",
+               "device": "device", "backend": "backend", "model": "model"}
+ENV_COLUMNS = ("compiler_version", "device", "device_name", "backend", "triton_version", "cuda_version")
+
+
+class SelectorError(ValueError):
+    """A selector that cannot be read or picks nothing; the message says what exists."""
+
+
+@dataclass(frozen=True)
+class Selector:
+    text: str
+    params: dict
+    labels: dict
+
+    @property
+    def keys(self) -> set[str]:
+        return set(self.params) | set(self.labels)
+
+
+def parse_selector(text: str) -> Selector:
+    """`compiler=2.13.0+cpu`, `variant=default`, `mode=train,dtype=fp32`, a run id, or a mix."""
+    params, labels = {}, {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, sep, value = part.partition("=")
+        if not sep:
+            params["run"] = part
+            continue
+        key, value = key.strip(), value.strip()
+        if not key or not value:
+            raise SelectorError(f"selector part {part!r} is not key=value")
+        if key in COLUMN_KEYS:
+            params[COLUMN_KEYS[key]] = value
+        else:
+            labels[key] = value
+    if not params and not labels:
+        raise SelectorError(f"empty selector {text!r}: give compiler=V, a label k=v or a run id")
+    return Selector(text, params, labels)
+
+
+@dataclass
+class MetricDelta:
+    metric: str
+    base: float | None
+    head: float | None
+    verdict: str
+    how: str = ""
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.base is None or self.head is None else self.head - self.base
+
+    @property
+    def pct(self) -> float | None:
+        d = self.delta
+        return None if d is None or not self.base else 100.0 * d / abs(self.base)
+
+
+@dataclass
+class ModelPair:
+    model: str
+    config: dict  # the pairing labels beyond the model
+    base_runs: list[str]
+    head_runs: list[str]
+    metrics: dict[str, MetricDelta]
+
+    @property
+    def key(self) -> str:
+        return model_key(self.model, self.config)
+
+    @property
+    def regressions(self) -> list[str]:
+        return [m for m, d in self.metrics.items() if d.verdict == regress.REGRESSION]
+
+
+@dataclass
+class SummaryRow:
+    metric: str
+    models: int
+    base_total: float | None
+    head_total: float | None
+    geomean_ratio: float | None  # geomean of head/base over models where both are > 0
+    regressions: int
+    improvements: int
+
+
+@dataclass
+class CompareResult:
+    base: str
+    head: str
+    pairs: list[ModelPair]
+    base_only: list[str]
+    head_only: list[str]
+    summary: list[SummaryRow]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[tuple[str, str]]:
+        return [(p.key, m) for p in self.pairs for m in p.regressions]
+
+
+def model_key(model: str, config: dict) -> str:
+    return model + (" [" + " ".join(f"{k}={v}" for k, v in sorted(config.items())) + "]" if config else "")
+
+
+def run_query(con, name: str, **params) -> list[dict]:
+    """A canned query as a list of dicts, on a raw connection or a Warehouse."""
+    con = getattr(con, "con", con)
+    q = canned.get(name)
+    rel = con.execute(q.sql, q.bind(params))
+    cols = [d[0] for d in rel.description]
+    return [dict(zip(cols, row)) for row in rel.fetchall()]
+
+
+def select_runs(con, selector: Selector, model: str | None = None) -> list[dict]:
+    params = dict(selector.params)
+    if model is not None:
+        params["model"] = model
+    if selector.labels:
+        params["labels"] = orjson.dumps(selector.labels).decode()
+    rows = run_query(con, "compare/runs", **params)
+    for r in rows:
+        r["labels"] = orjson.loads(r["labels"]) if r["labels"] else {}
+    return rows
+
+
+def compare(con, base: str, head: str, model: str | None = None,
+            rules: dict[str, regress.Rule] | None = None) -> CompareResult:
+    """Compare the runs `base` selects with those `head` selects, model by model."""
+    rules = rules or regress.DEFAULT_RULES
+    sel_b, sel_h = parse_selector(base), parse_selector(head)
+    runs_b, runs_h = select_runs(con, sel_b, model), select_runs(con, sel_h, model)
+    for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
+        if not runs:
+            raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
+                                + "; `iwh runs` lists the runs, their compiler versions and models")
+    dims = _pairing_labels(runs_b, runs_h, sel_b.keys | sel_h.keys)
+    groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
+    common = sorted(set(groups_b) & set(groups_h))
+    pairs = [_pair(key, groups_b[key], groups_h[key], rules) for key in common]
+    result = CompareResult(
+        base=base, head=head, pairs=pairs,
+        base_only=sorted(model_key(m, dict(c)) for m, c in set(groups_b) - set(groups_h)),
+        head_only=sorted(model_key(m, dict(c)) for m, c in set(groups_h) - set(groups_b)),
+        summary=_summary(pairs),
+    )
+    result.warnings = _warnings(pairs, groups_b, groups_h, sel_b, sel_h)
+    return result
+
+
+def _pairing_labels(runs_b: list[dict], runs_h: list[dict], selected: set[str]) -> list[str]:
+    keys = set()
+    for r in runs_b + runs_h:
+        keys |= {k for k, v in r["labels"].items() if isinstance(v, str)}
+    dims = []
+    for k in sorted(keys - selected):
+        if any(len({r["labels"].get(k) for r in runs if r["model"] == m}) > 1
+               for runs in (runs_b, runs_h) for m in {r["model"] for r in runs}):
+            dims.append(k)
+    return dims
+
+
+def _group(runs: list[dict], dims: list[str]) -> dict[tuple, list[dict]]:
+    out = defaultdict(list)
+    for r in runs:
+        config = tuple((k, r["labels"][k]) for k in dims if isinstance(r["labels"].get(k), str))
+        out[(r["model"], config)].append(r)
+    return out
+
+
+def _values(runs: list[dict], metric: str) -> list[float]:
+    return [float(r[metric]) for r in runs if r.get(metric) is not None]
+
+
+def _pair(key: tuple, base: list[dict], head: list[dict], rules) -> ModelPair:
+    metrics = {}
+    for m in METRICS:
+        vb, vh = _values(base, m), _values(head, m)
+        verdict, how = regress.judge(rules[m], vb, vh)
+        pick = min if m in TIMINGS else regress.representative
+        metrics[m] = MetricDelta(m, pick(vb) if vb else None, pick(vh) if vh else None, verdict, how)
+    return ModelPair(key[0], dict(key[1]), [r["run_id"] for r in base], [r["run_id"] for r in head], metrics)
+
+
+def _summary(pairs: list[ModelPair]) -> list[SummaryRow]:
+    rows = []
+    for m in METRICS:
+        deltas = [p.metrics[m] for p in pairs if p.metrics[m].base is not None and p.metrics[m].head is not None]
+        ratios = [d.head / d.base for d in deltas if d.base > 0 and d.head > 0]
+        rows.append(SummaryRow(
+            metric=m, models=len(deltas),
+            base_total=sum(d.base for d in deltas) if deltas and m not in RATES else None,
+            head_total=sum(d.head for d in deltas) if deltas and m not in RATES else None,
+            geomean_ratio=math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None,
+            regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
+            improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),
+        ))
+    return rows
+
+
+def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> list[str]:
+    out = []
+    if not pairs:
+        out.append("no model is present on both sides: nothing to compare")
+    compared = sel_b.keys | sel_h.keys
+    # a compiler build carries its CUDA and Triton versions with it
+    expected = {"compiler_version", "cuda_version", "triton_version"} if "compiler" in compared else set()
+    for col in ENV_COLUMNS:
+        if col in expected or (col in ("device", "backend") and col in compared):
+            continue
+        differing = [p.key for p in pairs
+                     if {r.get(col) for r in groups_b[_key(p)]} != {r.get(col) for r in groups_h[_key(p)]}]
+        if differing:
+            out.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
+                       f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
+    config_keys = Counter()
+    for p in pairs:
+        config_keys.update(_config_diff(groups_b[_key(p)], groups_h[_key(p)]))
+    if config_keys:
+        names = ", ".join(k for k, _ in config_keys.most_common(8)) + (" ..." if len(config_keys) > 8 else "")
+        why = " (expected when the compared label is a config variant)" if (sel_b.labels or sel_h.labels) else ""
+        out.append(f"inductor config differs between the sides in {len(config_keys)} keys{why}: {names}")
+    return out
+
+
+def _key(p: ModelPair) -> tuple:
+    return (p.model, tuple(p.config.items()))
+
+
+def _config_diff(base: list[dict], head: list[dict]) -> set[str]:
+    cb = [orjson.loads(r["inductor_config"]) for r in base if r.get("inductor_config")]
+    ch = [orjson.loads(r["inductor_config"]) for r in head if r.get("inductor_config")]
+    if not cb or not ch:
+        return set()
+    b, h = cb[0], ch[0]
+    return {k for k in b.keys() & h.keys() if b[k] != h[k]}
+
+
+# ---- kernel-level diff ---------------------------------------------------------------------------
+
+ADDED, REMOVED, CHANGED, SAME = "added", "removed", "changed", "unchanged"
+
+
+@dataclass
+class KernelChange:
+    status: str
+    signature: str
+    generated: bool
+    category: str | None
+    phase: str | None
+    base_kernel: str | None
+    head_kernel: str | None
+    base_hash: str | None
+    head_hash: str | None
+
+
+@dataclass
+class FusionChange:
+    kind: str  # split (one base group became several) | merged (several base groups became one)
+    graph: str
+    base_groups: list[str]
+    head_groups: list[str]
+
+
+@dataclass
+class KernelDiff:
+    model: str
+    base_run: str
+    head_run: str
+    kernels: list[KernelChange]
+    fusions: list[FusionChange]
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self, generated_only: bool = True) -> dict[str, int]:
+        c = Counter(k.status for k in self.kernels if k.generated or not generated_only)
+        return {s: c.get(s, 0) for s in (ADDED, REMOVED, CHANGED, SAME)}
+
+
+def kernel_diff(con, base: str, head: str, model: str) -> KernelDiff:
+    """Kernels of `model` matched across the sides by signature, then normalised source hash.
+
+    Base and head selectors are as for `compare`; when a side has several runs of the model, the
+    earliest is diffed (pass a run id to choose)."""
+    runs_b = select_runs(con, parse_selector(base), model)
+    runs_h = select_runs(con, parse_selector(head), model)
+    if not runs_b or not runs_h:
+        side = base if not runs_b else head
+        raise SelectorError(f"selector {side!r} picks no run of model {model}; `iwh runs --model {model}` lists them")
+    b, h = runs_b[0]["run_id"], runs_h[0]["run_id"]
+    notes = []
+    if len(runs_b) > 1 or len(runs_h) > 1:
+        notes.append(f"{len(runs_b)} base and {len(runs_h)} head runs of {model}: diffing {b} and {h} "
+                     "(give run ids to choose)")
+    kb, kh = run_query(con, "compare/kernels", run=b), run_query(con, "compare/kernels", run=h)
+    fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
+                                            run_query(con, "compare/fusions", run=h))
+    return KernelDiff(model, b, h, _match_kernels(kb, kh), fusions, notes + fusion_notes)
+
+
+def _match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
+    by_sig_b, by_sig_h = defaultdict(list), defaultdict(list)
+    for k in base:
+        by_sig_b[k["signature"] or k["kernel_name"]].append(k)
+    for k in head:
+        by_sig_h[k["signature"] or k["kernel_name"]].append(k)
+    out = []
+    for sig in sorted(set(by_sig_b) | set(by_sig_h)):
+        left, right = list(by_sig_b.get(sig, ())), list(by_sig_h.get(sig, ()))
+        # most specific match first: same source in the same phase, same source anywhere,
+        # then same phase (a changed kernel), then whatever pairs are left
+        for same_hash, same_phase in ((True, True), (True, False), (False, True), (False, False)):
+            for kb in list(left):
+                for kh in right:
+                    if (same_hash and kb["source_hash"] != kh["source_hash"]) or \
+                            (same_phase and kb["phase"] != kh["phase"]):
+                        continue
+                    status = SAME if kb["source_hash"] == kh["source_hash"] else CHANGED
+                    out.append(_change(status, sig, kb, kh))
+                    left.remove(kb)
+                    right.remove(kh)
+                    break
+        out += [_change(REMOVED, sig, kb, None) for kb in left]
+        out += [_change(ADDED, sig, None, kh) for kh in right]
+    order = {CHANGED: 0, ADDED: 1, REMOVED: 2, SAME: 3}
+    return sorted(out, key=lambda c: (order[c.status], not c.generated, c.phase or "", c.signature,
+                                      c.base_kernel or "", c.head_kernel or ""))
+
+
+def _change(status: str, sig: str, kb: dict | None, kh: dict | None) -> KernelChange:
+    ref = kh or kb
+    return KernelChange(
+        status=status, signature=sig, generated=bool(ref["generated"]), category=ref["category"],
+        phase=ref["phase"], base_kernel=kb["kernel_name"] if kb else None,
+        head_kernel=kh["kernel_name"] if kh else None,
+        base_hash=kb["source_hash"] if kb else None, head_hash=kh["source_hash"] if kh else None,
+    )
+
+
+def _fusion_changes(base: list[dict], head: list[dict]) -> tuple[list[FusionChange], list[str]]:
+    """Split and merged fusion groups per graph (graphs paired by compile id and phase).
+
+    Member names (op0, op1, ...) number the pre-fusion nodes, so they name the same node on both
+    sides only when the pre-fusion graphs have the same length; other graphs are noted, not diffed."""
+    graphs_b, graphs_h = _by_graph(base), _by_graph(head)
+    changes, notes = [], []
+    for g in sorted(set(graphs_b) & set(graphs_h), key=str):
+        gb, gh = graphs_b[g], graphs_h[g]
+        nb, nh = gb[0]["pre_fusion_nodes"], gh[0]["pre_fusion_nodes"]
+        label = f"{g[0]} {g[1]}"
+        if nb != nh:
+            notes.append(f"graph {label}: pre-fusion graphs differ ({nb} vs {nh} nodes); fusion groups not diffed")
+            continue
+        owner_b = {m: r["group_name"] for r in gb for m in r["members"] or ()}
+        owner_h = {m: r["group_name"] for r in gh for m in r["members"] or ()}
+        for kind, groups, owner_other in (("merged", gh, owner_b), ("split", gb, owner_h)):
+            for r in groups:
+                others = sorted({owner_other[m] for m in r["members"] or () if m in owner_other})
+                if len(others) > 1:
+                    pair = (others, [r["group_name"]]) if kind == "merged" else ([r["group_name"]], others)
+                    changes.append(FusionChange(kind, label, *pair))
+    return changes, notes
+
+
+def _by_graph(rows: list[dict]) -> dict[tuple, list[dict]]:
+    out = defaultdict(list)
+    for r in rows:
+        out[(r["compile_id"] or r["graph_id"], r["phase"])].append(r)
+    return out
+
+
+def kernel_source(con, source_hash: str | None) -> str | None:
+    if not source_hash:
+        return None
+    rows = run_query(con, "compare/kernel_source", hash=source_hash)
+    return rows[0]["source"] if rows else None
+
+
+def code_diff(con, change: KernelChange) -> str:
+    """Unified diff of a changed kernel's normalised source, base to head."""
+    a = kernel_source(con, change.base_hash) or ""
+    b = kernel_source(con, change.head_hash) or ""
+    return "".join(difflib.unified_diff(
+        a.splitlines(keepends=True), b.splitlines(keepends=True),
+        fromfile=f"base/{change.base_kernel}", tofile=f"head/{change.head_kernel}",
+    ))
+
+
+# ---- command -------------------------------------------------------------------------------------
+
+@click.command("compare")
+@click.option("--base", required=True, metavar="SEL", help="runs to compare from: compiler=V, k=v, run id (a,b: both)")
+@click.option("--head", required=True, metavar="SEL", help="runs to compare to")
+@click.option("--model", help="only this model")
+@click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
+@click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
+@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json", "markdown")), default="table",
+              show_default=True)
+@click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
+@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
+              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0")
+@click.pass_context
+def compare_command(ctx, base, head, model, show_kernels, show_code, fmt, fail_on, thresholds):
+    """Compare two sets of runs model by model (--base and --head selectors).
+
+    Selectors: compiler=2.13.0+cpu (or compiler=2.13.0), a label such as variant=default, a run id
+    (or prefix), device=, backend=, model=; join several with commas. Models on one side only are
+    listed apart. Kernel counts, fusion and graph breaks are exact; timings need several runs a side.
+    """
+    from ingest import compare_render as render
+    from ingest.cli import _warehouse
+
+    if (show_kernels or show_code) and not model:
+        raise click.UsageError("--kernels needs --model M")
+    try:
+        rules = regress.parse_thresholds(thresholds)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--threshold") from e
+    with _warehouse(ctx) as wh:
+        try:
+            result = compare(wh, base, head, model, rules)
+            diff = kernel_diff(wh, base, head, model) if show_kernels or show_code else None
+        except SelectorError as e:
+            raise click.ClickException(str(e)) from e
+        codes = {c.head_kernel: code_diff(wh, c) for c in diff.kernels if c.status == CHANGED} \
+            if diff and show_code else {}
+    click.echo(render.render(result, fmt, diff, codes), nl=False)
+    for w in result.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if fail_on == "regression" and result.regressions:
+        click.echo(f"{len(result.regressions)} regressions: "
+                   + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
+        sys.exit(1)

@@ -1,0 +1,144 @@
+"""Rendering `iwh compare` results: a table for people, CSV (one row per model), JSON, markdown
+for a PR comment. Pure functions of the dataclasses of ingest/compare.py."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import orjson
+import polars as pl
+
+from ingest import output
+from ingest.compare import METRICS, RATES, STRUCTURAL, CompareResult, KernelDiff
+
+COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
+
+BOTH_SIDES, BASE_ONLY, HEAD_ONLY = "compared", "base only", "head only"
+
+
+def wide_frame(result: CompareResult) -> pl.DataFrame:
+    """One row per model: base, head, delta, % and verdict of every metric as plain cells."""
+    rows = []
+    for p in result.pairs:
+        row: dict = {"model": p.model, "config": _config(p.config), "status": BOTH_SIDES,
+               "base_runs": " ".join(p.base_runs), "head_runs": " ".join(p.head_runs)}
+        for m, d in p.metrics.items():
+            row |= {f"{m}_base": _num(m, d.base), f"{m}_head": _num(m, d.head), f"{m}_delta": _num(m, d.delta),
+                    f"{m}_pct": _round(d.pct, 2), f"{m}_verdict": d.verdict}
+        rows.append(row)
+    for status, keys in ((BASE_ONLY, result.base_only), (HEAD_ONLY, result.head_only)):
+        rows += [{"model": k, "status": status} for k in keys]
+    schema = {"model": pl.String, "config": pl.String, "status": pl.String, "base_runs": pl.String,
+              "head_runs": pl.String}
+    for m in METRICS:
+        t = pl.Int64 if m in COUNTS else pl.Float64
+        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": t,
+                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def long_frame(result: CompareResult, changed_only: bool = False) -> pl.DataFrame:
+    """One row per model and metric: base, head, delta, %, verdict and the test that decided."""
+    rows = []
+    for p in result.pairs:
+        for m, d in p.metrics.items():
+            if (d.base is None and d.head is None) or (d.base == 0 and d.head == 0):
+                continue
+            if changed_only and d.verdict in ("unchanged", "n/a"):
+                continue
+            rows.append({"model": p.key, "metric": m, "base": _round(d.base, 4), "head": _round(d.head, 4),
+                         "delta": _round(d.delta, 4), "pct": _round(d.pct, 1), "verdict": d.verdict, "how": d.how})
+    return pl.DataFrame(rows, schema={"model": pl.String, "metric": pl.String, "base": pl.Float64,
+                                      "head": pl.Float64, "delta": pl.Float64, "pct": pl.Float64,
+                                      "verdict": pl.String, "how": pl.String})
+
+
+def summary_frame(result: CompareResult) -> pl.DataFrame:
+    rows = [{"metric": s.metric, "models": s.models, "base_total": _round(s.base_total, 4),
+             "head_total": _round(s.head_total, 4), "geomean_ratio": _round(s.geomean_ratio, 4),
+             "regressions": s.regressions, "improvements": s.improvements}
+            for s in result.summary if s.models]
+    return pl.DataFrame(rows, schema={"metric": pl.String, "models": pl.Int64, "base_total": pl.Float64,
+                                      "head_total": pl.Float64, "geomean_ratio": pl.Float64,
+                                      "regressions": pl.Int64, "improvements": pl.Int64})
+
+
+def kernel_frame(diff: KernelDiff, include_unchanged: bool = False) -> pl.DataFrame:
+    rows = [{"status": k.status, "phase": k.phase, "generated": k.generated, "category": k.category,
+             "signature": k.signature, "base_kernel": k.base_kernel, "head_kernel": k.head_kernel}
+            for k in diff.kernels if include_unchanged or k.status != "unchanged"]
+    return pl.DataFrame(rows, schema={"status": pl.String, "phase": pl.String, "generated": pl.Boolean,
+                                      "category": pl.String, "signature": pl.String,
+                                      "base_kernel": pl.String, "head_kernel": pl.String})
+
+
+def fusion_frame(diff: KernelDiff) -> pl.DataFrame:
+    rows = [{"change": f.kind, "graph": f.graph, "base_groups": " ".join(f.base_groups),
+             "head_groups": " ".join(f.head_groups)} for f in diff.fusions]
+    return pl.DataFrame(rows, schema={"change": pl.String, "graph": pl.String, "base_groups": pl.String,
+                                      "head_groups": pl.String})
+
+
+def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: dict | None = None) -> dict:
+    out = dataclasses.asdict(result)
+    for pair, p in zip(out["pairs"], result.pairs):
+        for m, d in p.metrics.items():
+            pair["metrics"][m] |= {"delta": d.delta, "pct": d.pct}
+    if diff is not None:
+        out["kernel_diff"] = dataclasses.asdict(diff) | {"counts": diff.counts()}
+        if codes:
+            out["kernel_diff"]["code"] = codes
+    return out
+
+
+def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, codes: dict | None = None) -> str:
+    if fmt == "json":
+        return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2).decode() + "\n"
+    if fmt == "csv":
+        if diff is not None:
+            return kernel_frame(diff, include_unchanged=True).write_csv()
+        return wide_frame(result).write_csv()
+    md = fmt == "markdown"
+    show = output.markdown if md else output.table
+    h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
+    parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
+             f"({len(result.pairs)} models on both sides)\n"]
+    if md and result.warnings:
+        parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings))
+    parts += [h("summary (common models; geomean of head/base)"), show(summary_frame(result))]
+    parts += [h("per model" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
+    if result.base_only or result.head_only:
+        parts.append(h("not compared (one side only)"))
+        parts += [f"- base only: {k}\n" for k in result.base_only]
+        parts += [f"- head only: {k}\n" for k in result.head_only]
+    if diff is not None:
+        parts.append(_kernel_section(diff, codes, md, show, h))
+    return "".join(parts)
+
+
+def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
+    counts = diff.counts()
+    externs = diff.counts(generated_only=False)
+    parts = [h(f"kernels of {diff.model}: base run {diff.base_run} -> head run {diff.head_run}"),
+             "generated kernels: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+             + "; with extern calls: " + ", ".join(f"{n} {s}" for s, n in externs.items()) + "\n"]
+    parts += [f"note: {n}\n" for n in diff.notes]
+    parts.append(show(kernel_frame(diff)))
+    if diff.fusions:
+        parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
+    for name, text in (codes or {}).items():
+        parts.append(h(f"code diff: {name}"))
+        parts.append(f"```diff\n{text}```\n" if md else text)
+    return "".join(parts)
+
+
+def _num(metric: str, v: float | None):
+    return None if v is None else (int(v) if metric in COUNTS else v)
+
+
+def _config(config: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(config.items()))
+
+
+def _round(v, n):
+    return None if v is None else round(v, n)

@@ -1,0 +1,140 @@
+"""Regression rules for `iwh compare`: when a change between two sides is a regression.
+
+Structural metrics (kernel counts, fusion, graph breaks, recompiles) are deterministic: the same
+model under the same compiler gives the same number, so any move past the threshold counts.
+Timings are noisy: one sample per side can never be a regression ("insufficient data"); with two
+or three a side the minimums are compared (min-of-N, as LNT does); with four or more the
+Mann-Whitney U test must also find the two sides different.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
+WITHIN, INSUFFICIENT, NOT_GATED, MISSING = "within threshold", "insufficient data", "reported", "n/a"
+
+MIN_SAMPLES_FOR_TEST = 4
+SIGNIFICANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Rule:
+    metric: str
+    higher_is_worse: bool
+    threshold: float | None  # None: reported, never gated
+    relative: bool = False  # threshold is a fraction of the base value, not an absolute delta
+    timing: bool = False
+
+
+# More kernels or extern calls, a lower fusion rate, more graph breaks or recompiles in user code
+# are regressions as soon as they move; timings need a 10% move (LNT, asv and HUD use 5-15%).
+DEFAULT_RULES: dict[str, Rule] = {r.metric: r for r in (
+    Rule("kernels", True, 0),
+    Rule("extern_kernels", True, 0),
+    Rule("pre_fusion_nodes", True, None),
+    Rule("post_fusion_nodes", True, None),
+    Rule("fusion_rate", False, 0.0),
+    Rule("graph_breaks", True, 0),
+    Rule("recompiles", True, 0),
+    Rule("library_graph_breaks", True, None),
+    Rule("library_recompiles", True, None),
+    Rule("compile_s", True, 0.10, relative=True, timing=True),
+    Rule("kernel_us", True, 0.10, relative=True, timing=True),
+)}
+
+
+def parse_thresholds(specs: tuple[str, ...] | list[str]) -> dict[str, Rule]:
+    """`metric=N` (absolute delta), `metric=N%` (relative), `metric=off` (report only)."""
+    rules = dict(DEFAULT_RULES)
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or name not in rules:
+            raise ValueError(f"--threshold {spec!r}: use METRIC=N, METRIC=N% or METRIC=off; "
+                             f"metrics: {', '.join(rules)}")
+        base = rules[name]
+        if value.lower() == "off":
+            rules[name] = Rule(name, base.higher_is_worse, None, base.relative, base.timing)
+            continue
+        try:
+            if value.endswith("%"):
+                rules[name] = Rule(name, base.higher_is_worse, float(value[:-1]) / 100, True, base.timing)
+            else:
+                rules[name] = Rule(name, base.higher_is_worse, float(value), False, base.timing)
+        except ValueError:
+            raise ValueError(f"--threshold {spec!r}: {value!r} is not a number") from None
+    return rules
+
+
+def judge(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
+    """(verdict, how): verdict is regression / improvement / unchanged / within threshold /
+    insufficient data / reported / n/a; `how` says which test decided."""
+    if not base or not head:
+        return MISSING, ""
+    if rule.timing:
+        return _judge_timing(rule, base, head)
+    b, h = representative(base), representative(head)
+    if b == h:
+        return UNCHANGED, "exact"
+    if rule.threshold is None:
+        return NOT_GATED, "exact"
+    return _direction(rule, b, h), "exact"
+
+
+def _judge_timing(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
+    if min(len(base), len(head)) < 2:
+        return INSUFFICIENT, f"n={len(base)}/{len(head)}"
+    b, h = min(base), min(head)
+    if rule.threshold is None:
+        return NOT_GATED, "min-of-N"
+    verdict = _direction(rule, b, h)
+    if min(len(base), len(head)) < MIN_SAMPLES_FOR_TEST or verdict == WITHIN:
+        return verdict, f"min-of-N, n={len(base)}/{len(head)}"
+    p = mann_whitney_p(base, head)
+    how = f"Mann-Whitney p={p:.3g}, n={len(base)}/{len(head)}"
+    return (verdict if p < SIGNIFICANCE else WITHIN), how
+
+
+def _direction(rule: Rule, b: float, h: float) -> str:
+    delta = h - b
+    limit = rule.threshold * abs(b) if rule.relative else rule.threshold
+    if abs(delta) <= limit:
+        return WITHIN
+    worse = delta > 0 if rule.higher_is_worse else delta < 0
+    return REGRESSION if worse else IMPROVEMENT
+
+
+def representative(values: list[float]) -> float:
+    """The value shown for a side: the lower median, an observed value (min for timings is separate)."""
+    s = sorted(values)
+    return s[(len(s) - 1) // 2]
+
+
+def mann_whitney_p(a: list[float], b: list[float]) -> float:
+    """Two-sided p-value of the Mann-Whitney U test, normal approximation with tie correction
+    and continuity correction (what scipy.stats.mannwhitneyu gives with method='asymptotic')."""
+    n1, n2 = len(a), len(b)
+    pooled = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    ranks = [0.0] * len(pooled)
+    tie_term = 0.0
+    i = 0
+    while i < len(pooled):
+        j = i
+        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        t = j - i + 1
+        tie_term += t ** 3 - t
+        i = j + 1
+    r1 = sum(r for r, (_, side) in zip(ranks, pooled) if side == 0)
+    u1 = r1 - n1 * (n1 + 1) / 2
+    n = n1 + n2
+    mu = n1 * n2 / 2
+    sigma = math.sqrt(n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1))))
+    if sigma == 0:
+        return 1.0
+    z = (abs(u1 - mu) - 0.5) / sigma
+    return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))

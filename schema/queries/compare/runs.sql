@@ -1,0 +1,86 @@
+-- Compare: the runs one selector picks, with every metric `iwh compare` compares
+-- A selector is a conjunction: compiler version (exact, or the release without its '+build'),
+-- run id (or a unique prefix), device, backend, model, and labels given as a JSON object of
+-- string values (all must match). compile_s = dynamo + lazily compiled backward (compilation_metrics);
+-- kernel_us = profiled kernel time inside compiled regions (NULL when not profiled).
+-- graph_breaks / recompiles count events in user frames; library_* those of frames whose code lies
+-- in the standard library, site-packages or torch (the frame's co_filename from compilation_metrics,
+-- else the event's user frame): 2.14 compiles inspect.py frames under compiled autograd, which
+-- break and recompile there without any change to the user's graphs.
+-- inductor_config is the run's first compilation_metrics inductor_config (JSON text).
+-- @param compiler VARCHAR compiler version, e.g. 2.13.0+cpu or 2.13.0
+-- @param run VARCHAR run id or a prefix of it
+-- @param device VARCHAR device
+-- @param backend VARCHAR backend
+-- @param model VARCHAR only this model
+-- @param labels VARCHAR JSON object of label values, e.g. {"variant": "default"}
+WITH picked AS (
+    SELECT m.*
+    FROM run_metrics m
+    WHERE ($compiler IS NULL OR m.compiler_version = $compiler OR m.compiler_version LIKE $compiler || '+%')
+      AND ($run IS NULL OR m.run_id LIKE $run || '%')
+      AND ($device IS NULL OR m.device = $device)
+      AND ($backend IS NULL OR m.backend = $backend)
+      AND ($model IS NULL OR m.model = $model)
+      AND ($labels IS NULL OR list_bool_and(list_transform(json_keys($labels::JSON),
+                                            lambda k: (m.labels ->> k) = ($labels::JSON ->> k))))
+), frames AS (
+    SELECT run_id, compile_id, min(co_filename) AS frame_file
+    FROM compilations
+    WHERE run_id IN (SELECT run_id FROM picked)
+    GROUP BY ALL
+), events AS (
+    SELECT e.run_id,
+           regexp_matches(coalesce(f.frame_file, e.user_file, ''),
+                          '/(site-packages|dist-packages|torch)/|/lib/python[0-9.]*/') AS in_library,
+           e.kind
+    FROM compile_events e
+    LEFT JOIN frames f USING (run_id, compile_id)
+    WHERE e.run_id IN (SELECT run_id FROM picked)
+), event_counts AS (
+    SELECT run_id,
+           count(*) FILTER (WHERE kind = 'graph_break' AND NOT in_library) AS graph_breaks,
+           count(*) FILTER (WHERE kind = 'recompile' AND NOT in_library)   AS recompiles,
+           count(*) FILTER (WHERE kind = 'graph_break' AND in_library)     AS library_graph_breaks,
+           count(*) FILTER (WHERE kind = 'recompile' AND in_library)       AS library_recompiles
+    FROM events
+    GROUP BY run_id
+), compile_time AS (
+    SELECT run_id,
+           sum(duration_us) FILTER (WHERE name IN ('dynamo_cumulative_compile_time',
+                                                   'bwd_backward_cumulative_compile_time')) / 1e6 AS compile_s
+    FROM timings
+    WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_id IN (SELECT run_id FROM picked)
+    GROUP BY run_id
+), kernel_time AS (
+    SELECT run_id, sum(duration_us) AS kernel_us
+    FROM timings
+    WHERE kind = 'kernel' AND source = 'profiler' AND compile_id IS NOT NULL
+      AND run_id IN (SELECT run_id FROM picked)
+    GROUP BY run_id
+), config AS (
+    SELECT run_id, min(record ->> 'inductor_config') AS inductor_config
+    FROM compilations
+    WHERE record ->> 'inductor_config' IS NOT NULL AND run_id IN (SELECT run_id FROM picked)
+    GROUP BY run_id
+), env AS (
+    SELECT run_id, device_name, triton_version, cuda_version FROM runs
+    WHERE run_id IN (SELECT run_id FROM picked)
+)
+SELECT
+    p.run_id, p.model, p.compiler_version, p.device, p.backend, env.device_name,
+    env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
+    p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
+    p.pre_fusion_nodes, p.post_fusion_nodes, p.fusion_rate,
+    coalesce(e.graph_breaks, 0)::BIGINT AS graph_breaks,
+    coalesce(e.recompiles, 0)::BIGINT AS recompiles,
+    coalesce(e.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
+    coalesce(e.library_recompiles, 0)::BIGINT AS library_recompiles,
+    ct.compile_s, kt.kernel_us, cfg.inductor_config
+FROM picked p
+LEFT JOIN event_counts e USING (run_id)
+LEFT JOIN compile_time ct USING (run_id)
+LEFT JOIN kernel_time kt USING (run_id)
+LEFT JOIN config cfg USING (run_id)
+LEFT JOIN env USING (run_id)
+ORDER BY p.model, p.started_at, p.run_id;
