@@ -6,8 +6,8 @@ indented lines are pformat continuations, `.outputs = [` buffer blocks (closed b
 `class opN_loop_body:` bodies, or on GPU `opN Triton code:` listings. A fused node is followed by
 `<fused>.snodes[i] =` and a full unindented sub-record of each member: members are not
 top-level nodes. Before torch 2.5 records were keyed by buffer (`buf0: SchedulerNode(...)`,
-`buf0.layout = ...` unindented); those are read the same way, the record's own name being its
-buffer.
+no `.outputs` block): their headers, members and kernels read the same way, their `buffers` stay
+empty and their layouts come from the `<buf>_layout` lines. (No such file in the corpus.)
 
 rows['fusions']: one per top-level node: group_name, node_class, member_count, members (direct
 sub-record names; [name] when not fused), kernel_name (`.node.kernel` of extern nodes, else NULL),
@@ -45,7 +45,7 @@ def parse_fusion_ir(text: str) -> Parsed:
     layouts: dict[str, dict] = {}
     top: dict | None = None  # the top-level record being read
     current: str | None = None  # name of the record (top-level or member) being read
-    member_next = False  # the previous line was `<fused>.snodes[i] =`
+    member_of: str | None = None  # set by `<fused>.snodes[i] =`: the next header is its member
     in_outputs = False
 
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -65,21 +65,23 @@ def parse_fusion_ir(text: str) -> Parsed:
         m = _HEADER.match(line)
         if m:
             name = m["name"]
-            if member_next:
-                member_next = False
-                if top is not None:
+            if member_of is not None:
+                # members of a nested fused member are not members of the top-level node
+                if top is not None and member_of == top["group_name"]:
                     top["members"].append(name)
+                member_of = None
             else:
                 top = _fusion(m)
                 fusions.append(top)
             current = name
             continue
-        if member_next:
+        if member_of is not None:
             parsed.problem(f"`snodes[i] =` not followed by a node header: {line[:80]}", lineno)
-            member_next = False
+            member_of = None
 
-        if _SNODE.match(line):
-            member_next = True
+        m = _SNODE.match(line)
+        if m:
+            member_of = m["owner"]
             continue
         m = _ATTR.match(line)
         if m:
@@ -91,11 +93,6 @@ def parse_fusion_ir(text: str) -> Parsed:
                 in_outputs = True
             elif attr == "node.kernel" and top is not None and current == top["group_name"]:
                 top["kernel_name"] = None if value == _NO_KERNEL else value
-            elif attr == "layout":  # pre-2.5 buffer-keyed record: the record is its buffer
-                ir_class = top["inner_classes"][0] if top and top["inner_classes"] else None
-                _add_layout(layouts, current, value, ir_class)
-                if top is not None and current == top["group_name"]:
-                    top["buffers"].append(current)
             continue
         m = _INPUT_LAYOUT.match(line)
         if m:
@@ -106,7 +103,7 @@ def parse_fusion_ir(text: str) -> Parsed:
 
     if in_outputs:
         parsed.problem(f"file ends inside the `{current}.outputs` block (cut short?)")
-    if member_next:
+    if member_of is not None:
         parsed.problem("file ends after `snodes[i] =` (cut short?)")
     for row in fusions:
         if not row["members"]:
