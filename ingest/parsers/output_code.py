@@ -19,9 +19,12 @@ rows['kernels'], two kinds:
   source and source_hash NULL, and records a problem.
 * extern call sites inside `def call(` (module level in 2.6, a `Runner` method from 2.13):
   statements calling `extern_kernels.*`, `torch.ops.<ns>.<op>...` or the `aten.<op>.<overload>`
-  shorthand (fallbacks, `aten.randint.low_out` for random seeds), numbered by `site` in call
-  order, separately from generated kernels. kernel_name is the callee as written, which is also
-  how provenance handles name it. Allocation helpers are not launches and are left out.
+  shorthand, numbered by `site` in call order, separately from generated kernels. Fallbacks
+  that only look auxiliary are launches too and are counted: random seeds
+  (`aten.randint.low_out`), in-place scatters (`aten.scatter_reduce_.two`). On the whole corpus
+  these sites are exactly the `.node.kernel` lines of ir_post_fusion.txt. kernel_name is the
+  callee as written, which is also how provenance handles name it. Inductor's memory helpers
+  (`torch.ops.inductor._alloc_from_pool`, `resize_storage_bytes_`) are not launches: left out.
 
 Calls of generated kernels (`name.run(...)`, `name(...)`) make no rows; their count goes into
 the kernel's details as `calls`.
@@ -170,7 +173,7 @@ def parse_output_code(text: str) -> Parsed:
             row["source_nodes"], row["aten_ops"] = call_site_sources[name]
         if name in handles:
             row["debug_handle"] = handles[name][0]
-        details = orjson.loads(row["details"]) if row["details"] else {}
+        details = row["details"]
         details["calls"] = calls[name]
         if len(handles.get(name, ())) > 1:
             details["debug_handles"] = handles[name]
@@ -253,7 +256,7 @@ def _generated_row(name, method, site, comment, source, lineno, closing) -> dict
         "site": site,
         "debug_handle": None,
         "line": lineno,
-        "details": orjson.dumps(details).decode() if details else None,
+        "details": details,  # serialised once call counts are known
         "source": source if closing is not None else None,
     }
 
