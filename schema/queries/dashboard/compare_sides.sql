@@ -17,6 +17,6 @@ SELECT selector, runs, models FROM (
     UNION ALL
     SELECT l.k || '=' || l.v, count(DISTINCT l.run_id), count(DISTINCT r.model), 1, NULL
     FROM label_values l JOIN runs r USING (run_id)
-    WHERE l.k IN (SELECT k FROM useful_keys) AND l.k NOT IN ('torch', 'device') GROUP BY ALL
+    WHERE l.k IN (SELECT k FROM useful_keys) GROUP BY ALL
 )
 ORDER BY grp, vk NULLS LAST, selector;

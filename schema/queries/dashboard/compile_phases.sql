@@ -45,5 +45,5 @@ SELECT
     round(median(r.autotune) / 1e6, 3)                            AS autotune_s
 FROM per_run r
 JOIN picked p USING (run_id)
-GROUP BY ALL
+GROUP BY p.model, p.compiler_version, p.device
 ORDER BY p.model, version_key(p.compiler_version), p.compiler_version, p.device;

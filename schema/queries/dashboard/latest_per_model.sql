@@ -38,7 +38,8 @@ SELECT
     graphs,
     runs,
     started_at                AS latest_run_at,
-    run_id                    AS latest_run_id
+    run_id                    AS latest_run_id,
+    count(*) OVER ()          AS total
 FROM ranked
 WHERE rn = 1
 ORDER BY model, device

@@ -25,5 +25,5 @@ SELECT
     min(started_at)          AS first_run,
     max(started_at)          AS last_run
 FROM picked
-GROUP BY ALL
+GROUP BY compiler_version, device, backend
 ORDER BY version_key(compiler_version) DESC NULLS LAST, compiler_version DESC, device, backend;

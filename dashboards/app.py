@@ -1,0 +1,35 @@
+"""The inductor-warehouse dashboards: `iwh dashboard` serves this with `streamlit run`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `streamlit run dashboards/app.py` from a checkout that is not installed
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboards import data, filters  # noqa: E402
+
+PAGES = Path(__file__).parent / "pages"
+
+st.set_page_config(page_title="inductor-warehouse", page_icon=":material/memory:", layout="wide")
+
+nav = st.navigation([
+    st.Page(PAGES / "overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page(PAGES / "trends.py", title="Trends", icon=":material/trending_up:"),
+    st.Page(PAGES / "compare.py", title="Compare releases", icon=":material/compare_arrows:"),
+    st.Page(PAGES / "explorer.py", title="Run explorer", icon=":material/account_tree:"),
+    st.Page(PAGES / "graph_breaks.py", title="Graph breaks & recompiles", icon=":material/call_split:"),
+    st.Page(PAGES / "compile_time.py", title="Compile time", icon=":material/timer:"),
+    st.Page(PAGES / "sql_console.py", title="SQL console", icon=":material/terminal:"),
+])
+
+problem = data.open_problem()
+if problem:
+    st.error(problem)
+    st.stop()
+filters.sidebar()
+nav.run()

@@ -1,0 +1,125 @@
+"""The one door from the pages to the warehouse: canned query files run through `st.connection`.
+
+Pages never hold SQL. They call `run("area/name", **params)`, which loads the query file, binds
+its parameters with the same rules as the CLI (`schema.queries.Query.bind`), rewrites DuckDB's
+`$name` into SQLAlchemy's `:name`, and runs it through the cached read-only connection.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pandas as pd
+import streamlit as st
+from sqlalchemy import text
+
+from schema import queries
+
+CACHE_SECONDS = 300
+# text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.
+_COLON_BIND = re.compile(r"(?<![:\w\\]):(?=\w)")
+_DOLLAR_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def db_path() -> str:
+    """The warehouse file: `streamlit run app.py -- PATH`, else $IWH_DB, else ./warehouse.duckdb."""
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    return args[0] if args else os.environ.get("IWH_DB") or "warehouse.duckdb"
+
+
+def connection():
+    # read_only + no external access: even the SQL console cannot write, ATTACH or read files
+    return st.connection(
+        "warehouse", type="sql", url=f"duckdb:///{os.path.abspath(db_path())}",
+        connect_args={"read_only": True, "config": {"enable_external_access": False}},
+    )
+
+
+def to_sqlalchemy(sql: str, names) -> str:
+    """DuckDB `$name` parameters -> SQLAlchemy `:name`; stray `:word` escaped so it stays text."""
+    names = set(names)
+    sql = _COLON_BIND.sub(r"\\:", sql)
+    return _DOLLAR_PARAM.sub(lambda m: f":{m.group(1)}" if m.group(1) in names else m.group(0), sql)
+
+
+def run(name: str, **params) -> pd.DataFrame:
+    """Run the canned query `name` with `params` (unset ones are NULL or their default)."""
+    q = queries.get(name)
+    bound = q.bind(params)
+    return connection().query(to_sqlalchemy(q.sql, bound), params=bound, ttl=CACHE_SECONDS,
+                              show_spinner=False)
+
+
+def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000) -> tuple[pd.DataFrame, bool]:
+    """User-typed SQL (the console): not cached, no retries; returns (rows, truncated)."""
+    params = params or {}
+    with connection().engine.connect() as con:
+        result = con.execute(text(to_sqlalchemy(sql, params)), params)
+        if not result.returns_rows:
+            return pd.DataFrame(), False
+        rows = result.fetchmany(max_rows + 1)
+        frame = pd.DataFrame(rows[:max_rows], columns=list(result.keys()))
+    return frame, len(rows) > max_rows
+
+
+def show_sql(*names: str) -> None:
+    """The SQL behind what the page just showed, as Datasette shows it."""
+    with st.expander("SQL behind this" if len(names) == 1 else f"SQL behind this ({len(names)} queries)"):
+        for name in names:
+            q = queries.get(name)
+            st.caption(f"`{q.name}`: {q.title}  ·  `iwh query {q.name}`")
+            st.code(q.sql, language="sql")
+
+
+def warehouse_is_empty() -> bool:
+    return int(run("dashboard/overview_counts").iloc[0]["runs"]) == 0
+
+
+def open_problem() -> str | None:
+    """Why the warehouse cannot be shown, in words that say what to do; None when it can."""
+    path = db_path()
+    if not os.path.exists(path):
+        return (f"No warehouse at `{path}`. Create one with `iwh --db {path} ingest PATH`, "
+                "or point the dashboard at one with `iwh --db PATH dashboard`.")
+    try:
+        run("dashboard/filter_options")
+    except Exception as e:  # an old or foreign file: the message names the cause
+        return f"Cannot read the warehouse `{path}`: {type(e).__name__}: {e}"
+    return None
+
+
+def stop_if_empty() -> None:
+    """Say plainly when there is nothing to show, and stop the page there."""
+    if warehouse_is_empty():
+        st.info(f"The warehouse `{db_path()}` has no runs yet. Ingest some with "
+                f"`iwh --db {db_path()} ingest PATH` (a run folder, a torch_compile_debug folder or a trace log).")
+        st.stop()
+
+
+def page_offset(key: str, page_size: int) -> int:
+    """The offset of the page chosen with `pager(..., key)` (read before the query runs)."""
+    return (int(st.session_state.get(key, 1)) - 1) * page_size
+
+
+def pager(total: int, page_size: int, key: str) -> None:
+    """A page picker under a large table; its choice is read by `page_offset` on the next run."""
+    pages = max(1, -(-int(total) // page_size))
+    if pages > 1:
+        st.number_input(f"Page (of {pages}; {int(total):,} rows, {page_size} a page)", 1, pages, key=key)
+
+
+def number(value) -> str:
+    """A metric's value for people: thousands separated, fractions to 3 places, '–' when unknown."""
+    if value is None or pd.isna(value):
+        return "–"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3f}"
+    return f"{int(value):,}"
+
+
+def plain(text) -> str:
+    """Artifact text (model names, paths, ids) for a markdown element: every markup character escaped."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))

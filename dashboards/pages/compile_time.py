@@ -1,0 +1,38 @@
+"""Compile time: where the compile time of each model goes, release by release."""
+
+import altair as alt
+import streamlit as st
+
+from dashboards import data, filters
+
+PHASES = {"dynamo_s": "Dynamo", "aot_s": "AOT autograd", "inductor_s": "Inductor", "code_gen_s": "Code gen"}
+
+st.title("Compile time")
+st.caption("Where does compile time go (Dynamo, AOT autograd, Inductor, code generation) for each "
+           "model and compiler version, and which release made it slower?")
+data.stop_if_empty()
+phases = data.run("dashboard/compile_phases", **filters.current())
+if phases.empty:
+    st.info(f"No compilation metrics in the runs in view ({filters.describe()}). They come from "
+            "TORCH_TRACE logs; runs captured without one have no compile times.")
+    data.show_sql("dashboard/compile_phases")
+    st.stop()
+
+phases["group"] = phases["model"] + " · " + phases["compiler_version"].fillna("?") + " · " + phases["device"]
+long = phases.melt(id_vars=["group", "model", "compiler_version", "device", "runs", "total_s"],
+                   value_vars=list(PHASES), var_name="phase", value_name="seconds").dropna(subset=["seconds"])
+long["phase"] = long["phase"].map(PHASES)
+chart = alt.Chart(long).mark_bar().encode(
+    y=alt.Y("group:N", title=None, sort=phases["group"].tolist()),
+    x=alt.X("sum(seconds):Q", title="median compile time per run (s)"),
+    color=alt.Color("phase:N", sort=list(PHASES.values()), legend=alt.Legend(orient="top")),
+    order=alt.Order("phase_order:Q"),
+    tooltip=["model", "compiler_version", "device", "phase", alt.Tooltip("seconds:Q", format=".3f"), "runs"],
+).transform_calculate(
+    phase_order=" + ".join(f"(datum.phase == '{v}' ? {i} : 0)" for i, v in enumerate(PHASES.values()))
+).properties(height=max(200, 22 * len(phases)))
+st.altair_chart(chart, width="stretch")
+st.caption("Exclusive phases: Dynamo + AOT autograd + Inductor + code gen = total. Median over each "
+           "group's runs; autotune time is part of code gen.")
+st.dataframe(phases.drop(columns="group"), hide_index=True, width="stretch")
+data.show_sql("dashboard/compile_phases")

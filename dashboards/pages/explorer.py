@@ -1,0 +1,152 @@
+"""Run explorer: one run, down to the code of one kernel."""
+
+import json
+
+import streamlit as st
+
+from dashboards import data, filters
+from dashboards.navigation import RUN_KEY
+
+RUN_PAGE = 50
+KERNEL_PAGE = 200
+# the highlighter for each kernel backend's source
+LANGUAGE = {"triton": "python", "cpp": "cpp", "spyre": "json"}
+
+st.title("Run explorer")
+st.caption("For one run: which graphs did Inductor compile, which kernels did each become, from "
+           "which model lines, with which layouts, and what did the kernel code look like?")
+data.stop_if_empty()
+
+
+def pick_run() -> str | None:
+    search = st.text_input("Find a run", placeholder="model, compiler version, run id or folder",
+                           key="explore_search") or None
+    runs = data.run("explore/runs", **filters.current(), search=search, limit=RUN_PAGE,
+                    offset=data.page_offset("explore_runs_page", RUN_PAGE))
+    if runs.empty:
+        st.warning(f"No runs match ({filters.describe()}" + (f", search '{search}'" if search else "") + ").")
+        return None
+    event = st.dataframe(runs.drop(columns="total"), hide_index=True, width="stretch", height=250,
+                         on_select="rerun", selection_mode="single-row", key="explore_runs_table")
+    data.pager(runs["total"].iloc[0], RUN_PAGE, "explore_runs_page")
+    rows = event.selection.rows if event else []
+    if rows:
+        st.session_state[RUN_KEY] = runs.iloc[rows[0]]["run_id"]
+    return st.session_state.get(RUN_KEY)
+
+
+with st.expander("Runs", expanded=RUN_KEY not in st.session_state):
+    run_id = pick_run()
+data.show_sql("explore/runs")
+if not run_id:
+    st.info("Pick a run in the table above.")
+    st.stop()
+
+run = data.run("explore/run", run_id=run_id)
+if run.empty:
+    st.warning(f"Run `{run_id}` is not in the warehouse.")
+    st.stop()
+r = run.iloc[0]
+st.subheader(data.plain(f"{r['model']} · {r['compiler_version'] or 'unknown version'} · {r['device']}"))
+st.caption(data.plain(f"run {r['run_id']} from {r['source_path']}"))
+cols = st.columns(6)
+for col, (label, key) in zip(cols, [("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"),
+                                     ("Fusion rate", "fusion_rate"), ("Compile events", "compile_events"),
+                                     ("Ingest errors", "ingest_errors")], strict=False):
+    col.metric(label, data.number(r[key]))
+with st.expander("Environment and labels"):
+    st.json({k: (str(v) if v is not None else None) for k, v in r.items() if k != "labels"}, expanded=False)
+    st.json(json.loads(r["labels"]) if r["labels"] else {}, expanded=True)
+if r["profiled_kernels"] == 0:
+    st.caption("This run has no profiler trace: kernel times are empty.")
+
+graphs = data.run("explore/graphs", run_id=run_id)
+graph_id = None
+if graphs.empty:
+    st.info("This run has no Inductor graphs (nothing was compiled, or only a trace without output code).")
+else:
+    graph_labels = {g.graph_id: f"{g.graph_id} ({g.phase}, compile {g.compile_id}, {g.kernels} kernels)"
+                    for g in graphs.itertuples()}
+    if st.session_state.get("explore_graph") not in graph_labels:
+        st.session_state["explore_graph"] = graphs["graph_id"].iloc[0]
+    graph_id = st.selectbox("Graph", list(graph_labels), format_func=graph_labels.get, key="explore_graph")
+tab_kernels, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(
+    ["Graphs and kernels", "Fusion groups", "Layouts", "Lineage", "Compile events"])
+
+with tab_kernels:
+    st.dataframe(graphs, hide_index=True, width="stretch")
+with tab_kernels:
+    data.show_sql("explore/run", "explore/graphs")
+    if graph_id:
+        st.markdown(f"**Kernels of graph {data.plain(graph_id)}**")
+        kernels = data.run("explore/kernels", run_id=run_id, graph_id=graph_id, limit=KERNEL_PAGE,
+                           offset=data.page_offset("explore_kernels_page", KERNEL_PAGE))
+        if kernels.empty:
+            st.info("This graph has no kernels.")
+        else:
+            event = st.dataframe(kernels.drop(columns=["total", "source_hash"]), hide_index=True, width="stretch",
+                                 on_select="rerun", selection_mode="single-row", key="explore_kernels_table")
+            data.pager(kernels["total"].iloc[0], KERNEL_PAGE, "explore_kernels_page")
+            generated = kernels[kernels["generated"]]
+            rows = event.selection.rows if event else []
+            if rows and kernels.iloc[rows[0]]["generated"]:
+                st.session_state["explore_kernel"] = kernels.iloc[rows[0]]["kernel_name"]
+            if generated.empty:
+                st.caption("Only extern calls here: no generated source to show.")
+            else:
+                names = generated["kernel_name"].tolist()
+                if st.session_state.get("explore_kernel") not in names:
+                    st.session_state["explore_kernel"] = names[0]
+                name = st.selectbox("Kernel source", names, key="explore_kernel")
+                k = generated[generated["kernel_name"] == name].iloc[0]
+                source = data.run("explore/kernel_source", source_hash=k["source_hash"])
+                if source.empty:
+                    st.caption("The source of this kernel was not kept.")
+                else:
+                    st.code(source.iloc[0]["source"], language=LANGUAGE.get(k["backend"], "python"),
+                            line_numbers=True)
+        data.show_sql("explore/kernels", "explore/kernel_source")
+
+with tab_fusion:
+    if graph_id:
+        fusions = data.run("explore/fusions", run_id=run_id, graph_id=graph_id)
+        if fusions.empty:
+            st.info("No fusion records for this graph (no ir_post_fusion.txt was ingested).")
+        else:
+            fused = fusions[fusions["member_count"] > 1]
+            st.write(f"{len(fusions):,} scheduler nodes after fusion; {len(fused):,} of them fused "
+                     f"{int(fused['member_count'].sum()):,} nodes.")
+            st.dataframe(fusions, hide_index=True, width="stretch")
+        data.show_sql("explore/fusions")
+
+with tab_layouts:
+    if graph_id:
+        layouts = data.run("explore/layouts", run_id=run_id, graph_id=graph_id)
+        if layouts.empty:
+            st.info("No buffer layouts recorded for this graph.")
+        else:
+            st.dataframe(layouts, hide_index=True, width="stretch")
+        data.show_sql("explore/layouts")
+
+with tab_lineage:
+    if graph_id:
+        lineage = data.run("explore/lineage", run_id=run_id, graph_id=graph_id)
+        if lineage.empty:
+            st.info("No lineage for this graph (no provenance tracking file was ingested).")
+        else:
+            st.dataframe(lineage, hide_index=True, width="stretch")
+        data.show_sql("explore/lineage")
+
+with tab_events:
+    events = data.run("explore/compile_events", run_id=run_id)
+    if events.empty:
+        st.info("No graph breaks, recompiles, restarts or failures in this run.")
+    else:
+        st.dataframe(events, hide_index=True, width="stretch")
+    compilations = data.run("explore/compilations", run_id=run_id)
+    if compilations.empty:
+        st.caption("No compilation metrics (this run has no TORCH_TRACE log).")
+    else:
+        st.markdown("**Compilations**")
+        st.dataframe(compilations, hide_index=True, width="stretch")
+    data.show_sql("explore/compile_events", "explore/compilations")

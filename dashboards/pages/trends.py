@@ -1,0 +1,75 @@
+"""Trends: how fusion rate, kernel count, graph breaks and compile time move across releases."""
+
+import altair as alt
+import streamlit as st
+
+from dashboards import data, filters
+from dashboards.navigation import open_run_button
+
+METRICS = {
+    "fusion_rate": "Fusion rate",
+    "kernels": "Generated kernels",
+    "graph_breaks": "Graph breaks",
+    "compile_s": "Compile time (s)",
+}
+
+st.title("Trends")
+st.caption("How do fusion rate, kernel count, graph breaks and compile time of each model move "
+           "across compiler versions and dates? Click a point to pick its run.")
+data.stop_if_empty()
+points = data.run("dashboard/trend_points", **filters.current())
+if points.empty:
+    st.warning(f"No runs match the filters ({filters.describe()}).")
+    st.stop()
+if points["compiler_version"].nunique() < 2 and points["started_at"].nunique() < 2:
+    st.info("Only one compiler version and one date in view: a trend needs runs of at least two. "
+            "The points below are the runs there are.")
+
+axis = st.segmented_control("Across", ["compiler version", "date"], default="compiler version", key="trend_axis")
+versions = (points.sort_values("version_rank")["compiler_version"].dropna().unique().tolist())
+if axis == "date":
+    x = alt.X("started_at:T", title="run started")
+else:
+    x = alt.X("compiler_version:O", title="compiler version", sort=versions)
+    unversioned = points["compiler_version"].isna().sum()
+    if unversioned:
+        st.caption(f"{unversioned:,} runs without a compiler version are left out; switch to date to see them.")
+        points = points.dropna(subset=["compiler_version"])
+models = sorted(points["model"].dropna().unique())
+# one colour per model on every chart, whichever metrics it lacks
+colour = alt.Color("model:N", scale=alt.Scale(domain=models),
+                   legend=alt.Legend(columns=1 + len(models) // 16, symbolLimit=0, labelLimit=220))
+tooltip = ["model", "compiler_version", "device", "started_at", "fusion_rate", "kernels", "graph_breaks",
+           "compile_s", "run_id"]
+
+picked = None
+for metric, title in METRICS.items():
+    shown = points.dropna(subset=[metric])
+    st.markdown(f"**{title}**")
+    if shown.empty:
+        st.caption(f"No run in view has a {title.lower()}.")
+        continue
+    pick = alt.selection_point(fields=["run_id"], name="pick")
+    base = alt.Chart(shown).encode(x=x, y=alt.Y(f"{metric}:Q", title=title), color=colour)
+    line = base.mark_line(opacity=0.4).encode(
+        y=alt.Y(f"median({metric}):Q", title=title), detail="model:N")
+    dots = base.mark_circle(size=70).encode(
+        tooltip=tooltip, opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35))).add_params(pick)
+    event = st.altair_chart(line + dots, on_select="rerun", selection_mode="pick", key=f"trend_{metric}",
+                            height=260, width="stretch")
+    chosen = (event.selection.get("pick") or []) if event else []
+    if chosen and chosen[0].get("run_id"):
+        picked = chosen[0]["run_id"]
+
+st.subheader("Open a run")
+runs = points.sort_values(["model", "version_rank", "started_at"])
+labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.device} · {r.started_at} · {r.run_id}"
+          for r in runs.itertuples()}
+if picked in labels:
+    st.session_state["trend_run"] = picked
+run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="trend_run",
+                      index=None, placeholder="pick a point above, or choose here")
+open_run_button(run_id, "trend_open")
+with st.expander(f"The {len(points):,} runs behind the charts"):
+    st.dataframe(points.drop(columns=["version_rank"]), hide_index=True, width="stretch")
+data.show_sql("dashboard/trend_points")

@@ -1,0 +1,40 @@
+-- Runs to explore, newest first, one page at a time
+-- `search` matches the model, compiler version, run id or folder (case-insensitive substring).
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+-- @param search VARCHAR only runs whose model, version, run id or folder contains this
+-- @param limit INTEGER default=50 at most this many runs
+-- @param offset INTEGER default=0 skip this many runs (paging)
+WITH picked AS (
+    SELECT r.*
+    FROM runs r
+    WHERE ($compilers IS NULL OR list_contains(string_split($compilers, ','), r.compiler_version))
+      AND ($models IS NULL OR list_contains(string_split($models, ','), r.model))
+      AND ($devices IS NULL OR list_contains(string_split($devices, ','), r.device))
+      AND ($labels IS NULL OR NOT EXISTS (
+            SELECT 1
+            FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
+                  FROM unnest(string_split($labels, ',')) AS t(l) GROUP BY 1) AS want
+            WHERE NOT coalesce(list_contains(want.vs, r.labels ->> want.k), false)))
+)
+SELECT
+    m.run_id,
+    m.model,
+    m.compiler_version,
+    m.device,
+    m.backend,
+    m.graphs,
+    m.kernel_count              AS kernels,
+    m.extern_kernel_count       AS extern_calls,
+    round(m.fusion_rate, 4)     AS fusion_rate,
+    p.started_at,
+    p.source_path,
+    count(*) OVER ()            AS total
+FROM run_metrics m
+JOIN picked p USING (run_id)
+WHERE $search IS NULL
+   OR concat_ws(' ', m.model, m.compiler_version, m.run_id, p.source_path) ILIKE '%' || $search || '%'
+ORDER BY p.started_at DESC NULLS LAST, m.model, m.run_id
+LIMIT $limit OFFSET $offset;
