@@ -1,0 +1,112 @@
+"""Every canned query, run on a fixture warehouse, must print its reviewed golden CSV.
+
+The warehouse holds the three CPU corpora (tests/fixtures/cpu_corpora, 15 runs), one profiled GPU
+training run (tests/fixtures/runs/gpu-torch2.11/mlp__train__fp32__default: profiler timings,
+fusion decisions) and a trace log with corrupted JSON (tests/fixtures/broken/tlparse_corrupted_json:
+ingest errors), so no query answers with an empty table only for lack of data.
+`make golden` (pytest --update-golden) rewrites tests/golden/*.csv; review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from ingest.load import ingest_paths
+from schema import queries
+from schema.api import Warehouse
+
+ROOT = Path(__file__).resolve().parent
+GOLDEN = ROOT / "golden"
+CPU_ARCHIVES = [ROOT / "fixtures" / "cpu_corpora" / f"cpu-torch{v}.tar.xz" for v in ("2.6.0", "2.13", "2.14.1")]
+EXTRA_RUNS = [ROOT / "fixtures" / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default",
+              ROOT / "fixtures" / "broken" / "tlparse_corrupted_json"]
+
+# run ids are content hashes of the artifacts, the same wherever the fixtures are unpacked
+TRANSFORMER_213 = "b6891344ca4df3f9"
+GPU_MLP_TRAIN = "95584ecbc78c29d7"
+# parameters for queries that show one run, graph or kernel; the others run with their defaults
+PARAMS = {
+    "compare/runs": {"compiler": "2.13.0"},
+    "compare/kernels": {"run": TRANSFORMER_213},
+    "compare/fusions": {"run": TRANSFORMER_213},
+    "compare/kernel_source": {"hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
+    "explore/kernel_source": {"source_hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
+    "kernels/kernel_count_trend": {"model": "transformer"},
+    "fusion/fusion_rate_by_model_version": {"label": "mode"},
+}
+RUN_PARAMS = {"run_id": GPU_MLP_TRAIN}
+GRAPH_PARAMS = {"run_id": TRANSFORMER_213, "graph_id": "0_forward"}
+# columns that depend on where and when the fixture warehouse was built, not on the artifacts
+VOLATILE = {"ingested_at", "ingest_seconds", "source_path"}
+
+
+def build_fixture_warehouse(root: Path) -> str:
+    """Unpack the bundled CPU corpora under `root` and ingest them with the extra fixture runs."""
+    paths = []
+    for archive in CPU_ARCHIVES:
+        dest = root / archive.name.replace(".tar.xz", "")
+        with tarfile.open(archive) as tf:
+            tf.extractall(dest, filter="data")
+        paths.append(str(dest))
+    db = str(root / "golden.duckdb")
+    summary = ingest_paths(paths + [str(p) for p in EXTRA_RUNS], db)
+    assert summary.runs == 17, summary.line()
+    return db
+
+
+@pytest.fixture(scope="session")
+def golden_db(tmp_path_factory) -> str:
+    return build_fixture_warehouse(tmp_path_factory.mktemp("golden_wh"))
+
+
+def _params(q: queries.Query) -> dict:
+    if q.name in PARAMS:
+        return PARAMS[q.name]
+    names = {p.name for p in q.params}
+    if {"run_id", "graph_id"} <= names:
+        return GRAPH_PARAMS
+    if "run_id" in names:
+        return RUN_PARAMS
+    return {}
+
+
+def golden_csv(df: pl.DataFrame, root: str) -> str:
+    df = df.drop([c for c in df.columns if c in VOLATILE])
+    casts = []
+    for name, dtype in df.schema.items():
+        if isinstance(dtype, (pl.List, pl.Array)):
+            casts.append(pl.format("[{}]", pl.col(name).cast(pl.List(pl.String)).list.join(", ")))
+        elif isinstance(dtype, pl.Struct):
+            casts.append(pl.col(name).struct.json_encode())
+        elif dtype == pl.String:
+            casts.append(pl.col(name).str.replace_all(root, "<fixtures>", literal=True))
+    if casts:
+        df = df.with_columns(casts)
+    return df.write_csv(float_precision=6)
+
+
+@pytest.mark.parametrize("name", [q.name for q in queries.all_queries()])
+def test_query_matches_golden(name, golden_db, request):
+    q = queries.get(name)
+    with Warehouse(golden_db) as wh:
+        df = wh.query(q.name, **_params(q))
+    got = golden_csv(df, str(Path(golden_db).parent))
+    path = GOLDEN / (name.replace("/", "__") + ".csv")
+    if request.config.getoption("--update-golden"):
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(got)
+        return
+    if not path.exists():
+        pytest.fail(f"no golden file {path.name}: run `make golden` and review the new CSV")
+    assert got == path.read_text(), f"{name} differs from {path.name}; if the change is right, `make golden`"
+
+
+def test_every_golden_file_has_a_query():
+    """A golden CSV whose query was renamed or removed is stale."""
+    names = {q.name.replace("/", "__") for q in queries.all_queries()}
+    stale = sorted(p.stem for p in GOLDEN.glob("*.csv") if p.stem not in names)
+    assert not stale, f"golden files without a query (delete them): {stale}"
