@@ -166,6 +166,8 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     trace_facts: dict = {}
     for a in by_kind.get("torch_trace", []):
         parsed = torch_trace.parse_torch_trace(reader.lines(a))
+        for op in parsed.rows.get("ops", []):
+            op.setdefault("stage", "transformed")
         _merge_trace(parsed, debug_graph_ids, tables)
         take(parsed, a)
         for k, v in parsed.facts.items():
@@ -246,6 +248,10 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
         post = _parse_file(files.get("ir_post_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
         ops = _parse_file(readable, reader, fx_graph.parse_fx_graph)
+        if ops is not None:
+            stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"
+            for op in ops.rows.get("ops", []):
+                op["stage"] = stage
         prov_art = files.get("inductor_provenance_tracking_node_mappings.json")
         prov = _parse_file(prov_art, reader, provenance.parse_provenance)
         runnable = _parse_file(files.get("fx_graph_runnable.py"), reader, fx_graph_runnable.parse_fx_graph_runnable)
@@ -265,7 +271,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
             take(pre, files["ir_pre_fusion.txt"], graph_id, only=set())
         for src in (code, runnable):
             if src is not None:
-                for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version"):
+                for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version", "device_name"):
                     if src.facts.get(k) is not None:
                         facts.setdefault(k, src.facts[k])
         reader_graph = {
