@@ -1,0 +1,241 @@
+"""`iwh compare` on real runs: the CPU corpora across three releases, the GPU corpus across config
+variants (corpus-marked), and the regression rules on their own.
+
+Expected numbers are counted from the artifacts with a regex in the test (kernel definitions in
+output_code.py), never taken from the code under test."""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import math
+import re
+import tarfile
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from ingest import regress
+from ingest.cli import cli
+from ingest.compare import CHANGED, SAME, compare, kernel_diff, parse_selector
+from ingest.load import ingest_paths
+from tests.test_queries_golden import CPU_ARCHIVES
+
+# a kernel definition in output_code.py: `cpp_fused_x_0 = async_compile.cpp_pybinding(` (C++),
+# `triton_poi_fused_0 = async_compile.triton(` (Triton)
+KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.M)
+COUNTER = re.compile(r"_\d+$")
+GPU_RUNS = [f"hf_bert__{mode}__fp32__{variant}" for mode in ("infer", "train")
+            for variant in ("default", "aggressive_fusion")] + ["hf_bert__infer__bf16__default"]
+
+
+@pytest.fixture(scope="module")
+def cpu(tmp_path_factory) -> tuple[str, Path]:
+    """A warehouse of the three bundled CPU corpora, and where they were unpacked."""
+    root = tmp_path_factory.mktemp("compare_cpu")
+    for archive in CPU_ARCHIVES:
+        with tarfile.open(archive) as tf:
+            tf.extractall(root, filter="data")
+    db = str(root / "wh.duckdb")
+    ingest_paths([str(root)], db)
+    return db, root
+
+
+def kernel_names(run_dir: Path) -> list[str]:
+    return [m.group(1) for f in sorted(run_dir.glob("torch_compile_debug/*/torchinductor/*/output_code.py"))
+            for m in KERNEL_DEF.finditer(f.read_text())]
+
+
+def iwh(db: str, *args: str):
+    return CliRunner().invoke(cli, ["--db", db, "compare", *args])
+
+
+def test_release_upgrade_that_adds_kernels_fails_the_gate(cpu):
+    db, root = cpu
+    res = iwh(db, "--base", "compiler=2.6.0+cu124", "--head", "compiler=2.13.0+cpu", "--fail-on", "regression")
+    assert res.exit_code == 1, res.output
+    assert "ca kernels" in res.output and "cnn kernels" in res.output
+
+
+def test_structurally_identical_releases_pass_the_gate(cpu):
+    db, _ = cpu
+    res = iwh(db, "--base", "compiler=2.13.0+cpu", "--head", "compiler=2.14.1", "--fail-on", "regression")
+    assert res.exit_code == 0, res.output
+
+
+def test_per_model_kernel_counts_equal_the_artifacts_and_the_graphs_table(cpu):
+    db, root = cpu
+    con = duckdb.connect(db, read_only=True)
+    result = compare(con, "compiler=2.6.0+cu124", "compiler=2.13.0")
+    per_graph = dict(con.execute("""
+        SELECT r.model || '@' || r.compiler_version, sum(g.kernel_count)
+        FROM graphs g JOIN runs r USING (run_id) GROUP BY ALL""").fetchall())
+    assert sorted(p.model for p in result.pairs) == ["ca", "cnn", "dynamic", "mlp", "transformer"]
+    assert not result.base_only and not result.head_only
+    for p in result.pairs:
+        base = len(kernel_names(root / "cpu-torch2.6.0" / p.model))
+        head = len(kernel_names(root / "cpu-torch2.13" / p.model))
+        assert (p.metrics["kernels"].base, p.metrics["kernels"].head) == (base, head), p.model
+        assert base == per_graph[f"{p.model}@2.6.0+cu124"] and head == per_graph[f"{p.model}@2.13.0+cpu"]
+    # by hand from the runs' output_code.py files: cnn 6 -> 8, ca 9 -> 10 kernels
+    cnn = next(p for p in result.pairs if p.model == "cnn")
+    assert (cnn.metrics["kernels"].delta, round(cnn.metrics["kernels"].pct, 1)) == (2, 33.3)
+    assert sorted(result.regressions)[:2] == [("ca", "kernels"), ("cnn", "extern_kernels")]
+    kernels = next(s for s in result.summary if s.metric == "kernels")
+    ratios = [p.metrics["kernels"].head / p.metrics["kernels"].base for p in result.pairs]
+    assert kernels.models == 5 and math.isclose(kernels.geomean_ratio, math.prod(ratios) ** (1 / 5))
+
+
+def test_csv_is_one_row_per_model_with_plain_cells(cpu):
+    db, root = cpu
+    res = iwh(db, "--base", "compiler=2.13.0", "--head", "compiler=2.14.1", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert [r["model"] for r in rows] == ["ca", "cnn", "dynamic", "mlp", "transformer"]
+    for r in rows:
+        n = len(kernel_names(root / "cpu-torch2.13" / r["model"]))
+        assert (r["kernels_base"], r["kernels_head"], r["kernels_delta"]) == (str(n), str(n), "0")
+
+
+def test_library_frame_events_are_reported_not_gated(cpu):
+    """2.14.1 compiles inspect.py frames under compiled autograd (ca): its trace has 14
+    compilation_metrics records against 4 in 2.13, with 3 graph breaks ('Observed exception') and 7
+    recompiles in /usr/local/lib/python3.11/inspect.py; the user-code counts stay 1 and 0."""
+    db, root = cpu
+    log = next((root / "cpu-torch2.14.1" / "ca" / "trace").glob("*.log")).read_text()
+    assert log.count('"compilation_metrics": {') == 14
+    result = compare(duckdb.connect(db, read_only=True), "compiler=2.13.0", "compiler=2.14.1", model="ca")
+    m = result.pairs[0].metrics
+    assert (m["graph_breaks"].base, m["graph_breaks"].head, m["graph_breaks"].verdict) == (1, 1, "unchanged")
+    assert (m["library_graph_breaks"].head, m["library_recompiles"].head) == (3, 7)
+    assert m["library_recompiles"].verdict == regress.NOT_GATED
+    strict = iwh(db, "--base", "compiler=2.13.0", "--head", "compiler=2.14.1", "--fail-on", "regression",
+                 "--threshold", "library_recompiles=0")
+    assert strict.exit_code == 1
+
+
+def test_kernel_diff_transformer_across_releases(cpu):
+    db, root = cpu
+    con = duckdb.connect(db, read_only=True)
+    diff = kernel_diff(con, "compiler=2.6.0", "compiler=2.13.0", "transformer")
+    base = Counter(COUNTER.sub("", n) for n in kernel_names(root / "cpu-torch2.6.0" / "transformer"))
+    head = Counter(COUNTER.sub("", n) for n in kernel_names(root / "cpu-torch2.13" / "transformer"))
+    matched = sum((base & head).values())  # signatures on both sides: changed or unchanged
+    c = diff.counts()
+    assert (sum(base.values()), sum(head.values())) == (14, 10)
+    assert c["changed"] + c["unchanged"] == matched == 1
+    assert c["added"] == sum(head.values()) - matched and c["removed"] == sum(base.values()) - matched
+    [changed] = [k for k in diff.kernels if k.status == CHANGED]
+    assert changed.signature == "cpp_fused_native_layer_norm"
+    res = iwh(db, "--base", "compiler=2.6.0", "--head", "compiler=2.13.0", "--model", "transformer",
+              "--kernels", "--show-code")
+    assert "--- base/cpp_fused_native_layer_norm_0\n+++ head/cpp_fused_native_layer_norm_0" in res.stdout
+    same = kernel_diff(con, "compiler=2.13.0", "compiler=2.14.1", "transformer")
+    assert same.counts() == {"added": 0, "removed": 0, "changed": 0, "unchanged": 10}
+
+
+def test_selectors():
+    s = parse_selector("compiler=2.13.0+cpu,variant=default,mode=train")
+    assert s.params == {"compiler": "2.13.0+cpu"} and s.labels == {"variant": "default", "mode": "train"}
+    assert parse_selector("b6891344").params == {"run": "b6891344"}
+    with pytest.raises(ValueError):
+        parse_selector("variant=")
+
+
+def test_selector_that_picks_nothing_says_what_to_do(cpu):
+    res = iwh(cpu[0], "--base", "compiler=9.9", "--head", "compiler=2.13.0")
+    assert res.exit_code != 0 and "iwh runs" in res.output
+
+
+# ---- regression rules ----------------------------------------------------------------------------
+
+def test_one_timing_sample_is_never_a_regression():
+    rule = regress.DEFAULT_RULES["compile_s"]
+    assert regress.judge(rule, [10.0], [30.0])[0] == regress.INSUFFICIENT
+    assert regress.judge(rule, [10.0, 10.5], [30.0, 31.0])[0] == regress.REGRESSION  # min-of-N
+    assert regress.judge(rule, [10.0, 10.5], [10.5, 10.9])[0] == regress.WITHIN
+
+
+def test_rank_test_needs_a_significant_difference():
+    rule = regress.DEFAULT_RULES["compile_s"]
+    base = [10.0, 10.2, 10.1, 10.3]
+    assert regress.judge(rule, base, [12.0, 12.5, 12.2, 12.4])[0] == regress.REGRESSION
+    # the minimums move 12% (10.0 -> 11.2, past min-of-N's 10%) but the samples overlap: p = 0.94
+    noisy_base, noisy_head = [10.0, 10.2, 10.1, 14.2, 15.5, 16.0], [11.2, 11.3, 14.0, 15.0, 13.5, 12.0]
+    verdict, how = regress.judge(rule, noisy_base, noisy_head)
+    assert verdict == regress.WITHIN and how.startswith("Mann-Whitney")
+
+
+def test_mann_whitney_matches_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    cases = [([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), ([1, 2, 2, 3, 5, 5], [2, 3, 4, 4, 6]),
+             ([10.0, 10.2, 10.1, 10.3], [10.15, 10.25, 10.05, 10.4])]
+    for a, b in cases:
+        expected = stats.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic").pvalue
+        assert math.isclose(regress.mann_whitney_p(a, b), expected, rel_tol=1e-9)
+
+
+def test_thresholds():
+    rules = regress.parse_thresholds(["kernels=2", "compile_s=5%", "fusion_rate=off"])
+    assert regress.judge(rules["kernels"], [10], [12])[0] == regress.WITHIN
+    assert regress.judge(rules["kernels"], [10], [13])[0] == regress.REGRESSION
+    assert regress.judge(rules["fusion_rate"], [0.4], [0.3])[0] == regress.NOT_GATED
+    assert rules["compile_s"].threshold == 0.05 and rules["compile_s"].relative
+    assert regress.judge(regress.DEFAULT_RULES["fusion_rate"], [0.4], [0.3])[0] == regress.REGRESSION
+    with pytest.raises(ValueError):
+        regress.parse_thresholds(["kernals=1"])
+
+
+# ---- GPU corpus ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpu(tmp_path_factory) -> tuple[str, Path]:
+    local = Path("/tmp/corpus/gpu/gpu-h200-torch2.11")
+    if not local.exists():
+        from tests.conftest import unpacked_corpus
+
+        local = unpacked_corpus("gpu-h200-torch2.11.tar.xz", tmp_path_factory.mktemp("gpu")) / "gpu-h200-torch2.11"
+    db = str(tmp_path_factory.mktemp("compare_gpu") / "wh.duckdb")
+    ingest_paths([str(local / r) for r in GPU_RUNS], db, jobs=2)
+    return db, local
+
+
+@pytest.mark.corpus
+def test_gpu_variants_pair_like_for_like(gpu):
+    db, root = gpu
+    con = duckdb.connect(db, read_only=True)
+    result = compare(con, "variant=default", "variant=aggressive_fusion")
+    assert [(p.model, p.config) for p in result.pairs] == [
+        ("hf_bert", {"dtype": "fp32", "mode": "infer"}), ("hf_bert", {"dtype": "fp32", "mode": "train"})]
+    assert result.base_only == ["hf_bert [dtype=bf16 mode=infer]"] and not result.head_only
+    per_graph = dict(con.execute("""
+        SELECT r.labels ->> 'mode' || '/' || (r.labels ->> 'variant'), sum(g.kernel_count)
+        FROM graphs g JOIN runs r USING (run_id) WHERE r.labels ->> 'dtype' = 'fp32' GROUP BY ALL""").fetchall())
+    for p in result.pairs:
+        mode = p.config["mode"]
+        base = len(kernel_names(root / f"hf_bert__{mode}__fp32__default"))
+        head = len(kernel_names(root / f"hf_bert__{mode}__fp32__aggressive_fusion"))
+        assert (p.metrics["kernels"].base, p.metrics["kernels"].head) == (base, head)
+        assert (base, head) == (per_graph[f"{mode}/default"], per_graph[f"{mode}/aggressive_fusion"])
+    assert any("aggressive_fusion" in w for w in result.warnings)
+
+
+@pytest.mark.corpus
+def test_gpu_kernel_diff_hf_bert(gpu):
+    """aggressive_fusion leaves hf_bert's training graphs alone: the two output_code.py files differ
+    only in their `# kernel path:` comments (temporary folder names), so every kernel is unchanged."""
+    db, root = gpu
+    texts = {}
+    for variant in ("default", "aggressive_fusion"):
+        files = sorted((root / f"hf_bert__train__fp32__{variant}").glob("torch_compile_debug/*/torchinductor/*/output_code.py"))
+        texts[variant] = [line for f in files for line in f.read_text().splitlines()
+                          if not line.startswith("# kernel path:")]
+    assert not list(difflib.unified_diff(texts["default"], texts["aggressive_fusion"]))
+    n = len(kernel_names(root / "hf_bert__train__fp32__default"))
+    diff = kernel_diff(duckdb.connect(db, read_only=True), "variant=default,mode=train,dtype=fp32",
+                       "variant=aggressive_fusion,mode=train", "hf_bert")
+    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "unchanged": n}
+    assert all(k.status == SAME for k in diff.kernels) and not diff.fusions
