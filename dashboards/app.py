@@ -13,7 +13,9 @@ import streamlit as st  # noqa: E402
 
 from dashboards import data, filters  # noqa: E402
 
-PAGES = Path(__file__).parent / "pages"
+# Not `pages/`: Streamlit would also serve that folder as its older, unfiltered multipage app to a
+# browser whose first request is a page's URL, before app.py has declared the navigation.
+PAGES = Path(__file__).parent / "sections"
 
 st.set_page_config(page_title="inductor-warehouse", page_icon=":material/memory:", layout="wide")
 

@@ -123,3 +123,36 @@ def number(value) -> str:
 def plain(text) -> str:
     """Artifact text (model names, paths, ids) for a markdown element: every markup character escaped."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+
+
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def compare_releases(base: str, head: str):
+    """`iwh compare` (ingest/compare.py) on the dashboard's read-only connection."""
+    from ingest.compare import compare
+
+    with _driver_connection() as con:
+        return compare(con, base, head)
+
+
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def kernel_changes(base_run: str, head_run: str, model: str):
+    """`iwh compare --kernels` for one pair of runs, with the unified diff of every changed kernel."""
+    from ingest.compare import CHANGED, code_diff, kernel_diff, kernel_source
+
+    with _driver_connection() as con:
+        diff = kernel_diff(con, base_run, head_run, model)
+        sources = {h: kernel_source(con, h) for k in diff.kernels if k.status == CHANGED
+                   for h in (k.base_hash, k.head_hash)}
+        unified = {(k.base_kernel, k.head_kernel): code_diff(con, k) for k in diff.kernels if k.status == CHANGED}
+    return diff, sources, unified
+
+
+class _driver_connection:
+    """The DuckDB connection under a pooled SQLAlchemy one, for code that speaks DuckDB directly."""
+
+    def __enter__(self):
+        self.raw = connection().engine.raw_connection()
+        return self.raw.driver_connection
+
+    def __exit__(self, *exc):
+        self.raw.close()

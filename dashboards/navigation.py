@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-EXPLORER = "pages/explorer.py"
+EXPLORER = "sections/explorer.py"
 RUN_KEY = "explore_run"
 
 

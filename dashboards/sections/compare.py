@@ -1,0 +1,113 @@
+"""Compare releases: two sets of runs, model by model, down to the code of a changed kernel."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboards import data
+from ingest.compare import CHANGED, SelectorError
+from ingest.compare_render import fusion_frame, kernel_frame, summary_frame, wide_frame
+
+SHOWN = ("kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks", "recompiles",
+         "compile_s", "kernel_us")
+COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
+
+st.title("Compare releases")
+st.caption("What changed between two compiler versions (or two label values) for each model, is it a "
+           "regression, and which kernels changed and how?")
+data.stop_if_empty()
+sides = data.run("dashboard/compare_sides")
+choices = sides["selector"].tolist()
+labels = {r.selector: f"{r.selector} ({r.runs} runs, {r.models} models)" for r in sides.itertuples()}
+compilers = [c for c in choices if c.startswith("compiler=")]
+if len(choices) < 2:
+    st.info("Comparing needs runs of at least two compiler versions or label values; this warehouse has "
+            f"{len(choices)}.")
+    st.stop()
+
+left, right = st.columns(2)
+default_base = compilers[0] if len(compilers) >= 2 else choices[0]
+default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
+base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=labels.get,
+                      key="compare_base")
+head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=labels.get,
+                       key="compare_head")
+st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
+           "--head` does. Models run on one side only are listed apart and never enter the summary.")
+data.show_sql("dashboard/compare_sides", "compare/runs")
+if base == head:
+    st.info("Pick two different sides.")
+    st.stop()
+try:
+    result = data.compare_releases(base, head)
+except SelectorError as e:
+    st.warning(data.plain(e))
+    st.stop()
+for w in result.warnings:
+    st.warning(data.plain(w))
+if not result.pairs:
+    st.stop()
+
+st.subheader("Summary over the models on both sides")
+st.dataframe(summary_frame(result).to_pandas(), hide_index=True, width="stretch")
+
+st.subheader("Per model")
+wide = wide_frame(result).to_pandas()
+compared = wide[wide["status"] == "compared"]
+columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN for part in ("base", "head", "delta", "pct")
+                                 if f"{m}_{part}" in wide and compared[f"{m}_base"].notna().any()]
+
+
+def colour(frame: pd.DataFrame) -> pd.DataFrame:
+    """Delta and % cells coloured by the regression rules' verdict on that metric."""
+    styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for col in frame.columns:
+        metric = col.rsplit("_", 1)[0]
+        if col.endswith(("_delta", "_pct")):
+            styles[col] = compared.loc[frame.index, f"{metric}_verdict"].map(COLOURS).fillna("")
+    return styles
+
+
+st.dataframe(compared[columns].style.apply(colour, axis=None).format(precision=3), hide_index=True,
+             width="stretch")
+st.caption("Red: a regression by `iwh compare`'s rules (more kernels, fewer fused nodes, more graph breaks "
+           "or recompiles; timings only with enough samples). Green: an improvement.")
+only = wide[wide["status"] != "compared"][["model", "status"]]
+if len(only):
+    st.markdown("**On one side only** (not compared)")
+    st.dataframe(only, hide_index=True, width="stretch")
+
+st.subheader("Kernel-level diff")
+pairs = {p.key: p for p in result.pairs}
+key = st.selectbox("Model", list(pairs), key="compare_model")
+pair = pairs[key]
+diff, sources, unified = data.kernel_changes(pair.base_runs[0], pair.head_runs[0], pair.model)
+counts = diff.counts()
+cols = st.columns(4)
+for col, status in zip(cols, ("changed", "added", "removed", "unchanged"), strict=True):
+    col.metric(f"{status.capitalize()} kernels", counts[status])
+st.caption(data.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels matched by "
+                      "signature, then by normalised source hash"))
+for note in diff.notes:
+    st.caption(data.plain(note))
+kernels = kernel_frame(diff).to_pandas()
+if kernels.empty:
+    st.success("Every kernel is the same on both sides.")
+else:
+    st.dataframe(kernels, hide_index=True, width="stretch")
+fusions = fusion_frame(diff).to_pandas()
+if len(fusions):
+    st.markdown("**Fusion groups that split or merged**")
+    st.dataframe(fusions, hide_index=True, width="stretch")
+
+changed = [k for k in diff.kernels if k.status == CHANGED]
+if changed:
+    names = {f"{k.base_kernel} → {k.head_kernel}": k for k in changed}
+    k = names[st.selectbox("Changed kernel", list(names), key="compare_kernel")]
+    code_left, code_right = st.columns(2)
+    code_left.caption(data.plain(f"base: {k.base_kernel}"))
+    code_left.code(sources.get(k.base_hash) or "", language="python", line_numbers=True)
+    code_right.caption(data.plain(f"head: {k.head_kernel}"))
+    code_right.code(sources.get(k.head_hash) or "", language="python", line_numbers=True)
+    with st.expander("Unified diff", expanded=True):
+        st.code(unified[(k.base_kernel, k.head_kernel)] or "(identical after normalisation)", language="diff")
+data.show_sql("compare/kernels", "compare/fusions", "compare/kernel_source")
