@@ -1,0 +1,44 @@
+-- Which kernels did each line of my model become?
+-- For one run: every model source line (file:line) with the kernels it became. From the trace's
+-- provenance stack traces (innermost user frame of each kernel) when the run has a trace; else from
+-- the provenance node mappings joined to the `# File:` comments of the post-grad graph.
+-- @param run VARCHAR run id, or a unique prefix of one
+-- @param file VARCHAR only files whose path contains this text
+-- @param line INTEGER only this line
+WITH run AS (
+    SELECT run_id FROM runs WHERE run_id LIKE $run || '%'
+),
+from_trace AS (
+    SELECT l.graph_id, l.user_file AS file, l.user_line AS line, l.kernel_name
+    FROM lineage l JOIN run USING (run_id)
+    WHERE l.source = 'torch_trace' AND l.user_file IS NOT NULL AND l.kernel_name IS NOT NULL
+),
+from_nodes AS (
+    SELECT l.graph_id, o.source_file AS file, o.source_line AS line, l.kernel_name
+    FROM lineage l JOIN run USING (run_id)
+    JOIN ops o ON o.run_id = l.run_id AND o.graph_id = l.graph_id AND o.name = l.post_grad_node
+    WHERE l.source = 'provenance' AND l.kernel_name IS NOT NULL AND o.source_file IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM from_trace)
+),
+lines AS (
+    SELECT * FROM from_trace UNION SELECT * FROM from_nodes
+),
+code AS (
+    SELECT o.source_file AS file, o.source_line AS line, any_value(o.source_code) AS source_code
+    FROM ops o JOIN run USING (run_id)
+    WHERE o.source_file IS NOT NULL
+    GROUP BY ALL
+)
+SELECT
+    l.file,
+    l.line,
+    c.source_code,
+    count(DISTINCT l.kernel_name)                          AS kernels,
+    list(DISTINCT l.kernel_name ORDER BY l.kernel_name)    AS kernel_names,
+    list(DISTINCT l.graph_id ORDER BY l.graph_id)          AS graphs
+FROM lines l
+LEFT JOIN code c USING (file, line)
+WHERE ($file IS NULL OR contains(l.file, $file))
+  AND ($line IS NULL OR l.line = $line)
+GROUP BY ALL
+ORDER BY l.file, l.line;
