@@ -143,7 +143,7 @@ def run_query(con, name: str, **params) -> list[dict]:
     q = canned.get(name)
     rel = con.execute(q.sql, q.bind(params))
     cols = [d[0] for d in rel.description]
-    return [dict(zip(cols, row)) for row in rel.fetchall()]
+    return [dict(zip(cols, row, strict=True)) for row in rel.fetchall()]
 
 
 def select_runs(con, selector: Selector, model: str | None = None) -> list[dict]:
@@ -186,12 +186,12 @@ def _pairing_labels(runs_b: list[dict], runs_h: list[dict], selected: set[str]) 
     keys = set()
     for r in runs_b + runs_h:
         keys |= {k for k, v in r["labels"].items() if isinstance(v, str)}
-    dims = []
-    for k in sorted(keys - selected):
-        if any(len({r["labels"].get(k) for r in runs if r["model"] == m}) > 1
-               for runs in (runs_b, runs_h) for m in {r["model"] for r in runs}):
-            dims.append(k)
-    return dims
+    seen = defaultdict(set)  # (side, model, key) -> values
+    for side, runs in ((0, runs_b), (1, runs_h)):
+        for r in runs:
+            for k in keys - selected:
+                seen[(side, r["model"], k)].add(r["labels"].get(k))
+    return sorted({k for (_, _, k), values in seen.items() if len(values) > 1})
 
 
 def _group(runs: list[dict], dims: list[str]) -> dict[tuple, list[dict]]:

@@ -81,7 +81,7 @@ def fusion_frame(diff: KernelDiff) -> pl.DataFrame:
 
 def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: dict | None = None) -> dict:
     out = dataclasses.asdict(result)
-    for pair, p in zip(out["pairs"], result.pairs):
+    for pair, p in zip(out["pairs"], result.pairs, strict=True):
         for m, d in p.metrics.items():
             pair["metrics"][m] |= {"delta": d.delta, "pct": d.pct}
     if diff is not None:

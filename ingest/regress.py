@@ -129,7 +129,7 @@ def mann_whitney_p(a: list[float], b: list[float]) -> float:
         t = j - i + 1
         tie_term += t ** 3 - t
         i = j + 1
-    r1 = sum(r for r, (_, side) in zip(ranks, pooled) if side == 0)
+    r1 = sum(r for r, (_, side) in zip(ranks, pooled, strict=True) if side == 0)
     u1 = r1 - n1 * (n1 + 1) / 2
     n = n1 + n2
     mu = n1 * n2 / 2
