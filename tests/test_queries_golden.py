@@ -32,6 +32,7 @@ GPU_MLP_TRAIN = "95584ecbc78c29d7"
 PARAMS = {
     "compare/runs": {"compiler": "2.13.0"},
     "compare/kernels": {"run": TRANSFORMER_213},
+    "lineage/source_line_kernels": {"run": TRANSFORMER_213},
     "compare/fusions": {"run": TRANSFORMER_213},
     "compare/kernel_source": {"hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
     "explore/kernel_source": {"source_hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
