@@ -168,28 +168,30 @@ def compare(con, base: str, head: str, model: str | None = None,
         if not runs:
             raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
                                 + "; `iwh runs` lists the runs, their compiler versions and models")
-    dims = _pairing_labels(runs_b, runs_h, sel_b.keys | sel_h.keys)
+    dims = _pairing_labels(runs_b, runs_h)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     common = sorted(set(groups_b) & set(groups_h))
     pairs = [_pair(key, groups_b[key], groups_h[key], rules) for key in common]
     result = CompareResult(
         base=base, head=head, pairs=pairs,
-        base_only=sorted(model_key(m, dict(c)) for m, c in set(groups_b) - set(groups_h)),
-        head_only=sorted(model_key(m, dict(c)) for m, c in set(groups_h) - set(groups_b)),
+        base_only=sorted(model_key(*_unkey(k)) for k in set(groups_b) - set(groups_h)),
+        head_only=sorted(model_key(*_unkey(k)) for k in set(groups_h) - set(groups_b)),
         summary=_summary(pairs),
     )
     result.warnings = _warnings(pairs, groups_b, groups_h, sel_b, sel_h)
     return result
 
 
-def _pairing_labels(runs_b: list[dict], runs_h: list[dict], selected: set[str]) -> list[str]:
+def _pairing_labels(runs_b: list[dict], runs_h: list[dict]) -> list[str]:
+    """String labels that tell runs of one model apart within a side. A label one selector pins
+    (mode=train) still pairs when the other side has several values of it."""
     keys = set()
     for r in runs_b + runs_h:
         keys |= {k for k, v in r["labels"].items() if isinstance(v, str)}
     seen = defaultdict(set)  # (side, model, key) -> values
     for side, runs in ((0, runs_b), (1, runs_h)):
         for r in runs:
-            for k in keys - selected:
+            for k in keys:
                 seen[(side, r["model"], k)].add(r["labels"].get(k))
     return sorted({k for (_, _, k), values in seen.items() if len(values) > 1})
 
@@ -257,6 +259,10 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> li
     return out
 
 
+def _unkey(key: tuple) -> tuple[str, dict]:
+    return key[0], dict(key[1])
+
+
 def _key(p: ModelPair) -> tuple:
     return (p.model, tuple(p.config.items()))
 
@@ -313,18 +319,29 @@ class KernelDiff:
 def kernel_diff(con, base: str, head: str, model: str) -> KernelDiff:
     """Kernels of `model` matched across the sides by signature, then normalised source hash.
 
-    Base and head selectors are as for `compare`; when a side has several runs of the model, the
-    earliest is diffed (pass a run id to choose)."""
+    Base and head selectors are as for `compare`; runs pair like for like as there. When several
+    configurations of the model pair, the first is diffed (the notes list the others); when a side
+    has several runs of it, the earliest (pass run ids to choose)."""
     runs_b = select_runs(con, parse_selector(base), model)
     runs_h = select_runs(con, parse_selector(head), model)
     if not runs_b or not runs_h:
         side = base if not runs_b else head
         raise SelectorError(f"selector {side!r} picks no run of model {model}; `iwh runs --model {model}` lists them")
-    b, h = runs_b[0]["run_id"], runs_h[0]["run_id"]
+    dims = _pairing_labels(runs_b, runs_h)
+    groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
+    common = sorted(set(groups_b) & set(groups_h))
+    if not common:
+        raise SelectorError(f"no run of {model} pairs like for like across the sides (they differ in "
+                            f"{', '.join(dims)}); narrow the selectors, e.g. add {dims[0]}=...")
+    key = common[0]
+    b, h = groups_b[key][0]["run_id"], groups_h[key][0]["run_id"]
     notes = []
-    if len(runs_b) > 1 or len(runs_h) > 1:
-        notes.append(f"{len(runs_b)} base and {len(runs_h)} head runs of {model}: diffing {b} and {h} "
-                     "(give run ids to choose)")
+    if len(common) > 1:
+        notes.append(f"{len(common)} configurations of {model} on both sides; diffing {model_key(*_unkey(key))}, "
+                     f"also: {', '.join(model_key(*_unkey(k)) for k in common[1:])} (narrow the selectors)")
+    if len(groups_b[key]) > 1 or len(groups_h[key]) > 1:
+        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {model_key(*_unkey(key))}: "
+                     f"diffing {b} and {h} (give run ids to choose)")
     kb, kh = run_query(con, "compare/kernels", run=b), run_query(con, "compare/kernels", run=h)
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
                                             run_query(con, "compare/fusions", run=h))
