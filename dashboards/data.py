@@ -26,8 +26,10 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 def db_path() -> str:
     """The warehouse file: `streamlit run app.py -- PATH`, else $IWH_DB, else ./warehouse.duckdb."""
-    args = [a for a in sys.argv[1:] if not a.startswith("-")]
-    return args[0] if args else os.environ.get("IWH_DB") or "warehouse.duckdb"
+    # argv is the app's own only under `streamlit run` (under pytest it is pytest's)
+    if os.path.basename(sys.argv[0]) == "app.py" and len(sys.argv) > 1:
+        return sys.argv[1]
+    return os.environ.get("IWH_DB") or "warehouse.duckdb"
 
 
 def connection():
@@ -125,9 +127,19 @@ def plain(text) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
-@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def compare_releases(base: str, head: str):
     """`iwh compare` (ingest/compare.py) on the dashboard's read-only connection."""
+    return _compare(db_path(), base, head)
+
+
+def kernel_changes(base_run: str, head_run: str, model: str):
+    """`iwh compare --kernels` for one pair of runs, with the sources and unified diff of changed kernels."""
+    return _kernel_changes(db_path(), base_run, head_run, model)
+
+
+# the warehouse path is part of the cache key: one process may serve (or test) several warehouses
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def _compare(db: str, base: str, head: str):
     from ingest.compare import compare
 
     with _driver_connection() as con:
@@ -135,8 +147,7 @@ def compare_releases(base: str, head: str):
 
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
-def kernel_changes(base_run: str, head_run: str, model: str):
-    """`iwh compare --kernels` for one pair of runs, with the unified diff of every changed kernel."""
+def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
     from ingest.compare import CHANGED, code_diff, kernel_diff, kernel_source
 
     with _driver_connection() as con:

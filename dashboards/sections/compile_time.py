@@ -18,6 +18,7 @@ if phases.empty:
     data.show_sql("dashboard/compile_phases")
     st.stop()
 
+st.caption(f"{len(phases):,} model × compiler version × device groups from {int(phases['runs'].sum()):,} runs.")
 phases["group"] = phases["model"] + " · " + phases["compiler_version"].fillna("?") + " · " + phases["device"]
 long = phases.melt(id_vars=["group", "model", "compiler_version", "device", "runs", "total_s"],
                    value_vars=list(PHASES), var_name="phase", value_name="seconds").dropna(subset=["seconds"])

@@ -35,6 +35,9 @@ def pick_run() -> str | None:
     return st.session_state.get(RUN_KEY)
 
 
+# ?run=ID opens a run directly: links from elsewhere, and a shareable URL for the run in view
+if st.query_params.get("run"):
+    st.session_state[RUN_KEY] = st.query_params["run"]
 with st.expander("Runs", expanded=RUN_KEY not in st.session_state):
     run_id = pick_run()
 data.show_sql("explore/runs")
@@ -42,6 +45,7 @@ if not run_id:
     st.info("Pick a run in the table above.")
     st.stop()
 
+st.query_params["run"] = run_id
 run = data.run("explore/run", run_id=run_id)
 if run.empty:
     st.warning(f"Run `{run_id}` is not in the warehouse.")
@@ -56,7 +60,8 @@ for col, (label, key) in zip(cols, [("Graphs", "graphs"), ("Kernels", "kernels")
     col.metric(label, data.number(r[key]))
 with st.expander("Environment and labels"):
     st.json({k: (str(v) if v is not None else None) for k, v in r.items() if k != "labels"}, expanded=False)
-    st.json(json.loads(r["labels"]) if r["labels"] else {}, expanded=True)
+    labels = r["labels"] or {}
+    st.json(json.loads(labels) if isinstance(labels, str) else labels, expanded=True)
 if r["profiled_kernels"] == 0:
     st.caption("This run has no profiler trace: kernel times are empty.")
 
