@@ -273,7 +273,8 @@ def test_artifact_text_is_never_html(warehouse, monkeypatch):
     """Pages render artifact text through escaped elements only: no element allows raw HTML."""
     for page in PAGES:
         at = open_page(warehouse, page, monkeypatch)
-        assert at.markdown and all(not e.proto.allow_html for e in at.markdown), page
+        elements = [e for kind in ("title", "subheader", "markdown", "caption") for e in getattr(at, kind)]
+        assert elements and all(not e.proto.allow_html for e in elements), page
 
 
 @pytest.mark.parametrize("page", PAGES)
