@@ -181,3 +181,34 @@ def test_zoo_run_captures_labels_profile_and_ground_truth(torch_python, tmp_path
     # Inductor's own counter, read in-process by the worker
     assert json.loads((run / "ground_truth.json").read_text())["generated_kernel_count"] > 0
     assert [p.name for p in _graph_folders(run)] == ["model__0_inference_0.0"]
+
+
+def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path):
+    """`make demo`'s corpus: every archive in demo/ ingests with no ingest error."""
+    import tarfile
+
+    from demo.build_demo import unpack
+    from ingest.load import ingest_paths
+
+    archives = sorted((ROOT / "demo").glob("*.tar.xz"))
+    manifests = sum(m.name.endswith("/manifest.json") for a in archives for m in tarfile.open(a).getmembers())
+    folders = unpack(tmp_path / "corpus")
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths(folders, db, jobs=2)
+    assert summary.errors == 0
+    with duckdb.connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == manifests
+        devices = {r[0] for r in con.execute("SELECT DISTINCT device FROM runs").fetchall()}
+        kernels = dict(con.execute(
+            "SELECT compiler_version, kernel_count FROM run_metrics "
+            "WHERE model = 'transformer' AND labels ->> 'mode' IS NULL").fetchall())
+    assert devices == {"cpu", "cuda"}
+
+    def counted(version: str) -> int:  # generated C++ kernels defined in the run's output_code.py files
+        run = f"*/cpu-torch{version}/transformer"
+        codes = (tmp_path / "corpus").glob(f"{run}/torch_compile_debug/*/torchinductor/*/output_code.py")
+        return sum(len(re.findall(r"^cpp_fused_\w+ = async_compile", p.read_text(), re.M)) for p in codes)
+
+    assert (counted("2.6.0"), counted("2.13")) == (14, 10)
+    assert (kernels["2.6.0+cu124"], kernels["2.13.0+cpu"]) == (14, 10)

@@ -1,0 +1,1 @@
+"""The bundled sample corpus and `make demo` (see README.md)."""

@@ -1,0 +1,60 @@
+"""`make demo`: unpack the bundled corpus, ingest it, and say what changed between releases.
+
+    python -m demo.build_demo [--db warehouse.duckdb] [--dest demo_corpus] [--jobs 2]
+
+Archives already unpacked under --dest are left as they are, and runs already in the warehouse
+are skipped by the loader, so a second `make demo` starts the dashboard at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tarfile
+from pathlib import Path
+
+from ingest.load import ingest_paths
+from ingest.output import table
+from schema.api import Warehouse
+from schema.warehouse import default_db_path
+
+HERE = Path(__file__).parent
+
+
+def unpack(dest: Path) -> list[Path]:
+    """Each archive into dest/<archive name>, once."""
+    folders = []
+    for archive in sorted(HERE.glob("*.tar.xz")):
+        folder = dest / archive.name.removesuffix(".tar.xz")
+        if not folder.exists():
+            partial = folder.with_name(folder.name + ".partial")
+            with tarfile.open(archive) as tf:
+                tf.extractall(partial, filter="data")
+            partial.rename(folder)
+        folders.append(folder)
+    return folders
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--db", default=default_db_path())
+    p.add_argument("--dest", type=Path, default=Path("demo_corpus"))
+    p.add_argument("--jobs", type=int, default=2)
+    args = p.parse_args(argv)
+    folders = unpack(args.dest)
+    print(f"unpacked {len(folders)} archives under {args.dest}/: {', '.join(f.name for f in folders)}")
+    summary = ingest_paths(folders, args.db, jobs=args.jobs, progress=True)
+    print(summary.line())
+    with Warehouse(args.db) as wh:
+        print("\nIngested, by release:")
+        print(table(wh.sql((HERE / "ingested.sql").read_text())))
+        print("\nLargest kernel-count changes between releases (same model, mode, dtype, variant, device):")
+        print(table(wh.sql((HERE / "largest_kernel_change.sql").read_text())))
+        errors = wh.sql("SELECT count(*) AS n FROM ingest_errors").item()
+    if errors:
+        print(f"\n{errors} ingest errors: see `iwh query ingest/runs_with_errors`", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
