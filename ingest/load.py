@@ -1,9 +1,10 @@
 """Rows -> DuckDB. The only module that writes the warehouse.
 
-One transaction per run: a run is replaced whole (same run id, or same folder with changed
-files) and never duplicated. Runs whose files are unchanged (same paths, sizes and mtimes as
-recorded in `artifacts`) are skipped without being read. Parsing runs in worker processes with
-`jobs > 1` while this process alone writes, table by table, through Arrow.
+A run is replaced whole (same run id, or same folder with changed files) and never duplicated.
+Runs whose files are unchanged (same paths, sizes and mtimes as recorded in `artifacts`) are
+skipped without being read. Parsing runs in worker processes with `jobs > 1` while this process
+alone writes, table by table, through Arrow. Runs are written in batches, one transaction and one
+INSERT per table each: a commit costs tens of milliseconds, more than a small run's inserts.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import chain, repeat
 
 import duckdb
 import orjson
@@ -31,6 +33,9 @@ _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
     "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "VARCHAR[]": pa.list_(pa.string()),
 }
+# A batch is bounded by the input bytes it was parsed from, so memory stays flat whatever the corpus.
+BATCH_BYTES = 64 << 20
+BATCH_RUNS = 64
 
 
 @dataclass
@@ -67,12 +72,14 @@ class _Schema:
         ).fetchall():
             self.columns.setdefault(table, {})[column] = dtype
 
-    def arrow(self, table: str, rows: list[dict], run_id: str | None) -> pa.Table:
+    def arrow(self, table: str, parts: list[tuple[str | None, list[dict]]]) -> pa.Table:
+        """`parts`: (run_id, rows) pairs; a None run_id leaves the rows' own."""
         cols = self.columns[table]
+        rows = [r for _, part in parts for r in part]
         arrays, names = [], []
         for name, dtype in cols.items():
-            if name == "run_id" and run_id is not None:
-                values = [run_id] * len(rows)
+            if name == "run_id" and parts[0][0] is not None:
+                values = list(chain.from_iterable(repeat(run_id, len(part)) for run_id, part in parts))
             elif dtype == "JSON":
                 values = [_json(r.get(name)) for r in rows]
             else:
@@ -108,10 +115,20 @@ def ingest_paths(
         todo = found.runs if force else _changed(con, found.runs)
         summary.skipped_runs = len(found.runs) - len(todo)
         bar = _Progress(len(todo)) if progress else None
+        batch: list[RunData] = []
         for data in _parse_all(todo, jobs, model, labels):
-            _write(con, schema, data, summary)
+            if _clashes(batch, data):
+                _write(con, schema, batch)
+                batch = []
+            batch.append(data)
+            _tally(summary, data)
+            if len(batch) >= BATCH_RUNS or sum(d.bytes_read for d in batch) >= BATCH_BYTES:
+                _write(con, schema, batch)
+                batch = []
             if bar:
                 bar.step(summary)
+        if batch:
+            _write(con, schema, batch)
         if bar:
             bar.done()
     finally:
@@ -158,37 +175,15 @@ def _parse_all(runs: list[Run], jobs: int, model, labels):
         yield from pool.imap_unordered(_parse_one, work)
 
 
-def _write(con, schema: _Schema, data: RunData, summary: IngestSummary) -> None:
-    run_id = data.run["run_id"]
-    now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
-    data.run["ingested_at"] = now
-    tables = dict(data.tables)
-    tables["artifacts"] = data.artifacts
-    tables["ingest_errors"] = [dict(e, ingested_at=now) for e in data.errors]
-    con.execute("BEGIN TRANSACTION")
-    try:
-        old = [r[0] for r in con.execute(
-            "SELECT run_id FROM runs WHERE run_id = ? OR source_path = ?", [run_id, data.run["source_path"]]
-        ).fetchall()]
-        if old:
-            for table in ("runs",) + FACT_TABLES:
-                con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [old])
-        _insert(con, schema, "runs", [data.run], None)
-        for table in FACT_TABLES:
-            rows = tables.get(table)
-            if rows:
-                _insert(con, schema, table, rows, run_id)
-        if data.sources:
-            src = pa.table({"source_hash": list(data.sources), "source": list(data.sources.values())})
-            con.register("_src", src)
-            con.execute("INSERT INTO kernel_sources SELECT * FROM _src ON CONFLICT DO NOTHING")
-            con.unregister("_src")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+def _clashes(batch: list[RunData], data: RunData) -> bool:
+    """A run that replaces one of the same batch must wait for it to be written first."""
+    return any(d.run["run_id"] == data.run["run_id"] or d.run["source_path"] == data.run["source_path"] for d in batch)
+
+
+def _tally(summary: IngestSummary, data: RunData) -> None:
+    tables = data.tables
     summary.runs += 1
-    summary.run_ids.append(run_id)
+    summary.run_ids.append(data.run["run_id"])
     summary.graphs += len(tables.get("graphs", ()))
     summary.kernels += sum(1 for k in tables.get("kernels", ()) if k.get("generated"))
     summary.errors += len(data.errors)
@@ -197,8 +192,47 @@ def _write(con, schema: _Schema, data: RunData, summary: IngestSummary) -> None:
     summary.counters.update(data.counters)
 
 
-def _insert(con, schema: _Schema, table: str, rows: list[dict], run_id: str | None) -> None:
-    tbl = schema.arrow(table, rows, run_id)
+def _write(con, schema: _Schema, batch: list[RunData]) -> None:
+    now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
+    parts: dict[str, list] = {table: [] for table in FACT_TABLES}
+    sources: dict[str, str] = {}
+    for data in batch:
+        run_id = data.run["run_id"]
+        data.run["ingested_at"] = now
+        for table, rows in data.tables.items():
+            if rows and table in parts:
+                parts[table].append((run_id, rows))
+        if data.artifacts:
+            parts["artifacts"].append((run_id, data.artifacts))
+        if data.errors:
+            parts["ingest_errors"].append((run_id, [dict(e, ingested_at=now) for e in data.errors]))
+        sources.update(data.sources)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        old = [r[0] for r in con.execute(
+            "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
+            [[d.run["run_id"] for d in batch], [d.run["source_path"] for d in batch]],
+        ).fetchall()]
+        if old:
+            for table in ("runs",) + FACT_TABLES:
+                con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [old])
+        _insert(con, schema, "runs", [(None, [d.run for d in batch])])
+        for table in FACT_TABLES:
+            if parts[table]:
+                _insert(con, schema, table, parts[table])
+        if sources:
+            src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
+            con.register("_src", src)
+            con.execute("INSERT INTO kernel_sources SELECT * FROM _src ON CONFLICT DO NOTHING")
+            con.unregister("_src")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _insert(con, schema: _Schema, table: str, parts: list[tuple[str | None, list[dict]]]) -> None:
+    tbl = schema.arrow(table, parts)
     con.register("_rows", tbl)
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
     con.unregister("_rows")
