@@ -273,7 +273,7 @@ def test_artifact_text_is_never_html(warehouse, monkeypatch):
     """Pages render artifact text through escaped elements only: no element allows raw HTML."""
     for page in PAGES:
         at = open_page(warehouse, page, monkeypatch)
-        elements = [e for kind in ("title", "subheader", "markdown", "caption") for e in getattr(at, kind)]
+        elements = [e for kind in ("markdown", "caption") for e in getattr(at, kind)]
         assert elements and all(not e.proto.allow_html for e in elements), page
 
 
