@@ -93,7 +93,7 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
                     files.append(Path(dirpath))  # an empty graph folder: the process died early
     files = sorted(set(files))
     skipped: Counter = Counter()
-    manifest_roots = sorted({f.parent for f in files if f.name == "manifest.json"}, key=lambda d: len(d.parts))
+    manifest_roots = {f.parent for f in files if f.name == "manifest.json"}
 
     by_root: dict[Path | None, list[Artifact]] = {}
     for f in files:
@@ -161,12 +161,12 @@ def _head(f: Path) -> bytes:
         return b""
 
 
-def _nearest(f: Path, roots: list[Path]) -> Path | None:
-    best = None
-    for r in roots:
-        if f.is_relative_to(r):
-            best = r  # roots are sorted shallow to deep, so the last match is the deepest
-    return best
+def _nearest(f: Path, roots: set[Path]) -> Path | None:
+    """The deepest manifest folder above `f` (a walk up: testing every root is quadratic)."""
+    for parent in f.parents:
+        if parent in roots:
+            return parent
+    return None
 
 
 def _process_key(a: Artifact) -> tuple | None:
