@@ -264,6 +264,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
                 take(parsed, art, graph_id)
         # fusions and layouts describe the graph after fusion; before it only as a fallback
         if post is not None:
+            _link_fusions_to_kernels(post.rows.get("fusions", []), code.facts.get("call_buffers", []) if code else [])
             take(post, files["ir_post_fusion.txt"], graph_id)
         elif pre is not None:
             take(pre, files["ir_pre_fusion.txt"], graph_id, only={"layouts"})
@@ -316,6 +317,25 @@ def _parse_file(art: Artifact | None, reader: _Reader, fn) -> Parsed | None:
     if text is None:
         return None
     return fn(text)
+
+
+def _link_fusions_to_kernels(fusions: list[dict], call_buffers: list[tuple[str, list[str]]]) -> None:
+    """Name the generated kernel each scheduler node became.
+
+    The IR names extern kernels itself. A generated kernel is the first launch in `call()` that
+    passes one of the buffers the node writes: producers launch before the consumers that read
+    those buffers. Nodes whose buffers no launch names (fused away into a kernel's registers,
+    or no-op nodes) keep NULL rather than a guess.
+    """
+    first_launch: dict[str, str] = {}
+    for kernel, buffers in call_buffers:
+        for b in buffers:
+            first_launch.setdefault(b, kernel)
+    for f in fusions:
+        # extern nodes (MultiOutput getitems included) and no-op nodes launch no generated kernel
+        if f.get("kernel_name") is None and not (f.get("node_class") or "").startswith(("Extern", "Nop")):
+            found = [first_launch[b] for b in f.get("buffers") or () if b in first_launch]
+            f["kernel_name"] = found[0] if found else None
 
 
 def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:

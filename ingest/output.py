@@ -25,13 +25,14 @@ def emit(df: pl.DataFrame, fmt: str = "table", out=None) -> None:
 
 def _flat(df: pl.DataFrame) -> pl.DataFrame:
     """CSV cells are plain: lists and structs become their JSON text."""
-    casts = []
-    for name, dtype in df.schema.items():
-        if isinstance(dtype, (pl.List, pl.Struct, pl.Array, pl.Object)):
-            casts.append(
-                pl.col(name).map_elements(lambda v: orjson.dumps(v, default=str).decode(), return_dtype=pl.String)
-            )
-    return df.with_columns(casts) if casts else df
+    nested = [n for n, t in df.schema.items() if isinstance(t, (pl.List, pl.Struct, pl.Array, pl.Object))]
+    if not nested:
+        return df
+    return df.with_columns(
+        pl.Series(n, [None if v is None else orjson.dumps(v, default=str).decode() for v in df[n].to_list()],
+                  dtype=pl.String)
+        for n in nested
+    )
 
 
 def _cell(v) -> str:

@@ -270,3 +270,20 @@ def test_an_older_warehouse_is_upgraded_in_place(tmp_path, monkeypatch):
     applied = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
     con.close()
     assert "test_extra" in cols and applied[-1] == "9999_test_extra"
+
+
+def test_fusion_groups_name_the_kernel_they_became(wh):
+    con, _ = wh
+    rows = con.execute(
+        "SELECT f.run_id, f.graph_id, f.node_class, f.kernel_name, k.generated "
+        "FROM fusions f LEFT JOIN (SELECT DISTINCT run_id, graph_id, kernel_name, generated FROM kernels) k "
+        "USING (run_id, graph_id, kernel_name)").fetchall()
+    named = [r for r in rows if r[3] is not None]
+    # every name given is a kernel of that very graph: generated for scheduler nodes, extern for extern nodes
+    assert all(r[4] is not None for r in named)
+    assert all(r[4] == (not r[2].startswith("Extern")) for r in named)
+    # and every generated kernel launched in a graph is the kernel of some fusion group
+    unnamed = con.execute(
+        "SELECT k.kernel_name FROM kernels k WHERE k.generated AND NOT EXISTS (SELECT 1 FROM fusions f "
+        "WHERE f.run_id = k.run_id AND f.graph_id = k.graph_id AND f.kernel_name = k.kernel_name)").fetchall()
+    assert unnamed == [] and len(named) > 40

@@ -55,7 +55,12 @@ def test_kernels_match_definitions_and_ir_externs(path):
 
 def test_triton_graph_exact_rows():
     parsed = _parse(GPU_FWD)
+    launches = parsed.facts.pop("call_buffers")
     assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cuda", "backend": "triton"}
+    # launches in call order, with the buffers each passes, as grep reads them off `.run(` lines
+    text = GPU_FWD.read_text()
+    expected = [(m[0], re.findall(r"\bbuf\d+\b", m[1])) for m in re.findall(r"^\s+(\w+)\.run\((.*)$", text, re.M)]
+    assert launches == expected and launches
     rows = parsed.rows["kernels"]
     gelu = rows[0]
     assert len(gelu["source"]) > 0 and gelu["source_hash"]
@@ -83,6 +88,8 @@ def test_triton_graph_exact_rows():
 
 def test_torch_26_cpp_kernels_and_module_level_call():
     parsed = _parse(T_26)
+    assert [name for name, _ in parsed.facts.pop("call_buffers")] == re.findall(
+        r"^\s+(cpp_fused_\w+)\(", T_26.read_text(), re.M)
     assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cpu", "backend": "cpp"}
     rows = parsed.rows["kernels"]
     generated = [(k["kernel_name"], k["category"], k["line"]) for k in rows if k["generated"]]

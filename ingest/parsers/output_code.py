@@ -42,6 +42,7 @@ from ingest.rows import Parsed
 
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
 _DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
+_BUFFER = re.compile(r"\bbuf\d+\b")
 _CALL_DEF = re.compile(r"^(?P<indent>\s*)def call\(")
 _SOURCE_NODES = re.compile(r"#\s*(?:\w+ )*Source Nodes: \[(?P<nodes>.*?)\], Original ATen: \[(?P<aten>.*)\]\s*$")
 _SOURCE_NODES_TAG = "Source Nodes: ["
@@ -88,6 +89,7 @@ def parse_output_code(text: str) -> Parsed:
     generated: dict[str, dict] = {}
     externs: list[dict] = []
     calls: Counter = Counter()
+    call_buffers: list[tuple[str, list[str]]] = []  # generated-kernel launches in call order
     handles: dict[str, list[int]] = {}
     call_site_sources: dict[str, tuple] = {}
     devices: Counter = Counter()
@@ -128,6 +130,7 @@ def parse_output_code(text: str) -> Parsed:
                 name = callee[:-4] if callee.endswith(".run") else callee
                 if name in generated:
                     calls[name] += 1
+                    call_buffers.append((name, _BUFFER.findall(line)))
                     if handle and handle[0] == name:
                         handles.setdefault(name, []).append(handle[1])
                     if comment:
@@ -182,6 +185,8 @@ def parse_output_code(text: str) -> Parsed:
             devices["cpu"] += 1
 
     parsed.rows["kernels"] = list(generated.values()) + externs
+    if call_buffers:
+        parsed.facts["call_buffers"] = call_buffers
     if not saw_call:
         parsed.problem("no `def call(` found: cut short, or not Inductor output code")
     _device_facts(parsed, generated, devices)
