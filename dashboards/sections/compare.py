@@ -51,6 +51,8 @@ st.subheader("Summary over the models on both sides")
 st.dataframe(summary_frame(result).to_pandas(), hide_index=True, width="stretch")
 
 st.subheader("Per model")
+st.caption(f"{len(result.pairs)} models on both sides; {len(result.base_only)} on the base side only, "
+           f"{len(result.head_only)} on the head side only.")
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
 columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN for part in ("base", "head", "delta", "pct")

@@ -1,0 +1,145 @@
+"""The dashboards in a real browser: served on localhost, opened page by page in headless Chromium.
+
+Each page must render, show a number counted here straight from the warehouse tables, and show no
+Streamlit exception. A full-page screenshot of each lands in tests/screenshots/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.test_dashboards import build_warehouse
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "tests" / "screenshots"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                       reason=f"{CHROMIUM} is absent: install Debian's chromium (apt-get install -y chromium)"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> str:
+    return build_warehouse(tmp_path_factory.mktemp("browser"))
+
+
+@pytest.fixture(scope="module")
+def server(warehouse):
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
+         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false", "--", warehouse],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "IWH_DB": warehouse},
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not come up: " + proc.stdout.read().decode(errors="replace")[-2000:])
+    yield url
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield b
+        b.close()
+
+
+def one(db: str, sql: str, params=None):
+    con = duckdb.connect(db + ".check", read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def expected(db: str) -> dict[str, tuple[str, str | None, str]]:
+    """Per page: the URL path, a metric label (None: anywhere on the page) and the text it must show."""
+    transformer = one(db, "SELECT run_id FROM runs WHERE model = 'transformer' AND compiler_version = '2.13.0+cpu'")
+    kernels = one(db, "SELECT count(*) FROM kernels WHERE generated")
+    versioned = one(db, "SELECT count(*) FROM runs WHERE compiler_version IS NOT NULL")
+    both = one(db, "SELECT count(*) FROM (SELECT model FROM runs WHERE compiler_version = '2.6.0+cu124' "
+                   "INTERSECT SELECT model FROM runs WHERE compiler_version = '2.14.1+cu130')")
+    run_kernels = one(db, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [transformer])
+    breaks = one(db, "SELECT count(*) FROM compile_events WHERE kind = 'graph_break'")
+    compiled = one(db, "SELECT count(DISTINCT run_id) FROM compilations")
+    return {
+        "overview": ("", "Kernels", f"{kernels:,}"),
+        "trends": ("trends", None, f"The {versioned:,} runs behind the charts"),
+        "compare": ("compare", None, f"{both} models on both sides"),
+        "explorer": (f"explorer?run={transformer}", "Kernels", f"{run_kernels:,}"),
+        "graph_breaks": ("graph_breaks", "Graph breaks", f"{breaks:,}"),
+        "compile_time": ("compile_time", None, f"from {compiled:,} runs"),
+        "sql_console": ("sql_console", None, "Start from a canned query"),
+    }
+
+
+@pytest.mark.parametrize("page", ["overview", "trends", "compare", "explorer", "graph_breaks", "compile_time",
+                                  "sql_console"])
+def test_page_renders_in_chromium(page, warehouse, server, browser):
+    path, metric, text = expected(warehouse)[page]
+    tab = browser.new_page(viewport={"width": 1500, "height": 2400})
+    try:
+        tab.goto(f"{server}/{path}")
+        tab.wait_for_selector('[data-testid="stMainBlockContainer"] h1', timeout=60_000)
+        # rendered: the script finished (no running indicator) and the known number is on screen
+        tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
+        if metric:
+            # exact: a metric's value is alone in its element ("16" must not match "216")
+            tile = tab.locator('[data-testid="stMetric"]', has_text=metric).first
+            tile.locator('[data-testid="stMetricValue"]').get_by_text(text, exact=True).wait_for(timeout=30_000)
+        else:
+            tab.get_by_text(text, exact=False).first.wait_for(timeout=30_000)
+        assert tab.locator('[data-testid="stException"]').count() == 0
+        SHOTS.mkdir(exist_ok=True)
+        tab.screenshot(path=str(SHOTS / f"{page}.png"), full_page=True)
+    finally:
+        tab.close()
+
+
+def test_sql_console_runs_in_chromium(warehouse, server, browser):
+    tab = browser.new_page(viewport={"width": 1500, "height": 1400})
+    try:
+        tab.goto(f"{server}/sql_console")
+        tab.get_by_role("button", name="Run").click()
+        groups = one(warehouse, "SELECT count(*) FROM (SELECT DISTINCT model, compiler_version, device FROM runs)")
+        tab.get_by_text(f"{groups:,} rows").wait_for(timeout=30_000)
+        assert tab.locator('[data-testid="stException"]').count() == 0
+        SHOTS.mkdir(exist_ok=True)
+        tab.screenshot(path=str(SHOTS / "sql_console_result.png"), full_page=True)
+    finally:
+        tab.close()
+
