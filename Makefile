@@ -7,7 +7,7 @@ DB     ?= warehouse.duckdb
 PORT   ?= 8501
 # torch for the capture tests and the model zoo: from the local wheel, never a CUDA download
 TORCH_VERSION ?= 2.13.0
-TORCH_VENV    := .venv-torch-$(TORCH_VERSION)
+TORCH_VENV    := .venv-torch-2.13
 
 .PHONY: setup setup-torch demo demo-ingest test test-fast bench lint golden clean
 
@@ -46,7 +46,7 @@ golden: setup
 	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden
 
 lint: setup
-	$(VENV)/bin/ruff check ingest schema dashboards tests bench
+	$(VENV)/bin/ruff check ingest schema dashboards tests bench zoo demo
 
 clean:
 	rm -rf $(DB) $(DB).wal build *.egg-info .pytest_cache

@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     print(summary.line())
     with Warehouse(args.db) as wh:
         print("\nIngested, by release:")
-        print(table(wh.sql((HERE / "ingested.sql").read_text())))
+        print(table(wh.query("overview/by_release")))
         print("\nLargest kernel-count changes between releases (same model, mode, dtype, variant, device):")
-        print(table(wh.sql((HERE / "largest_kernel_change.sql").read_text())))
+        print(table(wh.query("kernels/largest_kernel_count_change", limit=5)))
         errors = wh.sql("SELECT count(*) AS n FROM ingest_errors").item()
     if errors:
         print(f"\n{errors} ingest errors: see `iwh query ingest/runs_with_errors`", file=sys.stderr)

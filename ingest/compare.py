@@ -158,8 +158,13 @@ def select_runs(con, selector: Selector, model: str | None = None) -> list[dict]
     return rows
 
 
+# Labels that describe the workload a run measured. Other labels (command lines, hosts, start
+# times, commits) record how a run was made: they differ from run to run and must not split pairs.
+PAIR_ON = ("mode", "dtype", "variant", "batch", "device")
+
+
 def compare(con, base: str, head: str, model: str | None = None,
-            rules: dict[str, regress.Rule] | None = None) -> CompareResult:
+            rules: dict[str, regress.Rule] | None = None, pair_on: tuple[str, ...] = PAIR_ON) -> CompareResult:
     """Compare the runs `base` selects with those `head` selects, model by model."""
     rules = rules or regress.DEFAULT_RULES
     sel_b, sel_h = parse_selector(base), parse_selector(head)
@@ -168,7 +173,7 @@ def compare(con, base: str, head: str, model: str | None = None,
         if not runs:
             raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
                                 + "; `iwh runs` lists the runs, their compiler versions and models")
-    dims = _pairing_labels(runs_b, runs_h)
+    dims = _pairing_labels(runs_b, runs_h, pair_on)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     common = sorted(set(groups_b) & set(groups_h))
     pairs = [_pair(key, groups_b[key], groups_h[key], rules) for key in common]
@@ -182,12 +187,12 @@ def compare(con, base: str, head: str, model: str | None = None,
     return result
 
 
-def _pairing_labels(runs_b: list[dict], runs_h: list[dict]) -> list[str]:
-    """String labels that tell runs of one model apart within a side. A label one selector pins
-    (mode=train) still pairs when the other side has several values of it."""
+def _pairing_labels(runs_b: list[dict], runs_h: list[dict], candidates: tuple[str, ...]) -> list[str]:
+    """The workload labels that tell runs of one model apart within a side. A label one selector
+    pins (mode=train) still pairs when the other side has several values of it."""
     keys = set()
     for r in runs_b + runs_h:
-        keys |= {k for k, v in r["labels"].items() if isinstance(v, str)}
+        keys |= {k for k, v in r["labels"].items() if k in candidates and v is not None}
     seen = defaultdict(set)  # (side, model, key) -> values
     for side, runs in ((0, runs_b), (1, runs_h)):
         for r in runs:
@@ -199,7 +204,7 @@ def _pairing_labels(runs_b: list[dict], runs_h: list[dict]) -> list[str]:
 def _group(runs: list[dict], dims: list[str]) -> dict[tuple, list[dict]]:
     out = defaultdict(list)
     for r in runs:
-        config = tuple((k, r["labels"][k]) for k in dims if isinstance(r["labels"].get(k), str))
+        config = tuple((k, str(r["labels"][k])) for k in dims if r["labels"].get(k) is not None)
         out[(r["model"], config)].append(r)
     return out
 
@@ -316,7 +321,7 @@ class KernelDiff:
         return {s: c.get(s, 0) for s in (ADDED, REMOVED, CHANGED, SAME)}
 
 
-def kernel_diff(con, base: str, head: str, model: str) -> KernelDiff:
+def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] = PAIR_ON) -> KernelDiff:
     """Kernels of `model` matched across the sides by signature, then normalised source hash.
 
     Base and head selectors are as for `compare`; runs pair like for like as there. When several
@@ -327,7 +332,7 @@ def kernel_diff(con, base: str, head: str, model: str) -> KernelDiff:
     if not runs_b or not runs_h:
         side = base if not runs_b else head
         raise SelectorError(f"selector {side!r} picks no run of model {model}; `iwh runs --model {model}` lists them")
-    dims = _pairing_labels(runs_b, runs_h)
+    dims = _pairing_labels(runs_b, runs_h, pair_on)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     common = sorted(set(groups_b) & set(groups_h))
     if not common:
@@ -449,8 +454,10 @@ def code_diff(con, change: KernelChange) -> str:
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
               help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0")
+@click.option("--pair-on", default=",".join(PAIR_ON), show_default=True, metavar="K1,K2",
+              help="labels that name a workload: runs pair when the model and these labels agree")
 @click.pass_context
-def compare_command(ctx, base, head, model, show_kernels, show_code, fmt, fail_on, thresholds):
+def compare_command(ctx, base, head, model, show_kernels, show_code, fmt, fail_on, thresholds, pair_on):
     """Compare two sets of runs model by model (--base and --head selectors).
 
     Selectors: compiler=2.13.0+cpu (or compiler=2.13.0), a label such as variant=default, a run id
@@ -466,10 +473,11 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fmt, fail_o
         rules = regress.parse_thresholds(thresholds)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--threshold") from e
+    keys = tuple(k.strip() for k in pair_on.split(",") if k.strip())
     with _warehouse(ctx) as wh:
         try:
-            result = compare(wh, base, head, model, rules)
-            diff = kernel_diff(wh, base, head, model) if show_kernels or show_code else None
+            result = compare(wh, base, head, model, rules, pair_on=keys)
+            diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
         except SelectorError as e:
             raise click.ClickException(str(e)) from e
         codes = {c.head_kernel: code_diff(wh, c) for c in diff.kernels if c.status == CHANGED} \

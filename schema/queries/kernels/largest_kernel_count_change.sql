@@ -1,5 +1,7 @@
--- Largest kernel-count changes between releases, for runs of the same model, mode, dtype,
--- variant and device (labels a run lacks count as empty, so unlabelled runs pair only with each other).
+-- Largest kernel-count changes between releases
+-- For runs of the same model, mode, dtype, variant and device (labels a run lacks count as empty,
+-- so unlabelled runs pair only with each other); older release on the left.
+-- @param limit INTEGER default=5 how many changes to list
 WITH keyed AS (
     SELECT
         model, device, compiler_version, kernel_count,
@@ -19,4 +21,4 @@ FROM keyed a
 JOIN keyed b USING (model, device, mode, dtype, variant)
 WHERE version_key(a.compiler_version) < version_key(b.compiler_version)
 ORDER BY abs(b.kernel_count - a.kernel_count) DESC, a.model, a.mode, a.variant
-LIMIT 5;
+LIMIT $limit;

@@ -1,4 +1,4 @@
--- What the demo ingested: runs, graphs and generated kernels per compiler release and device.
+-- Runs, graphs and generated kernels per compiler release and device
 SELECT
     device,
     compiler_version,
