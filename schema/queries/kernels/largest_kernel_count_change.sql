@@ -20,5 +20,6 @@ SELECT
 FROM keyed a
 JOIN keyed b USING (model, device, mode, dtype, variant)
 WHERE version_key(a.compiler_version) < version_key(b.compiler_version)
-ORDER BY abs(b.kernel_count - a.kernel_count) DESC, a.model, a.mode, a.variant
+ORDER BY abs(b.kernel_count - a.kernel_count) DESC, a.model, a.mode, a.dtype, a.variant, a.device,
+         version_key(a.compiler_version), version_key(b.compiler_version)
 LIMIT $limit;
