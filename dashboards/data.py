@@ -167,3 +167,8 @@ class _driver_connection:
 
     def __exit__(self, *exc):
         self.raw.close()
+
+
+def code_language(source: str | None) -> str:
+    """The highlighter for a kernel's source, told by its content: C++ kernels start with includes."""
+    return "cpp" if source and source.lstrip().startswith(("#include", "extern ")) else "python"

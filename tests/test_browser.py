@@ -123,6 +123,9 @@ def test_page_renders_in_chromium(page, warehouse, server, browser):
             tile.locator('[data-testid="stMetricValue"]').get_by_text(text, exact=True).wait_for(timeout=30_000)
         else:
             tab.get_by_text(text, exact=False).first.wait_for(timeout=30_000)
+        # charts and lazy widgets stand as skeletons until drawn
+        tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
+        tab.wait_for_timeout(500)
         assert tab.locator('[data-testid="stException"]').count() == 0
         SHOTS.mkdir(exist_ok=True)
         tab.screenshot(path=str(SHOTS / f"{page}.png"), full_page=True)

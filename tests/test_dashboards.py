@@ -172,7 +172,7 @@ def test_compare_releases(warehouse, monkeypatch):
     assert metrics(at)["Unchanged kernels"] == str(sigs)
     changed = int(metrics(at)["Changed kernels"])
     if changed:
-        shown = {c.value.rstrip() for c in at.code if c.language == "python"}
+        shown = {c.value.rstrip() for c in at.code if c.language in ("python", "cpp")}
         con = duckdb.connect(warehouse + ".check", read_only=True)
         # st.code drops trailing whitespace
         sources = {r[0].rstrip() for r in con.execute(

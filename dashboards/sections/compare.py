@@ -107,9 +107,11 @@ if changed:
     k = names[st.selectbox("Changed kernel", list(names), key="compare_kernel")]
     code_left, code_right = st.columns(2)
     code_left.caption(data.plain(f"base: {k.base_kernel}"))
-    code_left.code(sources.get(k.base_hash) or "", language="python", line_numbers=True)
+    code_left.code(sources.get(k.base_hash) or "", language=data.code_language(sources.get(k.base_hash)),
+                   line_numbers=True)
     code_right.caption(data.plain(f"head: {k.head_kernel}"))
-    code_right.code(sources.get(k.head_hash) or "", language="python", line_numbers=True)
+    code_right.code(sources.get(k.head_hash) or "", language=data.code_language(sources.get(k.head_hash)),
+                    line_numbers=True)
     with st.expander("Unified diff", expanded=True):
         st.code(unified[(k.base_kernel, k.head_kernel)] or "(identical after normalisation)", language="diff")
 data.show_sql("compare/kernels", "compare/fusions", "compare/kernel_source")

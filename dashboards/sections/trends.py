@@ -30,15 +30,15 @@ versions = (points.sort_values("version_rank")["compiler_version"].dropna().uniq
 if axis == "date":
     x = alt.X("started_at:T", title="run started")
 else:
-    x = alt.X("compiler_version:O", title="compiler version", sort=versions)
+    x = alt.X("compiler_version:O", title="compiler version", sort=versions, axis=alt.Axis(labelAngle=0))
     unversioned = points["compiler_version"].isna().sum()
     if unversioned:
-        st.caption(f"{unversioned:,} runs without a compiler version are left out; switch to date to see them.")
+        st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
         points = points.dropna(subset=["compiler_version"])
 models = sorted(points["model"].dropna().unique())
 # one colour per model on every chart, whichever metrics it lacks
 colour = alt.Color("model:N", scale=alt.Scale(domain=models),
-                   legend=alt.Legend(orient="bottom", columns=4, symbolLimit=0, labelLimit=220))
+                   legend=alt.Legend(columns=1 + len(models) // 12, symbolLimit=0, labelLimit=200))
 tooltip = ["model", "compiler_version", "device", "started_at", "fusion_rate", "kernels", "graph_breaks",
            "compile_s", "run_id"]
 
@@ -55,8 +55,8 @@ for metric, title in METRICS.items():
         y=alt.Y(f"median({metric}):Q", title=title), detail="model:N")
     dots = base.mark_circle(size=70).encode(
         tooltip=tooltip, opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35))).add_params(pick)
-    event = st.altair_chart((line + dots).properties(height=220), on_select="rerun", selection_mode="pick",
-                            key=f"trend_{metric}", width="stretch")
+    event = st.altair_chart(line + dots, on_select="rerun", selection_mode="pick", key=f"trend_{metric}",
+                            height=340, width="stretch")
     chosen = (event.selection.get("pick") or []) if event else []
     if chosen and chosen[0].get("run_id"):
         picked = chosen[0]["run_id"]
