@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -25,22 +27,32 @@ def corpus_path(*parts: str) -> Path:
     return p
 
 
-def unpacked_corpus(archive: str, tmp_root: Path) -> Path:
-    """Unpack one of the corpus archives once per session into tmp_root; skip when absent."""
+CORPUS_CACHE = ROOT / ".corpus-cache"
+
+
+def unpacked_corpus(archive: str) -> Path:
+    """One of the corpus archives, unpacked once into .corpus-cache/ and shared by every test
+    process (the GPU archive is 500 MB unpacked); skip when the corpus is absent."""
     src = corpus_path(archive)
-    dest = tmp_root / archive.replace(".tar.xz", "")
-    if not dest.exists():
-        dest.mkdir(parents=True)
-        with tarfile.open(src) as tf:
-            tf.extractall(dest, filter="data")
+    dest = CORPUS_CACHE / archive.replace(".tar.xz", "")
+    CORPUS_CACHE.mkdir(exist_ok=True)
+    with open(CORPUS_CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers wait for the first unpack
+        done = dest / ".unpacked"
+        if not done.exists():
+            shutil.rmtree(dest, ignore_errors=True)
+            dest.mkdir(parents=True)
+            with tarfile.open(src) as tf:
+                tf.extractall(dest, filter="data")
+            done.write_text(str(src.stat().st_mtime))
     return dest
-
-
-@pytest.fixture(scope="session")
-def corpus_root(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("corpus")
 
 
 @pytest.fixture
 def db(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")
+
+
+def gpu_corpus() -> Path:
+    """The 67 GPU run folders of the shared corpus (skips when absent)."""
+    return unpacked_corpus("gpu-h200-torch2.11.tar.xz") / "gpu-h200-torch2.11"

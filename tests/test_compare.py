@@ -193,11 +193,9 @@ def test_thresholds():
 
 @pytest.fixture(scope="module")
 def gpu(tmp_path_factory) -> tuple[str, Path]:
-    local = Path("/tmp/corpus/gpu/gpu-h200-torch2.11")
-    if not local.exists():
-        from tests.conftest import unpacked_corpus
+    from tests.conftest import unpacked_corpus
 
-        local = unpacked_corpus("gpu-h200-torch2.11.tar.xz", tmp_path_factory.mktemp("gpu")) / "gpu-h200-torch2.11"
+    local = unpacked_corpus("gpu-h200-torch2.11.tar.xz") / "gpu-h200-torch2.11"
     db = str(tmp_path_factory.mktemp("compare_gpu") / "wh.duckdb")
     ingest_paths([str(local / r) for r in GPU_RUNS], db, jobs=2)
     return db, local

@@ -122,8 +122,8 @@ def test_garbage_is_a_problem_not_an_exception():
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("archive", ARCHIVES)
-def test_every_corpus_ir_file(archive, corpus_root):
-    root = unpacked_corpus(archive, corpus_root)
+def test_every_corpus_ir_file(archive):
+    root = unpacked_corpus(archive)
     files = sorted(root.rglob("ir_p*_fusion.txt"))
     assert files
     for path in files:
@@ -137,8 +137,8 @@ def test_every_corpus_ir_file(archive, corpus_root):
 
 
 @pytest.mark.corpus
-def test_all_gpu_runs_pre_fusion_nodes_equal_ground_truth(corpus_root):
-    runs = sorted(p.parent for p in unpacked_corpus("gpu-h200-torch2.11.tar.xz", corpus_root).rglob("ground_truth.json"))
+def test_all_gpu_runs_pre_fusion_nodes_equal_ground_truth():
+    runs = sorted(p.parent for p in unpacked_corpus("gpu-h200-torch2.11.tar.xz").rglob("ground_truth.json"))
     assert len(runs) == 67
     for run in runs:
         truth = json.loads((run / "ground_truth.json").read_text())["ir_nodes_pre_fusion"]
@@ -147,13 +147,13 @@ def test_all_gpu_runs_pre_fusion_nodes_equal_ground_truth(corpus_root):
 
 
 @pytest.mark.corpus
-def test_non_owning_and_mutation_layouts(corpus_root):
-    cpu = unpacked_corpus("cpu-torch2.14.1.tar.xz", corpus_root)
+def test_non_owning_and_mutation_layouts():
+    cpu = unpacked_corpus("cpu-torch2.14.1.tar.xz")
     path = next(cpu.rglob("transformer/**/model__0_backward_3.1/ir_post_fusion.txt"))
     layouts = {r["buffer"]: r for r in parse_fusion_ir(path.read_text()).rows["layouts"]}
     # `buf21.layout = NonOwningLayout('cpu', torch.float32, size=[4, 16, 64], stride=[3072, 192, 1])`
     assert (layouts["buf21"]["layout_kind"], layouts["buf21"]["stride"]) == ("NonOwningLayout", ["3072", "192", "1"])
-    gpu = unpacked_corpus("gpu-h200-torch2.11.tar.xz", corpus_root)
+    gpu = unpacked_corpus("gpu-h200-torch2.11.tar.xz")
     text = next(gpu.rglob("tv_resnet18__train__fp32__default/**/model__0_forward_1.0/ir_post_fusion.txt")).read_text()
     mutated = set(re.findall(r"^\s*(\w+?)(?:\.layout|_layout) = MutationLayoutSHOULDREMOVE", text, re.M))
     layouts = {r["buffer"]: r for r in parse_fusion_ir(text).rows["layouts"]}

@@ -118,8 +118,8 @@ ARCHIVES = ("cpu-torch2.6.0.tar.xz", "cpu-torch2.13.tar.xz", "cpu-torch2.14.1.ta
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("archive", ARCHIVES)
-def test_every_corpus_graph_parses_without_problems(archive, corpus_root):
-    root = unpacked_corpus(archive, corpus_root)
+def test_every_corpus_graph_parses_without_problems(archive):
+    root = unpacked_corpus(archive)
     files = sorted(root.rglob("fx_graph_readable.py")) + sorted(root.rglob("fx_graph_transformed.py"))
     assert files
     for path in files:

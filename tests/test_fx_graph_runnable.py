@@ -63,8 +63,8 @@ def test_not_a_runnable_is_a_warning():
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("archive", ARCHIVES)
-def test_every_corpus_runnable_names_its_torch_version(archive, corpus_root):
-    files = sorted(unpacked_corpus(archive, corpus_root).rglob("fx_graph_runnable.py"))
+def test_every_corpus_runnable_names_its_torch_version(archive):
+    files = sorted(unpacked_corpus(archive).rglob("fx_graph_runnable.py"))
     assert files
     for path in files:
         text = path.read_text()

@@ -146,17 +146,17 @@ def test_binary_garbage_is_a_problem_not_an_exception():
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("archive", ARCHIVES)
-def test_every_corpus_graph(archive, corpus_root):
-    files = sorted(unpacked_corpus(archive, corpus_root).rglob("output_code.py"))
+def test_every_corpus_graph(archive):
+    files = sorted(unpacked_corpus(archive).rglob("output_code.py"))
     assert files
     for path in files:
         _check_against_grep_and_ir(path)
 
 
 @pytest.mark.corpus
-def test_same_kernel_in_two_releases_hashes_equal(corpus_root):
+def test_same_kernel_in_two_releases_hashes_equal():
     def generated(archive):
-        root = unpacked_corpus(archive, corpus_root)
+        root = unpacked_corpus(archive)
         path = next(root.rglob("transformer/**/model__0_forward_1.0/output_code.py"))
         return [k for k in parse_output_code(path.read_text()).rows["kernels"] if k["generated"]]
 
@@ -166,8 +166,8 @@ def test_same_kernel_in_two_releases_hashes_equal(corpus_root):
 
 
 @pytest.mark.corpus
-def test_cache_paths_do_not_change_the_hash(corpus_root):
-    root = unpacked_corpus("cpu-torch2.6.0.tar.xz", corpus_root)
+def test_cache_paths_do_not_change_the_hash():
+    root = unpacked_corpus("cpu-torch2.6.0.tar.xz")
     # two graphs of the 2.6 ca run define cpp_fused_0, whose #include paths name different cache dirs
     first, second = (
         next(k for k in parse_output_code(next(root.rglob(f"ca/**/{g}/output_code.py")).read_text()).rows["kernels"]

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from ingest.parsers.profiler import is_profiler_trace, parse_profiler
+from tests.conftest import gpu_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiler"
 SMALLEST = FIXTURES / "mlp__infer__bf16__max_autotune.profile.json"  # smallest profile.json of the GPU corpus
@@ -100,14 +101,12 @@ def test_bad_input_is_recorded_not_raised():
     assert parsed.rows["timings"] == [] and len(parsed.problems) == 2
 
 
-GPU_CORPUS = Path("/tmp/corpus/gpu/gpu-h200-torch2.11")
 
 
 @pytest.mark.corpus
 def test_every_gpu_run_sums_match():
-    paths = sorted(GPU_CORPUS.glob("*/profile.json"))
-    if not paths:
-        pytest.skip(f"GPU corpus not unpacked at {GPU_CORPUS}")
+    paths = sorted(gpu_corpus().glob("*/profile.json"))
+    assert len(paths) == 67
     for path in paths:
         parsed = parse_profiler(path.read_bytes())
         expected, got = kernel_sums(path), row_sums(parsed)

@@ -96,8 +96,8 @@ def test_cut_json_is_a_problem():
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("archive", ARCHIVES)
-def test_every_corpus_mapping(archive, corpus_root):
-    files = sorted(unpacked_corpus(archive, corpus_root).rglob("inductor_provenance_tracking_node_mappings.json"))
+def test_every_corpus_mapping(archive):
+    files = sorted(unpacked_corpus(archive).rglob("inductor_provenance_tracking_node_mappings.json"))
     assert files
     for path in files:
         test_every_mapping_is_covered(path)

@@ -4,11 +4,11 @@ from pathlib import Path
 import pytest
 
 from ingest.parsers.torch_logs import is_torch_logs, parse_torch_logs
+from tests.conftest import gpu_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "torch_logs"
 GRAPHBREAK = FIXTURES / "dyn_graphbreak__infer__fp32__default.torch_logs.txt"
 AUTOTUNE = FIXTURES / "mlp__infer__bf16__max_autotune.torch_logs.txt"
-GPU_CORPUS = Path("/tmp/corpus/gpu/gpu-h200-torch2.11")
 
 
 def parse(path: Path):
@@ -88,9 +88,7 @@ def test_benchmark_speedup_becomes_fused_reason():
 
 @pytest.mark.corpus
 def test_hf_bert_refusals():
-    path = GPU_CORPUS / "hf_bert__infer__fp32__default" / "torch_logs.txt"
-    if not path.exists():
-        pytest.skip(f"corpus not unpacked at {path}")
+    path = gpu_corpus() / "hf_bert__infer__fp32__default" / "torch_logs.txt"
     parsed = parse(path)
     expected = grep_refusals(path)
     assert sum(expected.values()) == 41  # the count, `grep -c 'cannot fuse'`

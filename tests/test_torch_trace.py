@@ -317,27 +317,17 @@ def test_rank_prefix_gives_the_rank():
 # -- whole corpus -------------------------------------------------------------------------
 
 
-# where this project unpacks the corpus archives; unpacked into a temporary folder when absent
-_UNPACKED = {
-    "cpu-torch2.6.0.tar.xz": "cpu-torch2.6.0", "cpu-torch2.13.tar.xz": "cpu-torch2.13",
-    "cpu-torch2.14.1.tar.xz": "cpu-torch2.14.1", "gpu-h200-torch2.11.tar.xz": "gpu",
-}
+CORPUS_ARCHIVES = ("cpu-torch2.6.0.tar.xz", "cpu-torch2.13.tar.xz", "cpu-torch2.14.1.tar.xz", "gpu-h200-torch2.11.tar.xz")
 
 
-def _corpus_runs(corpus_root: Path) -> list[Path]:
-    runs = []
-    for archive, local in _UNPACKED.items():
-        base = Path("/tmp/corpus") / local
-        if not base.is_dir():
-            base = unpacked_corpus(archive, corpus_root)
-        runs += sorted(t.parent for t in base.glob("*/*/trace"))
-    return runs
+def _corpus_runs() -> list[Path]:
+    return [t.parent for archive in CORPUS_ARCHIVES for t in sorted(unpacked_corpus(archive).glob("*/*/trace"))]
 
 
 @pytest.mark.corpus
-def test_every_corpus_log_parses_and_verifies(corpus_root):
+def test_every_corpus_log_parses_and_verifies():
     logs = sorted(corpus_path("tlparse-logs").rglob("*.log"))
-    logs += [log for run in _corpus_runs(corpus_root) for log in (run / "trace").glob("*.log")]
+    logs += [log for run in _corpus_runs() for log in (run / "trace").glob("*.log")]
     assert len(logs) == 9 + 15 + 67
     mismatches = 0
     for log in logs:
@@ -366,8 +356,8 @@ def test_crlf_rank_log_verifies():
 
 
 @pytest.mark.corpus
-def test_corpus_kernel_counts_equal_the_debug_trees(corpus_root):
-    for run in _corpus_runs(corpus_root):
+def test_corpus_kernel_counts_equal_the_debug_trees():
+    for run in _corpus_runs():
         (log,) = (run / "trace").glob("*.log")
         (torchinductor,) = run.glob("torch_compile_debug/*/torchinductor")
         parsed = _parse(log)
