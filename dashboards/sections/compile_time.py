@@ -19,20 +19,25 @@ if phases.empty:
     st.stop()
 
 st.caption(f"{len(phases):,} model × compiler version × device groups from {int(phases['runs'].sum()):,} runs.")
+CHART_GROUPS = 60
 phases["group"] = phases["model"] + " · " + phases["compiler_version"].fillna("?") + " · " + phases["device"]
-long = phases.melt(id_vars=["group", "model", "compiler_version", "device", "runs", "total_s"],
+charted = phases.head(CHART_GROUPS)
+if len(phases) > CHART_GROUPS:
+    st.caption(f"The chart shows the first {CHART_GROUPS} groups; the table below has all {len(phases):,}. "
+               "Narrow the sidebar filters to chart others.")
+long = charted.melt(id_vars=["group", "model", "compiler_version", "device", "runs", "total_s"],
                    value_vars=list(PHASES), var_name="phase", value_name="seconds").dropna(subset=["seconds"])
 long["phase"] = long["phase"].map(PHASES)
 chart = alt.Chart(long).mark_bar().encode(
-    y=alt.Y("group:N", title=None, sort=phases["group"].tolist()),
+    y=alt.Y("group:N", title=None, sort=charted["group"].tolist(), axis=alt.Axis(labelLimit=360)),
     x=alt.X("sum(seconds):Q", title="median compile time per run (s)"),
     color=alt.Color("phase:N", sort=list(PHASES.values()), legend=alt.Legend(orient="top")),
     order=alt.Order("phase_order:Q"),
     tooltip=["model", "compiler_version", "device", "phase", alt.Tooltip("seconds:Q", format=".3f"), "runs"],
 ).transform_calculate(
     phase_order=" + ".join(f"(datum.phase == '{v}' ? {i} : 0)" for i, v in enumerate(PHASES.values()))
-).properties(height=max(200, 22 * len(phases)))
-st.altair_chart(chart, width="stretch")
+).properties(height=alt.Step(22))
+st.altair_chart(chart, width="stretch", height="content")
 st.caption("Exclusive phases: Dynamo + AOT autograd + Inductor + code gen = total. Median over each "
            "group's runs; autotune time is part of code gen.")
 st.dataframe(phases.drop(columns="group"), hide_index=True, width="stretch")
