@@ -140,6 +140,8 @@ def test_sql_console_runs_in_chromium(warehouse, server, browser):
         tab.get_by_role("button", name="Run").click()
         groups = one(warehouse, "SELECT count(*) FROM (SELECT DISTINCT model, compiler_version, device FROM runs)")
         tab.get_by_text(f"{groups:,} rows").wait_for(timeout=30_000)
+        tab.locator('[data-testid="stDataFrame"]').wait_for(timeout=30_000)
+        tab.wait_for_timeout(500)
         assert tab.locator('[data-testid="stException"]').count() == 0
         SHOTS.mkdir(exist_ok=True)
         tab.screenshot(path=str(SHOTS / "sql_console_result.png"), full_page=True)
