@@ -3,8 +3,9 @@
 A run is replaced whole (same run id, or same folder with changed files) and never duplicated.
 Runs whose files are unchanged (same paths, sizes and mtimes as recorded in `artifacts`) are
 skipped without being read. Parsing runs in worker processes with `jobs > 1` while this process
-alone writes, table by table, through Arrow. Runs are written in batches, one transaction and one
-INSERT per table each: a commit costs tens of milliseconds, more than a small run's inserts.
+alone writes. Rows become Arrow tables where they were parsed (in the workers), so the writer
+only concatenates and inserts. Runs are written in batches, one transaction and one INSERT per
+table each: a commit costs tens of milliseconds, more than a small run's inserts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from ingest.assemble import RunData, assemble
+from ingest.assemble import assemble
 from ingest.discover import Run, discover
 from schema.warehouse import connect
 
@@ -61,6 +62,19 @@ class IngestSummary:
             f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
             f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
         )
+
+
+@dataclass
+class _Loaded:
+    """One run, ready for the writer: its fact tables as Arrow, the rest small."""
+    run: dict
+    tables: dict[str, pa.Table]
+    sources: dict[str, str]
+    errors: list[dict]
+    counters: Counter
+    bytes_read: int
+    graphs: int
+    kernels: int
 
 
 class _Schema:
@@ -115,8 +129,10 @@ def ingest_paths(
         todo = found.runs if force else _changed(con, found.runs)
         summary.skipped_runs = len(found.runs) - len(todo)
         bar = _Progress(len(todo)) if progress else None
-        batch: list[RunData] = []
-        for data in _parse_all(todo, jobs, model, labels):
+        # one timestamp for everything one ingest writes
+        now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
+        batch: list[_Loaded] = []
+        for data in _parse_all(todo, jobs, (schema, model, labels, now)):
             if _clashes(batch, data):
                 _write(con, schema, batch)
                 batch = []
@@ -157,13 +173,22 @@ def _changed(con, runs: list[Run]) -> list[Run]:
     return out
 
 
-def _parse_one(args) -> RunData:
-    run, model, labels = args
-    return assemble(run, model, labels)
+def _parse_one(args) -> _Loaded:
+    run, (schema, model, labels, now) = args
+    data = assemble(run, model, labels)
+    run_id = data.run["run_id"]
+    data.run["ingested_at"] = now
+    rows = dict(data.tables)
+    rows["artifacts"] = data.artifacts
+    rows["ingest_errors"] = [dict(e, ingested_at=now) for e in data.errors]
+    tables = {t: schema.arrow(t, [(run_id, rows[t])]) for t in FACT_TABLES if rows.get(t)}
+    kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated"))
+    return _Loaded(data.run, tables, data.sources, data.errors, data.counters, data.bytes_read,
+                   len(data.tables.get("graphs", ())), kernels)
 
 
-def _parse_all(runs: list[Run], jobs: int, model, labels):
-    work = [(r, model, labels) for r in runs]
+def _parse_all(runs: list[Run], jobs: int, context: tuple):
+    work = [(r, context) for r in runs]
     if jobs <= 1 or len(runs) <= 1:
         for w in work:
             yield _parse_one(w)
@@ -175,37 +200,25 @@ def _parse_all(runs: list[Run], jobs: int, model, labels):
         yield from pool.imap_unordered(_parse_one, work)
 
 
-def _clashes(batch: list[RunData], data: RunData) -> bool:
+def _clashes(batch: list[_Loaded], data: _Loaded) -> bool:
     """A run that replaces one of the same batch must wait for it to be written first."""
     return any(d.run["run_id"] == data.run["run_id"] or d.run["source_path"] == data.run["source_path"] for d in batch)
 
 
-def _tally(summary: IngestSummary, data: RunData) -> None:
-    tables = data.tables
+def _tally(summary: IngestSummary, data: _Loaded) -> None:
     summary.runs += 1
     summary.run_ids.append(data.run["run_id"])
-    summary.graphs += len(tables.get("graphs", ()))
-    summary.kernels += sum(1 for k in tables.get("kernels", ()) if k.get("generated"))
+    summary.graphs += data.graphs
+    summary.kernels += data.kernels
     summary.errors += len(data.errors)
     summary.error_rows.extend(dict(e, source_path=data.run["source_path"]) for e in data.errors)
     summary.bytes += data.bytes_read
     summary.counters.update(data.counters)
 
 
-def _write(con, schema: _Schema, batch: list[RunData]) -> None:
-    now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
-    parts: dict[str, list] = {table: [] for table in FACT_TABLES}
+def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
     sources: dict[str, str] = {}
     for data in batch:
-        run_id = data.run["run_id"]
-        data.run["ingested_at"] = now
-        for table, rows in data.tables.items():
-            if rows and table in parts:
-                parts[table].append((run_id, rows))
-        if data.artifacts:
-            parts["artifacts"].append((run_id, data.artifacts))
-        if data.errors:
-            parts["ingest_errors"].append((run_id, [dict(e, ingested_at=now) for e in data.errors]))
         sources.update(data.sources)
     con.execute("BEGIN TRANSACTION")
     try:
@@ -216,10 +229,11 @@ def _write(con, schema: _Schema, batch: list[RunData]) -> None:
         if old:
             for table in ("runs",) + FACT_TABLES:
                 con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [old])
-        _insert(con, schema, "runs", [(None, [d.run for d in batch])])
+        _insert(con, "runs", schema.arrow("runs", [(None, [d.run for d in batch])]))
         for table in FACT_TABLES:
-            if parts[table]:
-                _insert(con, schema, table, parts[table])
+            parts = [d.tables[table] for d in batch if table in d.tables]
+            if parts:
+                _insert(con, table, pa.concat_tables(parts))
         if sources:
             src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
             con.register("_src", src)
@@ -231,8 +245,7 @@ def _write(con, schema: _Schema, batch: list[RunData]) -> None:
         raise
 
 
-def _insert(con, schema: _Schema, table: str, parts: list[tuple[str | None, list[dict]]]) -> None:
-    tbl = schema.arrow(table, parts)
+def _insert(con, table: str, tbl: pa.Table) -> None:
     con.register("_rows", tbl)
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
     con.unregister("_rows")
