@@ -46,12 +46,7 @@ WITH picked AS (
     FROM events
     GROUP BY run_id
 ), compile_time AS (
-    SELECT run_id,
-           sum(duration_us) FILTER (WHERE name IN ('dynamo_cumulative_compile_time',
-                                                   'bwd_backward_cumulative_compile_time')) / 1e6 AS compile_s
-    FROM timings
-    WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_id IN (SELECT run_id FROM picked)
-    GROUP BY run_id
+    SELECT run_id, total_s AS compile_s FROM run_compile_time WHERE run_id IN (SELECT run_id FROM picked)
 ), kernel_time AS (
     SELECT run_id, sum(duration_us) AS kernel_us
     FROM timings

@@ -8,16 +8,7 @@
 -- @param limit INTEGER default=200 at most this many models
 -- @param offset INTEGER default=0 skip this many models (paging)
 WITH picked AS (
-    SELECT r.*
-    FROM runs r
-    WHERE ($compilers IS NULL OR list_contains(string_split($compilers, ','), r.compiler_version))
-      AND ($models IS NULL OR list_contains(string_split($models, ','), r.model))
-      AND ($devices IS NULL OR list_contains(string_split($devices, ','), r.device))
-      AND ($labels IS NULL OR NOT EXISTS (
-            SELECT 1
-            FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
-                  FROM unnest(string_split($labels, ',')) AS t(l) GROUP BY 1) AS want
-            WHERE NOT coalesce(list_contains(want.vs, r.labels ->> want.k), false)))
+    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
 ),
 ranked AS (
     SELECT m.*, p.ingested_at,
