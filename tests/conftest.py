@@ -28,6 +28,38 @@ def corpus_path(*parts: str) -> Path:
 
 
 CORPUS_CACHE = ROOT / ".corpus-cache"
+# The three CPU corpora of ../shared/corpus, bundled with the demo (so tests need no ../shared)
+CPU_CORPUS_ARCHIVES = [ROOT / "demo" / name for name in
+                       ("cpu-torch2.6.0.tar.xz", "shared-cpu-torch2.13.tar.xz", "shared-cpu-torch2.14.1.tar.xz")]
+GPU_TRAIN_RUN = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default"
+BROKEN_TRACE = FIXTURES / "broken" / "tlparse_corrupted_json"
+
+
+def fixture_files(pattern: str) -> list[Path]:
+    """Files named `pattern` in the debug-tree fixtures and the whole-run fixtures."""
+    return sorted(FIXTURES.joinpath("debug_tree").rglob(pattern)) + sorted(FIXTURES.joinpath("runs").rglob(pattern))
+
+
+def unpack_cpu_corpora(root: Path) -> list[Path]:
+    """The bundled CPU corpora (2.6.0, 2.13, 2.14.1; five models each) unpacked under root."""
+    out = []
+    for archive in CPU_CORPUS_ARCHIVES:
+        dest = root / archive.name.removesuffix(".tar.xz")
+        with tarfile.open(archive) as tf:
+            tf.extractall(dest, filter="data")
+        out.append(dest)
+    return out
+
+
+def build_fixture_warehouse(root: Path) -> str:
+    """The shared fixture warehouse: the 15 CPU corpus runs, one profiled GPU training run (profiler
+    times, fusion decisions) and a trace log with corrupted JSON (ingest errors): 17 runs."""
+    from ingest.load import ingest_paths
+
+    db = str(root / "wh.duckdb")
+    summary = ingest_paths([*unpack_cpu_corpora(root), GPU_TRAIN_RUN, BROKEN_TRACE], db)
+    assert summary.runs == 17, summary.line()
+    return db
 
 
 def unpacked_corpus(archive: str) -> Path:

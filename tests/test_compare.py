@@ -11,7 +11,6 @@ import difflib
 import io
 import math
 import re
-import tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from ingest import regress
 from ingest.cli import cli
 from ingest.compare import CHANGED, SAME, compare, kernel_diff, parse_selector
 from ingest.load import ingest_paths
-from tests.test_queries_golden import CPU_ARCHIVES
+from tests.conftest import unpack_cpu_corpora
 
 # a kernel definition in output_code.py: `cpp_fused_x_0 = async_compile.cpp_pybinding(` (C++),
 # `triton_poi_fused_0 = async_compile.triton(` (Triton)
@@ -37,12 +36,15 @@ GPU_RUNS = [f"hf_bert__{mode}__fp32__{variant}" for mode in ("infer", "train")
 def cpu(tmp_path_factory) -> tuple[str, Path]:
     """A warehouse of the three bundled CPU corpora, and where they were unpacked."""
     root = tmp_path_factory.mktemp("compare_cpu")
-    for archive in CPU_ARCHIVES:
-        with tarfile.open(archive) as tf:
-            tf.extractall(root, filter="data")
+    unpack_cpu_corpora(root)
     db = str(root / "wh.duckdb")
     ingest_paths([str(root)], db)
     return db, root
+
+
+def corpus_dir(root: Path, version: str) -> Path:
+    """Where one release's runs were unpacked (each archive holds a cpu-torch<version>/ folder)."""
+    return next(root.glob(f"*/cpu-torch{version}"))
 
 
 def kernel_names(run_dir: Path) -> list[str]:
@@ -77,8 +79,8 @@ def test_per_model_kernel_counts_equal_the_artifacts_and_the_graphs_table(cpu):
     assert sorted(p.model for p in result.pairs) == ["ca", "cnn", "dynamic", "mlp", "transformer"]
     assert not result.base_only and not result.head_only
     for p in result.pairs:
-        base = len(kernel_names(root / "cpu-torch2.6.0" / p.model))
-        head = len(kernel_names(root / "cpu-torch2.13" / p.model))
+        base = len(kernel_names(corpus_dir(root, "2.6.0") / p.model))
+        head = len(kernel_names(corpus_dir(root, "2.13") / p.model))
         assert (p.metrics["kernels"].base, p.metrics["kernels"].head) == (base, head), p.model
         assert base == per_graph[f"{p.model}@2.6.0+cu124"] and head == per_graph[f"{p.model}@2.13.0+cpu"]
     # by hand from the runs' output_code.py files: cnn 6 -> 8, ca 9 -> 10 kernels
@@ -96,7 +98,7 @@ def test_csv_is_one_row_per_model_with_plain_cells(cpu):
     rows = list(csv.DictReader(io.StringIO(res.stdout)))
     assert [r["model"] for r in rows] == ["ca", "cnn", "dynamic", "mlp", "transformer"]
     for r in rows:
-        n = len(kernel_names(root / "cpu-torch2.13" / r["model"]))
+        n = len(kernel_names(corpus_dir(root, "2.13") / r["model"]))
         assert (r["kernels_base"], r["kernels_head"], r["kernels_delta"]) == (str(n), str(n), "0")
 
 
@@ -105,7 +107,7 @@ def test_library_frame_events_are_reported_not_gated(cpu):
     compilation_metrics records against 4 in 2.13, with 3 graph breaks ('Observed exception') and 7
     recompiles in /usr/local/lib/python3.11/inspect.py; the user-code counts stay 1 and 0."""
     db, root = cpu
-    log = next((root / "cpu-torch2.14.1" / "ca" / "trace").glob("*.log")).read_text()
+    log = next((corpus_dir(root, "2.14.1") / "ca" / "trace").glob("*.log")).read_text()
     assert log.count('"compilation_metrics": {') == 14
     result = compare(duckdb.connect(db, read_only=True), "compiler=2.13.0", "compiler=2.14.1", model="ca")
     m = result.pairs[0].metrics
@@ -121,8 +123,8 @@ def test_kernel_diff_transformer_across_releases(cpu):
     db, root = cpu
     con = duckdb.connect(db, read_only=True)
     diff = kernel_diff(con, "compiler=2.6.0", "compiler=2.13.0", "transformer")
-    base = Counter(COUNTER.sub("", n) for n in kernel_names(root / "cpu-torch2.6.0" / "transformer"))
-    head = Counter(COUNTER.sub("", n) for n in kernel_names(root / "cpu-torch2.13" / "transformer"))
+    base = Counter(COUNTER.sub("", n) for n in kernel_names(corpus_dir(root, "2.6.0") / "transformer"))
+    head = Counter(COUNTER.sub("", n) for n in kernel_names(corpus_dir(root, "2.13") / "transformer"))
     matched = sum((base & head).values())  # signatures on both sides: changed or unchanged
     c = diff.counts()
     assert (sum(base.values()), sum(head.values())) == (14, 10)

@@ -1,6 +1,6 @@
 """Every dashboard page under streamlit.testing's AppTest, on real fixture warehouses.
 
-The main warehouse holds the three CPU corpora (tests/fixtures/cpu_corpora: 15 runs, graph breaks,
+The main warehouse (conftest.build_fixture_warehouse) holds the three CPU corpora (15 runs, graph breaks,
 recompiles, compile times, no profiles), one profiled GPU training run and one trace log with
 corrupted JSON (ingest errors). Expected numbers are counted straight from the warehouse tables
 with plain SQL here, never through the canned query files the pages run.
@@ -9,7 +9,6 @@ with plain SQL here, never through the canned query files the pages run.
 from __future__ import annotations
 
 import shutil
-import tarfile
 from pathlib import Path
 
 import duckdb
@@ -18,27 +17,17 @@ from streamlit.testing.v1 import AppTest
 
 from ingest.load import ingest_paths
 from schema.warehouse import connect
+from tests.conftest import build_fixture_warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "dashboards" / "app.py"
 FIXTURES = ROOT / "tests" / "fixtures"
-CPU_ARCHIVES = [FIXTURES / "cpu_corpora" / f"cpu-torch{v}.tar.xz" for v in ("2.6.0", "2.13", "2.14.1")]
-GPU_RUN = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default"
-BROKEN_RUN = FIXTURES / "broken" / "tlparse_corrupted_json"
 SINGLE_RUN = FIXTURES / "runs" / "cpu-torch2.6.0" / "mlp"
 PAGES = ["overview", "trends", "compare", "explorer", "graph_breaks", "compile_time", "sql_console"]
 
 
 def build_warehouse(root: Path) -> str:
-    paths = []
-    for archive in CPU_ARCHIVES:
-        dest = root / archive.name.replace(".tar.xz", "")
-        with tarfile.open(archive) as tf:
-            tf.extractall(dest, filter="data")
-        paths.append(str(dest))
-    db = str(root / "dash.duckdb")
-    ingest_paths(paths + [str(GPU_RUN), str(BROKEN_RUN)], db)
-    return with_copy(db)
+    return with_copy(build_fixture_warehouse(root))
 
 
 def with_copy(db: str) -> str:

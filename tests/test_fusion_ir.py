@@ -8,15 +8,15 @@ import re
 import pytest
 
 from ingest.parsers.fusion_ir import parse_fusion_ir
-from tests.conftest import FIXTURES, unpacked_corpus
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"
-GPU_RUN = TREE / "gpu-2.11-mlp__train__fp32__default"
+GPU_RUN = GPU_TRAIN_RUN
 GPU_GRAPHS = GPU_RUN / "torch_compile_debug/run_2026_11_22_00_02_07_627292-pid_4247/torchinductor"
 T_141 = TREE / "cpu-2.14.1-transformer/torch_compile_debug/run_2026_11_21_23_59_30_982852-pid_14091/torchinductor"
 CNN_13 = TREE / "cpu-2.13-cnn/torch_compile_debug/run_2026_11_22_00_09_54_918928-pid_19048/torchinductor"
 DYN_13 = TREE / "cpu-2.13-dynamic/torch_compile_debug/run_2026_11_22_00_09_17_736866-pid_18849/torchinductor"
-IR_FILES = sorted(TREE.rglob("ir_p*_fusion.txt"))
+IR_FILES = fixture_files("ir_p*_fusion.txt")
 ARCHIVES = ("cpu-torch2.6.0.tar.xz", "cpu-torch2.13.tar.xz", "cpu-torch2.14.1.tar.xz", "gpu-h200-torch2.11.tar.xz")
 
 
@@ -36,7 +36,7 @@ def _parse(path):
     return parsed
 
 
-@pytest.mark.parametrize("path", IR_FILES, ids=lambda p: str(p.relative_to(TREE)))
+@pytest.mark.parametrize("path", IR_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_top_level_nodes_and_layouts_match_grep(path):
     text = path.read_text()
     parsed = _parse(path)

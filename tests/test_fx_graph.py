@@ -7,10 +7,10 @@ import re
 import pytest
 
 from ingest.parsers.fx_graph import parse_fx_graph
-from tests.conftest import FIXTURES, unpacked_corpus
+from tests.conftest import FIXTURES, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"
-GRAPH_FILES = sorted(TREE.rglob("fx_graph_readable.py")) + sorted(TREE.rglob("fx_graph_transformed.py"))
+GRAPH_FILES = fixture_files("fx_graph_readable.py") + fixture_files("fx_graph_transformed.py")
 DYN_13 = "cpu-2.13-dynamic/torch_compile_debug/run_2026_11_22_00_09_17_736866-pid_18849/torchinductor"
 T_26 = "cpu-2.6.0-transformer/torch_compile_debug/run_2026_11_22_00_03_10_696637-pid_16591/torchinductor"
 T_141 = "cpu-2.14.1-transformer/torch_compile_debug/run_2026_11_21_23_59_30_982852-pid_14091/torchinductor"
@@ -31,7 +31,7 @@ def _ops(rel: str) -> list[dict]:
     return parsed.rows["ops"]
 
 
-@pytest.mark.parametrize("path", GRAPH_FILES, ids=lambda p: str(p.relative_to(TREE)))
+@pytest.mark.parametrize("path", GRAPH_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_ops_match_the_graph_file_line_by_line(path):
     text = path.read_text()
     parsed = parse_fx_graph(text)

@@ -4,24 +4,26 @@ from __future__ import annotations
 
 import re
 
+from pathlib import Path
+
 import pytest
 
 from ingest.parsers.fx_graph_runnable import parse_fx_graph_runnable
-from tests.conftest import FIXTURES, unpacked_corpus
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"
-RUNNABLES = sorted(TREE.rglob("fx_graph_runnable.py"))
+RUNNABLES = fixture_files("fx_graph_runnable.py")
 ARCHIVES = ("cpu-torch2.6.0.tar.xz", "cpu-torch2.13.tar.xz", "cpu-torch2.14.1.tar.xz", "gpu-h200-torch2.11.tar.xz")
 
 
-def _facts(pattern: str) -> dict:
-    parsed = parse_fx_graph_runnable(next(TREE.rglob(f"{pattern}/fx_graph_runnable.py")).read_text())
+def _facts(pattern: str, root: Path = TREE) -> dict:
+    parsed = parse_fx_graph_runnable(next(root.rglob(f"{pattern}/fx_graph_runnable.py")).read_text())
     assert parsed.problems == []
     return parsed.facts
 
 
 def test_gpu_build_device_config_and_env():
-    facts = _facts("gpu-2.11-mlp__train__fp32__default/**/model__0_forward_1.0")
+    facts = _facts("model__0_forward_1.0", GPU_TRAIN_RUN)
     # lines 53-55 and 66 of the file
     assert facts["compiler_version"] == "2.11.0+cu130"
     assert facts["compiler_commit"] == "70d99e998b4955e0049d13a98d77ae1b14db1f45"
@@ -48,7 +50,7 @@ def test_torch_26_has_no_env_lines_and_more_config():
     assert facts["inductor_config"]["rocm.arch"] == "[]"
 
 
-@pytest.mark.parametrize("path", RUNNABLES, ids=lambda p: str(p.relative_to(TREE)))
+@pytest.mark.parametrize("path", RUNNABLES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_config_lines_counted_by_grep(path):
     text = path.read_text()
     facts = parse_fx_graph_runnable(text).facts

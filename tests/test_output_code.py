@@ -9,12 +9,12 @@ import pytest
 
 from ingest.normalize import normalize_kernel_source
 from ingest.parsers.output_code import parse_output_code
-from tests.conftest import FIXTURES, unpacked_corpus
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"
-CODE_FILES = sorted(TREE.rglob("output_code.py"))
-GPU_FWD = TREE / (
-    "gpu-2.11-mlp__train__fp32__default/torch_compile_debug/run_2026_11_22_00_02_07_627292-pid_4247/"
+CODE_FILES = fixture_files("output_code.py")
+GPU_FWD = GPU_TRAIN_RUN / (
+    "torch_compile_debug/run_2026_11_22_00_02_07_627292-pid_4247/"
     "torchinductor/model__0_forward_1.0/output_code.py"
 )
 T_26 = TREE / (
@@ -48,7 +48,7 @@ def _check_against_grep_and_ir(path):
     assert sorted(k["kernel_name"] for k in kernels if not k["generated"]) == sorted(IR_EXTERN.findall(ir)), path
 
 
-@pytest.mark.parametrize("path", CODE_FILES, ids=lambda p: str(p.relative_to(TREE)))
+@pytest.mark.parametrize("path", CODE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_kernels_match_definitions_and_ir_externs(path):
     _check_against_grep_and_ir(path)
 

@@ -5,11 +5,11 @@ from pathlib import Path
 import pytest
 
 from ingest.parsers.profiler import is_profiler_trace, parse_profiler
-from tests.conftest import gpu_corpus
+from tests.conftest import GPU_TRAIN_RUN, gpu_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiler"
 SMALLEST = FIXTURES / "mlp__infer__bf16__max_autotune.profile.json"  # smallest profile.json of the GPU corpus
-TRAIN = FIXTURES / "mlp__train__fp32__default.profile.json"
+TRAIN = GPU_TRAIN_RUN / "profile.json"
 RECOMPILED = FIXTURES / "dyn_graphbreak__infer__fp32__default.profile.json"
 ALL = [SMALLEST, TRAIN, RECOMPILED]
 

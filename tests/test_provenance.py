@@ -8,11 +8,11 @@ from collections import Counter
 import pytest
 
 from ingest.parsers.provenance import parse_provenance
-from tests.conftest import FIXTURES, unpacked_corpus
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"
-GPU_FWD = TREE / (
-    "gpu-2.11-mlp__train__fp32__default/torch_compile_debug/run_2026_11_22_00_02_07_627292-pid_4247/"
+GPU_FWD = GPU_TRAIN_RUN / (
+    "torch_compile_debug/run_2026_11_22_00_02_07_627292-pid_4247/"
     "torchinductor/model__0_forward_1.0/inductor_provenance_tracking_node_mappings.json"
 )
 T_141 = TREE / "cpu-2.14.1-transformer"
@@ -20,7 +20,7 @@ T_141_DEBUG = T_141 / (
     "torch_compile_debug/run_2026_11_21_23_59_30_982852-pid_14091/torchinductor/model__0_forward_1.0/"
     "inductor_provenance_tracking_node_mappings.json"
 )
-MAPPING_FILES = sorted(TREE.rglob("inductor_provenance_tracking_node_mappings.json"))
+MAPPING_FILES = fixture_files("inductor_provenance_tracking_node_mappings.json")
 ARCHIVES = ("cpu-torch2.13.tar.xz", "cpu-torch2.14.1.tar.xz", "gpu-h200-torch2.11.tar.xz")
 
 
@@ -51,7 +51,7 @@ def test_exact_chains_of_a_small_graph():
     assert all(r["source"] == "provenance" and r["user_file"] is None and r["user_line"] is None for r in rows)
 
 
-@pytest.mark.parametrize("path", MAPPING_FILES, ids=lambda p: str(p.relative_to(TREE)))
+@pytest.mark.parametrize("path", MAPPING_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_every_mapping_is_covered(path):
     doc = json.loads(path.read_text())
     chains = _chains(path)

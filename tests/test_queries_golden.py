@@ -1,6 +1,6 @@
 """Every canned query, run on a fixture warehouse, must print its reviewed golden CSV.
 
-The warehouse holds the three CPU corpora (tests/fixtures/cpu_corpora, 15 runs), one profiled GPU
+The warehouse (conftest.build_fixture_warehouse) holds the three CPU corpora (15 runs), one profiled GPU
 training run (tests/fixtures/runs/gpu-torch2.11/mlp__train__fp32__default: profiler timings,
 fusion decisions) and a trace log with corrupted JSON (tests/fixtures/broken/tlparse_corrupted_json:
 ingest errors), so no query answers with an empty table only for lack of data.
@@ -9,21 +9,17 @@ ingest errors), so no query answers with an empty table only for lack of data.
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from ingest.load import ingest_paths
 from schema import queries
 from schema.api import Warehouse
+from tests.conftest import build_fixture_warehouse
 
 ROOT = Path(__file__).resolve().parent
 GOLDEN = ROOT / "golden"
-CPU_ARCHIVES = [ROOT / "fixtures" / "cpu_corpora" / f"cpu-torch{v}.tar.xz" for v in ("2.6.0", "2.13", "2.14.1")]
-EXTRA_RUNS = [ROOT / "fixtures" / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default",
-              ROOT / "fixtures" / "broken" / "tlparse_corrupted_json"]
 
 # run ids are content hashes of the artifacts, the same wherever the fixtures are unpacked
 TRANSFORMER_213 = "b6891344ca4df3f9"
@@ -43,20 +39,6 @@ RUN_PARAMS = {"run_id": GPU_MLP_TRAIN}
 GRAPH_PARAMS = {"run_id": TRANSFORMER_213, "graph_id": "0_forward"}
 # columns that depend on where and when the fixture warehouse was built, not on the artifacts
 VOLATILE = {"ingested_at", "ingest_seconds", "source_path"}
-
-
-def build_fixture_warehouse(root: Path) -> str:
-    """Unpack the bundled CPU corpora under `root` and ingest them with the extra fixture runs."""
-    paths = []
-    for archive in CPU_ARCHIVES:
-        dest = root / archive.name.replace(".tar.xz", "")
-        with tarfile.open(archive) as tf:
-            tf.extractall(dest, filter="data")
-        paths.append(str(dest))
-    db = str(root / "golden.duckdb")
-    summary = ingest_paths(paths + [str(p) for p in EXTRA_RUNS], db)
-    assert summary.runs == 17, summary.line()
-    return db
 
 
 @pytest.fixture(scope="session")
