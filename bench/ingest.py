@@ -1,0 +1,124 @@
+"""Ingest sections: the GPU archive with --jobs 1 and 2, re-ingest of the unchanged corpus, and
+TORCH_TRACE-only ingest against tlparse on the same logs, in the same run."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from bench import corpus
+from bench.measure import IWH, Proc, check, median, run
+
+SUMMARY_RE = re.compile(r"ingested (\d+) runs(?: \((\d+) unchanged, skipped\))?.* \(([\d.]+) MB, ")
+
+
+def _fresh(db: Path) -> None:
+    for p in (db, Path(f"{db}.wal")):
+        p.unlink(missing_ok=True)
+
+
+def ingest(paths: list[Path], db: Path, jobs: int) -> tuple[Proc, dict]:
+    proc = check(run(IWH + ["--db", str(db), "ingest", *map(str, paths), "--jobs", str(jobs)]), "iwh ingest")
+    m = SUMMARY_RE.search(proc.output)
+    if m is None:
+        raise RuntimeError(f"no summary line in:\n{proc.output[-2000:]}")
+    return proc, {"runs": int(m.group(1)), "skipped": int(m.group(2) or 0), "mb": float(m.group(3))}
+
+
+def _summarise(procs: list[Proc], mb: float, runs: int) -> dict:
+    wall = median([p.wall_s for p in procs])
+    cpu = median([p.cpu_s for p in procs])
+    return {
+        "runs": runs, "mb": mb, "wall_s": wall, "walls_s": [round(p.wall_s, 2) for p in procs],
+        "cpu_s": cpu, "mb_per_s": mb / wall, "runs_per_s": runs / wall, "mb_per_cpu_s": mb / cpu,
+        "max_rss_mb": max(p.max_rss_mb for p in procs),
+    }
+
+
+def full_ingest(repeats: int) -> dict:
+    """Fresh warehouses from the 67 GPU runs; the --jobs 2 one is kept for the re-ingest."""
+    gpu = corpus.gpu_runs()
+    out = {}
+    for jobs in (1, 2):
+        db = corpus.WORK / f"ingest_jobs{jobs}.duckdb"
+        procs, info = [], {}
+        for _ in range(repeats):
+            _fresh(db)
+            proc, info = ingest([gpu], db, jobs)
+            procs.append(proc)
+        out[f"jobs{jobs}"] = _summarise(procs, info["mb"], info["runs"])
+    return out
+
+
+def reingest(repeats: int) -> dict:
+    """The unchanged corpus again: every run is skipped by its recorded file sizes and mtimes."""
+    gpu = corpus.gpu_runs()
+    db = corpus.WORK / "ingest_jobs2.duckdb"
+    if not db.exists():
+        ingest([gpu], db, 2)
+    procs = []
+    for _ in range(repeats):
+        proc, info = ingest([gpu], db, 2)
+        if info["runs"] != 0:
+            raise RuntimeError(f"re-ingest read {info['runs']} runs; expected all skipped")
+        procs.append(proc)
+    return {"runs_skipped": info["skipped"], "wall_s": median([p.wall_s for p in procs]),
+            "walls_s": [round(p.wall_s, 2) for p in procs], "cpu_s": median([p.cpu_s for p in procs]),
+            "max_rss_mb": max(p.max_rss_mb for p in procs)}
+
+
+def _tlparse() -> str | None:
+    local = Path(sys.executable).with_name("tlparse")
+    return str(local) if local.exists() else shutil.which("tlparse")
+
+
+def _tlparse_all(exe: str, logs: list[Path], plain: bool) -> tuple[float, float, int]:
+    """tlparse takes one log per call: the summed wall and CPU seconds of one call per log."""
+    out_dir = corpus.WORK / "tlparse_out"
+    wall = cpu = 0.0
+    failed = 0
+    for log in logs:
+        cmd = [exe, str(log), "-o", str(out_dir), "--overwrite", "--no-browser"] + (["-p"] if plain else [])
+        p = run(cmd)
+        wall += p.wall_s
+        cpu += p.cpu_s
+        failed += p.rc != 0
+    return wall, cpu, failed
+
+
+def trace_only(repeats: int) -> dict:
+    exe = _tlparse()
+    folder = corpus.trace_folder()
+    logs = corpus.trace_logs()
+    mb = corpus.size_mb(logs)
+    db = corpus.WORK / "traces.duckdb"
+    ours, html, plain = [], [], []
+    failed = 0
+    for _ in range(repeats):  # interleaved, so a busy spell on the machine hits all three alike
+        _fresh(db)
+        proc, info = ingest([folder], db, 2)
+        ours.append((proc.wall_s, proc.cpu_s))
+        if exe:
+            w, c, f = _tlparse_all(exe, logs, plain=False)
+            html.append((w, c))
+            w, c, f2 = _tlparse_all(exe, logs, plain=True)
+            plain.append((w, c))
+            failed = max(failed, f + f2)
+    res = {"logs": len(logs), "mb": mb, "runs_ingested": info["runs"],
+           "iwh_wall_s": median([w for w, _ in ours]), "iwh_cpu_s": median([c for _, c in ours]),
+           "iwh_walls_s": [round(w, 2) for w, _ in ours]}
+    res["iwh_mb_per_s"] = mb / res["iwh_wall_s"]
+    if not exe:
+        res["tlparse"] = "not installed (pip install -e '.[bench]')"
+        return res
+    res.update({
+        "tlparse_html_wall_s": median([w for w, _ in html]), "tlparse_html_cpu_s": median([c for _, c in html]),
+        "tlparse_plain_wall_s": median([w for w, _ in plain]), "tlparse_plain_cpu_s": median([c for _, c in plain]),
+        "tlparse_failed_calls": failed,
+    })
+    # per repeat, then the median: each ratio compares runs made back to back
+    res["x_vs_html"] = median([h[0] / o[0] for o, h in zip(ours, html, strict=True)])
+    res["x_vs_plain"] = median([p[0] / o[0] for o, p in zip(ours, plain, strict=True)])
+    return res

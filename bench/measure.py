@@ -1,0 +1,69 @@
+"""Timing helpers. The machine is shared: every figure is a median of repeats, and commands also
+report their CPU seconds, which other processes do not inflate as much as wall time."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# `iwh` as installed, but through this interpreter whatever PATH says
+IWH = [sys.executable, "-c", "from ingest.cli import main; main()"]
+
+
+@dataclass
+class Proc:
+    wall_s: float
+    cpu_s: float  # user + system of the command and every child it waited for (parse workers)
+    max_rss_mb: float  # the largest resident set of any one of its processes
+    rc: int
+    output: str
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("output")
+        return d
+
+
+def run(cmd: list[str], env: dict | None = None) -> Proc:
+    """Run a command; its own rusage comes from wait4, so earlier children do not leak into it."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         env={**os.environ, **(env or {})})
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return Proc(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, p.returncode,
+                out.decode(errors="replace"))
+
+
+def check(proc: Proc, what: str) -> Proc:
+    if proc.rc != 0:
+        raise RuntimeError(f"{what} failed (exit {proc.rc}):\n{proc.output[-2000:]}")
+    return proc
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def timed(fn, repeats: int, warmup: int = 1) -> dict:
+    """Median and spread of fn()'s wall time in ms, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return {"median_ms": median(times), "min_ms": min(times), "max_ms": max(times), "n": repeats}
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]

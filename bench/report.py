@@ -1,0 +1,127 @@
+"""bench/out/results.json -> the tables `make bench` prints (and the README's Performance section)."""
+
+from __future__ import annotations
+
+TARGETS = {
+    "ingest_mb_s": 50.0, "trace_x_html": 10.0, "trace_x_plain": 1.0, "reingest_s": 2.0, "query_ms": 200.0,
+    "rss_mb": 1024.0,
+}
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    cells = [[str(c) for c in header]] + [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.2f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return "" if v is None else str(v)
+
+
+def _ok(good: bool) -> str:
+    return "met" if good else "NOT met"
+
+
+def report(res: dict, only=None) -> str:
+    out = []
+    m = res.get("machine", {})
+    out.append(f"Machine: {m.get('cpus')} CPUs ({m.get('cpu')}), Python {m.get('python')}, DuckDB {m.get('duckdb')}, "
+               f"{m.get('tlparse') or 'tlparse absent'}; load average {res.get('load_average_start', 0):.1f} at "
+               f"start, {res.get('load_average_end', 0):.1f} at end (other processes share the machine).")
+    if "ingest" in res:
+        rows = []
+        for jobs, r in res["ingest"].items():
+            rows.append([f"full GPU ingest, --{jobs.replace('jobs', 'jobs ')}", r["runs"], r["mb"], r["wall_s"],
+                         r["runs_per_s"], r["mb_per_s"], r["cpu_s"], r["mb_per_cpu_s"], r["max_rss_mb"]])
+        out.append("\nIngest (median of repeats; MB = bytes read; CPU = user+sys of all its processes)\n" + _table(
+            ["what", "runs", "MB", "wall s", "runs/s", "MB/s", "CPU s", "MB per CPU s", "peak RSS MB"], rows))
+    if "reingest" in res:
+        r = res["reingest"]
+        out.append(f"\nRe-ingest of the unchanged corpus ({r['runs_skipped']} runs skipped): {r['wall_s']:.2f} s "
+                   f"median, whole command (runs {r['walls_s']}), peak RSS {r['max_rss_mb']:.0f} MB")
+    if "trace" in res:
+        t = res["trace"]
+        rows = [["iwh ingest --jobs 2", t["iwh_wall_s"], t["iwh_cpu_s"], t["mb"] / t["iwh_wall_s"], ""]]
+        if "tlparse_html_wall_s" in t:
+            rows.append(["tlparse (HTML), one call per log", t["tlparse_html_wall_s"], t["tlparse_html_cpu_s"],
+                         t["mb"] / t["tlparse_html_wall_s"], f"iwh {t['x_vs_html']:.1f}x faster"])
+            rows.append(["tlparse -p (plain), one call per log", t["tlparse_plain_wall_s"], t["tlparse_plain_cpu_s"],
+                         t["mb"] / t["tlparse_plain_wall_s"], f"iwh {t['x_vs_plain']:.2f}x as fast"])
+        out.append(f"\nTORCH_TRACE only: {t['logs']} logs, {t['mb']:.0f} MB (median of rounds; ratios per round)\n"
+                   + _table(["tool", "wall s", "CPU s", "MB/s", "ratio"], rows))
+    if "warehouses" in res:
+        rows = []
+        for size, w in res["warehouses"].items():
+            if size == "base":
+                continue
+            g = res.get("growth", {}).get(size, {})
+            q = res.get("queries", {}).get(size, {})
+            qs = sorted(v["median_ms"] for v in q.values())
+            c = res.get("compare", {}).get(size, {})
+            rows.append([int(size), w["rows"], w["file_mb"], w["build_s"], g.get("force_ingest_cpu15_s"),
+                         g.get("reingest_unchanged_s"), qs[len(qs) // 2] if qs else None, qs[-1] if qs else None,
+                         sum(1 for v in qs if v >= TARGETS["query_ms"]) if qs else None,
+                         c.get("compare", {}).get("median_ms"), c.get("kernel_diff", {}).get("median_ms"),
+                         c.get("command_ms")])
+        out.append("\nGrowth with warehouse size (replicated runs; ms are medians)\n" + _table(
+            ["runs", "rows", "file MB", "build s", "ingest 15 CPU runs --force s", "re-ingest 82 unchanged s",
+             "query median ms", "slowest query ms", f"queries >= {TARGETS['query_ms']:.0f} ms", "compare() ms",
+             "kernel_diff() ms", "iwh compare cmd ms"], rows))
+    if "queries" in res:
+        sizes = list(res["queries"])
+        names = sorted({n for s in sizes for n in res["queries"][s]})
+        rows = [[n] + [res["queries"][s].get(n, {}).get("median_ms") for s in sizes]
+                + [res["queries"][sizes[-1]].get(n, {}).get("rows")] for n in names]
+        rows.sort(key=lambda r: -(r[len(sizes)] or 0))
+        out.append(f"\nCanned queries, median ms of {next(iter(res['queries'][sizes[-1]].values()))['n']} runs after a "
+                   f"warm-up (optional filters unset: whole warehouse)\n"
+                   + _table(["query"] + [f"{s} runs" for s in sizes] + [f"rows at {sizes[-1]}"], rows))
+    if "dashboards" in res:
+        sizes = list(res["dashboards"])
+        pages = list(res["dashboards"][sizes[0]])
+        rows = [[p] + [res["dashboards"][s].get(p, {}).get("median_ms") for s in sizes]
+                + [", ".join(res["dashboards"][sizes[-1]].get(p, {}).get("exceptions") or []) or "none"]
+                for p in pages if p != "error"]
+        out.append("\nDashboard pages under AppTest, median ms of a render with an empty query cache\n"
+                   + _table(["page"] + [f"{s} runs" for s in sizes] + ["exceptions"], rows))
+    out.append("\nTargets\n" + _table(["target", "measured", ""], _targets(res)))
+    return "\n".join(out)
+
+
+def _targets(res: dict) -> list[list]:
+    rows = []
+    if "ingest" in res and "jobs2" in res["ingest"]:
+        v = res["ingest"]["jobs2"]["mb_per_s"]
+        rows.append(["full GPU ingest --jobs 2 >= 50 MB/s (aim 100)", f"{v:.1f} MB/s", _ok(v >= TARGETS["ingest_mb_s"])])
+        rss = max(r["max_rss_mb"] for r in res["ingest"].values())
+        rows.append(["peak RSS < 1 GB", f"{rss:.0f} MB", _ok(rss < TARGETS["rss_mb"])])
+    if "trace" in res and "x_vs_html" in res["trace"]:
+        t = res["trace"]
+        rows.append(["TORCH_TRACE ingest >= 10x tlparse HTML", f"{t['x_vs_html']:.1f}x", _ok(t["x_vs_html"] >= 10)])
+        rows.append(["TORCH_TRACE ingest >= tlparse -p", f"{t['x_vs_plain']:.2f}x", _ok(t["x_vs_plain"] >= 1)])
+    if "reingest" in res:
+        v = res["reingest"]["wall_s"]
+        rows.append(["re-ingest unchanged < 2 s", f"{v:.2f} s", _ok(v < TARGETS["reingest_s"])])
+    if "queries" in res:
+        biggest = max(res["queries"], key=int)
+        slow = {n: v["median_ms"] for n, v in res["queries"][biggest].items() if v["median_ms"] >= TARGETS["query_ms"]}
+        worst = max(v["median_ms"] for v in res["queries"][biggest].values())
+        rows.append([f"every canned query < 200 ms at {int(biggest):,} runs", f"slowest {worst:.0f} ms"
+                     + (f" ({', '.join(sorted(slow))})" if slow else ""), _ok(not slow)])
+    return rows
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    from bench.run import OUT
+
+    print(report(json.loads(OUT.read_text())))
+    sys.exit(0)

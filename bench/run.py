@@ -1,0 +1,162 @@
+"""`make bench`: the benchmark suite. Prints tables and writes bench/out/results.json.
+
+    python -m bench.run                          # everything (about 5 to 10 minutes on 2 cores)
+    python -m bench.run --only queries,compare   # some sections; the others keep their last results
+    python -m bench.run --sizes 100,1000 --repeats 1
+
+Sections: ingest (the GPU archive, --jobs 1 and 2), reingest (the unchanged corpus), trace
+(TORCH_TRACE logs only, against tlparse), queries (every canned query), compare (`iwh compare`),
+dashboards (every page under AppTest), growth (ingest into warehouses of each size). queries,
+compare, dashboards and growth run on warehouses of --sizes runs, built from the corpus in SQL.
+What needs ../shared/corpus is skipped with a message when it is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from bench import corpus, scale
+from bench import ingest as ingest_bench
+from bench import queries as query_bench
+from bench.measure import ROOT, load_average, run
+
+SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth")
+WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
+OUT = ROOT / "bench" / "out" / "results.json"
+TARGET_QUERY_MS = 200
+
+
+def machine() -> dict:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    tlparse = ingest_bench._tlparse()
+    tl_version = run([tlparse, "--version"]).output.strip() if tlparse else None
+    return {"cpus": os.cpu_count(), "cpu": model, "python": platform.python_version(),
+            "duckdb": duckdb.__version__, "tlparse": tl_version, "platform": platform.platform()}
+
+
+def warehouses(sizes: list[int], log) -> dict:
+    log("building the base warehouse (GPU + CPU corpora, --jobs 2) and its replicas ...")
+    base = scale.build_base()
+    out = {"base": base}
+    for n in sizes:
+        db, info = scale.build(n)
+        info["db"] = str(db)
+        out[n] = info
+        log(f"  {n:>6} runs: {info['rows']:,} rows, {info['file_mb']:.0f} MB, built in {info['build_s']:.1f} s")
+    return out
+
+
+def dashboards(db: str, repeats: int, run_id: str) -> dict:
+    p = run([sys.executable, "-m", "bench.dashboards", db, str(repeats), run_id])
+    for line in reversed(p.output.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"error": p.output[-1000:]}
+
+
+def growth(db: Path, log) -> dict:
+    """The 15 CPU runs ingested again (--force: read, delete their old rows, insert) and the 82
+    corpus runs re-ingested unchanged (skipped), into a copy of a warehouse of this size."""
+    copy = db.with_name(db.stem + "_growth.duckdb")
+    shutil.copyfile(db, copy)
+    cpu = corpus.cpu_runs()
+    p = ingest_bench.check(run(ingest_bench.IWH + ["--db", str(copy), "ingest", *map(str, cpu), "--jobs", "2",
+                                                   "--force"]), "iwh ingest --force")
+    forced = p.wall_s
+    p2, info = ingest_bench.ingest([corpus.gpu_runs(), *cpu], copy, 2)
+    copy.unlink()
+    return {"force_ingest_cpu15_s": forced, "reingest_unchanged_s": p2.wall_s, "skipped": info["skipped"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    ap.add_argument("--sizes", default="100,1000,10000", help="warehouse sizes in runs")
+    ap.add_argument("--repeats", type=int, default=3, help="repeats of each ingest measurement")
+    ap.add_argument("--query-repeats", type=int, default=5, help="timed runs of each query (after one warm-up)")
+    ap.add_argument("--page-repeats", type=int, default=3, help="renders of each dashboard page")
+    args = ap.parse_args(argv)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        ap.error(f"unknown sections {', '.join(sorted(unknown))}; choose from {', '.join(SECTIONS)}")
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    results = json.loads(OUT.read_text()) if OUT.exists() else {}
+    results["machine"] = machine()
+    results["command"] = "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:])
+    results["load_average_start"] = load_average()
+    t_start = time.perf_counter()
+    corpus.WORK.mkdir(parents=True, exist_ok=True)
+    try:
+        corpus.gpu_runs()
+        corpus.cpu_runs()
+    except corpus.Missing as e:
+        log(f"skipped every section: {e}. The benchmark needs ../shared/corpus.")
+        return 0
+
+    if "ingest" in only:
+        log(f"ingest: 67 GPU runs, --jobs 1 and 2, {args.repeats} times each ...")
+        results["ingest"] = ingest_bench.full_ingest(args.repeats)
+    if "reingest" in only:
+        log("reingest: the unchanged corpus ...")
+        results["reingest"] = ingest_bench.reingest(max(5, args.repeats))
+    if "trace" in only:
+        log(f"trace: 67 TORCH_TRACE logs, iwh --jobs 2 vs tlparse (HTML and -p), {args.repeats} rounds ...")
+        results["trace"] = ingest_bench.trace_only(args.repeats)
+
+    if WAREHOUSE_SECTIONS & set(only):
+        built = warehouses(sizes, log)
+        results["warehouses"] = {str(k): v for k, v in built.items()}
+        for n in sizes:
+            db = built[n]["db"]
+            key = str(n)
+            params = None
+            if "queries" in only or "compare" in only or "dashboards" in only:
+                with query_bench.Warehouse(db) as wh:
+                    params = query_bench.choose_params(wh)
+            if "queries" in only:
+                log(f"queries: {n} runs ...")
+                q, _ = query_bench.canned_latencies(db, args.query_repeats)
+                results.setdefault("queries", {})[key] = q
+            if "compare" in only:
+                log(f"compare: {n} runs ...")
+                results.setdefault("compare", {})[key] = query_bench.compare_latencies(db, params, args.query_repeats)
+            if "dashboards" in only:
+                log(f"dashboards: {n} runs ...")
+                results.setdefault("dashboards", {})[key] = dashboards(db, args.page_repeats, params["run_id"])
+            if "growth" in only:
+                log(f"growth: ingest into {n} runs ...")
+                results.setdefault("growth", {})[key] = growth(Path(db), log)
+    results["load_average_end"] = load_average()
+    results["bench_seconds"] = time.perf_counter() - t_start
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=1, default=str))
+    from bench.report import report
+
+    print(report(results, only))
+    print(f"\nJSON: {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
