@@ -128,6 +128,9 @@ def ingest_paths(
         schema = _Schema(con)
         todo = found.runs if force else _changed(con, found.runs)
         summary.skipped_runs = len(found.runs) - len(todo)
+        if jobs > 1 and len(todo) > 1:
+            # the parse workers keep the cores busy: DuckDB's own threads would only contend with them
+            con.execute("SET threads = 1")
         bar = _Progress(len(todo)) if progress else None
         # one timestamp for everything one ingest writes
         now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
@@ -193,6 +196,8 @@ def _parse_all(runs: list[Run], jobs: int, context: tuple):
         for w in work:
             yield _parse_one(w)
         return
+    # pyarrow imports pandas on its first array (~0.2 s): once here, not once per forked worker
+    pa.array([], type=pa.string())
     ctx = mp.get_context("fork" if sys.platform != "win32" else "spawn")
     with ctx.Pool(jobs) as pool:
         # larger runs first keeps both workers busy to the end
