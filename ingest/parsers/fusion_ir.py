@@ -36,6 +36,7 @@ _DEVICE_KW = re.compile(r"device=device\(type='(?P<type>[^']*)'(?:, index=(?P<in
 _DTYPE = re.compile(r"torch\.(?P<dtype>\w+)")
 _OFFSET = re.compile(r"offset=(?P<offset>[^,)]+)")
 _TRITON_CODE = re.compile(r"^\w+ Triton code:")
+_NESTING = re.compile(r"[(\[{)}]")
 _NO_KERNEL = "None"
 
 
@@ -190,8 +191,18 @@ def _bracket_list(args: str, key: str) -> list[str] | None:
     start = args.find(key)
     if start == -1:
         return None
+    start += len(key)
+    end = args.find("]", start)
+    if end != -1:
+        flat = args[start:end]
+        # the common case, plain symbols and numbers, needs no bracket counting
+        if _NESTING.search(flat) is None:
+            items = [x.strip() for x in flat.split(",")]
+            if not items[-1]:
+                items.pop()
+            return items
     items, depth, item = [], 0, []
-    for ch in args[start + len(key) :]:
+    for ch in args[start:]:
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
