@@ -54,7 +54,9 @@ def trace_folder() -> Path:
         if not logs:
             continue
         link = dest / run.name / "x.log"
-        if not link.exists():
+        if link.is_symlink() and link.readlink() != logs[0]:
+            link.unlink()  # left by a run on a corpus elsewhere
+        if not link.is_symlink():
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(logs[0])
     return dest
