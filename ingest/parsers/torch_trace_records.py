@@ -22,7 +22,10 @@ _INT_COLS = (
     "compile_time_autotune_time_us", "fail_user_frame_lineno",
 )
 _FLOAT_COLS = ("entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s")
-_STR_COLS = ("co_name", "co_filename", "frame_key", "fail_type", "fail_reason", "fail_user_frame_filename", "pytorch_version")
+_STR_COLS = (
+    "co_name", "co_filename", "frame_key", "fail_type", "fail_reason", "fail_user_frame_filename", "pytorch_version",
+    "inductor_config",  # JSON text already (torch writes it as a string); an object is serialised
+)
 _BOOL_COLS = ("is_forward", "has_guarded_code")
 
 # (metrics field, factor to µs). The timing name is the field without its unit suffix.

@@ -54,9 +54,9 @@ WITH picked AS (
       AND run_id IN (SELECT run_id FROM picked)
     GROUP BY run_id
 ), config AS (
-    SELECT run_id, min(record ->> 'inductor_config') AS inductor_config
+    SELECT run_id, min(inductor_config) AS inductor_config
     FROM compilations
-    WHERE record ->> 'inductor_config' IS NOT NULL AND run_id IN (SELECT run_id FROM picked)
+    WHERE inductor_config IS NOT NULL AND run_id IN (SELECT run_id FROM picked)
     GROUP BY run_id
 ), env AS (
     SELECT run_id, device_name, triton_version, cuda_version FROM runs
