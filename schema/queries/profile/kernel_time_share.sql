@@ -4,8 +4,13 @@
 -- outside any compiled region (optimizer, loss, input copies). Shares are of the run's total.
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
-WITH generated AS (
-    SELECT DISTINCT run_id, kernel_name FROM kernels WHERE generated
+WITH picked AS (
+    SELECT run_id, model, compiler_version, labels
+    FROM runs r
+    WHERE ($model IS NULL OR r.model = $model)
+      AND ($compiler IS NULL OR r.compiler_version = $compiler)
+), generated AS (
+    SELECT DISTINCT run_id, kernel_name FROM kernels WHERE generated AND run_id IN (SELECT run_id FROM picked)
 ), classified AS (
     SELECT
         t.run_id,
@@ -16,7 +21,19 @@ WITH generated AS (
              ELSE 'eager' END AS kind
     FROM timings t
     LEFT JOIN generated g ON g.run_id = t.run_id AND g.kernel_name = t.name
-    WHERE t.kind = 'kernel' AND t.source = 'profiler'
+    WHERE t.kind = 'kernel' AND t.source = 'profiler' AND t.run_id IN (SELECT run_id FROM picked)
+), per_run AS (
+    -- summed per run before the runs' labels are read: JSON extraction on every kernel row is the cost
+    SELECT
+        run_id,
+        sum(duration_us)                                   AS kernel_us,
+        sum(duration_us) FILTER (WHERE kind = 'generated') AS generated_us,
+        sum(duration_us) FILTER (WHERE kind = 'extern')    AS extern_us,
+        sum(duration_us) FILTER (WHERE kind = 'eager')     AS eager_us,
+        sum(calls) FILTER (WHERE kind = 'generated')       AS generated_launches,
+        sum(calls) FILTER (WHERE kind = 'extern')          AS extern_launches
+    FROM classified
+    GROUP BY run_id
 )
 SELECT
     r.model,
@@ -25,17 +42,14 @@ SELECT
     r.labels ->> 'dtype'                       AS dtype,
     r.labels ->> 'variant'                     AS variant,
     r.run_id,
-    round(sum(c.duration_us), 3)               AS kernel_us,
-    round(sum(c.duration_us) FILTER (WHERE c.kind = 'generated'), 3) AS generated_us,
-    round(sum(c.duration_us) FILTER (WHERE c.kind = 'extern'), 3)    AS extern_us,
-    round(sum(c.duration_us) FILTER (WHERE c.kind = 'eager'), 3)     AS eager_us,
-    sum(c.calls) FILTER (WHERE c.kind = 'generated')::BIGINT         AS generated_launches,
-    sum(c.calls) FILTER (WHERE c.kind = 'extern')::BIGINT            AS extern_launches,
-    round(sum(c.duration_us) FILTER (WHERE c.kind = 'generated') / sum(c.duration_us), 4) AS generated_share,
-    round(sum(c.duration_us) FILTER (WHERE c.kind = 'extern') / sum(c.duration_us), 4)    AS extern_share
-FROM classified c
-JOIN runs r USING (run_id)
-WHERE ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR r.compiler_version = $compiler)
-GROUP BY r.run_id, r.model, r.compiler_version, mode, dtype, variant
-ORDER BY r.model, version_key(compiler_version), compiler_version, mode, dtype, variant, r.run_id;
+    round(c.kernel_us, 3)                      AS kernel_us,
+    round(c.generated_us, 3)                   AS generated_us,
+    round(c.extern_us, 3)                      AS extern_us,
+    round(c.eager_us, 3)                       AS eager_us,
+    c.generated_launches::BIGINT               AS generated_launches,
+    c.extern_launches::BIGINT                  AS extern_launches,
+    round(c.generated_us / c.kernel_us, 4)     AS generated_share,
+    round(c.extern_us / c.kernel_us, 4)        AS extern_share
+FROM per_run c
+JOIN picked r USING (run_id)
+ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, mode, dtype, variant, r.run_id;
