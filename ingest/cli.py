@@ -8,11 +8,12 @@ from pathlib import Path
 import click
 import duckdb
 
-from ingest.output import FORMATS, emit
 from schema import queries as canned
-from schema.api import Warehouse
 from schema.warehouse import WarehouseError, connect, default_db_path
 
+# ingest.output.FORMATS, spelled out here: importing ingest.output (and with it polars, ~85 ms)
+# on every start would slow `iwh ingest` and `--help`, which print no frames
+FORMATS = ("table", "csv", "json")
 format_option = click.option(
     "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
     help="table for people, csv or json for scripts",
@@ -38,7 +39,9 @@ def cli(ctx: click.Context, db: str | None) -> None:
     ctx.obj = {"db": db or default_db_path()}
 
 
-def _warehouse(ctx: click.Context) -> Warehouse:
+def _warehouse(ctx: click.Context):
+    from schema.api import Warehouse
+
     try:
         return Warehouse(ctx.obj["db"])
     except WarehouseError as e:
@@ -95,6 +98,8 @@ def ingest(ctx, paths, model, labels, jobs, strict, force):
 @click.pass_context
 def runs(ctx, fmt, model, limit):
     """List runs: model, compiler version, device, graphs, kernels, errors."""
+    from ingest.output import emit
+
     with _warehouse(ctx) as wh:
         emit(wh.query("overview/runs", model=model, limit=limit), fmt)
 
@@ -105,6 +110,8 @@ def runs(ctx, fmt, model, limit):
 @click.pass_context
 def sql(ctx, text, fmt):
     """Run read-only SQL on the warehouse."""
+    from ingest.output import emit
+
     with _warehouse(ctx) as wh:
         try:
             df = wh.sql(text)
@@ -119,6 +126,8 @@ def list_queries(fmt):
     """List the canned queries."""
     import polars as pl
 
+    from ingest.output import emit
+
     rows = [{"name": q.name, "title": q.title,
              "params": " ".join(f"{p.name}:{p.type}" for p in q.params)} for q in canned.all_queries()]
     emit(pl.DataFrame(rows, schema={"name": pl.String, "title": pl.String, "params": pl.String}), fmt)
@@ -132,6 +141,8 @@ def list_queries(fmt):
 @click.pass_context
 def query(ctx, name, params, show_sql, fmt):
     """Run the canned query NAME (see `iwh queries`)."""
+    from ingest.output import emit
+
     try:
         q = canned.get(name)
         if show_sql:
