@@ -50,6 +50,18 @@ class RunData:
     bytes_read: int = 0
 
 
+def file_hash(path) -> str | None:
+    """The content hash the warehouse records for an artifact (of its bytes as stored, .gz included)."""
+    hasher = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(CHUNK):
+                hasher.update(chunk)
+    except OSError:
+        return None
+    return hasher.hexdigest()
+
+
 class _Reader:
     """Reads artifacts whole or line by line, hashing every byte read."""
 

@@ -22,7 +22,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from ingest.assemble import assemble
+from ingest.assemble import assemble, file_hash
 from ingest.discover import Run, discover
 from schema.warehouse import connect
 
@@ -157,22 +157,35 @@ def ingest_paths(
 
 
 def _changed(con, runs: list[Run]) -> list[Run]:
-    """Runs whose files differ from what the warehouse recorded for the same folder."""
+    """Runs whose files differ from what the warehouse recorded for the same folder.
+
+    Same paths, sizes and mtimes: unchanged, nothing read. Same paths and sizes but new mtimes (a
+    copy, a checkout, a touch): the files are hashed, and equal content hashes still skip the run
+    without parsing it; the new mtimes are recorded so the next ingest needs no hashing.
+    """
     if not runs:
         return runs
-    known: dict[str, set] = {}
+    known: dict[str, dict[str, tuple]] = {}
     rows = con.execute(
-        "SELECT r.source_path, a.path, a.bytes, a.mtime FROM runs r JOIN artifacts a USING (run_id) "
-        "WHERE r.source_path IN (SELECT unnest(?))",
+        "SELECT r.source_path, r.run_id, a.path, a.bytes, a.mtime, a.content_hash "
+        "FROM runs r JOIN artifacts a USING (run_id) WHERE r.source_path IN (SELECT unnest(?))",
         [[str(r.root) for r in runs]],
     ).fetchall()
-    for src, path, size, mtime in rows:
-        known.setdefault(src, set()).add((path, size, mtime))
-    out = []
+    for src, run_id, path, size, mtime, digest in rows:
+        known.setdefault(src, {})[path] = (size, mtime, digest, run_id)
+    out, touched = [], []
     for r in runs:
-        now = {(r.rel(a), a.size, a.mtime) for a in r.artifacts}
-        if known.get(str(r.root)) != now:
+        before = known.get(str(r.root))
+        now = {r.rel(a): a for a in r.artifacts}
+        if before is None or set(before) != set(now) or any(before[p][0] != a.size for p, a in now.items()):
             out.append(r)
+        elif any(before[p][1] != a.mtime for p, a in now.items()):
+            if all(a.kind == "empty_graph_folder" or before[p][2] == file_hash(a.path) for p, a in now.items()):
+                touched.extend((a.mtime, before[p][3], p) for p, a in now.items())
+            else:
+                out.append(r)
+    if touched:
+        con.executemany("UPDATE artifacts SET mtime = ? WHERE run_id = ? AND path = ?", touched)
     return out
 
 

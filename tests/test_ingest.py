@@ -142,7 +142,9 @@ def test_kernel_source_is_kept_by_hash(wh):
     assert "@triton.jit" in src
 
 
-def test_reingest_skips_unchanged_and_replaces_changed(tmp_path):
+def test_reingest_skips_unchanged_and_replaces_changed(tmp_path, monkeypatch):
+    from ingest import load
+
     src = tmp_path / "runs"
     shutil.copytree(RUNS / "cpu-torch2.6.0", src / "a")
     db = str(tmp_path / "wh.duckdb")
@@ -150,13 +152,20 @@ def test_reingest_skips_unchanged_and_replaces_changed(tmp_path):
     again = ingest_paths([src], db)
     assert (first.runs, again.runs, again.skipped_runs) == (1, 0, 1)
     out = next(src.rglob("output_code.py"))
-    os.utime(out, (1, 1))  # same content, new mtime: re-read, same run id, replaced not duplicated
-    third = ingest_paths([src], db)
+    os.utime(out, (1, 1))  # same content, new mtime: hashed, found equal, skipped without parsing
+    monkeypatch.setattr(load, "assemble", lambda *a: pytest.fail("an unchanged run was parsed"))
+    touched = ingest_paths([src], db)
+    assert (touched.runs, touched.skipped_runs) == (0, 1)
+    # the new mtime was recorded: the next ingest skips on stat alone, hashing nothing
+    monkeypatch.setattr(load, "file_hash", lambda *a: pytest.fail("an unchanged run was hashed"))
+    assert ingest_paths([src], db).skipped_runs == 1
+    monkeypatch.undo()
+    out.write_text(out.read_text().replace("def call(", "def call(  ", 1))  # a real change
+    changed = ingest_paths([src], db)
     con = duckdb.connect(db, read_only=True)
-    assert third.runs == 1
-    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    assert changed.runs == 1 and changed.run_ids != first.run_ids
+    assert con.execute("SELECT run_id FROM runs").fetchall() == [(changed.run_ids[0],)]  # replaced
     assert con.execute("SELECT count(DISTINCT run_id) FROM graphs").fetchone()[0] == 1
-    assert third.run_ids == first.run_ids
     con.close()
 
 
