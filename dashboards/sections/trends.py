@@ -1,10 +1,23 @@
 """Trends: how fusion rate, kernel count, graph breaks and compile time move across releases."""
 
+import json
+
 import altair as alt
 import streamlit as st
 
 from dashboards import data, filters
 from dashboards.navigation import open_run_button
+
+# A line joins runs of one workload only: the same model on the same device, mode, dtype and variant
+# (a CPU run and a GPU run of one model are different series, never one line).
+WORKLOAD_LABELS = ("mode", "dtype", "variant")
+
+
+def series_name(model: str, device: str | None, labels) -> str:
+    labels = json.loads(labels) if isinstance(labels, str) else (labels or {})
+    parts = [model, device] + [str(labels[k]) for k in WORKLOAD_LABELS if labels.get(k) is not None]
+    return " · ".join(p for p in parts if p)
+
 
 METRICS = {
     "fusion_rate": "Fusion rate",
@@ -35,10 +48,11 @@ else:
     if unversioned:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
         points = points.dropna(subset=["compiler_version"])
-models = sorted(points["model"].dropna().unique())
-# one colour per model on every chart, whichever metrics it lacks
-colour = alt.Color("model:N", scale=alt.Scale(domain=models),
-                   legend=alt.Legend(columns=1 + len(models) // 12, symbolLimit=0, labelLimit=200))
+points = points.assign(series=[series_name(r.model, r.device, r.labels) for r in points.itertuples()])
+series = sorted(points["series"].unique())
+# one colour per workload on every chart, whichever metrics it lacks
+colour = alt.Color("series:N", title="model · device · workload", scale=alt.Scale(domain=series),
+                   legend=alt.Legend(columns=1 + len(series) // 12, symbolLimit=0, labelLimit=300))
 tooltip = ["model", "compiler_version", "device", "started_at", "fusion_rate", "kernels", "graph_breaks",
            "compile_s", "run_id"]
 
@@ -52,7 +66,7 @@ for metric, title in METRICS.items():
     pick = alt.selection_point(fields=["run_id"], name="pick")
     base = alt.Chart(shown).encode(x=x, y=alt.Y(f"{metric}:Q", title=title), color=colour)
     line = base.mark_line(opacity=0.4).encode(
-        y=alt.Y(f"median({metric}):Q", title=title), detail="model:N")
+        y=alt.Y(f"median({metric}):Q", title=title), detail="series:N")
     dots = base.mark_circle(size=70).encode(
         tooltip=tooltip, opacity=alt.condition(pick, alt.value(1.0), alt.value(0.35))).add_params(pick)
     event = st.altair_chart(line + dots, on_select="rerun", selection_mode="pick", key=f"trend_{metric}",
