@@ -100,8 +100,8 @@ class _Reader:
             self.error(art, f"not UTF-8 text ({e.reason} at byte {e.start}); decoded with replacement", severity="warning")
             return data.decode("utf-8", errors="replace")
 
-    def lines(self, art: Artifact) -> Iterator[bytes]:
-        """Stream a (possibly gzipped) log as lines, hashing the file's bytes as they pass."""
+    def chunks(self, art: Artifact) -> Iterator[bytes]:
+        """Stream a (possibly gzipped) log in pieces, hashing the file's bytes as they pass."""
         hasher = hashlib.blake2b(digest_size=16)
         try:
             raw = open(art.path, "rb")
@@ -111,16 +111,11 @@ class _Reader:
         with raw:
             stream = _HashingFile(raw, hasher, self)
             src = gzip.GzipFile(fileobj=stream) if art.path.name.endswith(".gz") else stream
-            tail = b""
             try:
                 while chunk := src.read(CHUNK):
-                    parts = (tail + chunk).split(b"\n")
-                    tail = parts.pop()
-                    yield from parts
+                    yield chunk
             except (OSError, EOFError) as e:
                 self.error(art, f"log cut short: {e}", severity="warning")
-            if tail:
-                yield tail
         self.hashes[self.run.rel(art)] = hasher.hexdigest()
 
 
@@ -177,7 +172,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
 
     trace_facts: dict = {}
     for a in by_kind.get("torch_trace", []):
-        parsed = torch_trace.parse_torch_trace(reader.lines(a))
+        parsed = torch_trace.parse_torch_trace_chunks(reader.chunks(a))
         for op in parsed.rows.get("ops", []):
             op.setdefault("stage", "transformed")
         _merge_trace(parsed, debug_graph_ids, tables)

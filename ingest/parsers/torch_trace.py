@@ -1,4 +1,4 @@
-"""TORCH_TRACE structured logs (`dedicated_log_torch_trace_*.log`), read as a stream of lines.
+"""TORCH_TRACE structured logs (`dedicated_log_torch_trace_*.log`), read as a stream of bytes.
 
 A record is one glog header line whose message is a JSON envelope, followed by its payload
 lines, each starting with one TAB:
@@ -6,7 +6,7 @@ lines, each starting with one TAB:
     V1122 00:09:40.916000 18849 torch/_dynamo/guards.py:5400] {"artifact": {...}, "frame_id": 0, ..., "has_payload": "<md5>"}
     \t0/0: tensor 'x' rank mismatch. expected 2, actual 3
 
-Only one record's payload is held at a time, so memory stays flat as logs grow. Payloads are
+Only one record's payload (and one read) is held at a time, so memory stays flat as logs grow. Payloads are
 decoded only for the kinds read below. `has_payload` (md5 of the payload lines without their
 TAB, joined by "\\n") is checked for every record; a mismatch is a warning and the record is
 still used. A bad envelope is an error and its payload lines are skipped. Unknown kinds are
@@ -72,6 +72,9 @@ _PASSIVE_KINDS = frozenset({
     "missing_fake_kernel", "mismatched_fake_kernel", "compilation_metrics_runtime",
     "bwd_compilation_metrics_runtime", "aot_autograd_backward_compilation_metrics",
 })
+# a record starts at every line that is not a payload line (those start with a TAB)
+_RECORD_START = re.compile(rb"\n(?=[^\t])")
+_LINES_PER_CHUNK_BYTES = 1 << 20
 _MAX_REPEATED_PROBLEMS = 100  # per kind of problem; a file of garbage gives 100 errors, then a count
 
 
@@ -85,56 +88,51 @@ def is_torch_trace(head: bytes) -> bool:
 
 def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
     """Parse a TORCH_TRACE log given as raw lines (bytes, with or without their b"\\n")."""
+    return parse_torch_trace_chunks(_chunks_of_lines(lines))
+
+
+def parse_torch_trace_chunks(chunks: Iterable[bytes]) -> Parsed:
+    """Parse a TORCH_TRACE log given as consecutive pieces of its bytes, of any sizes (file reads).
+
+    Records are cut out of the bytes where a line does not start with a TAB, so no Python code
+    runs per payload line: a log has ten times more payload lines than records."""
     state = _TraceState()
-    parsed = state.parsed
-    counters = parsed.counters
-    payload: list[bytes] | None = None  # payload lines (TAB and newline kept) of the open record
-    header = None  # (line number, kind, envelope, compile id) of the open record
-    skipping = False  # payload lines of a record whose header was bad
-    total_bytes = 0
-    lineno = 0
-    for lineno, line in enumerate(lines, 1):
-        total_bytes += len(line)
-        if line[:1] == b"\t":
-            if payload is not None:
-                payload.append(line)
-            elif skipping:
-                counters["skipped_payload_lines"] += 1
-            else:
-                state.repeated_problem("line_problems", "payload line without a record header", lineno, "error")
+    held: list[bytes] = []  # bytes after the last record start seen: a record that may go on
+    nbytes = 0
+    for chunk in chunks:
+        if not chunk:
             continue
-        if not line.strip():
-            # not part of any payload (payload lines start with a TAB even when empty)
-            counters["blank_lines"] += 1
-            continue
-        if header is not None:
-            state.finish(header, payload)
-            header = payload = None
-        skipping = False
-        m = _GLOG.match(line)
-        if m is None:
-            state.repeated_problem(
-                "line_problems", "not a TORCH_TRACE record line (glog prefix + JSON envelope)", lineno, "error"
-            )
-            skipping = True
-            continue
-        try:
-            envelope = orjson.loads(line[m.end():])
-        except orjson.JSONDecodeError as e:
-            parsed.problem(f"bad JSON envelope: {e}", lineno, "error")
-            skipping = True
-            continue
-        if not isinstance(envelope, dict):
-            parsed.problem("JSON envelope is not an object", lineno, "error")
-            skipping = True
-            continue
-        header = state.start(lineno, m, envelope)
-        payload = []
-    if header is not None:
-        state.finish(header, payload)
-    counters["lines"] += lineno
-    counters["bytes"] += total_bytes
+        nbytes += len(chunk)
+        starts_record = _RECORD_START.search(chunk) is not None or (
+            held and held[-1][-1:] == b"\n" and chunk[:1] != b"\t")
+        held.append(chunk)
+        if starts_record:
+            buf = b"".join(held)
+            held = [buf[state.scan(buf):]]
+    buf = b"".join(held)
+    done = state.scan(buf)
+    if done < len(buf):
+        state.segment(buf, done, len(buf))
+    state.flush()
+    counters = state.parsed.counters
+    counters["lines"] += state.lineno
+    counters["bytes"] += nbytes
     return state.close()
+
+
+def _chunks_of_lines(lines: Iterable[bytes]) -> Iterable[bytes]:
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        if line[-1:] != b"\n":
+            line += b"\n"
+        batch.append(line)
+        size += len(line)
+        if size >= _LINES_PER_CHUNK_BYTES:
+            yield b"".join(batch)
+            batch, size = [], 0
+    if batch:
+        yield b"".join(batch)
 
 
 class _TraceState:
@@ -150,6 +148,85 @@ class _TraceState:
         self.latest_graph: dict[str | None, str] = {}  # compile id -> graph id of its latest output code
         self.pending_ops: dict[str | None, deque] = {}  # compile id -> post-grad graphs waiting for output code
         self.problem_counts: dict[str, int] = {}
+        self.lineno = 0  # lines scanned so far
+        self.header: tuple | None = None  # (line number, kind, envelope, compile id) of the open record
+        self.payload: list[bytes] | None = None  # the open record's payload lines, in blocks (see segment)
+        self.skipping = False  # payload lines of a record whose header was bad
+
+    def scan(self, buf: bytes) -> int:
+        """Takes every complete segment of `buf`; returns where the last, maybe unfinished, one starts."""
+        pos = 0
+        for m in _RECORD_START.finditer(buf):
+            end = m.start() + 1
+            self.segment(buf, pos, end)
+            pos = end
+        return pos
+
+    def segment(self, buf: bytes, start: int, end: int) -> None:
+        """buf[start:end]: one line that is not a payload line (or, at the start of a file, a
+        payload line) and the payload lines after it, each with its b"\\n" (the file's last maybe not)."""
+        lineno = self.lineno + 1
+        nl = buf.find(b"\n", start, end)
+        first_end = end if nl < 0 else nl
+        self.lineno += buf.count(b"\n", start, end) + (buf[end - 1:end] != b"\n")
+        if buf[start:start + 1] == b"\t":
+            self.payload_lines(buf, start, end, lineno)
+            return
+        line = buf[start:first_end]
+        if not line.strip():
+            # not part of any payload (payload lines start with a TAB even when empty): the
+            # payload lines after it go on the open record
+            self.parsed.counters["blank_lines"] += 1
+        else:
+            self.flush()
+            self.skipping = False
+            self.record_line(line, lineno)
+        if first_end + 1 < end:
+            self.payload_lines(buf, first_end + 1, end, lineno + 1)
+
+    def payload_lines(self, buf: bytes, start: int, end: int, lineno: int) -> None:
+        # a block is lines without the first one's TAB and the last one's b"\\n": joined by
+        # b"\\n\\t", blocks give the payload once every b"\\n\\t" is made b"\\n"
+        block = buf[start + 1:end - 1] if buf[end - 1:end] == b"\n" else buf[start + 1:end]
+        if self.payload is not None:
+            self.payload.append(block)
+        elif self.skipping:
+            self.parsed.counters["skipped_payload_lines"] += self._lines_in([block])
+        else:
+            for i in range(self._lines_in([block])):
+                self.repeated_problem("line_problems", "payload line without a record header", lineno + i, "error")
+
+    @staticmethod
+    def _lines_in(blocks: list[bytes]) -> int:
+        return sum(b.count(b"\n") + 1 for b in blocks)
+
+    def record_line(self, line: bytes, lineno: int) -> None:
+        parsed = self.parsed
+        m = _GLOG.match(line)
+        if m is None:
+            self.repeated_problem(
+                "line_problems", "not a TORCH_TRACE record line (glog prefix + JSON envelope)", lineno, "error"
+            )
+            self.skipping = True
+            return
+        try:
+            envelope = orjson.loads(line[m.end():])
+        except orjson.JSONDecodeError as e:
+            parsed.problem(f"bad JSON envelope: {e}", lineno, "error")
+            self.skipping = True
+            return
+        if not isinstance(envelope, dict):
+            parsed.problem("JSON envelope is not an object", lineno, "error")
+            self.skipping = True
+            return
+        self.header = self.start(lineno, m, envelope)
+        self.payload = []
+
+    def flush(self) -> None:
+        """Finish the open record, if any."""
+        if self.header is not None:
+            self.finish(self.header, self.payload)
+            self.header = self.payload = None
 
     def repeated_problem(self, what: str, message: str, lineno: int, severity: str) -> None:
         """A problem that can recur on every line of a damaged file: the first ones are
@@ -188,7 +265,7 @@ class _TraceState:
         lineno, kind, envelope, cid = header
         counters = self.parsed.counters
         counters["records"] += 1
-        data = _join_payload(payload, self.crlf) if payload else b""
+        data = _payload_bytes(payload, self.crlf) if payload else b""
         expected = envelope.get("has_payload")
         if expected is not None:
             if hashlib.md5(data).hexdigest() == expected:
@@ -377,20 +454,15 @@ class _TraceState:
         return parsed
 
 
-def _join_payload(lines: list[bytes], crlf: bool) -> bytes:
+def _payload_bytes(blocks: list[bytes], crlf: bool) -> bytes:
     """The payload as has_payload hashes it: lines without their TAB, joined by b"\\n".
     `crlf`: the file's line ends were converted to CRLF after writing, so drop the CRs."""
-    if lines[0][-1:] == b"\n":
-        data = b"".join(lines)
-        if data[-1:] == b"\n":
-            data = data[:-1]
-    else:
-        data = b"\n".join(lines)
+    data = (blocks[0] if len(blocks) == 1 else b"\n\t".join(blocks)).replace(b"\n\t", b"\n")
     if crlf:
         data = data.replace(b"\r\n", b"\n")
         if data[-1:] == b"\r":
             data = data[:-1]
-    return data[1:].replace(b"\n\t", b"\n")
+    return data
 
 
 def _started_at(first_glog: tuple, epoch: float | None) -> str | None:
