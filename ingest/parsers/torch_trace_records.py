@@ -50,7 +50,10 @@ _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 # a recompile reason starts with the id of the compile whose guards failed: `0/0: ...`, `!0/7/0: ...`
 _REASON_START = re.compile(r"^!?[\d-]+(?:/[\d-]+)+(?:_\d+)?: ")
-_LEAF_GUARD = re.compile(r"^[| ]*\+- [A-Z][A-Z0-9_]*:", re.MULTILINE)
+# a leaf guard line; the one after a newline is found by searching for the newline, 4x faster
+# than `^` in MULTILINE mode, which is tried at every character
+_LEAF_GUARD = re.compile(r"[| ]*\+- [A-Z][A-Z0-9_]*:")
+_LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
 _ERROR_TAIL = ("from user code:", "Set TORCH")
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
 
@@ -233,7 +236,7 @@ def guard_row(parsed: Parsed, compile_id: str | None, text: str, is_json_list: b
             value = None
         count = len(value) if isinstance(value, list) else None
     else:
-        count = len(_LEAF_GUARD.findall(text))
+        count = len(_LEAF_GUARD_AFTER_NEWLINE.findall(text)) + (_LEAF_GUARD.match(text) is not None)
     parsed.add("guards", {"compile_id": compile_id, "guard_count": count, "text": text})
 
 
