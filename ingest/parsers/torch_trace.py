@@ -152,6 +152,7 @@ class _TraceState:
         self.header: tuple | None = None  # (line number, kind, envelope, compile id) of the open record
         self.payload: list[bytes] | None = None  # the open record's payload lines, in blocks (see segment)
         self.skipping = False  # payload lines of a record whose header was bad
+        self.payload_md5: str | None = None  # of the record being finished, when it has has_payload
 
     def scan(self, buf: bytes) -> int:
         """Takes every complete segment of `buf`; returns where the last, maybe unfinished, one starts."""
@@ -267,8 +268,10 @@ class _TraceState:
         counters["records"] += 1
         data = _payload_bytes(payload, self.crlf) if payload else b""
         expected = envelope.get("has_payload")
+        self.payload_md5 = None
         if expected is not None:
-            if hashlib.md5(data).hexdigest() == expected:
+            self.payload_md5 = hashlib.md5(data).hexdigest()
+            if self.payload_md5 == expected:
                 counters["md5_verified"] += 1
             else:
                 counters["md5_mismatch"] += 1
@@ -384,7 +387,8 @@ class _TraceState:
             "pre_fusion_nodes": None, "post_fusion_nodes": None,
             "kernel_count": sum(1 for k in kernels if k.get("generated")),
             "extern_kernel_count": sum(1 for k in kernels if k.get("generated") is False),
-            "compile_order": order, "source": "torch_trace", "output_code_hash": hashlib.md5(data).hexdigest(),
+            "compile_order": order, "source": "torch_trace",
+            "output_code_hash": self.payload_md5 or hashlib.md5(data).hexdigest(),
         })
         parsed.facts["graph_compile_ids"][graph_id] = cid
         for fact in ("device", "backend"):
