@@ -34,12 +34,3 @@ class Parsed:
 
     def problem(self, message: str, line: int | None = None, severity: str = "error") -> None:
         self.problems.append(Problem(message, line, severity))
-
-    def merge(self, other: "Parsed") -> "Parsed":
-        for table, rows in other.rows.items():
-            self.rows[table].extend(rows)
-        self.problems.extend(other.problems)
-        for k, v in other.facts.items():
-            self.facts.setdefault(k, v)
-        self.counters.update(other.counters)
-        return self

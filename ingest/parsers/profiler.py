@@ -144,7 +144,7 @@ class _Scopes:
 
     def _region(self, tid, ts):
         compile_id = None
-        for start, _end, name in self._enclosing(tid, ts):
+        for _start, _end, name in self._enclosing(tid, ts):
             if name.startswith(_REGION):
                 compile_id = name[len(_REGION):]  # sorted by start: the innermost wins
         return compile_id

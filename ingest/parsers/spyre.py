@@ -178,7 +178,7 @@ def _layout(parsed: Parsed, kernel: str, labeled: dict, alloc: dict, writes: set
     scale = _ints(labeled.get("scale_"))
     if len(scale) != len(dims):
         scale = [1] * len(dims)
-    size = [1 if s < 0 else extents.get(d) for d, s in zip(dims, scale)]
+    size = [1 if s < 0 else extents.get(d) for d, s in zip(dims, scale, strict=True)]
     stick_dims = primary.get("stickDimOrder_") or []
     stick_size = primary.get("stickSize_") or []
     component = alloc.get("component_")
@@ -222,7 +222,7 @@ def _device_size(dims, size, stick_dims, stick_size):
     if len(stick_dims) != 1 or len(stick_size) != 1 or None in size or not stick_size[0]:
         return None
     stick = stick_size[0]
-    device = [-(-n // stick) if d == stick_dims[0] else n for d, n in zip(dims, size)]
+    device = [-(-n // stick) if d == stick_dims[0] else n for d, n in zip(dims, size, strict=True)]
     return device[::-1] + [stick]
 
 
