@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from collections.abc import Iterator
 
-from ingest.discover import DEBUG_RUN_RE, Artifact, Run
+from ingest.discover import DEBUG_RUN_RE, GRAPH_FILE_KINDS, Artifact, Run
 from ingest.parsers import (
     fusion_ir,
     fx_graph,
@@ -175,7 +175,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
         parsed = torch_trace.parse_torch_trace_chunks(reader.chunks(a))
         for op in parsed.rows.get("ops", []):
             op.setdefault("stage", "transformed")
-        _merge_trace(parsed, debug_graph_ids, tables)
+        _merge_trace(parsed, debug_graph_ids)
         take(parsed, a)
         for k, v in parsed.facts.items():
             trace_facts.setdefault(k, v)
@@ -237,8 +237,8 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
             graphs[str(a.path.parent)][a.path.name] = a
     ids = set()
     for _, files in sorted(graphs.items(), key=lambda kv: _compile_order(kv[0])):
-        folder = files[next(iter(files))].path.parent.name
         any_art = next(iter(files.values()))
+        folder = any_art.path.parent.name
         m = GRAPH_DIR_RE.match(folder)
         code = _parse_file(files.get("output_code.py"), reader, output_code.parse_output_code)
         aot_id = code.facts.get("aot_id") if code else None
@@ -282,7 +282,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
                 for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version", "device_name"):
                     if src.facts.get(k) is not None:
                         facts.setdefault(k, src.facts[k])
-        reader_graph = {
+        graph_row = {
             "graph_id": graph_id,
             "compile_id": None,
             "phase": phase or (m.group("phase") if m else None),
@@ -296,7 +296,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
             "source": "debug_tree",
             "output_code_hash": reader.hashes.get(run.rel(files["output_code.py"])) if "output_code.py" in files else None,
         }
-        take(_single("graphs", reader_graph), any_art)
+        take(_single("graphs", graph_row), any_art)
     return ids
 
 
@@ -306,8 +306,6 @@ def _compile_order(folder: str) -> tuple:
 
 
 def _kind_of(filename: str) -> str:
-    from ingest.discover import GRAPH_FILE_KINDS
-
     return GRAPH_FILE_KINDS.get(filename, "debug_tree")
 
 
@@ -353,7 +351,7 @@ def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
             t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
 
 
-def _merge_trace(parsed: Parsed, debug_graph_ids: set[str], tables) -> None:
+def _merge_trace(parsed: Parsed, debug_graph_ids: set[str]) -> None:
     """Graph-level rows the trace repeats from output code: keep only graphs the debug tree lacks."""
     if not debug_graph_ids:
         return
