@@ -9,7 +9,7 @@ import click
 import duckdb
 
 from schema import queries as canned
-from schema.warehouse import WarehouseError, connect, default_db_path
+from schema.warehouse import WarehouseError, default_db_path
 
 # ingest.output.FORMATS, spelled out here: importing ingest.output (and with it polars, ~85 ms)
 # on every start would slow `iwh ingest` and `--help`, which print no frames
@@ -160,30 +160,24 @@ def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
     from schema.warehouse import migrate as run_migrations
 
-    con = connect(ctx.obj["db"])
-    applied = run_migrations(con)  # connect() already applied them; this reports an up-to-date file
+    con = duckdb.connect(ctx.obj["db"])
+    applied = run_migrations(con)
     con.close()
     click.echo(f"{ctx.obj['db']}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
 
 
-def _register_optional() -> None:
-    """Commands that live in their own modules."""
-    for module, attr, name in (
-        ("ingest.capture", "capture_command", "capture"),
-        ("ingest.compare", "compare_command", "compare"),
-        ("ingest.export", "export_command", "export"),
-        ("dashboards.serve", "dashboard_command", "dashboard"),
-    ):
-        try:
-            mod = __import__(module, fromlist=[attr])
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-            continue
-        cli.add_command(getattr(mod, attr), name)
+def _register_commands() -> None:
+    """Commands that live in modules of their own (imported here, so `iwh --help` lists them)."""
+    from dashboards.serve import dashboard_command
+    from ingest.capture import capture_command
+    from ingest.compare import compare_command
+    from ingest.export import export_command
+
+    for command in (capture_command, compare_command, export_command, dashboard_command):
+        cli.add_command(command)
 
 
-_register_optional()
+_register_commands()
 
 
 def main() -> None:

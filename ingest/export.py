@@ -1,0 +1,61 @@
+"""`iwh export`: tables or a canned query's result to Parquet or CSV files, for other tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import duckdb
+
+from schema import queries as canned
+from schema.warehouse import WarehouseError, connect
+
+TABLES = ("runs", "graphs", "ops", "kernels", "kernel_sources", "fusions", "layouts", "lineage", "compilations",
+          "timings", "compile_events", "fusion_decisions", "guards", "artifacts", "ingest_errors")
+
+
+@click.command("export")
+@click.argument("dest", type=click.Path(file_okay=False))
+@click.option("--table", "tables", multiple=True, type=click.Choice(TABLES), help="only these tables (default: all)")
+@click.option("--query", "query_name", help="export one canned query's result instead of tables")
+@click.option("-p", "--param", "params", multiple=True, metavar="K=V", help="parameter of --query")
+@click.option("--format", "fmt", type=click.Choice(("parquet", "csv")), default="parquet", show_default=True)
+@click.pass_context
+def export_command(ctx, dest, tables, query_name, params, fmt):
+    """Write warehouse tables (or a canned query's result) into DEST, one file each."""
+    from ingest.cli import _label
+
+    try:
+        con = connect(ctx.obj["db"], read_only=True)
+    except WarehouseError as e:
+        raise click.ClickException(str(e)) from e
+    out = Path(dest)
+    out.mkdir(parents=True, exist_ok=True)
+    options = "(FORMAT parquet, COMPRESSION zstd)" if fmt == "parquet" else "(FORMAT csv, HEADER)"
+    written = []
+    try:
+        if query_name:
+            q = canned.get(query_name)
+            path = out / f"{q.name.replace('/', '__')}.{fmt}"
+            # COPY takes no prepared parameters: the bound query becomes a relation first
+            rel = con.sql(q.sql, params=q.bind(_label(params)) or None)
+            if fmt == "parquet":
+                rel.write_parquet(str(path))
+            else:
+                rel.write_csv(str(path), header=True)
+            written.append(path)
+        else:
+            for table in tables or TABLES:
+                path = out / f"{table}.{fmt}"
+                con.execute(f"COPY {table} TO '{_quote(path)}' {options}")
+                written.append(path)
+    except (canned.QueryError, duckdb.Error) as e:
+        raise click.ClickException(str(e)) from e
+    finally:
+        con.close()
+    for path in written:
+        click.echo(f"{path} ({path.stat().st_size:,} bytes)")
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")
