@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+import orjson
+
 
 @dataclass
 class Problem:
@@ -34,3 +36,15 @@ class Parsed:
 
     def problem(self, message: str, line: int | None = None, severity: str = "error") -> None:
         self.problems.append(Problem(message, line, severity))
+
+    def json_object(self, data: str | bytes, what: str) -> dict | None:
+        """`data` as a JSON object, or None with the problem recorded (bad JSON, or not an object)."""
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            self.problem(f"{what} is not valid JSON: {e}")
+            return None
+        if not isinstance(doc, dict):
+            self.problem(f"{what} is not a JSON object")
+            return None
+        return doc

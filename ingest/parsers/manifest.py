@@ -6,20 +6,13 @@ they are counted and left out).
 
 from __future__ import annotations
 
-import orjson
-
 from ingest.rows import Parsed
 
 
 def parse_manifest(data: bytes) -> Parsed:
     parsed = Parsed()
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        parsed.problem(f"manifest is not valid JSON: {e}")
-        return parsed
-    if not isinstance(doc, dict):
-        parsed.problem("manifest is not a JSON object")
+    doc = parsed.json_object(data, "manifest")
+    if doc is None:
         return parsed
     model = doc.get("model")
     if model is not None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-import orjson
 
 from ingest.rows import Parsed
 
@@ -44,12 +43,10 @@ def is_profiler_trace(head: bytes) -> bool:
 
 def parse_profiler(data: bytes) -> Parsed:
     parsed = Parsed()
-    try:
-        trace = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        parsed.problem(f"not valid JSON: {exc}")
+    trace = parsed.json_object(data, "profiler trace")
+    if trace is None:
         return parsed
-    events = trace.get("traceEvents") if isinstance(trace, dict) else None
+    events = trace.get("traceEvents")
     if not isinstance(events, list):
         parsed.problem("no traceEvents list")
         return parsed

@@ -15,7 +15,6 @@ debug_handle NULL. user_file/user_line stay NULL here: stack traces come with th
 
 from __future__ import annotations
 
-import orjson
 
 from ingest.rows import Parsed
 
@@ -24,13 +23,8 @@ _MAPPINGS = ("preToPost", "postToPre", "cppCodeToPost", "postToCppCode")
 
 def parse_provenance(text: str | bytes) -> Parsed:
     parsed = Parsed()
-    try:
-        doc = orjson.loads(text)
-    except orjson.JSONDecodeError as e:
-        parsed.problem(f"provenance mapping is not valid JSON: {e}")
-        return parsed
-    if not isinstance(doc, dict):
-        parsed.problem("provenance mapping is not a JSON object")
+    doc = parsed.json_object(text, "provenance mapping")
+    if doc is None:
         return parsed
     maps = {}
     for key in _MAPPINGS:
