@@ -138,7 +138,9 @@ class _HashingFile(io.RawIOBase):
         return len(data)
 
 
-def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = None) -> RunData:
+def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = None, spill=None) -> RunData:
+    """`spill({table: rows})`, when given, takes rows of long trace logs before the run is done
+    (the loader writes them to disk), so a run's memory does not grow with its log."""
     t0 = time.perf_counter()
     reader = _Reader(run)
     tables: dict[str, list[dict]] = defaultdict(list)
@@ -171,11 +173,17 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     debug_graph_ids = _debug_tree(run, by_kind, reader, take, facts)
 
     trace_facts: dict = {}
+    sources: dict[str, str] = {}
+
+    def trace_sink(rows: dict[str, list[dict]]) -> None:
+        """Rows a long log hands over before it ends: made final here, then spilled."""
+        _finish_trace_rows(rows, debug_graph_ids)
+        _pop_sources(rows.get("kernels", ()), sources)
+        spill(rows)
+
     for a in by_kind.get("torch_trace", []):
-        parsed = torch_trace.parse_torch_trace_chunks(reader.chunks(a))
-        for op in parsed.rows.get("ops", []):
-            op.setdefault("stage", "transformed")
-        _merge_trace(parsed, debug_graph_ids)
+        parsed = torch_trace.parse_torch_trace_chunks(reader.chunks(a), sink=trace_sink if spill else None)
+        _finish_trace_rows(parsed.rows, debug_graph_ids)
         take(parsed, a)
         for k, v in parsed.facts.items():
             trace_facts.setdefault(k, v)
@@ -221,11 +229,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     run_row = _run_row(run, man.facts, cli_model, cli_labels, trace_facts, facts, reader)
     run_row["ingest_seconds"] = time.perf_counter() - t0
 
-    sources = {}
-    for k in tables.get("kernels", []):
-        src = k.pop("source", None)
-        if src is not None and k.get("source_hash"):
-            sources[k["source_hash"]] = src
+    _pop_sources(tables.get("kernels", ()), sources)
     return RunData(run_row, dict(tables), reader.errors, artifacts, sources, counters, reader.bytes_read)
 
 
@@ -351,14 +355,24 @@ def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
             t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
 
 
-def _merge_trace(parsed: Parsed, debug_graph_ids: set[str]) -> None:
-    """Graph-level rows the trace repeats from output code: keep only graphs the debug tree lacks."""
+def _finish_trace_rows(rows: dict[str, list[dict]], debug_graph_ids: set[str]) -> None:
+    """Graph-level rows the trace repeats from output code are kept only for graphs the debug tree
+    lacks; the trace's post-grad graph is the text after Inductor's FX passes."""
+    for op in rows.get("ops", ()):
+        op.setdefault("stage", "transformed")
     if not debug_graph_ids:
         return
     for table in ("graphs", "kernels", "ops"):
-        rows = parsed.rows.get(table)
-        if rows:
-            parsed.rows[table] = [r for r in rows if r.get("graph_id") not in debug_graph_ids]
+        if rows.get(table):
+            rows[table] = [r for r in rows[table] if r.get("graph_id") not in debug_graph_ids]
+
+
+def _pop_sources(kernels, sources: dict[str, str]) -> None:
+    """Kernel source text leaves the kernel rows for kernel_sources, keyed by its normalised hash."""
+    for k in kernels:
+        src = k.pop("source", None)
+        if src is not None and k.get("source_hash"):
+            sources[k["source_hash"]] = src
 
 
 def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -> None:

@@ -11,7 +11,9 @@ table each: a commit costs tens of milliseconds, more than a small run's inserts
 from __future__ import annotations
 
 import multiprocessing as mp
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from itertools import chain, repeat
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ingest.assemble import assemble, file_hash
 from ingest.discover import Run, discover
@@ -75,6 +78,37 @@ class _Loaded:
     bytes_read: int
     graphs: int
     kernels: int
+    spilled: dict[str, str] = field(default_factory=dict)  # table -> Parquet file of rows parsed early
+    spill_dir: str | None = None
+
+
+class _Spill:
+    """Rows a long trace log hands over mid-parse go to Parquet files (one per table) in a temporary
+    folder instead of staying in memory; the writer inserts them from there. Their run_id column is
+    filled at insert time: the run id (a hash of every file) is known only once the run is read."""
+
+    def __init__(self, schema: _Schema):
+        self.schema = schema
+        self.dir: str | None = None
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.generated_kernels = 0
+
+    def __call__(self, rows: dict[str, list[dict]]) -> None:
+        for table, part in rows.items():
+            if not part:
+                continue
+            if table == "kernels":
+                self.generated_kernels += sum(1 for k in part if k.get("generated"))
+            tbl = self.schema.arrow(table, [(None, part)])
+            if table not in self.writers:
+                self.dir = self.dir or tempfile.mkdtemp(prefix="iwh-spill-")
+                self.writers[table] = pq.ParquetWriter(f"{self.dir}/{table}.parquet", tbl.schema)
+            self.writers[table].write_table(tbl)
+
+    def close(self) -> dict[str, str]:
+        for w in self.writers.values():
+            w.close()
+        return {t: f"{self.dir}/{t}.parquet" for t in self.writers}
 
 
 class _Schema:
@@ -191,16 +225,18 @@ def _changed(con, runs: list[Run]) -> list[Run]:
 
 def _parse_one(args) -> _Loaded:
     run, (schema, model, labels, now) = args
-    data = assemble(run, model, labels)
+    spill = _Spill(schema)
+    data = assemble(run, model, labels, spill=spill)
+    spilled = spill.close()
     run_id = data.run["run_id"]
     data.run["ingested_at"] = now
     rows = dict(data.tables)
     rows["artifacts"] = data.artifacts
     rows["ingest_errors"] = [dict(e, ingested_at=now) for e in data.errors]
     tables = {t: schema.arrow(t, [(run_id, rows[t])]) for t in FACT_TABLES if rows.get(t)}
-    kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated"))
+    kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated")) + spill.generated_kernels
     return _Loaded(data.run, tables, data.sources, data.errors, data.counters, data.bytes_read,
-                   len(data.tables.get("graphs", ())), kernels)
+                   len(data.tables.get("graphs", ())), kernels, spilled, spill.dir)
 
 
 def _parse_all(runs: list[Run], jobs: int, context: tuple):
@@ -252,6 +288,10 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             parts = [d.tables[table] for d in batch if table in d.tables]
             if parts:
                 _insert(con, table, pa.concat_tables(parts))
+            for d in batch:
+                if table in d.spilled:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) "
+                                "FROM read_parquet(?)", [d.run["run_id"], d.spilled[table]])
         if sources:
             src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
             con.register("_src", src)
@@ -261,6 +301,10 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
     except Exception:
         con.execute("ROLLBACK")
         raise
+    finally:
+        for d in batch:
+            if d.spill_dir:
+                shutil.rmtree(d.spill_dir, ignore_errors=True)
 
 
 def _insert(con, table: str, tbl: pa.Table) -> None:

@@ -91,24 +91,40 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
     return parse_torch_trace_chunks(_chunks_of_lines(lines))
 
 
-def parse_torch_trace_chunks(chunks: Iterable[bytes]) -> Parsed:
+# Tables whose rows may leave the parser before the log ends (see `sink`); graphs stay: they are
+# few, and the graph ids of later records are looked up among them.
+SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage")
+
+
+SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
+
+
+def parse_torch_trace_chunks(chunks: Iterable[bytes], sink=None) -> Parsed:
     """Parse a TORCH_TRACE log given as consecutive pieces of its bytes, of any sizes (file reads).
 
     Records are cut out of the bytes where a line does not start with a TAB, so no Python code
-    runs per payload line: a log has ten times more payload lines than records."""
+    runs per payload line: a log has ten times more payload lines than records.
+    With `sink`, the rows made so far are handed to `sink({table: rows})` after every
+    SINK_EVERY bytes of log and dropped here, so memory stays flat however long the log is;
+    the returned Parsed then holds only the rows made since the last hand-over."""
     state = _TraceState()
     held: list[bytes] = []  # bytes after the last record start seen: a record that may go on
-    nbytes = 0
+    nbytes = since_sink = 0
     for chunk in chunks:
         if not chunk:
             continue
         nbytes += len(chunk)
+        since_sink += len(chunk)
         starts_record = _RECORD_START.search(chunk) is not None or (
             held and held[-1][-1:] == b"\n" and chunk[:1] != b"\t")
         held.append(chunk)
         if starts_record:
             buf = b"".join(held)
             held = [buf[state.scan(buf):]]
+        if sink is not None and since_sink >= SINK_EVERY:
+            rows = state.parsed.rows
+            sink({t: rows.pop(t) for t in SINKABLE if rows.get(t)})
+            since_sink = 0
     buf = b"".join(held)
     done = state.scan(buf)
     if done < len(buf):
