@@ -154,7 +154,8 @@ def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
         diff = kernel_diff(con, base_run, head_run, model)
         sources = {h: kernel_source(con, h) for k in diff.kernels if k.status == CHANGED
                    for h in (k.base_hash, k.head_hash)}
-        unified = {(k.base_kernel, k.head_kernel): code_diff(con, k) for k in diff.kernels if k.status == CHANGED}
+        # by position in diff.kernels: kernel names repeat across graphs (each graph counts from _0)
+        unified = {i: code_diff(con, k) for i, k in enumerate(diff.kernels) if k.status == CHANGED}
     return diff, sources, unified
 
 

@@ -431,6 +431,11 @@ def kernel_source(con, source_hash: str | None) -> str | None:
     return rows[0]["source"] if rows else None
 
 
+def change_label(change: KernelChange) -> str:
+    """How a changed kernel is named to people: its phase and the kernel on each side."""
+    return f"{change.phase or '-'}: {change.base_kernel} -> {change.head_kernel}"
+
+
 def code_diff(con, change: KernelChange) -> str:
     """Unified diff of a changed kernel's normalised source, base to head."""
     a = kernel_source(con, change.base_hash) or ""
@@ -480,8 +485,9 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fmt, fail_o
             diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
         except SelectorError as e:
             raise click.ClickException(str(e)) from e
-        codes = {c.head_kernel: code_diff(wh, c) for c in diff.kernels if c.status == CHANGED} \
-            if diff and show_code else {}
+        # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
+        codes = [(change_label(c), code_diff(wh, c)) for c in diff.kernels if c.status == CHANGED] \
+            if diff and show_code else []
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)

@@ -79,7 +79,7 @@ def fusion_frame(diff: KernelDiff) -> pl.DataFrame:
                                       "head_groups": pl.String})
 
 
-def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: dict | None = None) -> dict:
+def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list | None = None) -> dict:
     out = dataclasses.asdict(result)
     for pair, p in zip(out["pairs"], result.pairs, strict=True):
         for m, d in p.metrics.items():
@@ -87,11 +87,11 @@ def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: dict |
     if diff is not None:
         out["kernel_diff"] = dataclasses.asdict(diff) | {"counts": diff.counts()}
         if codes:
-            out["kernel_diff"]["code"] = codes
+            out["kernel_diff"]["code"] = [{"kernel": label, "diff": text} for label, text in codes]
     return out
 
 
-def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, codes: dict | None = None) -> str:
+def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, codes: list | None = None) -> str:
     if fmt == "json":
         return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2).decode() + "\n"
     if fmt == "csv":
@@ -126,7 +126,7 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     parts.append(show(kernel_frame(diff)))
     if diff.fusions:
         parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
-    for name, text in (codes or {}).items():
+    for name, text in codes or ():
         parts.append(h(f"code diff: {name}"))
         parts.append(f"```diff\n{text}```\n" if md else text)
     return "".join(parts)

@@ -6,6 +6,8 @@ output_code.py), never taken from the code under test."""
 
 from __future__ import annotations
 
+import json
+
 import csv
 import difflib
 import io
@@ -135,6 +137,11 @@ def test_kernel_diff_transformer_across_releases(cpu):
     res = iwh(db, "--base", "compiler=2.6.0", "--head", "compiler=2.13.0", "--model", "transformer",
               "--kernels", "--show-code")
     assert "--- base/cpp_fused_native_layer_norm_0\n+++ head/cpp_fused_native_layer_norm_0" in res.stdout
+    as_json = iwh(db, "--base", "compiler=2.6.0", "--head", "compiler=2.13.0", "--model", "transformer",
+                  "--kernels", "--show-code", "--format", "json")
+    codes = json.loads(as_json.stdout)["kernel_diff"]["code"]
+    # one entry per changed kernel, named with its phase: names repeat across graphs
+    assert [c["kernel"] for c in codes] == ["forward: cpp_fused_native_layer_norm_0 -> cpp_fused_native_layer_norm_0"]
     same = kernel_diff(con, "compiler=2.13.0", "compiler=2.14.1", "transformer")
     assert same.counts() == {"added": 0, "removed": 0, "changed": 0, "unchanged": 10}
 

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import data
-from ingest.compare import CHANGED, SelectorError
+from ingest.compare import CHANGED, SelectorError, change_label
 from ingest.compare_render import fusion_frame, kernel_frame, summary_frame, wide_frame
 
 SHOWN = ("kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks", "recompiles",
@@ -101,10 +101,11 @@ if len(fusions):
     st.markdown("**Fusion groups that split or merged**")
     st.dataframe(fusions, hide_index=True, width="stretch")
 
-changed = [k for k in diff.kernels if k.status == CHANGED]
+changed = [i for i, k in enumerate(diff.kernels) if k.status == CHANGED]
 if changed:
-    names = {f"{k.base_kernel} → {k.head_kernel}": k for k in changed}
-    k = names[st.selectbox("Changed kernel", list(names), key="compare_kernel")]
+    names = {change_label(diff.kernels[i]): i for i in changed}
+    index = names[st.selectbox("Changed kernel", list(names), key="compare_kernel")]
+    k = diff.kernels[index]
     code_left, code_right = st.columns(2)
     code_left.caption(data.plain(f"base: {k.base_kernel}"))
     code_left.code(sources.get(k.base_hash) or "", language=data.code_language(sources.get(k.base_hash)),
@@ -113,5 +114,5 @@ if changed:
     code_right.code(sources.get(k.head_hash) or "", language=data.code_language(sources.get(k.head_hash)),
                     line_numbers=True)
     with st.expander("Unified diff", expanded=True):
-        st.code(unified[(k.base_kernel, k.head_kernel)] or "(identical after normalisation)", language="diff")
+        st.code(unified[index] or "(identical after normalisation)", language="diff")
 data.show_sql("compare/kernels", "compare/fusions", "compare/kernel_source")
