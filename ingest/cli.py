@@ -65,7 +65,7 @@ def ingest(ctx, paths, model, labels, jobs, strict, force):
     from ingest.load import ingest_paths
 
     try:
-        summary = ingest_paths(list(paths), ctx.obj["db"], jobs=max(1, jobs), strict=strict, model=model,
+        summary = ingest_paths(list(paths), ctx.obj["db"], jobs=max(1, jobs), model=model,
                                labels=_label(labels), progress=True, force=force)
     except duckdb.IOException as e:
         raise click.ClickException(f"cannot write {ctx.obj['db']}: {e}") from e
@@ -161,8 +161,10 @@ def migrate(ctx):
     from schema.warehouse import migrate as run_migrations
 
     con = duckdb.connect(ctx.obj["db"])
-    applied = run_migrations(con)
-    con.close()
+    try:
+        applied = run_migrations(con)
+    finally:
+        con.close()
     click.echo(f"{ctx.obj['db']}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
 
 

@@ -110,6 +110,13 @@ class _Spill:
             w.close()
         return {t: f"{self.dir}/{t}.parquet" for t in self.writers}
 
+    def discard(self) -> None:
+        for w in self.writers.values():
+            if w.is_open:
+                w.close()
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
 
 class _Schema:
     def __init__(self, con: duckdb.DuckDBPyConnection):
@@ -148,7 +155,6 @@ def ingest_paths(
     db_path: str,
     *,
     jobs: int = 1,
-    strict: bool = False,
     model: str | None = None,
     labels: dict | None = None,
     progress: bool = False,
@@ -169,19 +175,27 @@ def ingest_paths(
         # one timestamp for everything one ingest writes
         now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
         batch: list[_Loaded] = []
-        for data in _parse_all(todo, jobs, (schema, model, labels, now)):
-            if _clashes(batch, data):
+        data = None
+        try:
+            for data in _parse_all(todo, jobs, (schema, model, labels, now)):
+                if _clashes(batch, data):
+                    _write(con, schema, batch)
+                    batch = []
+                batch.append(data)
+                _tally(summary, data)
+                if len(batch) >= BATCH_RUNS or sum(d.bytes_read for d in batch) >= BATCH_BYTES:
+                    _write(con, schema, batch)
+                    batch = []
+                if bar:
+                    bar.step(summary)
+            if batch:
                 _write(con, schema, batch)
-                batch = []
-            batch.append(data)
-            _tally(summary, data)
-            if len(batch) >= BATCH_RUNS or sum(d.bytes_read for d in batch) >= BATCH_BYTES:
-                _write(con, schema, batch)
-                batch = []
-            if bar:
-                bar.step(summary)
-        if batch:
-            _write(con, schema, batch)
+        except BaseException:
+            # runs parsed but never written must not leave their spill folders behind
+            for d in batch + ([data] if data is not None and all(d is not data for d in batch) else []):
+                if d.spill_dir:
+                    shutil.rmtree(d.spill_dir, ignore_errors=True)
+            raise
         if bar:
             bar.done()
     finally:
@@ -226,8 +240,15 @@ def _changed(con, runs: list[Run]) -> list[Run]:
 def _parse_one(args) -> _Loaded:
     run, (schema, model, labels, now) = args
     spill = _Spill(schema)
-    data = assemble(run, model, labels, spill=spill)
-    spilled = spill.close()
+    try:
+        data = assemble(run, model, labels, spill=spill)
+        return _loaded(data, schema, now, spill.close(), spill)
+    except BaseException:
+        spill.discard()
+        raise
+
+
+def _loaded(data, schema: _Schema, now: str, spilled: dict[str, str], spill: _Spill) -> _Loaded:
     run_id = data.run["run_id"]
     data.run["ingested_at"] = now
     rows = dict(data.tables)
@@ -249,7 +270,7 @@ def _parse_all(runs: list[Run], jobs: int, context: tuple):
     pa.array([], type=pa.string())
     ctx = mp.get_context("fork" if sys.platform != "win32" else "spawn")
     with ctx.Pool(jobs) as pool:
-        # larger runs first keeps both workers busy to the end
+        # larger runs first keeps every worker busy to the end
         work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
         yield from pool.imap_unordered(_parse_one, work)
 

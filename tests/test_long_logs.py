@@ -60,3 +60,25 @@ def test_parse_memory_does_not_grow_with_the_log(tmp_path, monkeypatch):
     # fifteen times the log, well under 2.5 times the memory (unspilled: over 4 times; what still
     # grows is the graphs table and the per-graph facts, which are kept to resolve later records)
     assert long < 2.5 * short, (short, long)
+
+
+def test_a_failed_run_leaves_no_spill_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    import pytest
+
+    from ingest import load
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
+    src = _long_log(tmp_path / "run", copies=4)
+    real = load.assemble
+
+    def spill_then_fail(run, *a, spill=None):
+        real(run, *a, spill=spill)  # spills several times on the way
+        raise RuntimeError("a bug met after the rows were spilled")
+
+    monkeypatch.setattr(load, "assemble", spill_then_fail)
+    with pytest.raises(RuntimeError):
+        ingest_paths([src], str(tmp_path / "wh.duckdb"))
+    assert list(tmp_path.glob("iwh-spill-*")) == []

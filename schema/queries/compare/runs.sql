@@ -17,8 +17,8 @@
 WITH picked AS (
     SELECT m.*
     FROM run_metrics m
-    WHERE ($compiler IS NULL OR m.compiler_version = $compiler OR m.compiler_version LIKE $compiler || '+%')
-      AND ($run IS NULL OR m.run_id LIKE $run || '%')
+    WHERE ($compiler IS NULL OR m.compiler_version = $compiler OR starts_with(m.compiler_version, $compiler || '+'))
+      AND ($run IS NULL OR starts_with(m.run_id, $run))
       AND ($device IS NULL OR m.device = $device)
       AND ($backend IS NULL OR m.backend = $backend)
       AND ($model IS NULL OR m.model = $model)

@@ -6,7 +6,7 @@
 -- @param file VARCHAR only files whose path contains this text
 -- @param line INTEGER only this line
 WITH run AS (
-    SELECT run_id FROM runs WHERE run_id LIKE $run || '%'
+    SELECT run_id FROM runs WHERE starts_with(run_id, $run)
 ),
 from_trace AS (
     SELECT l.graph_id, l.user_file AS file, l.user_line AS line, l.kernel_name
