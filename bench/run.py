@@ -70,17 +70,19 @@ def dashboards(db: str, repeats: int, run_id: str) -> dict:
     return {"error": p.output[-1000:]}
 
 
-def growth(db: Path, log) -> dict:
+def growth(db: Path) -> dict:
     """The 15 CPU runs ingested again (--force: read, delete their old rows, insert) and the 82
     corpus runs re-ingested unchanged (skipped), into a copy of a warehouse of this size."""
     copy = db.with_name(db.stem + "_growth.duckdb")
     shutil.copyfile(db, copy)
-    cpu = corpus.cpu_runs()
-    p = ingest_bench.check(run(ingest_bench.IWH + ["--db", str(copy), "ingest", *map(str, cpu), "--jobs", "2",
-                                                   "--force"]), "iwh ingest --force")
-    forced = p.wall_s
-    p2, info = ingest_bench.ingest([corpus.gpu_runs(), *cpu], copy, 2)
-    copy.unlink()
+    try:
+        cpu = corpus.cpu_runs()
+        p = ingest_bench.check(run(ingest_bench.IWH + ["--db", str(copy), "ingest", *map(str, cpu), "--jobs", "2",
+                                                       "--force"]), "iwh ingest --force")
+        forced = p.wall_s
+        p2, info = ingest_bench.ingest([corpus.gpu_runs(), *cpu], copy, 2)
+    finally:
+        copy.unlink(missing_ok=True)  # as large as the warehouse it copies
     return {"force_ingest_cpu15_s": forced, "reingest_unchanged_s": p2.wall_s, "skipped": info["skipped"]}
 
 
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 results.setdefault("dashboards", {})[key] = dashboards(db, args.page_repeats, params["run_id"])
             if "growth" in only:
                 log(f"growth: ingest into {n} runs ...")
-                results.setdefault("growth", {})[key] = growth(Path(db), log)
+                results.setdefault("growth", {})[key] = growth(Path(db))
     results["load_average_end"] = load_average()
     results["bench_seconds"] = time.perf_counter() - t_start
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ import streamlit as st
 from sqlalchemy import text
 
 from schema import queries
+from schema.warehouse import default_db_path
 
 CACHE_SECONDS = 300
 # text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.
@@ -29,7 +30,7 @@ def db_path() -> str:
     # argv is the app's own only under `streamlit run` (under pytest it is pytest's)
     if os.path.basename(sys.argv[0]) == "app.py" and len(sys.argv) > 1:
         return sys.argv[1]
-    return os.environ.get("IWH_DB") or "warehouse.duckdb"
+    return default_db_path()
 
 
 def connection():

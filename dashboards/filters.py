@@ -40,5 +40,6 @@ def current() -> dict:
 
 
 def describe() -> str:
-    chosen = [f"{FACETS[p][1].lower()}: {v}" for p, v in current().items() if v]
+    """The filters in words, escaped for the markdown elements that show them."""
+    chosen = [f"{FACETS[p][1].lower()}: {data.plain(v)}" for p, v in current().items() if v]
     return "; ".join(chosen) if chosen else "all runs"

@@ -4,9 +4,10 @@ Computing lives here and returns plain dataclasses (the dashboard calls `compare
 `kernel_diff`); `ingest/compare_render.py` turns them into tables, CSV, JSON or markdown; the rules
 that call a change a regression are in `ingest/regress.py`. The SQL is in schema/queries/compare/.
 
-Like for like: runs pair on the model plus every string label that tells runs of one side apart
-(`mode`, `dtype`, ...). A label constant on each side but different between them (`variant`,
-`torch`) is the compared variable, not a pairing key. Models on one side only are listed apart
+Like for like: runs pair on the model plus those workload labels (`PAIR_ON`, or `--pair-on`: mode,
+dtype, variant, batch, device) that tell runs of one side apart. A label constant on each side but
+different between them (`variant=default` vs `variant=aggressive_fusion`) is the compared
+variable, not a pairing key. Models on one side only are listed apart
 and never enter the summary. Several runs of one pairing key on a side are samples.
 """
 
@@ -336,8 +337,9 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     common = sorted(set(groups_b) & set(groups_h))
     if not common:
+        hint = f"; narrow the selectors, e.g. add {dims[0]}=..." if dims else ""
         raise SelectorError(f"no run of {model} pairs like for like across the sides (they differ in "
-                            f"{', '.join(dims)}); narrow the selectors, e.g. add {dims[0]}=...")
+                            f"{', '.join(dims) or 'nothing the pairing labels say'}){hint}")
     key = common[0]
     b, h = groups_b[key][0]["run_id"], groups_h[key][0]["run_id"]
     notes = []

@@ -24,7 +24,7 @@ def pick_run() -> str | None:
     runs = data.run("explore/runs", **filters.current(), search=search, limit=RUN_PAGE,
                     offset=data.page_offset("explore_runs_page", RUN_PAGE))
     if runs.empty:
-        st.warning(f"No runs match ({filters.describe()}" + (f", search '{search}'" if search else "") + ").")
+        st.warning(f"No runs match ({filters.describe()}" + (f", search '{data.plain(search)}'" if search else "") + ").")
         return None
     event = st.dataframe(runs.drop(columns="total"), hide_index=True, width="stretch", height=250,
                          on_select="rerun", selection_mode="single-row", key="explore_runs_table")
@@ -48,7 +48,7 @@ if not run_id:
 st.query_params["run"] = run_id
 run = data.run("explore/run", run_id=run_id)
 if run.empty:
-    st.warning(f"Run `{run_id}` is not in the warehouse.")
+    st.warning(f"Run {data.plain(run_id)} is not in the warehouse.")
     st.stop()
 r = run.iloc[0]
 st.subheader(data.plain(f"{r['model']} · {r['compiler_version'] or 'unknown version'} · {r['device']}"))
@@ -80,7 +80,6 @@ tab_kernels, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(
 
 with tab_kernels:
     st.dataframe(graphs, hide_index=True, width="stretch")
-with tab_kernels:
     data.show_sql("explore/run", "explore/graphs")
     if graph_id:
         st.markdown(f"**Kernels of graph {data.plain(graph_id)}**")
