@@ -78,19 +78,20 @@ class _Loaded:
     bytes_read: int
     graphs: int
     kernels: int
-    spilled: dict[str, str] = field(default_factory=dict)  # table -> Parquet file of rows parsed early
+    spilled: list[tuple[str, str]] = field(default_factory=list)  # (table, Parquet file) of rows parsed early
     spill_dir: str | None = None
 
 
 class _Spill:
-    """Rows a long trace log hands over mid-parse go to Parquet files (one per table) in a temporary
-    folder instead of staying in memory; the writer inserts them from there. Their run_id column is
-    filled at insert time: the run id (a hash of every file) is known only once the run is read."""
+    """Rows a long trace log hands over mid-parse go to Parquet files in a temporary folder, one per
+    table and hand-over, instead of staying in memory; the writer inserts each in a transaction of
+    its own. Their run_id column is filled at insert time: the run id (a hash of every file) is
+    known only once the whole run is read."""
 
     def __init__(self, schema: _Schema):
         self.schema = schema
         self.dir: str | None = None
-        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.parts: list[tuple[str, str]] = []  # (table, Parquet file), in hand-over order
         self.generated_kernels = 0
 
     def __call__(self, rows: dict[str, list[dict]]) -> None:
@@ -99,21 +100,12 @@ class _Spill:
                 continue
             if table == "kernels":
                 self.generated_kernels += sum(1 for k in part if k.get("generated"))
-            tbl = self.schema.arrow(table, [(None, part)])
-            if table not in self.writers:
-                self.dir = self.dir or tempfile.mkdtemp(prefix="iwh-spill-")
-                self.writers[table] = pq.ParquetWriter(f"{self.dir}/{table}.parquet", tbl.schema)
-            self.writers[table].write_table(tbl)
-
-    def close(self) -> dict[str, str]:
-        for w in self.writers.values():
-            w.close()
-        return {t: f"{self.dir}/{t}.parquet" for t in self.writers}
+            self.dir = self.dir or tempfile.mkdtemp(prefix="iwh-spill-")
+            path = f"{self.dir}/{len(self.parts)}-{table}.parquet"
+            pq.write_table(self.schema.arrow(table, [(None, part)]), path)
+            self.parts.append((table, path))
 
     def discard(self) -> None:
-        for w in self.writers.values():
-            if w.is_open:
-                w.close()
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -165,6 +157,7 @@ def ingest_paths(
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
     con = connect(db_path)
     try:
+        _recover(con)
         schema = _Schema(con)
         todo = found.runs if force else _changed(con, found.runs)
         summary.skipped_runs = len(found.runs) - len(todo)
@@ -242,13 +235,13 @@ def _parse_one(args) -> _Loaded:
     spill = _Spill(schema)
     try:
         data = assemble(run, model, labels, spill=spill)
-        return _loaded(data, schema, now, spill.close(), spill)
+        return _loaded(data, schema, now, spill)
     except BaseException:
         spill.discard()
         raise
 
 
-def _loaded(data, schema: _Schema, now: str, spilled: dict[str, str], spill: _Spill) -> _Loaded:
+def _loaded(data, schema: _Schema, now: str, spill: _Spill) -> _Loaded:
     run_id = data.run["run_id"]
     data.run["ingested_at"] = now
     rows = dict(data.tables)
@@ -257,7 +250,7 @@ def _loaded(data, schema: _Schema, now: str, spilled: dict[str, str], spill: _Sp
     tables = {t: schema.arrow(t, [(run_id, rows[t])]) for t in FACT_TABLES if rows.get(t)}
     kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated")) + spill.generated_kernels
     return _Loaded(data.run, tables, data.sources, data.errors, data.counters, data.bytes_read,
-                   len(data.tables.get("graphs", ())), kernels, spilled, spill.dir)
+                   len(data.tables.get("graphs", ())), kernels, spill.parts, spill.dir)
 
 
 def _parse_all(runs: list[Run], jobs: int, context: tuple):
@@ -292,40 +285,74 @@ def _tally(summary: IngestSummary, data: _Loaded) -> None:
 
 
 def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
-    sources: dict[str, str] = {}
-    for data in batch:
-        sources.update(data.sources)
-    con.execute("BEGIN TRANSACTION")
+    """One transaction for the batch; a run with spilled parts first gets those in transactions of
+    their own (under a `_loading` marker), so no transaction holds a long log's rows at once."""
     try:
-        old = [r[0] for r in con.execute(
-            "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
-            [[d.run["run_id"] for d in batch], [d.run["source_path"] for d in batch]],
-        ).fetchall()]
-        if old:
-            for table in ("runs",) + FACT_TABLES:
-                con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [old])
-        _insert(con, "runs", schema.arrow("runs", [(None, [d.run for d in batch])]))
-        for table in FACT_TABLES:
-            parts = [d.tables[table] for d in batch if table in d.tables]
-            if parts:
-                _insert(con, table, pa.concat_tables(parts))
-            for d in batch:
-                if table in d.spilled:
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) "
-                                "FROM read_parquet(?)", [d.run["run_id"], d.spilled[table]])
-        if sources:
-            src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
-            con.register("_src", src)
-            con.execute("INSERT INTO kernel_sources SELECT * FROM _src ON CONFLICT DO NOTHING")
-            con.unregister("_src")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+        parted = [d for d in batch if d.spilled]
+        for d in parted:
+            _write_parts(con, d)
+        sources: dict[str, str] = {}
+        for data in batch:
+            sources.update(data.sources)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            old = [r[0] for r in con.execute(
+                "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
+                [[d.run["run_id"] for d in batch], [d.run["source_path"] for d in batch]],
+            ).fetchall()]
+            # a parted run's own rows are in already: what it replaced went before its parts
+            _delete_runs(con, [r for r in old if r not in {d.run["run_id"] for d in parted}])
+            _insert(con, "runs", schema.arrow("runs", [(None, [d.run for d in batch])]))
+            for table in FACT_TABLES:
+                parts = [d.tables[table] for d in batch if table in d.tables]
+                if parts:
+                    _insert(con, table, pa.concat_tables(parts))
+            if sources:
+                src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
+                con.register("_src", src)
+                con.execute("INSERT INTO kernel_sources SELECT * FROM _src ON CONFLICT DO NOTHING")
+                con.unregister("_src")
+            con.execute("DELETE FROM _loading WHERE run_id IN (SELECT unnest(?))", [[d.run["run_id"] for d in parted]])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
     finally:
         for d in batch:
             if d.spill_dir:
                 shutil.rmtree(d.spill_dir, ignore_errors=True)
+
+
+def _write_parts(con, d: _Loaded) -> None:
+    """The spilled rows of one run, a transaction each, after clearing what it replaces."""
+    run_id = d.run["run_id"]
+    con.execute("BEGIN TRANSACTION")
+    old = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id = ? OR source_path = ?",
+                                     [run_id, d.run["source_path"]]).fetchall()]
+    _delete_runs(con, sorted(set(old) | {run_id}))
+    con.execute("INSERT INTO _loading VALUES (?) ON CONFLICT DO NOTHING", [run_id])
+    con.execute("COMMIT")
+    for table, path in d.spilled:
+        con.execute("BEGIN TRANSACTION")
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) FROM read_parquet(?)",
+                    [run_id, path])
+        con.execute("COMMIT")
+
+
+def _delete_runs(con, run_ids: list[str]) -> None:
+    if run_ids:
+        for table in ("runs",) + FACT_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [run_ids])
+
+
+def _recover(con) -> None:
+    """Rows of runs a crashed ingest was writing in parts: deleted, so the run is ingested afresh."""
+    stale = [r[0] for r in con.execute("SELECT run_id FROM _loading").fetchall()]
+    if stale:
+        con.execute("BEGIN TRANSACTION")
+        _delete_runs(con, stale)
+        con.execute("DELETE FROM _loading")
+        con.execute("COMMIT")
 
 
 def _insert(con, table: str, tbl: pa.Table) -> None:

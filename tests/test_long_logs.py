@@ -82,3 +82,36 @@ def test_a_failed_run_leaves_no_spill_folder(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         ingest_paths([src], str(tmp_path / "wh.duckdb"))
     assert list(tmp_path.glob("iwh-spill-*")) == []
+
+
+def test_a_crash_while_writing_parts_is_recovered_by_the_next_ingest(tmp_path, monkeypatch):
+    import pytest
+
+    from ingest import load
+
+    monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
+    src = _long_log(tmp_path / "run", copies=4)
+    db = str(tmp_path / "wh.duckdb")
+    real = load._insert
+
+    def crash_in_the_final_transaction(con, table, tbl):
+        raise RuntimeError("killed after the parts were committed")
+
+    monkeypatch.setattr(load, "_insert", crash_in_the_final_transaction)
+    with pytest.raises(RuntimeError):
+        ingest_paths([src], db)
+    con = duckdb.connect(db, read_only=True)
+    # the parts were committed, the run row never was: the marker says whose rows they are
+    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM _loading").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM compilations").fetchone()[0] > 0
+    con.close()
+    monkeypatch.setattr(load, "_insert", real)
+    again = ingest_paths([src], db)
+    whole = ingest_paths([_long_log(tmp_path / "fresh", copies=4)], str(tmp_path / "fresh.duckdb"))
+    assert again.runs == 1 and _counts(db) == _counts(str(tmp_path / "fresh.duckdb"))
+    con = duckdb.connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM _loading").fetchone()[0] == 0
+    orphans = con.execute("SELECT count(*) FROM compilations WHERE run_id NOT IN (SELECT run_id FROM runs)")
+    assert orphans.fetchone()[0] == 0 and whole.run_ids == again.run_ids
+    con.close()
