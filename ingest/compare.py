@@ -169,14 +169,7 @@ def compare(con, base: str, head: str, model: str | None = None,
     """Compare the runs `base` selects with those `head` selects, model by model."""
     rules = rules or regress.DEFAULT_RULES
     sel_b, sel_h = parse_selector(base), parse_selector(head)
-    runs_b, runs_h = select_runs(con, sel_b, model), select_runs(con, sel_h, model)
-    for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
-        if not runs:
-            raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
-                                + "; `iwh runs` lists the runs, their compiler versions and models")
-    dims = _pairing_labels(runs_b, runs_h, pair_on)
-    groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
-    common = sorted(set(groups_b) & set(groups_h))
+    groups_b, groups_h, common, _ = _paired_groups(con, sel_b, sel_h, model, pair_on)
     pairs = [_pair(key, groups_b[key], groups_h[key], rules) for key in common]
     result = CompareResult(
         base=base, head=head, pairs=pairs,
@@ -186,6 +179,19 @@ def compare(con, base: str, head: str, model: str | None = None,
     )
     result.warnings = _warnings(pairs, groups_b, groups_h, sel_b, sel_h)
     return result
+
+
+def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...]):
+    """The runs each selector picks, grouped like for like: (base groups, head groups, the keys on
+    both sides, the pairing labels used)."""
+    runs_b, runs_h = select_runs(con, sel_b, model), select_runs(con, sel_h, model)
+    for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
+        if not runs:
+            raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
+                                + "; `iwh runs` lists the runs, their compiler versions and models")
+    dims = _pairing_labels(runs_b, runs_h, pair_on)
+    groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
+    return groups_b, groups_h, sorted(set(groups_b) & set(groups_h)), dims
 
 
 def _pairing_labels(runs_b: list[dict], runs_h: list[dict], candidates: tuple[str, ...]) -> list[str]:
@@ -328,14 +334,8 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     Base and head selectors are as for `compare`; runs pair like for like as there. When several
     configurations of the model pair, the first is diffed (the notes list the others); when a side
     has several runs of it, the earliest (pass run ids to choose)."""
-    runs_b = select_runs(con, parse_selector(base), model)
-    runs_h = select_runs(con, parse_selector(head), model)
-    if not runs_b or not runs_h:
-        side = base if not runs_b else head
-        raise SelectorError(f"selector {side!r} picks no run of model {model}; `iwh runs --model {model}` lists them")
-    dims = _pairing_labels(runs_b, runs_h, pair_on)
-    groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
-    common = sorted(set(groups_b) & set(groups_h))
+    groups_b, groups_h, common, dims = _paired_groups(con, parse_selector(base), parse_selector(head), model,
+                                                      pair_on)
     if not common:
         hint = f"; narrow the selectors, e.g. add {dims[0]}=..." if dims else ""
         raise SelectorError(f"no run of {model} pairs like for like across the sides (they differ in "
