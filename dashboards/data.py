@@ -172,5 +172,9 @@ class _driver_connection:
 
 
 def code_language(source: str | None) -> str:
-    """The highlighter for a kernel's source, told by its content: C++ kernels start with includes."""
-    return "cpp" if source and source.lstrip().startswith(("#include", "extern ")) else "python"
+    """The highlighter for a kernel's source, told by its content: C++ kernels start with includes,
+    Spyre kernel specs are JSON, Triton kernels are Python."""
+    head = (source or "").lstrip()
+    if head.startswith(("#include", "extern ")):
+        return "cpp"
+    return "json" if head.startswith("{") else "python"

@@ -9,8 +9,6 @@ from dashboards.navigation import RUN_KEY
 
 RUN_PAGE = 50
 KERNEL_PAGE = 200
-# the highlighter for each kernel backend's source
-LANGUAGE = {"triton": "python", "cpp": "cpp", "spyre": "json"}
 
 st.title("Run explorer")
 st.caption("For one run: which graphs did Inductor compile, which kernels did each become, from "
@@ -107,7 +105,7 @@ with tab_kernels:
                 if source.empty:
                     st.caption("The source of this kernel was not kept.")
                 else:
-                    st.code(source.iloc[0]["source"], language=LANGUAGE.get(k["backend"], "python"),
+                    st.code(source.iloc[0]["source"], language=data.code_language(source.iloc[0]["source"]),
                             line_numbers=True)
         data.show_sql("explore/kernels", "explore/kernel_source")
 
