@@ -429,7 +429,7 @@ def _by_graph(rows: list[dict]) -> dict[tuple, list[dict]]:
 def kernel_source(con, source_hash: str | None) -> str | None:
     if not source_hash:
         return None
-    rows = run_query(con, "compare/kernel_source", hash=source_hash)
+    rows = run_query(con, "explore/kernel_source", source_hash=source_hash)
     return rows[0]["source"] if rows else None
 
 

@@ -8,6 +8,7 @@ re-created on every writable open, so a changed definition reaches old files too
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import duckdb
@@ -67,17 +68,28 @@ def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -
                 "or point to an existing one with --db or IWH_DB."
             )
         con = duckdb.connect(path, read_only=True)
-        pending = _pending_migrations(con)
+        pending = _pending_migrations(con) + _missing_views(con)
         if pending:
             con.close()
             raise WarehouseError(
-                f"The warehouse {path} predates this version ({len(pending)} migrations pending); "
+                f"The warehouse {path} predates this version ({', '.join(pending)} missing); "
                 "run any `iwh ingest` on it, or `iwh migrate`, to upgrade it in place."
             )
         return con
     con = duckdb.connect(path)
     migrate(con)
     return con
+
+
+_DEFINED = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)", re.IGNORECASE)
+
+
+def _missing_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Views and macros the view files define that the file lacks (they are made on writable opens)."""
+    have = {r[0] for r in con.execute(
+        "SELECT view_name FROM duckdb_views() UNION SELECT function_name FROM duckdb_functions() "
+        "WHERE function_type IN ('macro', 'table_macro')").fetchall()}
+    return [name for path in view_files() for name in _DEFINED.findall(path.read_text()) if name not in have]
 
 
 def _pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:

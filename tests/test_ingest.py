@@ -296,3 +296,17 @@ def test_fusion_groups_name_the_kernel_they_became(wh):
         "SELECT k.kernel_name FROM kernels k WHERE k.generated AND NOT EXISTS (SELECT 1 FROM fusions f "
         "WHERE f.run_id = k.run_id AND f.graph_id = k.graph_id AND f.kernel_name = k.kernel_name)").fetchall()
     assert unnamed == [] and len(named) > 40
+
+
+def test_a_warehouse_missing_a_newer_view_is_refused_read_only_until_migrated(tmp_path):
+    from schema import warehouse
+
+    db = str(tmp_path / "wh.duckdb")
+    warehouse.connect(db).close()
+    con = duckdb.connect(db)
+    con.execute("DROP VIEW run_label_values")  # as a file made before that view existed
+    con.close()
+    with pytest.raises(warehouse.WarehouseError, match="run_label_values"):
+        warehouse.connect(db, read_only=True)
+    assert CliRunner().invoke(cli, ["--db", db, "migrate"]).exit_code == 0
+    warehouse.connect(db, read_only=True).close()

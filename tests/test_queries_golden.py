@@ -30,7 +30,6 @@ PARAMS = {
     "compare/kernels": {"run": TRANSFORMER_213},
     "lineage/source_line_kernels": {"run": TRANSFORMER_213},
     "compare/fusions": {"run": TRANSFORMER_213},
-    "compare/kernel_source": {"hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
     "explore/kernel_source": {"source_hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
     "kernels/kernel_count_trend": {"model": "transformer"},
     "fusion/fusion_rate_by_model_version": {"label": "mode"},

@@ -115,4 +115,4 @@ if changed:
                     line_numbers=True)
     with st.expander("Unified diff", expanded=True):
         st.code(unified[index] or "(identical after normalisation)", language="diff")
-data.show_sql("compare/kernels", "compare/fusions", "compare/kernel_source")
+data.show_sql("compare/kernels", "compare/fusions", "explore/kernel_source")

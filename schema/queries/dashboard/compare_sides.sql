@@ -1,22 +1,12 @@
 -- Choices for the two sides of a comparison: compiler versions and label values, with run counts
 -- `selector` is what `iwh compare --base/--head` takes (compiler=VERSION or KEY=VALUE).
-WITH label_values AS (
-    SELECT j.key AS k, j.value ->> '$' AS v, r.run_id
-    FROM runs r, json_each(r.labels) AS j
-    WHERE j.type IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN')
-),
-useful_keys AS (
-    SELECT k FROM label_values
-    GROUP BY k
-    HAVING count(DISTINCT v) BETWEEN 2 AND 12 AND max(length(v)) <= 32
-)
 SELECT selector, runs, models FROM (
     SELECT 'compiler=' || compiler_version AS selector, count(*) AS runs, count(DISTINCT model) AS models,
            0 AS grp, version_key(compiler_version) AS vk
     FROM runs WHERE compiler_version IS NOT NULL GROUP BY ALL
     UNION ALL
     SELECT l.k || '=' || l.v, count(DISTINCT l.run_id), count(DISTINCT r.model), 1, NULL
-    FROM label_values l JOIN runs r USING (run_id)
-    WHERE l.k IN (SELECT k FROM useful_keys) GROUP BY ALL
+    FROM run_label_values l JOIN runs r USING (run_id)
+    WHERE l.k IN (SELECT k FROM choice_label_keys) GROUP BY ALL
 )
 ORDER BY grp, vk NULLS LAST, selector;
