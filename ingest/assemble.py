@@ -176,14 +176,13 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     sources: dict[str, str] = {}
 
     def trace_sink(rows: dict[str, list[dict]]) -> None:
-        """Rows a long log hands over before it ends: made final here, then spilled."""
-        _finish_trace_rows(rows, debug_graph_ids)
+        """Rows a long log hands over before it ends: their kernel sources kept, the rest spilled."""
         _pop_sources(rows.get("kernels", ()), sources)
         spill(rows)
 
     for a in by_kind.get("torch_trace", []):
-        parsed = torch_trace.parse_torch_trace_chunks(reader.chunks(a), sink=trace_sink if spill else None)
-        _finish_trace_rows(parsed.rows, debug_graph_ids)
+        parsed = torch_trace.parse_torch_trace_chunks(reader.chunks(a), sink=trace_sink if spill else None,
+                                                      known_graphs=frozenset(debug_graph_ids))
         take(parsed, a)
         for k, v in parsed.facts.items():
             trace_facts.setdefault(k, v)
@@ -353,18 +352,6 @@ def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
     for t in timings:
         if t.get("graph_id") is None and t.get("compile_id") is not None:
             t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
-
-
-def _finish_trace_rows(rows: dict[str, list[dict]], debug_graph_ids: set[str]) -> None:
-    """Graph-level rows the trace repeats from output code are kept only for graphs the debug tree
-    lacks; the trace's post-grad graph is the text after Inductor's FX passes."""
-    for op in rows.get("ops", ()):
-        op.setdefault("stage", "transformed")
-    if not debug_graph_ids:
-        return
-    for table in ("graphs", "kernels", "ops"):
-        if rows.get(table):
-            rows[table] = [r for r in rows[table] if r.get("graph_id") not in debug_graph_ids]
 
 
 def _pop_sources(kernels, sources: dict[str, str]) -> None:

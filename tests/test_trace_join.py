@@ -66,3 +66,21 @@ def test_every_tlparse_log_ingests_and_the_corrupt_one_keeps_its_good_records(tm
     counts = dict(con.execute(
         "SELECT r.model, count(*) FROM compilations c JOIN runs r USING (run_id) GROUP BY ALL").fetchall())
     assert counts["simple_corrupted_json"] == bad.count('{"compilation_metrics"') == good.count('{"compilation_metrics"')
+
+
+def test_the_trace_does_not_repeat_what_the_debug_tree_gave(tmp_path):
+    """Output code, post-grad graphs and node mappings of debug-tree graphs are in the log too:
+    read once, they give no second copy of any lineage, kernel or op row."""
+    db = str(tmp_path / "wh.duckdb")
+    run = RUNS / "cpu-torch2.13" / "transformer"
+    ingest_paths([run], db)
+    con = duckdb.connect(db, read_only=True)
+    rows, distinct = con.execute(
+        "SELECT count(*), count(DISTINCT (graph_id, source_node, post_grad_node, kernel_name)) "
+        "FROM lineage WHERE source = 'provenance'").fetchone()
+    assert rows == distinct > 0
+    dup_kernels = con.execute(
+        "SELECT count(*) FROM (SELECT graph_id, kernel_name, site, generated FROM kernels "
+        "GROUP BY ALL HAVING count(*) > 1)").fetchone()[0]
+    assert dup_kernels == 0
+    con.close()

@@ -77,6 +77,12 @@ _QUOTES = "'''"
 _JIT = "\n@triton.jit"
 
 
+def aot_graph_id(first_line: str) -> str | None:
+    """`<aot_id>_<phase>` from the `# AOT ID: ['0_forward']` first line, without parsing the rest."""
+    m = _AOT_ID.match(first_line)
+    return f"{m['aot_id']}_{m['phase']}" if m else None
+
+
 def parse_output_code(text: str) -> Parsed:
     parsed = Parsed()
     lines = text.splitlines()

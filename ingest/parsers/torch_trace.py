@@ -99,15 +99,18 @@ SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "o
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
 
 
-def parse_torch_trace_chunks(chunks: Iterable[bytes], sink=None) -> Parsed:
+def parse_torch_trace_chunks(chunks: Iterable[bytes], sink=None, known_graphs: frozenset = frozenset()) -> Parsed:
     """Parse a TORCH_TRACE log given as consecutive pieces of its bytes, of any sizes (file reads).
 
     Records are cut out of the bytes where a line does not start with a TAB, so no Python code
     runs per payload line: a log has ten times more payload lines than records.
     With `sink`, the rows made so far are handed to `sink({table: rows})` after every
     SINK_EVERY bytes of log and dropped here, so memory stays flat however long the log is;
-    the returned Parsed then holds only the rows made since the last hand-over."""
-    state = _TraceState()
+    the returned Parsed then holds only the rows made since the last hand-over.
+    `known_graphs`: graph ids already read from a debug tree of the same process; their output code,
+    post-grad graph and node mappings repeat it, so they are not parsed again (their compile ids are
+    still reported in facts["graph_compile_ids"])."""
+    state = _TraceState(known_graphs)
     held: list[bytes] = []  # bytes after the last record start seen: a record that may go on
     nbytes = since_sink = 0
     for chunk in chunks:
@@ -152,7 +155,8 @@ def _chunks_of_lines(lines: Iterable[bytes]) -> Iterable[bytes]:
 
 
 class _TraceState:
-    def __init__(self):
+    def __init__(self, known_graphs: frozenset = frozenset()):
+        self.known_graphs = known_graphs
         self.parsed = Parsed()
         self.parsed.facts["graph_compile_ids"] = {}
         self.chromium = ChromiumSpans(self.parsed.counters)
@@ -162,7 +166,8 @@ class _TraceState:
         self.metrics_epoch: float | None = None
         self.output_codes = 0
         self.latest_graph: dict[str | None, str] = {}  # compile id -> graph id of its latest output code
-        self.pending_ops: dict[str | None, deque] = {}  # compile id -> post-grad graphs waiting for output code
+        # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
+        self.pending_ops: dict[str | None, deque] = {}
         self.problem_counts: dict[str, int] = {}
         self.lineno = 0  # lines scanned so far
         self.header: tuple | None = None  # (line number, kind, envelope, compile id) of the open record
@@ -374,9 +379,7 @@ class _TraceState:
             self.parsed.counters["chromium_event_unusable"] += 1
 
     def on_post_grad_graph(self, lineno, cid, text):
-        sub = fx_graph.parse_fx_graph(text)
-        self._offset_problems(sub, lineno)
-        self.pending_ops.setdefault(cid, deque()).append(sub.rows.get("ops", []))
+        self.pending_ops.setdefault(cid, deque()).append((lineno, text))
 
     def on_post_grad_record(self, lineno, meta, cid, data):
         self.on_post_grad_graph(lineno, cid, data.decode("utf-8", "replace"))
@@ -385,7 +388,17 @@ class _TraceState:
         parsed = self.parsed
         order = self.output_codes
         self.output_codes += 1
-        sub = output_code.parse_output_code(data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        known = output_code.aot_graph_id(text[:200])
+        if known in self.known_graphs and known not in parsed.facts["graph_compile_ids"]:
+            parsed.facts["graph_compile_ids"][known] = cid
+            parsed.counters["output_code_in_debug_tree"] += 1
+            self.latest_graph[cid] = known
+            waiting = self.pending_ops.get(cid)
+            if waiting:
+                waiting.popleft()  # its ops come from the debug tree too
+            return
+        sub = output_code.parse_output_code(text)
         self._offset_problems(sub, lineno)
         aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
         graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
@@ -414,8 +427,12 @@ class _TraceState:
         self.latest_graph[cid] = graph_id
         waiting = self.pending_ops.get(cid)
         if waiting:
-            for r in waiting.popleft():
-                r["graph_id"] = graph_id
+            graph_line, graph_text = waiting.popleft()
+            ops = fx_graph.parse_fx_graph(graph_text)
+            self._offset_problems(ops, graph_line)
+            for r in ops.rows.get("ops", []):
+                # the trace's post-grad graph is the text after Inductor's FX passes
+                r["graph_id"], r["stage"] = graph_id, "transformed"
                 parsed.add("ops", r)
 
     def on_stack_traces(self, lineno, cid, text):
@@ -426,8 +443,8 @@ class _TraceState:
 
     def on_node_mappings(self, lineno, cid, text):
         graph_id = self._graph_for_provenance(cid, "inductor_provenance_tracking_node_mappings")
-        if graph_id is None:
-            return
+        if graph_id is None or graph_id in self.known_graphs:
+            return  # a debug-tree graph: its own mapping file says the same
         sub = provenance.parse_provenance(text)
         self._offset_problems(sub, lineno)
         for table, rows in sub.rows.items():
