@@ -52,6 +52,8 @@ class Artifact:
     graph: str | None = None  # graph folder name, for debug-tree and spyre files
     size: int = 0
     mtime: float = 0.0
+    # a trace log's first glog prefix (rank, month, day, hour, minute, pid), read with the sniff
+    first_record: tuple | None = None
 
 
 @dataclass
@@ -139,6 +141,8 @@ def classify(f: Path) -> Artifact | None:
         head = _head(f)
         if torch_trace.is_torch_trace(head):
             art.kind = "torch_trace"
+            m = GLOG_HEAD_RE.search(head)
+            art.first_record = (m.group(1), *m.group(2, 3, 4, 5, 7)) if m else None
         elif name.endswith(".json") and profiler.is_profiler_trace(head):
             art.kind = "profiler"
         elif name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(head):
@@ -172,11 +176,10 @@ def _nearest(f: Path, roots: set[Path]) -> Path | None:
 def _process_key(a: Artifact) -> tuple | None:
     """(pid, start time) of the process that wrote a debug folder or a trace log."""
     if a.kind == "torch_trace":
-        m = GLOG_HEAD_RE.search(_head(a.path))
-        if not m:
+        if a.first_record is None:
             return None
-        rank = int(m.group(1)) if m.group(1) else None
-        return int(m.group(7)), (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))), rank
+        rank, month, day, hour, minute, pid = a.first_record
+        return int(pid), (int(month), int(day), int(hour), int(minute)), int(rank) if rank else None
     for part in a.path.parts:
         m = DEBUG_RUN_RE.match(part)
         if m:
