@@ -46,7 +46,7 @@ golden: setup
 	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden
 
 lint: setup
-	$(VENV)/bin/ruff check ingest schema dashboards tests bench zoo demo
+	$(VENV)/bin/ruff check ingest schema analysis cli dashboards tests bench zoo demo
 
 clean:
 	rm -rf $(DB) $(DB).wal build *.egg-info .pytest_cache

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # `iwh` as installed, but through this interpreter whatever PATH says
-IWH = [sys.executable, "-c", "from ingest.cli import main; main()"]
+IWH = [sys.executable, "-c", "from cli.main import main; main()"]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from bench.measure import IWH, median, run, timed
-from ingest import compare as cmp
+from analysis import compare as cmp
 from schema import queries as canned
 from schema.api import Warehouse
 

@@ -141,7 +141,7 @@ def kernel_changes(base_run: str, head_run: str, model: str):
 # the warehouse path is part of the cache key: one process may serve (or test) several warehouses
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _compare(db: str, base: str, head: str):
-    from ingest.compare import compare
+    from analysis.compare import compare
 
     with _driver_connection() as con:
         return compare(con, base, head)
@@ -149,7 +149,7 @@ def _compare(db: str, base: str, head: str):
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
-    from ingest.compare import CHANGED, code_diff, kernel_diff, kernel_source
+    from analysis.compare import CHANGED, code_diff, kernel_diff, kernel_source
 
     with _driver_connection() as con:
         diff = kernel_diff(con, base_run, head_run, model)

@@ -14,7 +14,7 @@ import tarfile
 from pathlib import Path
 
 from ingest.load import ingest_paths
-from ingest.output import table
+from schema.frames import table
 from schema.api import Warehouse
 from schema.warehouse import default_db_path
 

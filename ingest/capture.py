@@ -10,8 +10,8 @@ The capture writes, under one output folder, what the warehouse ingests:
     manifest.json          what ran: model, labels, command, start, exit code, wall time, versions
 
 A failing command is captured like any other: its exit code is data. This module imports only
-the standard library and click, so the zoo runner can use it on machines without the warehouse's
-other dependencies; ingesting is the CLI's job.
+the standard library, so the zoo runner can use it on machines without the warehouse's other
+dependencies; the command and the ingest after it are `cli/commands/capture.py`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import BinaryIO
 
-import click
 
 MANIFEST = "manifest.json"
 # A command may write scalar facts only it knows (device name, Triton version, ok/error) here;
@@ -174,7 +173,7 @@ def _manifest(
     manifest.update(_run_facts(out / RUN_FACTS))
     manifest.update(labels)
     manifest.update(
-        model=model if model is not None else manifest.get("model") or _model_from_command(cmd),
+        model=model if model is not None else manifest.get("model") or model_from_command(cmd),
         command=shlex.join(cmd),
         started_at=started_at,
         exit_code=exit_code,
@@ -204,7 +203,7 @@ def _run_facts(path: Path) -> dict:
     }
 
 
-def _model_from_command(cmd: list[str]) -> str:
+def model_from_command(cmd: list[str]) -> str:
     """`python train.py` -> `train`: the script name is the best guess when no --model is given."""
     for arg in cmd[1:] if _is_python(cmd) else cmd:
         if not arg.startswith("-"):
@@ -232,63 +231,3 @@ def _interpreter_versions(cmd: list[str]) -> tuple[str, str | None]:
 
 def _quiet_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in CAPTURE_ENV and not k.startswith("TORCH_")}
-
-
-def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:
-    labels = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"{pair!r} is not key=value", param_hint="--label")
-        if key in CORE_KEYS:
-            raise click.BadParameter(f"{key!r} is recorded by capture itself", param_hint="--label")
-        labels[key] = value
-    return labels
-
-
-def _db_path(ctx: click.Context) -> str:
-    if isinstance(ctx.obj, dict) and ctx.obj.get("db"):
-        return str(ctx.obj["db"])
-    root_db = ctx.find_root().params.get("db")
-    return str(root_db or os.environ.get("IWH_DB") or "warehouse.duckdb")
-
-
-def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("captures") / f"{model or _model_from_command(list(cmd))}-{stamp}"
-
-
-@click.command(
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
-    epilog="Example: iwh capture --model mlp --label mode=train -- python train.py --steps 3",
-)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for the artifacts [default: captures/<model>-<time>].")
-@click.option("--model", help="Model name for the run [default: the script's name].")
-@click.option("--label", "label_pairs", multiple=True, metavar="KEY=VALUE",
-              help="Extra run label (mode, dtype, variant, device, ...); repeatable.")
-@click.option("--no-ingest", is_flag=True, help="Only capture; ingest later with `iwh ingest DIR`.")
-@click.option("--profile", is_flag=True,
-              help="Set IWH_PROFILE=<out>/profile.json for the command. The script records one "
-                   "steady-state step there, e.g. `with torch.profiler.profile() as p: step()` then "
-                   "`p.export_chrome_trace(os.environ['IWH_PROFILE'])`; see zoo/README.md.")
-@click.option("--timeout", "timeout_s", type=float, help="Kill the command after this many seconds.")
-@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.pass_context
-def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s, cmd):
-    """Run CMD with TorchInductor debug artifacts on, write manifest.json, and ingest the result.
-
-    The command's exit code becomes iwh's: a failing run is still captured and ingested.
-    """
-    labels = parse_labels(label_pairs)
-    out = out or _default_out(model, cmd)
-    extra_env = {"IWH_PROFILE": str(Path(out).resolve() / PROFILE)} if profile else None
-    result = capture(list(cmd), out, model, labels, extra_env, timeout_s=timeout_s)
-    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-    click.echo(f"captured {result.out} ({status}, {result.wall_s:.1f} s)", err=True)
-    if not no_ingest:
-        from ingest.load import ingest_paths
-
-        summary = ingest_paths([result.out], _db_path(ctx), model=result.manifest["model"], labels=labels)
-        click.echo(summary.line(), err=True)
-    ctx.exit(result.exit_code)

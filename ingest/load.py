@@ -66,6 +66,15 @@ class IngestSummary:
             f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
         )
 
+    def json(self) -> str:
+        """The summary for scripts (`iwh ingest --format json`): counts, the run ids, every error."""
+        return orjson.dumps({
+            "runs": self.runs, "skipped_runs": self.skipped_runs, "graphs": self.graphs, "kernels": self.kernels,
+            "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+            "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
+            "error_rows": self.error_rows,
+        }, default=str, option=orjson.OPT_INDENT_2).decode()
+
 
 @dataclass
 class _Loaded:

@@ -9,7 +9,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from ingest.compare import compare
+from analysis.compare import compare
 from ingest.load import ingest_paths
 from schema.api import Warehouse
 from schema.queries import QueryError

@@ -18,7 +18,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from ingest.capture import capture, capture_command
+from cli.commands.capture import capture_command
+from ingest.capture import capture
 from tests.conftest import FIXTURES, ROOT
 
 CAPTURE_FIXTURES = FIXTURES / "capture"

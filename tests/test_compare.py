@@ -20,9 +20,9 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from ingest import regress
-from ingest.cli import cli
-from ingest.compare import CHANGED, SAME, compare, kernel_diff, parse_selector
+from analysis import regress
+from cli.main import cli
+from analysis.compare import CHANGED, SAME, compare, kernel_diff, parse_selector
 from ingest.load import ingest_paths
 from tests.conftest import unpack_cpu_corpora
 

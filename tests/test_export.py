@@ -7,7 +7,7 @@ import csv
 import duckdb
 from click.testing import CliRunner
 
-from ingest.cli import cli
+from cli.main import cli
 from ingest.load import ingest_paths
 from tests.conftest import GPU_TRAIN_RUN
 

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from ingest.cli import cli
+from cli.main import cli
 from ingest.load import ingest_paths
 from tests.conftest import FIXTURES
 

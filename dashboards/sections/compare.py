@@ -4,8 +4,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import data
-from ingest.compare import CHANGED, SelectorError, change_label
-from ingest.compare_render import fusion_frame, kernel_frame, summary_frame, wide_frame
+from analysis.compare import CHANGED, SelectorError, change_label
+from analysis.render import fusion_frame, kernel_frame, summary_frame, wide_frame
 
 SHOWN = ("kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks", "recompiles",
          "compile_s", "kernel_us")

@@ -1,5 +1,5 @@
 """Rendering `iwh compare` results: a table for people, CSV (one row per model), JSON, markdown
-for a PR comment. Pure functions of the dataclasses of ingest/compare.py."""
+for a PR comment. Pure functions of the dataclasses of analysis/compare.py."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import dataclasses
 import orjson
 import polars as pl
 
-from ingest import output
-from ingest.compare import METRICS, RATES, STRUCTURAL, CompareResult, KernelDiff
+from analysis.compare import METRICS, RATES, STRUCTURAL, CompareResult, KernelDiff
+from schema import frames
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
 
@@ -99,7 +99,7 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
             return kernel_frame(diff, include_unchanged=True).write_csv()
         return wide_frame(result).write_csv()
     md = fmt == "markdown"
-    show = output.markdown if md else output.table
+    show = frames.markdown if md else frames.table
     h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({len(result.pairs)} models on both sides)\n"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 import duckdb
 
+from cli.options import db_option, format_option, labels, location
 from schema import queries as canned
 from schema.warehouse import WarehouseError, connect
 
@@ -14,19 +15,19 @@ TABLES = ("runs", "graphs", "ops", "kernels", "kernel_sources", "fusions", "layo
           "timings", "compile_events", "fusion_decisions", "guards", "artifacts", "ingest_errors")
 
 
-@click.command("export")
+@click.command("export", epilog="\b\nExamples:\n  iwh export out/ --table kernels --table runs\n"
+                                "  iwh export out/ --query kernel_category_mix --format csv")
 @click.argument("dest", type=click.Path(file_okay=False))
 @click.option("--table", "tables", multiple=True, type=click.Choice(TABLES), help="only these tables (default: all)")
 @click.option("--query", "query_name", help="export one canned query's result instead of tables")
 @click.option("-p", "--param", "params", multiple=True, metavar="K=V", help="parameter of --query")
-@click.option("--format", "fmt", type=click.Choice(("parquet", "csv")), default="parquet", show_default=True)
+@db_option
+@format_option(("parquet", "csv"), default="parquet", help="file format")
 @click.pass_context
 def export_command(ctx, dest, tables, query_name, params, fmt):
     """Write warehouse tables (or a canned query's result) into DEST, one file each."""
-    from ingest.cli import _label
-
     try:
-        con = connect(ctx.obj["db"], read_only=True)
+        con = connect(location(ctx), read_only=True)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     out = Path(dest)
@@ -38,7 +39,7 @@ def export_command(ctx, dest, tables, query_name, params, fmt):
             q = canned.get(query_name)
             path = out / f"{q.name.replace('/', '__')}.{fmt}"
             # COPY takes no prepared parameters: the bound query becomes a relation first
-            rel = con.sql(q.sql, params=q.bind(_label(params)) or None)
+            rel = con.sql(q.sql, params=q.bind(labels(params, "-p")) or None)
             if fmt == "parquet":
                 rel.write_parquet(str(path))
             else:

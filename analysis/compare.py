@@ -1,8 +1,9 @@
 """`iwh compare`: two selections of runs, model by model, down to the kernels.
 
 Computing lives here and returns plain dataclasses (the dashboard calls `compare` and
-`kernel_diff`); `ingest/compare_render.py` turns them into tables, CSV, JSON or markdown; the rules
-that call a change a regression are in `ingest/regress.py`. The SQL is in schema/queries/compare/.
+`kernel_diff`); `analysis/render.py` turns them into tables, CSV, JSON or markdown; the rules
+that call a change a regression are in `analysis/regress.py`; the command is
+`cli/commands/compare.py`. The SQL is in schema/queries/compare/.
 
 Like for like: runs pair on the model plus those workload labels (`PAIR_ON`, or `--pair-on`: mode,
 dtype, variant, batch, device) that tell runs of one side apart. A label constant on each side but
@@ -15,14 +16,12 @@ from __future__ import annotations
 
 import difflib
 import math
-import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-import click
 import orjson
 
-from ingest import regress
+from analysis import regress
 from schema import queries as canned
 
 STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
@@ -446,54 +445,3 @@ def code_diff(con, change: KernelChange) -> str:
         a.splitlines(keepends=True), b.splitlines(keepends=True),
         fromfile=f"base/{change.base_kernel}", tofile=f"head/{change.head_kernel}",
     ))
-
-
-# ---- command -------------------------------------------------------------------------------------
-
-@click.command("compare")
-@click.option("--base", required=True, metavar="SEL", help="runs to compare from: compiler=V, k=v, run id (a,b: both)")
-@click.option("--head", required=True, metavar="SEL", help="runs to compare to")
-@click.option("--model", help="only this model")
-@click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
-@click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
-@click.option("--format", "fmt", type=click.Choice(("table", "csv", "json", "markdown")), default="table",
-              show_default=True)
-@click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
-@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
-              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0")
-@click.option("--pair-on", default=",".join(PAIR_ON), show_default=True, metavar="K1,K2",
-              help="labels that name a workload: runs pair when the model and these labels agree")
-@click.pass_context
-def compare_command(ctx, base, head, model, show_kernels, show_code, fmt, fail_on, thresholds, pair_on):
-    """Compare two sets of runs model by model (--base and --head selectors).
-
-    Selectors: compiler=2.13.0+cpu (or compiler=2.13.0), a label such as variant=default, a run id
-    (or prefix), device=, backend=, model=; join several with commas. Models on one side only are
-    listed apart. Kernel counts, fusion and graph breaks are exact; timings need several runs a side.
-    """
-    from ingest import compare_render as render
-    from ingest.cli import _warehouse
-
-    if (show_kernels or show_code) and not model:
-        raise click.UsageError("--kernels needs --model M")
-    try:
-        rules = regress.parse_thresholds(thresholds)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--threshold") from e
-    keys = tuple(k.strip() for k in pair_on.split(",") if k.strip())
-    with _warehouse(ctx) as wh:
-        try:
-            result = compare(wh, base, head, model, rules, pair_on=keys)
-            diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
-        except SelectorError as e:
-            raise click.ClickException(str(e)) from e
-        # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
-        codes = [(change_label(c), code_diff(wh, c)) for c in diff.kernels if c.status == CHANGED] \
-            if diff and show_code else []
-    click.echo(render.render(result, fmt, diff, codes), nl=False)
-    for w in result.warnings:
-        click.echo(f"warning: {w}", err=True)
-    if fail_on == "regression" and result.regressions:
-        click.echo(f"{len(result.regressions)} regressions: "
-                   + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
-        sys.exit(1)

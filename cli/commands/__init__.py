@@ -1,0 +1,1 @@
+"""The command groups of `iwh`, one module each; `cli/main.py` registers them."""

@@ -1,0 +1,68 @@
+"""`iwh compare`: two selections of runs, model by model, down to the kernels; a CI gate."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from analysis import regress
+from analysis.compare import CHANGED, PAIR_ON, SelectorError, change_label, code_diff, compare, kernel_diff
+from cli.options import FORMATS, db_option, format_option, open_warehouse
+
+EXAMPLES = """\b
+Examples:
+  iwh compare --base compiler=2.13 --head compiler=2.14
+  iwh compare --base variant=default --head variant=aggressive_fusion --format markdown
+  iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
+  iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
+"""
+
+
+@click.command("compare", epilog=EXAMPLES)
+@click.option("--base", required=True, metavar="SEL", help="runs to compare from: compiler=V, k=v, run id (a,b: both)")
+@click.option("--head", required=True, metavar="SEL", help="runs to compare to")
+@click.option("--model", help="only this model")
+@click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
+@click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
+@click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
+@click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
+              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0")
+@click.option("--pair-on", default=",".join(PAIR_ON), show_default=True, metavar="K1,K2",
+              help="labels that name a workload: runs pair when the model and these labels agree")
+@db_option
+@format_option(FORMATS + ("markdown",))
+@click.pass_context
+def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, thresholds, pair_on, fmt):
+    """Compare two sets of runs model by model (--base and --head selectors).
+
+    Selectors: compiler=2.13 (every 2.13.x build; compiler=2.13.0+cpu for one build), a label such as
+    variant=default, a run id (or prefix), device=, backend=, model=; join several with commas.
+    Models on one side only are listed apart. Kernel counts, fusion and graph breaks are exact;
+    timings need several runs a side.
+    """
+    from analysis import render
+
+    if (show_kernels or show_code) and not model:
+        raise click.UsageError("--kernels needs --model M")
+    try:
+        rules = regress.parse_thresholds(thresholds)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--threshold") from e
+    keys = tuple(k.strip() for k in pair_on.split(",") if k.strip())
+    with open_warehouse(ctx) as wh:
+        try:
+            result = compare(wh, base, head, model, rules, pair_on=keys)
+            diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
+        except SelectorError as e:
+            raise click.ClickException(str(e)) from e
+        # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
+        codes = [(change_label(c), code_diff(wh, c)) for c in diff.kernels if c.status == CHANGED] \
+            if diff and show_code else []
+    click.echo(render.render(result, fmt, diff, codes), nl=False)
+    for w in result.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if fail_on == "regression" and result.regressions:
+        click.echo(f"{len(result.regressions)} regressions: "
+                   + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
+        sys.exit(1)

@@ -1,0 +1,77 @@
+"""`iwh ingest` and `iwh migrate`: artifacts into the warehouse, and its schema brought up to date."""
+
+from __future__ import annotations
+
+import click
+
+from cli.options import db_option, format_option, labels, location
+
+
+@click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
+                      "--label variant=max_autotune --db team.duckdb")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--model", help="model name for runs without a manifest.json")
+@click.option("--label", "label_pairs", multiple=True, metavar="K=V", help="label for runs (manifest keys win)")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="parse runs in N processes")
+@click.option("--strict", is_flag=True, help="exit non-zero when any ingest error is recorded")
+@click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
+@db_option
+@format_option(("table", "json"), help="table: progress and a summary line; json: the summary as JSON")
+@click.pass_context
+def ingest(ctx, paths, model, label_pairs, jobs, strict, force, fmt):
+    """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested)."""
+    import duckdb
+
+    from ingest.load import ingest_paths
+
+    db = location(ctx)
+    try:
+        summary = ingest_paths(list(paths), db, jobs=max(1, jobs), model=model, labels=labels(label_pairs),
+                               progress=fmt == "table", force=force)
+    except duckdb.IOException as e:
+        raise click.ClickException(f"cannot write {db}: {e}") from e
+    if fmt == "json":
+        click.echo(summary.json())
+    else:
+        _report(summary)
+    if summary.missing and not summary.runs and not summary.skipped_runs:
+        raise click.ClickException("no such path; give a run folder, a torch_compile_debug folder or a trace log")
+    if strict and summary.errors:
+        raise click.ClickException(f"{summary.errors} ingest errors (--strict)")
+
+
+def _report(summary) -> None:
+    for p in summary.missing:
+        click.echo(f"warning: {p} does not exist; nothing ingested from it", err=True)
+    if summary.skipped_files:
+        parts = ", ".join(f"{n} {why}" for why, n in summary.skipped_files.most_common())
+        click.echo(f"skipped files: {parts}", err=True)
+    unknown = {k: v for k, v in summary.counters.items() if k.startswith("unknown")}
+    if unknown:
+        click.echo("not understood (counted, not errors): "
+                   + ", ".join(f"{k.split(':', 1)[-1]} x{v}" for k, v in sorted(unknown.items())), err=True)
+    for e in summary.error_rows[:10]:
+        base = e["source_path"]
+        where = (base if base.endswith(e["path"]) else f"{base}/{e['path']}") + (f":{e['line']}" if e.get("line") else "")
+        click.echo(f"{e['severity']}: {where}: [{e['kind']}] {e['message']}", err=True)
+    if summary.errors > 10:
+        click.echo(f"... and {summary.errors - 10} more: `iwh sql \"SELECT * FROM ingest_errors\"`", err=True)
+    click.echo(summary.line())
+
+
+@click.command(epilog="\b\nExample:\n  iwh migrate --db old.duckdb")
+@db_option
+@click.pass_context
+def migrate(ctx):
+    """Create the warehouse or upgrade an older one in place."""
+    import duckdb
+
+    from schema.warehouse import migrate as run_migrations
+
+    db = location(ctx)
+    con = duckdb.connect(db)
+    try:
+        applied = run_migrations(con)
+    finally:
+        con.close()
+    click.echo(f"{db}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))

@@ -1,0 +1,78 @@
+"""`iwh runs`, `iwh sql`, `iwh queries`, `iwh query`: reading the warehouse."""
+
+from __future__ import annotations
+
+import click
+
+from cli.options import FORMATS, db_option, format_option, labels, open_warehouse
+from schema import queries as canned
+
+
+@click.command(epilog="\b\nExample:\n  iwh runs --model hf_bert --format csv")
+@click.option("--model", help="only this model")
+@click.option("--limit", type=int, default=None, help="at most N runs (newest first)")
+@db_option
+@format_option()
+@click.pass_context
+def runs(ctx, model, limit, fmt):
+    """List runs: model, compiler version, device, graphs, kernels, errors."""
+    from schema.frames import emit
+
+    with open_warehouse(ctx) as wh:
+        emit(wh.query("overview/runs", model=model, limit=limit), fmt)
+
+
+@click.command(epilog="\b\nExample:\n  iwh sql \"SELECT model, count(*) FROM kernels JOIN runs USING (run_id) GROUP BY ALL\"")
+@click.argument("text")
+@db_option
+@format_option()
+@click.pass_context
+def sql(ctx, text, fmt):
+    """Run read-only SQL on the warehouse."""
+    import duckdb
+
+    from schema.frames import emit
+
+    with open_warehouse(ctx) as wh:
+        try:
+            df = wh.sql(text)
+        except duckdb.Error as e:
+            raise click.ClickException(f"{type(e).__name__}: {e}".strip()) from e
+        emit(df, fmt)
+
+
+@click.command("queries", epilog="\b\nExample:\n  iwh queries --format json")
+@db_option
+@format_option()
+def list_queries(fmt):
+    """List the canned queries."""
+    import polars as pl
+
+    from schema.frames import emit
+
+    rows = [{"name": q.name, "title": q.title,
+             "params": " ".join(f"{p.name}:{p.type}" for p in q.params)} for q in canned.all_queries()]
+    emit(pl.DataFrame(rows, schema={"name": pl.String, "title": pl.String, "params": pl.String}), fmt)
+
+
+@click.command(epilog="\b\nExamples:\n  iwh query kernel_count_trend -p model=hf_bert --format csv\n"
+                      "  iwh query top_reasons --show-sql")
+@click.argument("name")
+@click.option("-p", "--param", "params", multiple=True, metavar="K=V", help="query parameter")
+@click.option("--show-sql", is_flag=True, help="print the SQL instead of running it")
+@db_option
+@format_option(FORMATS + ("markdown",))
+@click.pass_context
+def query(ctx, name, params, show_sql, fmt):
+    """Run the canned query NAME (see `iwh queries`)."""
+    from schema.frames import emit
+
+    try:
+        q = canned.get(name)
+        if show_sql:
+            click.echo(q.sql)
+            return
+        with open_warehouse(ctx) as wh:
+            emit(wh.query(q.name, **labels(params, "-p")), fmt)
+    except canned.QueryError as e:
+        raise click.ClickException(str(e)) from e

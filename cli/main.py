@@ -1,0 +1,48 @@
+"""`iwh`: the inductor-warehouse command line. Every command is registered here, in one place."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from cli.commands import capture, compare, dashboard, export, ingest, query
+from cli.options import DB_HELP, FORMATS
+
+EXAMPLES = """\b
+Examples:
+  iwh ingest runs/ --jobs 2                 # artifacts -> ./warehouse.duckdb
+  iwh runs --db team.duckdb                 # --db and --format go before or after the command
+  iwh query fusion_rate_by_model_version --format csv
+  iwh compare --base compiler=2.13 --head compiler=2.14
+  iwh dashboard
+"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
+@click.option("--db", default=None, metavar="LOCATION", help=DB_HELP)
+@click.option("--format", "fmt", default=None, metavar="FORMAT",
+              help=f"default output format of the command ({'|'.join(FORMATS)}, ...)")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, fmt: str | None) -> None:
+    """A DuckDB warehouse for torch.compile / TorchInductor debug artifacts."""
+    ctx.ensure_object(dict).update(db=db, format=fmt)
+
+
+COMMANDS = (
+    ingest.ingest, ingest.migrate,
+    query.runs, query.sql, query.list_queries, query.query,
+    export.export_command,
+    compare.compare_command,
+    capture.capture_command,
+    dashboard.dashboard_command,
+)
+for _command in COMMANDS:
+    cli.add_command(_command)
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,81 @@
+"""What every command shares: where the warehouse is (`--db`), how results print (`--format`), and
+opening the warehouse with errors that say what to do next.
+
+`--db` and `--format` are accepted before the command (`iwh --db F runs`) and after it (`iwh runs
+--db F`); the one after the command wins. Both land in the click context's shared `obj`.
+"""
+
+from __future__ import annotations
+
+import click
+
+from schema.warehouse import WarehouseError, default_db_path
+
+# schema.frames.FORMATS, spelled out here: importing schema.frames (and with it polars, ~85 ms) on
+# every start would slow `iwh ingest` and `--help`, which print no frames
+FORMATS = ("table", "csv", "json")
+DB_HELP = "warehouse: a DuckDB file (default: $IWH_DB or ./warehouse.duckdb)"
+
+
+def _keep(key: str):
+    def callback(ctx: click.Context, param: click.Parameter, value):
+        if value is not None:
+            ctx.ensure_object(dict)[key] = value
+        return value
+
+    return callback
+
+
+def db_option(f):
+    """`--db LOCATION` on a command (the group has its own, read first)."""
+    return click.option("--db", metavar="LOCATION", default=None, expose_value=False, callback=_keep("db"),
+                        help=DB_HELP)(f)
+
+
+def format_option(choices: tuple[str, ...] = FORMATS, default: str = "table", help: str | None = None):
+    """`--format` on a command; unset, it falls back to the group's `--format`, then `default`."""
+
+    def resolve(ctx: click.Context, param: click.Parameter, value):
+        value = value or (ctx.obj or {}).get("format") or default
+        if value not in choices:
+            raise click.BadParameter(f"{value!r} is not one of {', '.join(choices)}", ctx, param)
+        return value
+
+    def decorate(f):
+        return click.option("--format", "fmt", metavar="|".join(choices), default=None, callback=resolve,
+                            help=(help or "how to print") + f" [default: {default}]")(f)
+
+    return decorate
+
+
+def location(ctx: click.Context) -> str:
+    """The warehouse the command works on: `--db` (after or before the command), $IWH_DB, the default."""
+    return (ctx.obj or {}).get("db") or default_db_path()
+
+
+def labels(pairs: tuple[str, ...], option: str = "--label") -> dict[str, str]:
+    """`k=v` pairs (labels, query parameters) as a dict; a pair without `=` is a usage error."""
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise click.BadParameter(f"{pair!r} is not k=v (e.g. {option} variant=default)", param_hint=option)
+        k, _, v = pair.partition("=")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def open_warehouse(ctx: click.Context):
+    """The warehouse of `ctx`, read-only, as a `schema.api.Warehouse`."""
+    import duckdb
+
+    from schema.api import Warehouse
+
+    where = location(ctx)
+    try:
+        return Warehouse(where)
+    except WarehouseError as e:
+        raise click.ClickException(str(e)) from e
+    except duckdb.IOException as e:
+        raise click.ClickException(
+            f"cannot open {where}: {e}. Is another `iwh ingest` writing it? Wait for it to finish."
+        ) from e
