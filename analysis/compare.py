@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -127,6 +128,7 @@ class CompareResult:
     head_only: list[str]
     summary: list[SummaryRow]
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what a release difference explains; not warnings
 
     @property
     def regressions(self) -> list[tuple[str, str]]:
@@ -176,7 +178,7 @@ def compare(con, base: str, head: str, model: str | None = None,
         head_only=sorted(model_key(*_unkey(k)) for k in set(groups_h) - set(groups_b)),
         summary=_summary(pairs),
     )
-    result.warnings = _warnings(pairs, groups_b, groups_h, sel_b, sel_h)
+    result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h)
     return result
 
 
@@ -187,10 +189,56 @@ def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pai
     for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
         if not runs:
             raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
-                                + "; `iwh runs` lists the runs, their compiler versions and models")
+                                + "; " + _nearest_values(con, sel, model) + " (`iwh runs` lists every run)")
     dims = _pairing_labels(runs_b, runs_h, pair_on)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     return groups_b, groups_h, sorted(set(groups_b) & set(groups_h)), dims
+
+
+def _nearest_values(con, sel: Selector, model: str | None) -> str:
+    """Why a selector picks nothing, in the values that do exist: for each part that matches no run
+    on its own, the existing values nearest to it; when every part matches alone, that only their
+    combination is empty."""
+    by_key = defaultdict(list)
+    for r in run_query(con, "compare/selector_values"):
+        by_key[r["key"]].append(r["value"])
+    parts = [(k, v) for k, v in sel.params.items() if k != "run"] + list(sel.labels.items())
+    if model is not None:
+        parts.append(("model", model))
+    hints = []
+    for key, value in parts:
+        one = Selector(f"{key}={value}", {key: value} if key in COLUMN_KEYS.values() else {},
+                       {} if key in COLUMN_KEYS.values() else {key: value})
+        if select_runs(con, one):
+            continue
+        known = by_key.get(key, [])
+        if not known:
+            hints.append(f"no run has a {key!r}" + (" label" if key not in COLUMN_KEYS.values() else ""))
+        else:
+            near = _nearest_versions(value, known) if key == "compiler" else \
+                difflib.get_close_matches(value, known, n=5, cutoff=0.0)
+            hints.append(f"no run has {key}={value}; nearest: {', '.join(near)}")
+    if "run" in sel.params and not select_runs(con, Selector(sel.text, {"run": sel.params["run"]}, {})):
+        hints.append(f"no run id starts with {sel.params['run']!r}")
+    if not hints:
+        hints.append("each part matches runs on its own, but no run matches all of them")
+    return "; ".join(hints)
+
+
+def _nearest_versions(wanted: str, known: list[str], n: int = 5) -> list[str]:
+    """Versions nearest a wanted one: most leading parts in common, then the closest next part."""
+    def parts(v: str) -> list[int]:
+        return [int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]]
+
+    want = parts(wanted)
+
+    def distance(v: str) -> tuple:
+        have = parts(v)
+        common = next((i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b), min(len(want), len(have)))
+        gap = abs(want[common] - have[common]) if common < min(len(want), len(have)) else 0
+        return (-common, gap, v)
+
+    return sorted(known, key=distance)[:n]
 
 
 def _pairing_labels(runs_b: list[dict], runs_h: list[dict], candidates: tuple[str, ...]) -> list[str]:
@@ -245,10 +293,12 @@ def _summary(pairs: list[ModelPair]) -> list[SummaryRow]:
     return rows
 
 
-def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> list[str]:
-    out = []
+def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> tuple[list[str], list[str]]:
+    """(warnings, notes): warnings where the sides differ in more than the compared variable; notes
+    for what a release difference explains (config keys that exist on one side only)."""
+    warnings, notes = [], []
     if not pairs:
-        out.append("no model is present on both sides: nothing to compare")
+        warnings.append("no model is present on both sides: nothing to compare")
     compared = sel_b.keys | sel_h.keys
     # a compiler build carries its CUDA and Triton versions with it
     expected = {"compiler_version", "cuda_version", "triton_version"} if "compiler" in compared else set()
@@ -258,16 +308,31 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> li
         differing = [p.key for p in pairs
                      if {r.get(col) for r in groups_b[_key(p)]} != {r.get(col) for r in groups_h[_key(p)]}]
         if differing:
-            out.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
-                       f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
-    config_keys = Counter()
+            warnings.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
+                            f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
+    changed, added, removed = Counter(), Counter(), Counter()
     for p in pairs:
-        config_keys.update(_config_diff(groups_b[_key(p)], groups_h[_key(p)]))
-    if config_keys:
-        names = ", ".join(k for k, _ in config_keys.most_common(8)) + (" ..." if len(config_keys) > 8 else "")
-        why = " (expected when the compared label is a config variant)" if (sel_b.labels or sel_h.labels) else ""
-        out.append(f"inductor config differs between the sides in {len(config_keys)} keys{why}: {names}")
-    return out
+        diff = config_diff(groups_b[_key(p)], groups_h[_key(p)])
+        changed.update(diff.changed)
+        added.update(diff.added)
+        removed.update(diff.removed)
+    if changed:
+        if sel_b.labels or sel_h.labels:
+            why = " (expected when the compared label is a config variant)"
+        elif "compiler" in compared:
+            why = " (a release may change a default; check the runs did not set these)"
+        else:
+            why = ""
+        warnings.append(f"inductor config differs between the sides in {len(changed)} keys{why}: {_names(changed)}")
+    for counter, how in ((added, "new in the head side's release"), (removed, "removed in the head side's release")):
+        if counter:
+            notes.append(f"inductor config: {len(counter)} keys {how} (not a difference in settings): "
+                         f"{_names(counter)}")
+    return warnings, notes
+
+
+def _names(keys: Counter, n: int = 8) -> str:
+    return ", ".join(k for k, _ in keys.most_common(n)) + (" ..." if len(keys) > n else "")
 
 
 def _unkey(key: tuple) -> tuple[str, dict]:
@@ -278,13 +343,34 @@ def _key(p: ModelPair) -> tuple:
     return (p.model, tuple(p.config.items()))
 
 
-def _config_diff(base: list[dict], head: list[dict]) -> set[str]:
+@dataclass(frozen=True)
+class ConfigDiff:
+    changed: frozenset[str]  # keys on both sides whose values differ
+    added: frozenset[str]    # keys the head's config has and the base's lacks
+    removed: frozenset[str]
+
+
+# A value naming a file or folder (a package's data dir, the working directory) differs by where the
+# run or its virtualenv lay, not by setting: its last part is what was chosen.
+_ABSOLUTE_PATH = re.compile(r"^/(?:[^/]+/)*")
+
+
+def config_diff(base: list[dict], head: list[dict]) -> ConfigDiff:
+    """The Inductor config of the first run of each side that recorded one, key by key."""
     cb = [orjson.loads(r["inductor_config"]) for r in base if r.get("inductor_config")]
     ch = [orjson.loads(r["inductor_config"]) for r in head if r.get("inductor_config")]
     if not cb or not ch:
-        return set()
+        return ConfigDiff(frozenset(), frozenset(), frozenset())
     b, h = cb[0], ch[0]
-    return {k for k in b.keys() & h.keys() if b[k] != h[k]}
+    return ConfigDiff(
+        changed=frozenset(k for k in b.keys() & h.keys() if _setting(b[k]) != _setting(h[k])),
+        added=frozenset(h.keys() - b.keys()),
+        removed=frozenset(b.keys() - h.keys()),
+    )
+
+
+def _setting(value):
+    return _ABSOLUTE_PATH.sub(".../", value) if isinstance(value, str) else value
 
 
 # ---- kernel-level diff ---------------------------------------------------------------------------

@@ -103,8 +103,9 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({len(result.pairs)} models on both sides)\n"]
-    if md and result.warnings:
-        parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings))
+    if md and (result.warnings or result.notes):
+        parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings)
+                     + "".join(f"> note: {n}\n" for n in result.notes))
     parts += [h("summary (common models; geomean of head/base)"), show(summary_frame(result))]
     parts += [h("per model" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:

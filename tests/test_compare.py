@@ -251,3 +251,62 @@ def test_gpu_kernel_diff_hf_bert(gpu):
     assert mode == "train"
     assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "unchanged": n}
     assert all(k.status == SAME for k in diff.kernels) and not diff.fusions
+
+
+def test_a_release_family_selector_picks_every_build_of_it_and_no_other(cpu):
+    """compiler=2.13 is any 2.13.x build, compiler=2.1 is no 2.13 or 2.14 build (part boundary)."""
+    db, root = cpu
+    con = duckdb.connect(db, read_only=True)
+    versions = dict(con.execute("SELECT compiler_version, count(*) FROM runs GROUP BY ALL").fetchall())
+    assert versions == {"2.6.0+cu124": 5, "2.13.0+cpu": 5, "2.14.1+cu130": 5}
+    for selector, want in (("2.13", {"2.13.0+cpu"}), ("2.13.0", {"2.13.0+cpu"}), ("2.13.0+cpu", {"2.13.0+cpu"}),
+                           ("2.14", {"2.14.1+cu130"}), ("2", set(versions)), ("2.6", {"2.6.0+cu124"})):
+        rows = con.execute("SELECT DISTINCT compiler_version FROM runs WHERE version_matches(compiler_version, ?)",
+                           [selector]).fetchall()
+        assert {r[0] for r in rows} == want, selector
+    result = compare(con, "compiler=2.13", "compiler=2.14")
+    assert len(result.pairs) == 5
+    for bad in ("2.1", "2.13.1", "2.6.0+cu1"):
+        res = iwh(db, "--base", f"compiler={bad}", "--head", "compiler=2.14")
+        assert res.exit_code == 1 and f"'compiler={bad}' picks no runs" in res.output, res.output
+
+
+def test_an_empty_selector_names_the_nearest_existing_values(cpu):
+    db, _ = cpu
+    res = iwh(db, "--base", "compiler=2.15", "--head", "compiler=2.14")
+    assert "no run has compiler=2.15; nearest: 2.14.1+cu130, 2.13.0+cpu, 2.6.0+cu124" in res.output
+    res = iwh(db, "--base", "compiler=2.13,model=mpl", "--head", "compiler=2.14")
+    assert "no run has model=mpl; nearest: mlp" in res.output
+    # each part matches runs alone; only together do they pick none
+    res = iwh(db, "--base", "compiler=2.6,model=mlp,run=ffff", "--head", "compiler=2.14")
+    assert "no run id starts with 'ffff'" in res.output
+    res = iwh(db, "--base", "compiler=2.13,variant=x", "--head", "compiler=2.14")
+    assert "no run has a 'variant' label" in res.output
+
+
+def test_config_keys_of_one_release_are_notes_and_differing_values_warnings(cpu):
+    """The 2.14.1 config has keys 2.13 lacks and the other way round: a release difference, listed
+    apart; keys on both sides whose values differ stay a warning. Counted from the records here."""
+    db, _ = cpu
+    con = duckdb.connect(db, read_only=True)
+    configs = {}
+    for version, text in con.execute("""
+            SELECT r.compiler_version, c.inductor_config FROM compilations c JOIN runs r USING (run_id)
+            WHERE r.model = 'mlp' AND c.inductor_config IS NOT NULL ORDER BY c.start_time_us""").fetchall():
+        configs.setdefault(version, json.loads(text))
+    b, h = configs["2.13.0+cpu"], configs["2.14.1+cu130"]
+    added, removed = sorted(h.keys() - b.keys()), sorted(b.keys() - h.keys())
+    assert added and removed
+    result = compare(con, "compiler=2.13,model=mlp", "compiler=2.14,model=mlp")
+    [note_added] = [n for n in result.notes if "new in the head" in n]
+    [note_removed] = [n for n in result.notes if "removed in the head" in n]
+    assert f"{len(added)} keys" in note_added and f"{len(removed)} keys" in note_removed
+    assert all(k in note_removed for k in removed)
+    [warning] = [w for w in result.warnings if "inductor config differs" in w]
+    # values that differ only by where the run or its virtualenv lay are not settings
+    differing = {k for k in b.keys() & h.keys() if b[k] != h[k]}
+    paths = {k for k in differing if isinstance(b[k], str) and b[k].startswith("/")
+             and b[k].rsplit("/", 1)[-1] == h[k].rsplit("/", 1)[-1]}
+    assert paths, "the 2.13 and 2.14.1 runs lay in different folders"
+    assert f"in {len(differing - paths)} keys" in warning
+    assert not any(k in warning for k in paths) and not any(k in warning for k in added)

@@ -62,6 +62,8 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
+    for n in result.notes:
+        click.echo(f"note: {n}", err=True)
     if fail_on == "regression" and result.regressions:
         click.echo(f"{len(result.regressions)} regressions: "
                    + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)

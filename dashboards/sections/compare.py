@@ -44,6 +44,8 @@ except SelectorError as e:
     st.stop()
 for w in result.warnings:
     st.warning(data.plain(w))
+for n in result.notes:
+    st.info(data.plain(n))
 if not result.pairs:
     st.stop()
 

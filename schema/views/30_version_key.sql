@@ -4,3 +4,9 @@
 CREATE OR REPLACE MACRO version_key(v) AS
     list_transform(string_split(regexp_extract(coalesce(v, ''), '^[0-9]+(\.[0-9]+)*'), '.'),
                    lambda x: TRY_CAST(x AS INTEGER));
+-- version_matches(v, selector): a selector names a release or a release family on a part boundary:
+-- '2.13' matches 2.13.0+cpu and 2.13.1, '2.13.0' matches 2.13.0+cpu and 2.13.0a0+git..., and
+-- '2.1' never matches 2.13.0 (the character after the selector must not be a digit).
+CREATE OR REPLACE MACRO version_matches(v, selector) AS
+    starts_with(v, selector)
+    AND (length(v) = length(selector) OR NOT regexp_matches(substr(v, length(selector) + 1, 1), '[0-9]'));

@@ -1,5 +1,5 @@
 -- Compare: the runs one selector picks, with every metric `iwh compare` compares
--- A selector is a conjunction: compiler version (exact, or the release without its '+build'),
+-- A selector is a conjunction: compiler version (a release or family: 2.13 = any 2.13.x build),
 -- run id (or a unique prefix), device, backend, model, and labels given as a JSON object of
 -- string values (all must match). compile_s = dynamo + lazily compiled backward (compilation_metrics);
 -- kernel_us = profiled kernel time inside compiled regions (NULL when not profiled).
@@ -8,7 +8,7 @@
 -- else the event's user frame): 2.14 compiles inspect.py frames under compiled autograd, which
 -- break and recompile there without any change to the user's graphs.
 -- inductor_config is the run's first compilation_metrics inductor_config (JSON text).
--- @param compiler VARCHAR compiler version, e.g. 2.13.0+cpu or 2.13.0
+-- @param compiler VARCHAR compiler version or family, e.g. 2.13.0+cpu, 2.13.0 or 2.13
 -- @param run VARCHAR run id or a prefix of it
 -- @param device VARCHAR device
 -- @param backend VARCHAR backend
@@ -17,7 +17,7 @@
 WITH picked AS (
     SELECT m.*
     FROM run_metrics m
-    WHERE ($compiler IS NULL OR m.compiler_version = $compiler OR starts_with(m.compiler_version, $compiler || '+'))
+    WHERE ($compiler IS NULL OR version_matches(m.compiler_version, $compiler))
       AND ($run IS NULL OR starts_with(m.run_id, $run))
       AND ($device IS NULL OR m.device = $device)
       AND ($backend IS NULL OR m.backend = $backend)
