@@ -17,7 +17,9 @@ from dashboards import data, filters  # noqa: E402
 # browser whose first request is a page's URL, before app.py has declared the navigation.
 PAGES = Path(__file__).parent / "sections"
 
-st.set_page_config(page_title="inductor-warehouse", page_icon=":material/memory:", layout="wide")
+# a local image: an emoji or :material/...: favicon is fetched from a public host at every page load
+st.set_page_config(page_title="inductor-warehouse", page_icon=str(Path(__file__).parent / "static" / "icon.png"),
+                   layout="wide")
 
 nav = st.navigation([
     st.Page(PAGES / "overview.py", title="Overview", icon=":material/dashboard:", default=True),

@@ -9,10 +9,18 @@ from pathlib import Path
 APP = Path(__file__).parent / "app.py"
 
 
-def streamlit_command(db: str, port: int, address: str) -> list[str]:
-    return [
-        sys.executable, "-m", "streamlit", "run", str(APP),
-        "--server.headless", "true", "--server.port", str(port), "--server.address", address,
-        "--browser.gatherUsageStats", "false",
-        "--", os.path.abspath(db),
-    ]
+# Served inside companies' networks and offline: no usage statistics sent, no Deploy button or
+# developer menu, exceptions shown in full but without links to outside search engines.
+SETTINGS = {
+    "server.headless": "true",
+    "browser.gatherUsageStats": "false",
+    "client.toolbarMode": "minimal",
+    "client.showErrorLinks": "false",
+    "client.showErrorDetails": "full",
+}
+
+
+def streamlit_command(db: str, port: int, address: str, app: Path = APP) -> list[str]:
+    options = [f"--{k}={v}" for k, v in SETTINGS.items()]
+    return [sys.executable, "-m", "streamlit", "run", str(app), *options,
+            "--server.port", str(port), "--server.address", address, "--", os.path.abspath(db)]

@@ -7,16 +7,18 @@ Streamlit exception. A full-page screenshot of each lands in tests/screenshots/ 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 import duckdb
 import pytest
 
+from dashboards.serve import streamlit_command
 from tests.test_dashboards import build_warehouse
 
 CHROMIUM = "/usr/bin/chromium"
@@ -43,13 +45,15 @@ def warehouse(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def server(warehouse):
+    yield from serve(warehouse)
+
+
+def serve(warehouse: str, app: Path | None = None):
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboards" / "app.py"),
-         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--", warehouse],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "IWH_DB": warehouse},
-    )
+    # the command `iwh dashboard` runs, so its settings (no usage stats, no toolbar) are what is tested
+    command = streamlit_command(warehouse, port, "127.0.0.1", **({"app": app} if app else {}))
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, "IWH_DB": warehouse})
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -76,6 +80,37 @@ def browser():
             "--disable-component-update", "--disable-sync"])
         yield b
         b.close()
+
+
+def watch(tab) -> list[str]:
+    """What a page must not do on an internal network: log a console error, fail to load a resource,
+    or ask any host but this one.
+
+    One kind of local 404 is Streamlit's design and allowed: opened at a page's own URL (/trends), its
+    frontend finds the server's base path by asking /trends/_stcore/health (and host-config) before
+    /_stcore/health.
+    """
+    problems: list[str] = []
+
+    def base_path_probe(url: str) -> bool:
+        return re.fullmatch(r"/[^/]+/_stcore/(health|host-config)", urlparse(url).path) is not None
+
+    def request(r):
+        url = urlparse(r.url)
+        if url.scheme not in ("data", "blob", "about") and url.hostname not in ("127.0.0.1", "localhost"):
+            problems.append(f"request to {r.url}")
+
+    def console(m):
+        if m.type == "error" and not (m.text.startswith("Failed to load resource: the server responded with a "
+                                                        "status of 404") and base_path_probe(m.location["url"])):
+            problems.append(f"console {m.type}: {m.text} ({m.location['url']})")
+
+    tab.on("request", request)
+    tab.on("response", lambda r: problems.append(f"{r.status} for {r.url}")
+           if r.status >= 400 and not (r.status == 404 and base_path_probe(r.url)) else None)
+    tab.on("console", console)
+    tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    return problems
 
 
 def one(db: str, sql: str, params=None):
@@ -112,6 +147,7 @@ def expected(db: str) -> dict[str, tuple[str, str | None, str]]:
 def test_page_renders_in_chromium(page, warehouse, server, browser):
     path, metric, text = expected(warehouse)[page]
     tab = browser.new_page(viewport={"width": 1500, "height": 2400})
+    problems = watch(tab)
     try:
         tab.goto(f"{server}/{path}")
         tab.wait_for_selector('[data-testid="stMainBlockContainer"] h1', timeout=60_000)
@@ -127,14 +163,18 @@ def test_page_renders_in_chromium(page, warehouse, server, browser):
         tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
         tab.wait_for_timeout(500)
         assert tab.locator('[data-testid="stException"]').count() == 0
+        # no Deploy button or developer menu: a team's shared dashboard is not for deploying
+        assert tab.locator('[data-testid="stAppDeployButton"]').count() == 0
         SHOTS.mkdir(exist_ok=True)
         tab.screenshot(path=str(SHOTS / f"{page}.png"), full_page=True)
+        assert problems == []
     finally:
         tab.close()
 
 
 def test_sql_console_runs_in_chromium(warehouse, server, browser):
     tab = browser.new_page(viewport={"width": 1500, "height": 1400})
+    problems = watch(tab)
     try:
         tab.goto(f"{server}/sql_console")
         tab.get_by_role("button", name="Run").click()
@@ -145,6 +185,27 @@ def test_sql_console_runs_in_chromium(warehouse, server, browser):
         assert tab.locator('[data-testid="stException"]').count() == 0
         SHOTS.mkdir(exist_ok=True)
         tab.screenshot(path=str(SHOTS / "sql_console_result.png"), full_page=True)
+        assert problems == []
     finally:
         tab.close()
 
+
+
+def test_an_exception_shows_its_details_without_outside_links(warehouse, browser, tmp_path):
+    """Served with the dashboard's settings, an app's exception shows its type and message, and no
+    'Ask Google' / 'Ask ChatGPT' links (this tool runs inside companies' networks)."""
+    app = tmp_path / "fails.py"
+    app.write_text("import streamlit as st\nst.title('x')\nraise ValueError('the details stay visible')\n")
+    for url in serve(warehouse, app):
+        tab = browser.new_page()
+        problems = watch(tab)
+        try:
+            tab.goto(url)
+            tab.locator('[data-testid="stException"]').wait_for(timeout=60_000)
+            shown = tab.locator('[data-testid="stException"]').inner_text()
+            assert "ValueError" in shown and "the details stay visible" in shown
+            links = [a.get_attribute("href") or "" for a in tab.locator('[data-testid="stException"] a').all()]
+            assert not [h for h in links if "google" in h or "chatgpt" in h or "openai" in h], links
+            assert problems == []
+        finally:
+            tab.close()
