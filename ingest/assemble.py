@@ -225,7 +225,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
         artifacts.append(
             {"path": rel, "kind": a.kind, "bytes": a.size, "content_hash": reader.hashes.get(rel), "mtime": a.mtime}
         )
-    run_row = _run_row(run, man.facts, cli_model, cli_labels, trace_facts, facts, reader)
+    run_row = _run_row(run, man.facts, cli_model, cli_labels, trace_facts, facts, reader, tables)
     run_row["ingest_seconds"] = time.perf_counter() - t0
 
     _pop_sources(tables.get("kernels", ()), sources)
@@ -385,7 +385,8 @@ def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -
                 facts.setdefault(k, parsed.facts[k])
 
 
-def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, reader: _Reader) -> dict:
+def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, reader: _Reader,
+             tables: dict[str, list[dict]]) -> dict:
     labels = dict(man.get("labels") or {})
     for k, v in (cli_labels or {}).items():
         labels.setdefault(k, v)
@@ -402,7 +403,7 @@ def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dic
         "model": model,
         "compiler_version": trace.get("compiler_version") or facts.get("compiler_version") or _str(labels.get("torch")),
         "compiler_commit": trace.get("compiler_commit") or facts.get("compiler_commit") or _str(labels.get("torch_git")),
-        "device": _str(labels.get("device")) or trace.get("device") or facts.get("device"),
+        "device": _device(run, labels, trace, facts, tables),
         "device_name": _str(labels.get("device_name")) or facts.get("device_name"),
         "backend": trace.get("backend") or facts.get("backend"),
         "rank": rank,
@@ -415,6 +416,31 @@ def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dic
         "cuda_version": trace.get("cuda_version") or facts.get("cuda_version") or _str(labels.get("cuda")),
         "artifact_bytes": sum(a.size for a in run.artifacts),
     }
+
+
+DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps": "mps", "spyre": "spyre"}
+
+
+def _device(run: Run, labels: dict, trace: dict, facts: dict, tables: dict[str, list[dict]]) -> str | None:
+    """What the run ran on, from the most direct word there is: the manifest, the generated code,
+    the IR's buffer layouts, the tensors the trace describes, a CPU-only torch build (`+cpu`), then
+    the run's folder names (`cpu-torch2.13/`, `gpu-h200/`). A run killed before any kernel was written
+    still says it in most of these; NULL only when none does."""
+    build = _str(labels.get("torch")) or trace.get("compiler_version") or facts.get("compiler_version") or ""
+    found = (_str(labels.get("device")) or trace.get("device") or facts.get("device")
+             or next((r["device"] for r in tables.get("layouts", ()) if r.get("device")), None)
+             or trace.get("tensor_device")
+             or ("cpu" if build.endswith("+cpu") else None)
+             or _folder_device(run))
+    return found.split(":", 1)[0] if found else None
+
+
+def _folder_device(run: Run) -> str | None:
+    """A device named by the run's folder or its parent (one device word among their parts)."""
+    base = run.root if run.root.is_dir() else run.root.parent
+    words = {DEVICE_WORDS[w] for name in (base.name, base.parent.name)
+             for w in re.split(r"[^a-z0-9]+", name.lower()) if w in DEVICE_WORDS}
+    return words.pop() if len(words) == 1 else None
 
 
 def _str(v) -> str | None:

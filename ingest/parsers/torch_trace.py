@@ -63,7 +63,7 @@ _CONTEXT_KEYS = frozenset({
 })
 # kinds torch writes that carry nothing the warehouse keeps: counted as known, not read
 _PASSIVE_KINDS = frozenset({
-    "str", "dynamo_start", "describe_storage", "describe_tensor", "describe_source",
+    "str", "dynamo_start", "describe_storage", "describe_source",
     "create_symbol", "create_unbacked_symbol", "guard_added", "guard_added_fast",
     "symbolic_shape_specialization", "propagate_real_tensors_provenance", "expression_created",
     "dynamo_output_graph", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
@@ -337,6 +337,13 @@ class _TraceState:
     def on_bwd_metrics(self, lineno, metrics, cid, data):
         self.on_metrics(lineno, metrics, cid, data, "bwd_compilation_metrics")
 
+    def on_describe_tensor(self, lineno, meta, cid, data):
+        # the device of the first tensor Dynamo saw: what a run killed before Inductor wrote code ran on
+        if "tensor_device" not in self.parsed.facts and isinstance(meta, dict):
+            m = _TENSOR_DEVICE.match(str(meta.get("device") or ""))
+            if m:
+                self.parsed.facts["tensor_device"] = m.group(1)
+
     def on_artifact(self, lineno, meta, cid, data):
         name = meta.get("name") if isinstance(meta, dict) else None
         handler = _ARTIFACTS.get(name)
@@ -519,7 +526,9 @@ def _started_at(first_glog: tuple, epoch: float | None) -> str | None:
     return None
 
 
+_TENSOR_DEVICE = re.compile(r"device\(type='(\w+)'")
 _HANDLERS = {
+    "describe_tensor": _TraceState.on_describe_tensor,
     "compilation_metrics": _TraceState.on_metrics,
     "bwd_compilation_metrics": _TraceState.on_bwd_metrics,
     "artifact": _TraceState.on_artifact,

@@ -1,0 +1,89 @@
+"""A run's device comes from what the run says, also when it was killed before any kernel was
+written: the manifest, the IR's layouts, the tensors the trace describes, a CPU-only torch build,
+the folder names; NULL only when nothing says it.
+
+The two killed runs are real: `iwh capture --timeout 6` / `--timeout 9` of the zoo's transformer
+training step under torch 2.13 CPU, killed in Dynamo and in Inductor (tests/fixtures/SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import duckdb
+
+from ingest.load import ingest_paths
+from tests.conftest import FIXTURES
+
+KILLED = FIXTURES / "killed"
+IN_DYNAMO = KILLED / "transformer_killed_in_dynamo"
+IN_INDUCTOR = KILLED / "transformer_killed_in_inductor"
+
+
+def device_of(tmp_path: Path, run: Path) -> str | None:
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths([run], db, force=True)
+    assert summary.runs == 1, summary.line()
+    con = duckdb.connect(db, read_only=True)
+    try:
+        return con.execute("SELECT device FROM runs WHERE source_path = ?", [str(run)]).fetchone()[0]
+    finally:
+        con.close()
+
+
+def copy(run: Path, dest: Path, drop=(), manifest_keys=None) -> Path:
+    shutil.copytree(run, dest)
+    for pattern in drop:
+        for f in dest.glob(pattern):
+            shutil.rmtree(f) if f.is_dir() else f.unlink()
+    if manifest_keys is not None:
+        m = json.loads((dest / "manifest.json").read_text())
+        (dest / "manifest.json").write_text(json.dumps({k: v for k, v in m.items() if k in manifest_keys}))
+    return dest
+
+
+def test_the_killed_runs_wrote_no_kernel_and_their_manifests_name_no_device():
+    for run in (IN_DYNAMO, IN_INDUCTOR):
+        manifest = json.loads((run / "manifest.json").read_text())
+        assert "device" not in manifest and manifest["timed_out"] and manifest["exit_code"] == 124
+        assert not list(run.rglob("output_code.py"))
+    assert not list(IN_DYNAMO.rglob("ir_*.txt"))
+
+
+def test_device_of_a_run_killed_in_inductor_comes_from_its_ir(tmp_path):
+    ir = next(IN_INDUCTOR.rglob("ir_pre_fusion.txt")).read_text()
+    said = set(re.findall(r"\.group\.device = (\w+)", ir))
+    assert said == {"cpu"}
+    # neither the trace nor the torch build may answer: only the IR is left
+    run = copy(IN_INDUCTOR, tmp_path / "run", drop=["trace"], manifest_keys={"model"})
+    assert device_of(tmp_path, run) == "cpu"
+
+
+def test_device_of_a_run_killed_in_dynamo_comes_from_the_tensors_its_trace_describes(tmp_path):
+    log = next(IN_DYNAMO.glob("trace/*.log")).read_text()
+    described = set(re.findall(r'"device": "device\(type=\'(\w+)\'', log))
+    assert described == {"cpu"}
+    run = copy(IN_DYNAMO, tmp_path / "run", manifest_keys={"model"})
+    assert device_of(tmp_path, run) == "cpu"
+
+
+def test_device_from_a_cpu_only_torch_build_then_from_folder_names_then_none(tmp_path):
+    # the manifest's torch build `+cpu` can only have run on the CPU
+    run = copy(IN_DYNAMO, tmp_path / "a" / "run", drop=["trace"], manifest_keys={"model", "torch"})
+    assert json.loads((run / "manifest.json").read_text())["torch"].endswith("+cpu")
+    assert device_of(tmp_path / "a", run) == "cpu"
+    # a folder of the zoo's `{device}-torch{version}` kind
+    run = copy(IN_DYNAMO, tmp_path / "b" / "cuda-torch2.11" / "run", drop=["trace"], manifest_keys={"model"})
+    assert device_of(tmp_path / "b", run) == "cuda"
+    # nothing says: NULL, not a guess
+    run = copy(IN_DYNAMO, tmp_path / "c" / "run", drop=["trace"], manifest_keys={"model"})
+    assert device_of(tmp_path / "c", run) is None
+
+
+def test_the_manifest_wins(tmp_path):
+    run = copy(IN_INDUCTOR, tmp_path / "run")
+    m = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps(m | {"device": "spyre"}))
+    assert device_of(tmp_path, run) == "spyre"
