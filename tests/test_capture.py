@@ -203,7 +203,7 @@ def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path
         devices = {r[0] for r in con.execute("SELECT DISTINCT device FROM runs").fetchall()}
         kernels = dict(con.execute(
             "SELECT compiler_version, kernel_count FROM run_metrics "
-            "WHERE model = 'transformer' AND labels ->> 'mode' IS NULL").fetchall())
+            "WHERE model = 'transformer' AND (labels ->> 'mode') IS NULL").fetchall())
     assert devices == {"cpu", "cuda"}
 
     def counted(version: str) -> int:  # generated C++ kernels defined in the run's output_code.py files
