@@ -459,7 +459,8 @@ def _default_model(run: Run) -> str:
             # TORCH_TRACE names logs with a random suffix: the folder says more
             parent = root.parent
             return parent.parent.name if parent.name == "trace" else parent.name
-        return root.name.split(".", 1)[0]
+        name = root.name.removesuffix(".gz")
+        return name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json")) else name
     return root.name
 
 

@@ -179,6 +179,8 @@ def _process_key(a: Artifact) -> tuple | None:
         if a.first_record is None:
             return None
         rank, month, day, hour, minute, pid = a.first_record
+        if int(pid) > torch_trace.MAX_PID:
+            return None  # a 2.3/2.4 thread id, not a pid: nothing to join a debug folder by
         return int(pid), (int(month), int(day), int(hour), int(minute)), int(rank) if rank else None
     for part in a.path.parts:
         m = DEBUG_RUN_RE.match(part)

@@ -102,6 +102,7 @@ class _Spill:
         self.dir: str | None = None
         self.parts: list[tuple[str, str]] = []  # (table, Parquet file), in hand-over order
         self.generated_kernels = 0
+        self.misfits: list[dict] = []
 
     def __call__(self, rows: dict[str, list[dict]]) -> None:
         for table, part in rows.items():
@@ -111,7 +112,7 @@ class _Spill:
                 self.generated_kernels += sum(1 for k in part if k.get("generated"))
             self.dir = self.dir or tempfile.mkdtemp(prefix="iwh-spill-")
             path = f"{self.dir}/{len(self.parts)}-{table}.parquet"
-            pq.write_table(self.schema.arrow(table, [(None, part)]), path)
+            pq.write_table(self.schema.arrow(table, [(None, part)], self.misfits), path)
             self.parts.append((table, path))
 
     def discard(self) -> None:
@@ -128,8 +129,10 @@ class _Schema:
         ).fetchall():
             self.columns.setdefault(table, {})[column] = dtype
 
-    def arrow(self, table: str, parts: list[tuple[str | None, list[dict]]]) -> pa.Table:
-        """`parts`: (run_id, rows) pairs; a None run_id leaves the rows' own."""
+    def arrow(self, table: str, parts: list[tuple[str | None, list[dict]]], misfits: list[dict] | None = None) -> pa.Table:
+        """`parts`: (run_id, rows) pairs; a None run_id leaves the rows' own. A value its column's type
+        cannot hold (a float in a BIGINT, a number past 64 bits) is stored NULL and reported in
+        `misfits`: one odd value never costs the run."""
         cols = self.columns[table]
         rows = [r for _, part in parts for r in part]
         arrays, names = [], []
@@ -140,9 +143,53 @@ class _Schema:
                 values = [_json(r.get(name)) for r in rows]
             else:
                 values = [r.get(name) for r in rows]
-            arrays.append(pa.array(values, type=_ARROW.get(dtype, pa.string())))
+            arrays.append(_column(values, _ARROW.get(dtype, pa.string()), f"{table}.{name}", misfits))
             names.append(name)
         return pa.Table.from_arrays(arrays, names=names)
+
+
+def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[dict] | None) -> pa.Array:
+    try:
+        if pa.types.is_integer(arrow_type):
+            # pa.array(..., type=int64) would truncate 2.5 to 2: let Arrow infer, and accept only integers
+            inferred = pa.array(values)
+            if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
+                return inferred.cast(arrow_type)
+        else:
+            return pa.array(values, type=arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
+        pass
+    fitted = [_fit(v, arrow_type) for v in values]
+    bad = [v for v, f in zip(values, fitted, strict=True) if v is not None and f is None]
+    if bad and misfits is not None:
+        misfits.append({"path": "", "kind": "load", "line": None, "severity": "warning",
+                        "message": f"{len(bad)} value(s) of {column} do not fit its type {arrow_type} "
+                                   f"and were stored NULL, e.g. {str(bad[0])[:80]!r}"})
+    return pa.array(fitted, type=arrow_type)
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _fit(v, arrow_type: pa.DataType):
+    """`v` as the column's type, or None when it has no faithful value of that type."""
+    if v is None:
+        return None
+    try:
+        if pa.types.is_integer(arrow_type):
+            if isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()):
+                return None
+            n = int(v)
+            return n if _INT64[0] <= n <= _INT64[1] else None
+        if pa.types.is_floating(arrow_type):
+            return float(v)
+        if pa.types.is_boolean(arrow_type):
+            return v if isinstance(v, bool) else None
+        if pa.types.is_list(arrow_type):
+            return [None if x is None else str(x) for x in v] if isinstance(v, (list, tuple)) else None
+        return v if isinstance(v, str) else _json(v)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _json(v):
@@ -255,8 +302,14 @@ def _loaded(data, schema: _Schema, now: str, spill: _Spill) -> _Loaded:
     data.run["ingested_at"] = now
     rows = dict(data.tables)
     rows["artifacts"] = data.artifacts
-    rows["ingest_errors"] = [dict(e, ingested_at=now) for e in data.errors]
-    tables = {t: schema.arrow(t, [(run_id, rows[t])]) for t in FACT_TABLES if rows.get(t)}
+    misfits = spill.misfits
+    tables = {t: schema.arrow(t, [(run_id, rows[t])], misfits) for t in FACT_TABLES
+              if rows.get(t) and t != "ingest_errors"}
+    tables["runs"] = schema.arrow("runs", [(None, [data.run])], misfits)
+    data.errors.extend(misfits)
+    errors = [dict(e, ingested_at=now) for e in data.errors]
+    if errors:
+        tables["ingest_errors"] = schema.arrow("ingest_errors", [(run_id, errors)])
     kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated")) + spill.generated_kernels
     return _Loaded(data.run, tables, data.sources, data.errors, data.counters, data.bytes_read,
                    len(data.tables.get("graphs", ())), kernels, spill.parts, spill.dir)
@@ -311,7 +364,7 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             ).fetchall()]
             # a parted run's own rows are in already: what it replaced went before its parts
             _delete_runs(con, [r for r in old if r not in {d.run["run_id"] for d in parted}])
-            _insert(con, "runs", schema.arrow("runs", [(None, [d.run for d in batch])]))
+            _insert(con, "runs", pa.concat_tables([d.tables["runs"] for d in batch]))
             for table in FACT_TABLES:
                 parts = [d.tables[table] for d in batch if table in d.tables]
                 if parts:

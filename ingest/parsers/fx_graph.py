@@ -14,6 +14,10 @@ or `Sym(<expr>)` (dtype NULL, shape `Sym(<expr>)`). Multi-output calls (var_mean
 annotation. `# File: <path>:<line> in <fn>, code: <src>` comments (also prefixed
 `Backward of forward node:`) set the source of the nodes that follow, until the next comment;
 `# No stacktrace found for following nodes` clears it.
+
+Graphs of exported programs (AOTInductor's post-grad graph) take no arguments: their inputs are
+declared on one line (`arg2_1: "f32[8, 10][10, 1]cpu"; arg3_1: "..."; `), placeholders too, and
+unpacked by `arg2_1, arg3_1, = fx_pytree.tree_flatten_spec(...)`, which adds no node.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ _TENSOR_TYPE = re.compile(r"^(?P<dtype>\w+)(?P<shape>\[[^\]]*\])")
 _SOURCE = re.compile(r"^\s*#(?: Backward of forward node:)? File: (?P<file>.*):(?P<line>\d+) in [^,]*, code: (?P<code>.*)$")
 _NO_SOURCE = "# No stacktrace found"
 _PARAM = re.compile(r'(?P<name>\w+)(?:\s*:\s*"(?P<type>[^"]*)")?')
+_DECLARED_INPUTS = re.compile(r'^(?:\w+: "[^"]*";\s*)+$')
+_UNPACKED_INPUTS = re.compile(r"^(?:\w+, )+= fx_pytree\.tree_flatten_spec\(")
 
 
 def parse_fx_graph(text: str) -> Parsed:
@@ -74,6 +80,11 @@ def parse_fx_graph(text: str) -> Parsed:
             ops.append(_row(len(ops), "output", "output", None, None, (None, None, None)))
             continue
         if stripped.startswith("class "):
+            continue
+        if _DECLARED_INPUTS.match(stripped):
+            _placeholders(f"({stripped.rstrip().rstrip(';').replace(';', ',')})", ops)
+            continue
+        if _UNPACKED_INPUTS.match(stripped):
             continue
         m = _NODE.match(line)
         if m is None:

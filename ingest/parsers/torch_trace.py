@@ -54,8 +54,13 @@ from ingest.parsers.torch_trace_records import (
 )
 from ingest.rows import Parsed
 
-_GLOG = re.compile(rb"(?:\[rank(\d+)\]:)?[VIWEC](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d{6}) (\d+) \S+:\d+\] ")
-_SNIFF = re.compile(rb"(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ \S+:\d+\] \{")
+# The glog prefix of every era: an optional `[rankN]:` (TORCH_LOGS text; traces put the rank in the
+# envelope), level, MMDD, time, then the pid (2.5+) or a 64-bit thread id (2.3/2.4), then the
+# source path, which may hold spaces or a Windows drive's colon, and its line.
+_GLOG = re.compile(rb"(?:\[rank(\d+)\]:)?[VIWEC](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d{6}) (\d+) [^\]\n]*?:\d+\] ")
+_SNIFF = re.compile(rb"(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\]\n]*?:\d+\] \{")
+# Linux pids stop at 2^22: a larger 4th field is the thread id 2.3/2.4 wrote there
+MAX_PID = 1 << 22
 
 _CONTEXT_KEYS = frozenset({
     "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank", "has_payload",
@@ -264,7 +269,8 @@ class _TraceState:
         if self.first_glog is None:
             self.first_glog = (int(m.group(2)), int(m.group(3)), m.group(4).decode())
             self.crlf = m.string.rstrip(b"\n").endswith(b"\r")
-            facts["pid"] = int(m.group(5))
+            process = int(m.group(5))
+            facts["pid" if process <= MAX_PID else "thread_id"] = process
         if "rank" not in facts:
             rank = envelope.get("rank")
             if isinstance(rank, int) and not isinstance(rank, bool):
@@ -450,6 +456,8 @@ class _TraceState:
 
     def on_node_mappings(self, lineno, cid, text):
         graph_id = self._graph_for_provenance(cid, "inductor_provenance_tracking_node_mappings")
+        if graph_id is None:
+            graph_id = self._graph_without_code(cid)
         if graph_id is None or graph_id in self.known_graphs:
             return  # a debug-tree graph: its own mapping file says the same
         sub = provenance.parse_provenance(text)
@@ -461,6 +469,22 @@ class _TraceState:
         self.parsed.counters.update(sub.counters)
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _graph_without_code(self, cid) -> str | None:
+        """A graph for what a log says of a compile whose output code it never logged (AOTInductor
+        and provenance-only logs): its ops and lineage are kept, its kernel counts unknown (NULL).
+        Not when a debug tree of the same process holds the graphs: it has them, code or not."""
+        if self.known_graphs:
+            return None
+        graph_id = f"trace_{cid}_nocode" if cid is not None else "trace_nocode"
+        if graph_id not in self.parsed.facts["graph_compile_ids"]:
+            self.parsed.facts["graph_compile_ids"][graph_id] = cid
+            self.parsed.add("graphs", {
+                "graph_id": graph_id, "compile_id": cid, "phase": None, "aot_id": None, "folder": None,
+                "pre_fusion_nodes": None, "post_fusion_nodes": None, "kernel_count": None,
+                "extern_kernel_count": None, "compile_order": None, "source": "torch_trace", "output_code_hash": None,
+            })
+        return graph_id
 
     def _graph_for_provenance(self, cid, name):
         graph_id = self.latest_graph.get(cid)
@@ -487,6 +511,15 @@ class _TraceState:
         unpaired = sum(len(q) for q in self.pending_ops.values())
         if unpaired:
             parsed.counters["post_grad_graph_without_output_code"] += unpaired
+        for cid, waiting in self.pending_ops.items():
+            graph_id = self._graph_without_code(cid) if waiting else None
+            if graph_id is not None:
+                graph_line, graph_text = waiting[-1]  # the graph Inductor got last for this compile
+                ops = fx_graph.parse_fx_graph(graph_text)
+                self._offset_problems(ops, graph_line)
+                for r in ops.rows.get("ops", []):
+                    r["graph_id"], r["stage"] = graph_id, "transformed"
+                    parsed.add("ops", r)
         facts = parsed.facts
         if self.first_glog is not None:
             started = _started_at(self.first_glog, self.metrics_epoch)
@@ -544,6 +577,7 @@ _ARTIFACTS = {
     "recompile_reasons": _TraceState.on_recompile,
     "dynamo_error": _TraceState.on_dynamo_error,
     "inductor_post_grad_graph": _TraceState.on_post_grad_graph,
+    "after_post_grad_graph": _TraceState.on_post_grad_graph,  # its name in 2.8 and 2.9
     "inductor_provenance_tracking_kernel_stack_traces": _TraceState.on_stack_traces,
     "inductor_provenance_tracking_node_mappings": _TraceState.on_node_mappings,
 }

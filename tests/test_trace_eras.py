@@ -1,0 +1,160 @@
+"""TORCH_TRACE logs of every era ingest with the rows they can give, in one batch, and no failure.
+
+Real logs from tlparse's test inputs (tests/fixtures/torch_trace/eras, SOURCES.md): 2.3/2.4 logs
+with a 64-bit thread id where later logs have the pid and no torch version record, a `link`
+record, a torch.export log, an AOTInductor provenance log without output code. One hand-written
+log holds the header forms no real sample here has (paths with spaces, a Windows path, the
+site-packages form, a `[rank1]:` prefix, a runtime record without `attempt`, an unknown kind).
+Expected values are counted from the files with plain string matching, not by the parser.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ingest.load import ingest_paths
+from ingest.parsers.torch_trace import MAX_PID, parse_torch_trace
+from tests.conftest import FIXTURES
+
+ERAS = FIXTURES / "torch_trace" / "eras"
+LOGS = sorted(ERAS.iterdir())
+HEADER = re.compile(r"^(?:\[rank\d+\]:)?[VIWEC]\d{4} [\d:.]+ (\d+) ")
+
+
+def lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def headers(path: Path) -> list[str]:
+    return [line for line in lines(path) if line and not line.startswith("\t")]
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    db = str(tmp_path_factory.mktemp("eras") / "wh.duckdb")
+    summary = ingest_paths([ERAS], db)
+    assert summary.runs == len(LOGS), summary.line()
+    con = duckdb.connect(db, read_only=True)
+    yield con
+    con.close()
+
+
+def run_of(con, path: Path) -> str:
+    return con.execute("SELECT run_id FROM runs WHERE source_path = ?", [str(path)]).fetchone()[0]
+
+
+def count(con, table: str, run_id: str, where: str = "true") -> int:
+    return con.execute(f"SELECT count(*) FROM {table} WHERE run_id = ? AND {where}", [run_id]).fetchone()[0]
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_every_log_gives_its_compilations_and_no_errors(wh, path):
+    run_id = run_of(wh, path)
+    metrics = sum('] {"compilation_metrics": ' in h for h in headers(path))
+    assert count(wh, "compilations", run_id) == metrics
+    errors = wh.execute("SELECT message FROM ingest_errors WHERE run_id = ? AND severity = 'error'",
+                        [run_id]).fetchall()
+    assert errors == []
+
+
+@pytest.mark.parametrize("path", [p for p in LOGS if p.name.startswith(("tlparse_2.3", "tlparse_2.4"))],
+                         ids=lambda p: p.name)
+def test_a_thread_id_in_the_pid_field_is_not_a_pid(wh, path):
+    fourth = {int(HEADER.match(h).group(1)) for h in headers(path)}
+    assert len(fourth) == 1 and fourth.pop() > 2**32  # what made the INT32 pid column fail
+    pid, version, model = wh.execute("SELECT pid, compiler_version, model FROM runs WHERE run_id = ?",
+                                     [run_of(wh, path)]).fetchone()
+    assert pid is None and version is None  # no torch version record in these eras
+    assert model == path.name.removesuffix(".log")
+    parsed = parse_torch_trace(open(path, "rb"))
+    assert parsed.facts["thread_id"] > MAX_PID and "pid" not in parsed.facts
+
+
+def test_the_old_json_guards_and_output_code_of_2_4(wh):
+    path = ERAS / "tlparse_2.4_links.log"
+    run_id = run_of(wh, path)
+    text = lines(path)
+    assert count(wh, "guards", run_id) == sum('{"dynamo_guards"' in h or '{"dynamo_cpp_guards_str"' in h
+                                              for h in headers(path))
+    code = "\n".join(text)
+    defined = len(re.findall(r"^\t(\w+) = async_compile\.(?:triton|cpp_pybinding|cpp)\(", code, re.M))
+    assert count(wh, "kernels", run_id, "generated") == defined == 1
+
+
+def test_an_aotinductor_provenance_log_keeps_its_ops_and_lineage(wh):
+    """No output code, no compile id: the post-grad graph (the 2.8/2.9 artifact name
+    after_post_grad_graph) and the node mappings still give ops and lineage, on a graph whose
+    kernel counts are unknown (NULL), not zero."""
+    path = ERAS / "tlparse_aot_provenance.log.gz"
+    run_id = run_of(wh, path)
+    text = lines(path)
+    start = next(i for i, h in enumerate(text) if '"name": "after_post_grad_graph"' in h)
+    graph = []
+    for line in text[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        graph.append(line[1:])
+    declared = len(re.findall(r'(\w+): "[^"]*";', graph[2]))
+    nodes = sum(bool(re.match(r'^\s+\w+(: "[^"]*")? = (torch\.ops\.|self\.)', g)) for g in graph)
+    returns = sum(g.strip().startswith("return ") for g in graph)
+    assert count(wh, "ops", run_id) == declared + nodes + returns == 4 + 13 + 1
+    assert count(wh, "ops", run_id, "op_kind = 'placeholder'") == declared
+    [(kernels, externs)] = wh.execute("SELECT kernel_count, extern_kernel_count FROM graphs WHERE run_id = ?",
+                                      [run_id]).fetchall()
+    assert kernels is None and externs is None
+    assert count(wh, "lineage", run_id) > 0
+    assert count(wh, "ingest_errors", run_id) == 0
+
+
+def test_hand_written_header_forms(wh):
+    path = ERAS / "handwritten_header_forms.log"
+    run_id = run_of(wh, path)
+    hs = headers(path)
+    assert any(" /home/user/my env/" in h for h in hs) and any(":\\Users\\" in h for h in hs)
+    assert count(wh, "compilations", run_id) == 2
+    assert count(wh, "compile_events", run_id, "kind = 'graph_break'") == 1
+    assert count(wh, "compile_events", run_id, "kind = 'recompile'") == 1
+    pid, rank, version = wh.execute("SELECT pid, rank, compiler_version FROM runs WHERE run_id = ?",
+                                    [run_id]).fetchone()
+    assert (pid, rank, version) == (4242, 1, "2.14.0a0+git1234567")
+    # a value past 2^31 in a metric (param_numel) stays whole in the record
+    assert wh.execute("SELECT record::JSON ->> 'param_numel' FROM compilations WHERE run_id = ? AND compile_id = '0/0'",
+                      [run_id]).fetchone()[0] == "3000000000"
+    parsed = parse_torch_trace(open(path, "rb"))
+    assert parsed.counters["unknown_kind:some_future_kind"] == 1
+    assert parsed.counters["md5_verified"] == sum('"has_payload"' in h for h in hs) == 3
+
+
+def test_no_integer_column_is_32_bits(wh):
+    narrow = wh.execute("""SELECT c.table_name || '.' || c.column_name FROM information_schema.columns c
+                           JOIN information_schema.tables t USING (table_schema, table_name)
+                           WHERE t.table_type = 'BASE TABLE' AND c.data_type IN ('INTEGER', 'SMALLINT', 'TINYINT')""").fetchall()
+    assert narrow == []
+
+
+def test_a_value_its_column_cannot_hold_is_stored_null_and_reported(tmp_path):
+    """The loader's type boundary: a float with a fraction or a number past 64 bits in a BIGINT
+    column, a list in a VARCHAR column: stored NULL or as JSON text, with a warning, never a failure."""
+    from ingest.load import _Schema
+    from schema.warehouse import connect
+
+    con = connect(str(tmp_path / "w.duckdb"))
+    schema = _Schema(con)
+    con.close()
+    misfits: list[dict] = []
+    rows = [{"compile_id": "0/0", "co_firstlineno": 12, "graph_op_count": 2.5, "duration_us": 2**70,
+             "guard_count": 7.0, "co_name": ["not", "text"]}]
+    table = schema.arrow("compilations", [("r1", rows)], misfits)
+    got = table.to_pylist()[0]
+    assert (got["co_firstlineno"], got["graph_op_count"], got["duration_us"], got["guard_count"]) == (12, None, None, 7)
+    assert got["co_name"] == '["not","text"]'
+    assert sorted(m["message"].split(" of ")[1].split(" ")[0] for m in misfits) == [
+        "compilations.duration_us", "compilations.graph_op_count"]
+    assert all(m["severity"] == "warning" for m in misfits)
