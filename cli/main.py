@@ -7,7 +7,7 @@ import sys
 import click
 
 from cli.commands import capture, compare, dashboard, export, ingest, query
-from cli.options import DB_HELP, FORMATS
+from cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
 
 EXAMPLES = """\b
 Examples:
@@ -23,10 +23,12 @@ Examples:
 @click.option("--db", default=None, metavar="LOCATION", help=DB_HELP)
 @click.option("--format", "fmt", default=None, metavar="FORMAT",
               help=f"default output format of the command ({'|'.join(FORMATS)}, ...)")
+@click.option("--data-path", default=None, metavar="DIR|s3://...", help=DATA_PATH_HELP)
+@click.option("--wait", type=float, default=None, metavar="SECONDS", help=WAIT_HELP)
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, fmt: str | None) -> None:
+def cli(ctx: click.Context, db: str | None, fmt: str | None, data_path: str | None, wait: float | None) -> None:
     """A DuckDB warehouse for torch.compile / TorchInductor debug artifacts."""
-    ctx.ensure_object(dict).update(db=db, format=fmt)
+    ctx.ensure_object(dict).update(db=db, format=fmt, data_path=data_path, wait=wait)
 
 
 COMMANDS = (

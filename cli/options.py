@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import click
 
-from schema.warehouse import WarehouseError, default_db_path
+from schema.location import Location, locate
+from schema.warehouse import WarehouseError
 
 # schema.frames.FORMATS, spelled out here: importing schema.frames (and with it polars, ~85 ms) on
 # every start would slow `iwh ingest` and `--help`, which print no frames
 FORMATS = ("table", "csv", "json")
-DB_HELP = "warehouse: a DuckDB file (default: $IWH_DB or ./warehouse.duckdb)"
+DB_HELP = ("warehouse: a DuckDB file, or ducklake:postgres:<libpq conninfo> for a team's lake "
+           "(default: $IWH_DB or ./warehouse.duckdb)")
+DATA_PATH_HELP = "where a new lake keeps its Parquet files: a folder or s3://bucket/prefix (default: $IWH_DATA_PATH)"
+WAIT_HELP = "seconds to wait for a warehouse another process is writing (default: 60 to read, 600 to write)"
 
 
 def _keep(key: str):
@@ -27,9 +31,17 @@ def _keep(key: str):
 
 
 def db_option(f):
-    """`--db LOCATION` on a command (the group has its own, read first)."""
+    """`--db LOCATION` and `--wait SECONDS` on a command (the group has its own, read first)."""
+    f = click.option("--wait", metavar="SECONDS", type=float, default=None, expose_value=False,
+                     callback=_keep("wait"), help=WAIT_HELP)(f)
     return click.option("--db", metavar="LOCATION", default=None, expose_value=False, callback=_keep("db"),
                         help=DB_HELP)(f)
+
+
+def data_path_option(f):
+    """`--data-path` on the commands that may create a lake."""
+    return click.option("--data-path", metavar="DIR|s3://...", default=None, expose_value=False,
+                        callback=_keep("data_path"), help=DATA_PATH_HELP)(f)
 
 
 def format_option(choices: tuple[str, ...] = FORMATS, default: str = "table", help: str | None = None):
@@ -48,9 +60,14 @@ def format_option(choices: tuple[str, ...] = FORMATS, default: str = "table", he
     return decorate
 
 
-def location(ctx: click.Context) -> str:
+def location(ctx: click.Context) -> Location:
     """The warehouse the command works on: `--db` (after or before the command), $IWH_DB, the default."""
-    return (ctx.obj or {}).get("db") or default_db_path()
+    obj = ctx.obj or {}
+    return locate(obj.get("db"), obj.get("data_path"))
+
+
+def wait(ctx: click.Context) -> float | None:
+    return (ctx.obj or {}).get("wait")
 
 
 def labels(pairs: tuple[str, ...], option: str = "--label") -> dict[str, str]:
@@ -72,10 +89,8 @@ def open_warehouse(ctx: click.Context):
 
     where = location(ctx)
     try:
-        return Warehouse(where)
+        return Warehouse(where, wait=wait(ctx))
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
-    except duckdb.IOException as e:
-        raise click.ClickException(
-            f"cannot open {where}: {e}. Is another `iwh ingest` writing it? Wait for it to finish."
-        ) from e
+    except duckdb.Error as e:
+        raise click.ClickException(f"cannot open {where.shown}: {e}") from e

@@ -7,38 +7,60 @@ its parameters with the same rules as the CLI (`schema.queries.Query.bind`), rew
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
 
 import pandas as pd
 import streamlit as st
-from sqlalchemy import text
+from sqlalchemy import event, text
+
+from duckdb_engine import ConnectionWrapper
+from duckdb_engine import Dialect as DuckDBDialect
+from sqlalchemy.pool import NullPool
 
 from schema import queries
-from schema.warehouse import default_db_path
+from schema.location import Location, locate, redact
+from schema.warehouse import connect
 
 CACHE_SECONDS = 300
+QUERY_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")  # a page's or the console's query fails past it
 # text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.
 _COLON_BIND = re.compile(r"(?<![:\w\\]):(?=\w)")
 _DOLLAR_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
-def db_path() -> str:
-    """The warehouse file: `streamlit run app.py -- PATH`, else $IWH_DB, else ./warehouse.duckdb."""
+def location() -> Location:
+    """The warehouse: `streamlit run app.py -- PATH`, else $IWH_DB, else ./warehouse.duckdb."""
     # argv is the app's own only under `streamlit run` (under pytest it is pytest's)
     if os.path.basename(sys.argv[0]) == "app.py" and len(sys.argv) > 1:
-        return sys.argv[1]
-    return default_db_path()
+        return locate(sys.argv[1])
+    return locate()
 
 
 def connection():
-    # read_only + no external access: even the SQL console cannot write, ATTACH or read files
-    return st.connection(
-        "warehouse", type="sql", url=f"duckdb:///{os.path.abspath(db_path())}",
-        connect_args={"read_only": True, "config": {"enable_external_access": False}},
-    )
+    """The read-only SQLAlchemy connection, through `st.connection`. Each DuckDB connection under it
+    comes from `schema.warehouse.connect` (the CLI's and the API's door too), locked down: even the SQL
+    console cannot write, ATTACH, read files or change settings. A file is opened per query and closed
+    after it (NullPool), so an ingest can take the file's write lock between queries; a lake's
+    connections are pooled, as its readers block no one."""
+    loc = location()
+    digest = hashlib.blake2b(loc.text.encode(), digest_size=6).hexdigest()
+    url = "duckdb:///:memory:" if loc.is_lake else f"duckdb:///{loc.path}"
+    return st.connection(f"warehouse-{digest}", type="sql", url=url, connect_args={"iwh_location": loc.text},
+                         **({} if loc.is_lake else {"poolclass": NullPool}))
+
+
+@event.listens_for(DuckDBDialect, "do_connect")
+def _open_warehouse(dialect, conn_rec, cargs, cparams):
+    """SQLAlchemy asks for a DBAPI connection for `connection()`: the warehouse's own, read-only and
+    locked down. (On the dialect class: st.connection makes a new engine when it resets one.)"""
+    where = cparams.get("iwh_location")
+    if where is None:
+        return None
+    return ConnectionWrapper(connect(where, read_only=True, lockdown=True, memory_limit=QUERY_MEMORY))
 
 
 def to_sqlalchemy(sql: str, names) -> str:
@@ -83,22 +105,23 @@ def warehouse_is_empty() -> bool:
 
 def open_problem() -> str | None:
     """Why the warehouse cannot be shown, in words that say what to do; None when it can."""
-    path = db_path()
-    if not os.path.exists(path):
-        return (f"No warehouse at `{path}`. Create one with `iwh --db {path} ingest PATH`, "
-                "or point the dashboard at one with `iwh --db PATH dashboard`.")
+    loc = location()
+    if not loc.exists():
+        return (f"No warehouse at `{loc.shown}`. Create one with `iwh ingest PATH --db {loc.shown}`, "
+                "or point the dashboard at one with `iwh dashboard --db LOCATION`.")
     try:
         run("dashboard/filter_options")
-    except Exception as e:  # an old or foreign file: the message names the cause
-        return f"Cannot read the warehouse `{path}`: {type(e).__name__}: {e}"
+    except Exception as e:  # an old or foreign file, an unreachable lake: the message names the cause
+        return f"Cannot read the warehouse `{loc.shown}`: {type(e).__name__}: {redact(str(e))}"
     return None
 
 
 def stop_if_empty() -> None:
     """Say plainly when there is nothing to show, and stop the page there."""
     if warehouse_is_empty():
-        st.info(f"The warehouse `{db_path()}` has no runs yet. Ingest some with "
-                f"`iwh --db {db_path()} ingest PATH` (a run folder, a torch_compile_debug folder or a trace log).")
+        shown = location().shown
+        st.info(f"The warehouse `{shown}` has no runs yet. Ingest some with "
+                f"`iwh ingest PATH --db {shown}` (a run folder, a torch_compile_debug folder or a trace log).")
         st.stop()
 
 
@@ -130,12 +153,12 @@ def plain(text) -> str:
 
 def compare_releases(base: str, head: str):
     """`iwh compare` (ingest/compare.py) on the dashboard's read-only connection."""
-    return _compare(db_path(), base, head)
+    return _compare(location().shown, base, head)
 
 
 def kernel_changes(base_run: str, head_run: str, model: str):
     """`iwh compare --kernels` for one pair of runs, with the sources and unified diff of changed kernels."""
-    return _kernel_changes(db_path(), base_run, head_run, model)
+    return _kernel_changes(location().shown, base_run, head_run, model)
 
 
 # the warehouse path is part of the cache key: one process may serve (or test) several warehouses

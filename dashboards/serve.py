@@ -6,6 +6,8 @@ import os
 import sys
 from pathlib import Path
 
+from schema.location import LAKE_PREFIX
+
 APP = Path(__file__).parent / "app.py"
 
 
@@ -21,6 +23,9 @@ SETTINGS = {
 
 
 def streamlit_command(db: str, port: int, address: str, app: Path = APP) -> list[str]:
+    """`db` a file goes on the command line; a lake's location only in $IWH_DB (the caller's), as it
+    may hold a password that `ps` would show."""
     options = [f"--{k}={v}" for k, v in SETTINGS.items()]
+    target = [] if db.startswith(LAKE_PREFIX) else ["--", os.path.abspath(db)]
     return [sys.executable, "-m", "streamlit", "run", str(app), *options,
-            "--server.port", str(port), "--server.address", address, "--", os.path.abspath(db)]
+            "--server.port", str(port), "--server.address", address, *target]

@@ -27,7 +27,8 @@ import pyarrow.parquet as pq
 
 from ingest.assemble import assemble, file_hash
 from ingest.discover import Run, discover
-from schema.warehouse import connect
+from schema.location import Location
+from schema.warehouse import WRITE_WAIT_S, WarehouseError, Writer
 
 FACT_TABLES = (
     "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
@@ -46,6 +47,7 @@ BATCH_RUNS = 64
 class IngestSummary:
     runs: int = 0
     skipped_runs: int = 0
+    refused: int = 0  # runs the warehouse would not take (counted in errors too)
     graphs: int = 0
     kernels: int = 0
     errors: int = 0
@@ -60,7 +62,9 @@ class IngestSummary:
     def line(self) -> str:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds > 0 else 0.0
-        skipped = f" ({self.skipped_runs} unchanged, skipped)" if self.skipped_runs else ""
+        notes = ([f"{self.skipped_runs} unchanged, skipped"] if self.skipped_runs else []) + \
+            ([f"{self.refused} refused by the warehouse"] if self.refused else [])
+        skipped = f" ({'; '.join(notes)})" if notes else ""
         return (
             f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
             f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
@@ -69,7 +73,8 @@ class IngestSummary:
     def json(self) -> str:
         """The summary for scripts (`iwh ingest --format json`): counts, the run ids, every error."""
         return orjson.dumps({
-            "runs": self.runs, "skipped_runs": self.skipped_runs, "graphs": self.graphs, "kernels": self.kernels,
+            "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
+            "graphs": self.graphs, "kernels": self.kernels,
             "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
             "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
             "error_rows": self.error_rows,
@@ -125,7 +130,7 @@ class _Schema:
         self.columns: dict[str, dict[str, str]] = {}
         for table, column, dtype in con.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position"
+            "WHERE table_catalog = current_database() AND table_schema = 'main' ORDER BY table_name, ordinal_position"
         ).fetchall():
             self.columns.setdefault(table, {})[column] = dtype
 
@@ -200,57 +205,128 @@ def _json(v):
 
 def ingest_paths(
     paths: list,
-    db_path: str,
+    db: str | Location | None,
     *,
     jobs: int = 1,
     model: str | None = None,
     labels: dict | None = None,
     progress: bool = False,
     force: bool = False,
+    wait: float = WRITE_WAIT_S,
 ) -> IngestSummary:
+    """Ingest the runs under `paths` into the warehouse `db` (a location: file or lake).
+
+    The warehouse's write lock is held only while a batch is committed (`Writer.session`), so
+    dashboards and other ingests go on meanwhile. A run whose rows the warehouse refuses becomes an
+    `ingest_errors` row, and the rest of its batch lands."""
     t0 = time.perf_counter()
     found = discover(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
-    con = connect(db_path)
-    try:
-        _recover(con)
-        schema = _Schema(con)
-        todo = found.runs if force else _changed(con, found.runs)
+    with Writer(db, wait=wait) as writer:
+        with writer.session() as con:
+            _recover(con)
+            schema = _Schema(con)
+            todo = found.runs if force else _changed(con, found.runs)
         summary.skipped_runs = len(found.runs) - len(todo)
-        if jobs > 1 and len(todo) > 1:
-            # the parse workers keep the cores busy: DuckDB's own threads would only contend with them
-            con.execute("SET threads = 1")
         bar = _Progress(len(todo)) if progress else None
         # one timestamp for everything one ingest writes
         now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
+        # the parse workers keep the cores busy: DuckDB's own threads would only contend with them
+        threads = 1 if jobs > 1 and len(todo) > 1 else None
         batch: list[_Loaded] = []
         data = None
         try:
             for data in _parse_all(todo, jobs, (schema, model, labels, now)):
                 if _clashes(batch, data):
-                    _write(con, schema, batch)
+                    _commit(writer, schema, batch, summary, threads, now)
                     batch = []
                 batch.append(data)
                 _tally(summary, data)
                 if len(batch) >= BATCH_RUNS or sum(d.bytes_read for d in batch) >= BATCH_BYTES:
-                    _write(con, schema, batch)
+                    _commit(writer, schema, batch, summary, threads, now)
                     batch = []
                 if bar:
                     bar.step(summary)
             if batch:
-                _write(con, schema, batch)
+                _commit(writer, schema, batch, summary, threads, now)
         except BaseException:
             # runs parsed but never written must not leave their spill folders behind
             for d in batch + ([data] if data is not None and all(d is not data for d in batch) else []):
-                if d.spill_dir:
-                    shutil.rmtree(d.spill_dir, ignore_errors=True)
+                _discard_spill(d)
             raise
         if bar:
             bar.done()
-    finally:
-        con.close()
     summary.seconds = time.perf_counter() - t0
     return summary
+
+
+def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: IngestSummary, threads, now: str) -> None:
+    """Write a batch in one session; when the warehouse refuses it, write its runs one by one, and
+    record each run it still refuses as an error instead of writing it."""
+    try:
+        with writer.session() as con:
+            if threads:
+                con.execute(f"SET threads = {threads}")
+            try:
+                _write(con, schema, batch, writer.is_lake)
+                return
+            except Exception as e:
+                if _fatal(e):
+                    raise WarehouseError(f"cannot write {writer.location.shown}: {_first_line(e)}") from e
+                if len(batch) == 1:
+                    _refuse(con, schema, batch[0], e, summary, now)
+                    return
+            for d in batch:
+                try:
+                    _write(con, schema, [d], writer.is_lake)
+                except Exception as e:
+                    if _fatal(e):
+                        raise WarehouseError(f"cannot write {writer.location.shown}: {_first_line(e)}") from e
+                    _refuse(con, schema, d, e, summary, now)
+    finally:
+        for d in batch:
+            _discard_spill(d)
+
+
+def _fatal(e: Exception) -> bool:
+    """A failure of the warehouse itself (a full disk, a lost connection), not of one run's rows:
+    no point in trying the runs one by one."""
+    text = str(e)
+    return isinstance(e, (duckdb.IOException, WarehouseError)) or any(
+        s in text for s in ("No space left", "database has been invalidated", "Could not write", "disk full"))
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def _refuse(con, schema: _Schema, d: _Loaded, e: Exception, summary: IngestSummary, now: str) -> None:
+    """A run the warehouse would not take: none of its rows stay (a file's spilled parts are
+    removed), one error row says why, and its files are not recorded, so the next ingest tries again."""
+    run_id = d.run["run_id"]
+    row = {"run_id": run_id, "path": "", "kind": "load", "line": None, "severity": "error", "ingested_at": now,
+           "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {_first_line(e)}"}
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _delete_runs(con, [run_id])
+        con.execute("DELETE FROM _loading WHERE run_id = ?", [run_id])
+        _insert(con, "ingest_errors", schema.arrow("ingest_errors", [(None, [row])]))
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    summary.runs -= 1
+    summary.graphs -= d.graphs
+    summary.kernels -= d.kernels
+    summary.run_ids.remove(run_id)
+    summary.refused += 1
+    summary.errors += 1
+    summary.error_rows.append(dict(row, source_path=d.run["source_path"]))
+
+
+def _discard_spill(d: _Loaded) -> None:
+    if d.spill_dir:
+        shutil.rmtree(d.spill_dir, ignore_errors=True)
 
 
 def _changed(con, runs: list[Run]) -> list[Run]:
@@ -346,59 +422,82 @@ def _tally(summary: IngestSummary, data: _Loaded) -> None:
     summary.counters.update(data.counters)
 
 
-def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
-    """One transaction for the batch; a run with spilled parts first gets those in transactions of
-    their own (under a `_loading` marker), so no transaction holds a long log's rows at once."""
-    try:
-        parted = [d for d in batch if d.spilled]
+def _write(con, schema: _Schema, batch: list[_Loaded], lake: bool = False) -> None:
+    """One transaction for the batch. In a file, a run with spilled parts first gets those in
+    transactions of their own (under a `_loading` marker), so no transaction holds a long log's rows
+    at once; readers wait for the file's lock meanwhile. A lake writes its data files as rows
+    arrive, and its readers do not wait: there, parts go in the batch's one transaction."""
+    parted = [d for d in batch if d.spilled]
+    if not lake:
         for d in parted:
             _write_parts(con, d)
-        sources: dict[str, str] = {}
-        for data in batch:
-            sources.update(data.sources)
-        con.execute("BEGIN TRANSACTION")
-        try:
-            old = [r[0] for r in con.execute(
-                "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
-                [[d.run["run_id"] for d in batch], [d.run["source_path"] for d in batch]],
-            ).fetchall()]
-            # a parted run's own rows are in already: what it replaced went before its parts
-            _delete_runs(con, [r for r in old if r not in {d.run["run_id"] for d in parted}])
-            _insert(con, "runs", pa.concat_tables([d.tables["runs"] for d in batch]))
-            for table in FACT_TABLES:
-                parts = [d.tables[table] for d in batch if table in d.tables]
-                if parts:
-                    _insert(con, table, pa.concat_tables(parts))
-            if sources:
-                src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
-                con.register("_src", src)
-                con.execute("INSERT INTO kernel_sources SELECT * FROM _src ON CONFLICT DO NOTHING")
-                con.unregister("_src")
-            con.execute("DELETE FROM _loading WHERE run_id IN (SELECT unnest(?))", [[d.run["run_id"] for d in parted]])
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-    finally:
-        for d in batch:
-            if d.spill_dir:
-                shutil.rmtree(d.spill_dir, ignore_errors=True)
+    sources: dict[str, str] = {}
+    for data in batch:
+        sources.update(data.sources)
+    run_ids = [d.run["run_id"] for d in batch]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        old = [r[0] for r in con.execute(
+            "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
+            [run_ids, [d.run["source_path"] for d in batch]],
+        ).fetchall()]
+        # a file's parted run has its own rows in already: what it replaced went before its parts
+        written = set() if lake else {d.run["run_id"] for d in parted}
+        _delete_runs(con, sorted((set(old) | set(run_ids)) - written))
+        if lake:
+            for d in parted:
+                _insert_parts(con, d)
+        _insert(con, "runs", pa.concat_tables([d.tables["runs"] for d in batch]))
+        for table in FACT_TABLES:
+            parts = [d.tables[table] for d in batch if table in d.tables]
+            if parts:
+                _insert(con, table, pa.concat_tables(parts))
+        if sources:
+            # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
+            src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
+            con.register("_src", src)
+            con.execute("INSERT INTO kernel_sources SELECT * FROM _src "
+                        "WHERE source_hash NOT IN (SELECT source_hash FROM kernel_sources)")
+            con.unregister("_src")
+        con.execute("DELETE FROM _loading WHERE run_id IN (SELECT unnest(?))", [[d.run["run_id"] for d in parted]])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _write_parts(con, d: _Loaded) -> None:
     """The spilled rows of one run, a transaction each, after clearing what it replaces."""
     run_id = d.run["run_id"]
     con.execute("BEGIN TRANSACTION")
-    old = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id = ? OR source_path = ?",
-                                     [run_id, d.run["source_path"]]).fetchall()]
-    _delete_runs(con, sorted(set(old) | {run_id}))
-    con.execute("INSERT INTO _loading VALUES (?) ON CONFLICT DO NOTHING", [run_id])
-    con.execute("COMMIT")
+    try:
+        old = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id = ? OR source_path = ?",
+                                         [run_id, d.run["source_path"]]).fetchall()]
+        _delete_runs(con, sorted(set(old) | {run_id}))
+        con.execute("DELETE FROM _loading WHERE run_id = ?", [run_id])
+        con.execute("INSERT INTO _loading VALUES (?)", [run_id])
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
     for table, path in d.spilled:
         con.execute("BEGIN TRANSACTION")
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) FROM read_parquet(?)",
-                    [run_id, path])
-        con.execute("COMMIT")
+        try:
+            _insert_part(con, run_id, table, path)
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+
+
+def _insert_parts(con, d: _Loaded) -> None:
+    for table, path in d.spilled:
+        _insert_part(con, d.run["run_id"], table, path)
+
+
+def _insert_part(con, run_id: str, table: str, path: str) -> None:
+    con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) FROM read_parquet(?)",
+                [run_id, path])
 
 
 def _delete_runs(con, run_ids: list[str]) -> None:

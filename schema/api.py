@@ -1,9 +1,12 @@
 """The Python API for notebooks and scripts.
 
     from schema.api import Warehouse
-    wh = Warehouse("warehouse.duckdb")
+    wh = Warehouse("warehouse.duckdb")          # or "ducklake:postgres:dbname=iwh host=...", or $IWH_DB
     wh.query("fusion_rate_by_model_version", model="hf_bert")   # a canned query -> polars.DataFrame
     wh.sql("SELECT model, count(*) FROM runs GROUP BY ALL")     # ad hoc, read-only
+
+A Warehouse reads: SQL on it cannot write, ATTACH, read files or change settings. Opened on a
+file, it holds a read lock that a writer waits for: close it (or use `with`) when done.
 """
 
 from __future__ import annotations
@@ -12,13 +15,18 @@ import duckdb
 import polars as pl
 
 from schema import queries
-from schema.warehouse import connect, default_db_path
+from schema.location import Location, locate
+from schema.warehouse import connect
 
 
 class Warehouse:
-    def __init__(self, path: str | None = None, *, read_only: bool = True):
-        self.path = str(path or default_db_path())
-        self.con = _open(self.path, read_only)
+    def __init__(self, location: str | Location | None = None, *, wait: float | None = None):
+        self.location = locate(location)
+        self.con = connect(self.location, read_only=True, wait=wait, lockdown=True)
+
+    @property
+    def path(self) -> str:
+        return self.location.shown
 
     def sql(self, text: str, params: dict | list | None = None) -> pl.DataFrame:
         return frame(self.con, text, params)
@@ -45,12 +53,3 @@ def frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None =
     """Run one statement and return its result as a Polars frame (through Arrow, no copies)."""
     rel = con.sql(sql, params=params or None)
     return rel.pl() if rel is not None else pl.DataFrame()
-
-
-def _open(path: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    if not read_only:
-        return connect(path)
-    con = connect(path, read_only=True)
-    # ad hoc SQL must not reach the file system: no read_csv('/etc/passwd'), no ATTACH
-    con.execute("SET enable_external_access = false")
-    return con

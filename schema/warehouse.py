@@ -1,22 +1,42 @@
-"""Opening a warehouse: a DuckDB file whose schema is brought up to date on open.
+"""Opening a warehouse, for reading or writing, wherever it lives (see `schema/location.py`).
+
+Concurrency contract, the same for both kinds of warehouse:
+- Writers hold the warehouse's write lock only while they commit (`Writer.session`): a DuckDB
+  file's own lock, or a PostgreSQL advisory lock for a DuckLake. Parsing, the long part of an
+  ingest, happens outside it; another writer waits for the lock up to a bounded time.
+- Readers see a run whole or not at all: every run is written in one transaction (a file's long
+  logs in parts, under the file's lock, which readers wait for). Readers of a file open it for
+  each query and close it, so a writer gets in between; a lake's readers never block anyone.
 
 Migrations (`migrations/NNNN_*.sql`) are append-only and recorded in `_migrations`, so an older
-warehouse file is upgraded in place. Views (`views/*.sql`) hold the metric definitions and are
-re-created on every writable open, so a changed definition reaches old files too.
+warehouse is upgraded in place. A new lake starts at the current schema (the tables a fresh file
+gets, without the key constraints DuckLake has no place for); later migrations apply to lakes as
+written. Views (`views/*.sql`, with their macros) hold the metric definitions and are re-created
+whenever a writer first opens a warehouse, so a changed definition reaches old warehouses too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
 import re
+import tempfile
+import time
 from pathlib import Path
 
 import duckdb
 
+from schema.location import Location, locate, redact
+
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
 VIEWS = HERE / "views"
-DEFAULT_DB = "warehouse.duckdb"
+LAKE = "wh"  # the alias a lake is attached under; `USE wh` makes its tables the unqualified ones
+READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committing to
+WRITE_WAIT_S = 600.0  # how long a writer waits for another writer (or a long read) to finish
+_LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held")
 
 
 class WarehouseError(Exception):
@@ -24,7 +44,7 @@ class WarehouseError(Exception):
 
 
 def default_db_path() -> str:
-    return os.environ.get("IWH_DB") or DEFAULT_DB
+    return locate().text
 
 
 def migration_files() -> list[Path]:
@@ -36,9 +56,308 @@ def view_files() -> list[Path]:
     return sorted(VIEWS.glob("*.sql"))
 
 
+# ---- opening ------------------------------------------------------------------------------------
+
+def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
+            wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
+            memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse at `location`: read-only, or for writing (created and migrated).
+
+    `wait`: seconds to wait while another process holds a file's lock (default READ_WAIT_S or
+    WRITE_WAIT_S). `lockdown` (readers): SQL on the connection can read the warehouse and nothing
+    else: no files, no ATTACH, no settings changed (`memory_limit` set first, when given).
+    A lake's writers must hold its write lock: use `Writer`.
+    """
+    loc = locate(location)
+    if read_only and not loc.exists():
+        raise WarehouseError(f"No warehouse at {loc.shown}. Create one with `iwh ingest PATH --db {loc.shown}` "
+                             "or point to an existing one with --db or IWH_DB.")
+    if loc.is_lake:
+        con = _open_lake(loc, read_only)
+    else:
+        # in a file, settings are the database's, shared by every connection of this process to it:
+        # they are given when it is opened (a locked one cannot take a SET)
+        locked = {"enable_external_access": False, "lock_configuration": True} if lockdown else {}
+        con = _open_file(loc, read_only, wait, locked | ({"memory_limit": memory_limit} if memory_limit else {}))
+    try:
+        if read_only:
+            _check_current(con, loc)
+        elif migrate_schema:
+            migrate(con)
+        if lockdown and loc.is_lake:
+            _lock_down_lake(con, memory_limit)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + (wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S)
+    pause = 0.02
+    while True:
+        try:
+            return duckdb.connect(loc.path, read_only=read_only, config=config)
+        except duckdb.IOException as e:
+            if not _LOCKED.search(str(e)):
+                raise WarehouseError(_unreadable(loc, e)) from e
+            if time.monotonic() >= deadline:
+                raise WarehouseError(
+                    f"{loc.shown} stayed locked by another process ({_holder(e)}) for "
+                    f"{(wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S):.0f} s: "
+                    "a writer commits, or a reader runs a long query. Try again, or wait longer with --wait."
+                ) from e
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
+        except duckdb.ConnectionException as e:
+            if "different configuration" not in str(e):
+                raise WarehouseError(_unreadable(loc, e)) from e
+            raise WarehouseError(
+                f"this process already has {loc.shown} open with other settings (a writer, or a reader that "
+                "may touch files): close that connection first; DuckDB shares an open file among the "
+                "connections of one process only when their settings agree") from e
+        except duckdb.Error as e:
+            raise WarehouseError(_unreadable(loc, e)) from e
+
+
+def _holder(e: Exception) -> str:
+    m = re.search(r"\(PID (\d+)\)", str(e))
+    return f"pid {m.group(1)}" if m else "another process"
+
+
+def _unreadable(loc: Location, e: Exception) -> str:
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return (f"{loc.shown} is not a readable DuckDB warehouse ({redact(first)}). If the file was cut short or "
+            "overwritten, restore it from a copy, or move it away and ingest again into a new one.")
+
+
+def _open_lake(loc: Location, read_only: bool) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
+                                             "autoinstall_known_extensions": False})
+    try:
+        con.execute("SET enable_progress_bar = false")
+        for ext in ("ducklake", "postgres") if loc.catalog.startswith("postgres:") else ("ducklake",):
+            con.execute(f"LOAD {ext}")
+        if _uses_s3(loc) or os.environ.get("AWS_ACCESS_KEY_ID"):
+            con.execute("LOAD httpfs")
+            secret = _s3_secret()
+            if secret:
+                con.execute(secret)
+        options = ["READ_ONLY"] if read_only else ["DATA_INLINING_ROW_LIMIT 0"]
+        if loc.data_path and not read_only:
+            options.append(f"DATA_PATH {_quote(loc.data_path)}")
+        con.execute(f"ATTACH {_quote('ducklake:' + loc.catalog)} AS {LAKE} ({', '.join(options)})")
+        con.execute(f"USE {LAKE}")
+    except duckdb.Error as e:
+        con.close()
+        raise WarehouseError(_lake_problem(loc, e)) from e
+    return con
+
+
+def _lake_problem(loc: Location, e: Exception) -> str:
+    text = redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+    if "data_path is not set" in text:
+        return (f"{loc.shown} is a new lake: say where its data goes once, with --data-path DIR or "
+                "s3://bucket/prefix (or IWH_DATA_PATH).")
+    if "creating a new DuckLake is explicitly disabled" in text or "does not exist" in text:
+        return (f"No warehouse at {loc.shown} ({text}). Create the PostgreSQL database, then "
+                "`iwh ingest PATH --db LOCATION --data-path DIR` makes the lake.")
+    return f"cannot open the lake {loc.shown}: {text}"
+
+
+def _uses_s3(loc: Location) -> bool:
+    return (loc.data_path or "").startswith("s3://")
+
+
+def _s3_secret() -> str | None:
+    """A DuckDB S3 secret from the usual AWS variables (none stored in the catalog: each process
+    makes its own). AWS_ENDPOINT_URL names an S3-compatible server (MinIO, moto, Ceph)."""
+    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if not key or not secret:
+        return None
+    parts = [f"KEY_ID {_quote(key)}", f"SECRET {_quote(secret)}",
+             f"REGION {_quote(os.environ.get('AWS_REGION') or os.environ.get('AWS_DEFAULT_REGION') or 'us-east-1')}"]
+    if os.environ.get("AWS_SESSION_TOKEN"):
+        parts.append(f"SESSION_TOKEN {_quote(os.environ['AWS_SESSION_TOKEN'])}")
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        host = re.sub(r"^\w+://", "", endpoint).rstrip("/")
+        parts += [f"ENDPOINT {_quote(host)}", "URL_STYLE 'path'",
+                  f"USE_SSL {'true' if endpoint.startswith('https') else 'false'}"]
+    return f"CREATE OR REPLACE SECRET iwh_s3 (TYPE s3, {', '.join(parts)})"
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _lock_down_lake(con: duckdb.DuckDBPyConnection, memory_limit: str | None) -> None:
+    """From here on, SQL reads the lake and nothing else. Its data files stay readable through
+    allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
+    have read-only access to them, and a read-only PostgreSQL role; README: Team warehouse).
+    Set after the ATTACH, which needs the extensions and the catalog's connection."""
+    (data_path,) = con.execute(
+        f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'").fetchone()
+    con.execute(f"SET allowed_directories = [{_quote(data_path)}]")
+    con.execute("SET enable_external_access = false")
+    if memory_limit:
+        con.execute(f"SET memory_limit = {_quote(memory_limit)}")
+    con.execute("SET lock_configuration = true")
+
+
+def extension_directory() -> str:
+    """A DuckDB extension directory holding the DuckLake, PostgreSQL and httpfs extensions of the
+    installed `duckdb-extension-*` packages under the names DuckDB loads them by (DuckDB cannot
+    download them here, and loaded by path under their package names they lack their entry point)."""
+    import importlib.util
+
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inductor-warehouse" / "duckdb-extensions"
+    target = root / f"v{duckdb.__version__}" / "linux_amd64"
+    for package, name in (("duckdb_extension_ducklake", "ducklake"), ("duckdb_extension_postgres", "postgres_scanner"),
+                          ("duckdb_extension_httpfs", "httpfs")):
+        link = target / f"{name}.duckdb_extension"
+        if link.exists():
+            continue
+        spec = importlib.util.find_spec(package)
+        if spec is None:
+            raise WarehouseError(f"the {package.replace('_', '-')} package is not installed: `pip install -e .` installs it")
+        (source,) = (Path(spec.submodule_search_locations[0]) / "extensions" / f"v{duckdb.__version__}").glob(
+            "*.duckdb_extension")
+        target.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=target)) / link.name
+        tmp.symlink_to(source)
+        os.replace(tmp, link)  # atomic: concurrent processes may make the same link
+        tmp.parent.rmdir()
+    return str(root)
+
+
+# ---- writing ------------------------------------------------------------------------------------
+
+class Writer:
+    """Write sessions on one warehouse. Each holds the write lock only while it lasts, so readers
+    and other writers get in between sessions; a session waits at most `wait` seconds for it."""
+
+    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float = WRITE_WAIT_S):
+        self.location = locate(location)
+        self.wait = wait
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._lock = _LakeLock(self.location, wait) if self.location.is_lake else None
+        self._migrated = False
+        self.applied: list[str] = []  # the migrations the first session applied
+
+    @property
+    def is_lake(self) -> bool:
+        return self.location.is_lake
+
+    @contextlib.contextmanager
+    def session(self):
+        if self._lock is None:
+            con = connect(self.location, wait=self.wait, migrate_schema=False)
+            try:
+                self._migrate(con)
+                yield con
+            finally:
+                con.close()
+            return
+        with self._lock:
+            if self._con is None:
+                self._con = connect(self.location, migrate_schema=False)
+            self._migrate(self._con)
+            yield self._con
+
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
+        if not self._migrated:
+            self.applied = migrate(con)
+            self._migrated = True
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+        if self._lock is not None:
+            self._lock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class _LakeLock:
+    """The lake's write lock: a PostgreSQL session-level advisory lock in the catalog's database
+    (released by PostgreSQL when a killed writer's session ends), or a file lock beside a file
+    catalog. Concurrent DuckLake commits to the same tables conflict and two writers of one run
+    would both insert it: one writer commits at a time, while all of them parse."""
+
+    def __init__(self, loc: Location, wait: float):
+        self.loc, self.wait = loc, wait
+        self.key = int.from_bytes(hashlib.blake2b(f"iwh-writer:{redact(loc.catalog)}".encode(), digest_size=8).digest(),
+                                  "big", signed=True)
+        self._pg = None
+        self._file = None
+
+    def __enter__(self):
+        deadline = time.monotonic() + self.wait
+        pause = 0.02
+        while not self._try():
+            if time.monotonic() >= deadline:
+                raise WarehouseError(f"another writer held {self.loc.shown} for {self.wait:.0f} s; "
+                                     "try again, or wait longer with --wait")
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.5)
+        return self
+
+    def _try(self) -> bool:
+        catalog = self.loc.catalog
+        if catalog.startswith("postgres:"):
+            if self._pg is None:
+                import psycopg
+
+                try:
+                    self._pg = psycopg.connect(catalog[len("postgres:"):], autocommit=True)
+                except psycopg.Error as e:
+                    raise WarehouseError(f"cannot reach the lake's catalog {self.loc.shown}: {redact(str(e))}") from e
+            return bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", [self.key]).fetchone()[0])
+        if self._file is None:
+            path = catalog.split(":", 1)[1] if re.match(r"^(sqlite|duckdb):", catalog) else catalog
+            self._file = open(f"{path}.iwh-lock", "a")
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def __exit__(self, *exc):
+        if self._pg is not None:
+            self._pg.execute("SELECT pg_advisory_unlock(%s)", [self.key])
+        elif self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        if self._pg is not None:
+            self._pg.close()
+            self._pg = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+# ---- the schema ---------------------------------------------------------------------------------
+
+def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
+    return con.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
+                       ).fetchone()[0] == "ducklake"
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply pending migrations and refresh views; return the names of migrations applied."""
-    con.execute("CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    lake = is_lake(con)
+    have = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
+    if lake and "runs" not in have:
+        return _create_lake_schema(con)
+    con.execute(f"CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR{'' if lake else ' PRIMARY KEY'}, applied_at TIMESTAMP)")
     done = {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()}
     applied = []
     for path in migration_files():
@@ -53,42 +372,60 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             con.execute("ROLLBACK")
             raise
         applied.append(path.stem)
-    for path in view_files():
-        con.execute(path.read_text())
+    _create_views(con)
     return applied
 
 
-def connect(path: str | os.PathLike | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (and for writers, create and migrate) the warehouse at `path`."""
-    path = str(path or default_db_path())
-    if read_only:
-        if path != ":memory:" and not Path(path).exists():
-            raise WarehouseError(
-                f"No warehouse at {path}. Create one with `iwh ingest PATH` "
-                "or point to an existing one with --db or IWH_DB."
-            )
-        con = duckdb.connect(path, read_only=True)
-        pending = _pending_migrations(con) + _missing_views(con)
-        if pending:
-            con.close()
-            raise WarehouseError(
-                f"The warehouse {path} predates this version ({', '.join(pending)} missing); "
-                "run any `iwh ingest` on it, or `iwh migrate`, to upgrade it in place."
-            )
-        return con
-    con = duckdb.connect(path)
-    migrate(con)
-    return con
+def current_tables() -> list[tuple[str, str]]:
+    """(table, CREATE TABLE statement) of the current schema: what every migration leaves."""
+    mem = duckdb.connect()
+    try:
+        migrate(mem)
+        return mem.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall()
+    finally:
+        mem.close()
+
+
+def _create_lake_schema(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """A new lake at the current schema in one transaction: its tables, the migrations recorded as
+    applied, the views. DuckLake keeps no key constraints: uniqueness is the loader's (runs are
+    replaced whole, kernel sources inserted once, under the write lock)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for _, ddl in current_tables():
+            con.execute(re.sub(r"\s+PRIMARY KEY\b", "", ddl))
+        con.executemany("INSERT INTO _migrations VALUES (?, now())", [[p.stem] for p in migration_files()])
+        _create_views(con)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return [p.stem for p in migration_files()]
+
+
+def _create_views(con: duckdb.DuckDBPyConnection) -> None:
+    for path in view_files():
+        con.execute(path.read_text())
 
 
 _DEFINED = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)", re.IGNORECASE)
 
 
+def _check_current(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
+    pending = _pending_migrations(con) + _missing_views(con)
+    if pending:
+        raise WarehouseError(
+            f"The warehouse {loc.shown} predates this version ({', '.join(pending)} missing); "
+            "run any `iwh ingest` on it, or `iwh migrate`, to upgrade it in place."
+        )
+
+
 def _missing_views(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Views and macros the view files define that the file lacks (they are made on writable opens)."""
+    """Views and macros the view files define that the warehouse lacks (writers make them)."""
     have = {r[0] for r in con.execute(
-        "SELECT view_name FROM duckdb_views() UNION SELECT function_name FROM duckdb_functions() "
-        "WHERE function_type IN ('macro', 'table_macro')").fetchall()}
+        "SELECT view_name FROM duckdb_views() WHERE database_name = current_database() UNION "
+        "SELECT function_name FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') "
+        "AND database_name = current_database()").fetchall()}
     return [name for path in view_files() for name in _DEFINED.findall(path.read_text()) if name not in have]
 
 

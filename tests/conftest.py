@@ -80,6 +80,14 @@ def unpacked_corpus(archive: str) -> Path:
     return dest
 
 
+def reader(db: str):
+    """A connection to read a warehouse the way iwh's readers do (read-only, locked down): in one
+    process, DuckDB shares a file among connections only when they open it with the same settings."""
+    from schema.warehouse import connect
+
+    return connect(db, read_only=True, lockdown=True)
+
+
 @pytest.fixture
 def db(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")

@@ -15,7 +15,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
-import duckdb
+
+from tests.conftest import reader
 import pytest
 
 from dashboards.serve import streamlit_command
@@ -114,7 +115,7 @@ def watch(tab) -> list[str]:
 
 
 def one(db: str, sql: str, params=None):
-    con = duckdb.connect(db + ".check", read_only=True)
+    con = reader(db + ".check")
     try:
         return con.execute(sql, params or []).fetchall()[0][0]
     finally:

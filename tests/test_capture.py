@@ -14,13 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import pytest
 from click.testing import CliRunner
 
 from cli.commands.capture import capture_command
 from ingest.capture import capture
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import reader, FIXTURES, ROOT
 
 CAPTURE_FIXTURES = FIXTURES / "capture"
 
@@ -88,7 +87,7 @@ def test_tiny_capture_ingests_with_model_and_labels(tiny_capture, tmp_path):
     summary = ingest_paths([out], db, model="tiny", labels={"mode": "infer", "suite": "tests"})
     assert summary.errors == 0
     expected_kernels = len(re.findall(r"^cpp_fused_\w+ = ", _output_code(out), re.M))
-    with duckdb.connect(db, read_only=True) as con:
+    with reader(db) as con:
         (run_id, model, labels), = con.execute("SELECT run_id, model, labels FROM runs").fetchall()
         graphs = con.execute("SELECT count(*) FROM graphs WHERE run_id = ?", [run_id]).fetchone()[0]
         kernels = con.execute(
@@ -197,7 +196,7 @@ def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path
     db = str(tmp_path / "wh.duckdb")
     summary = ingest_paths(folders, db, jobs=2)
     assert summary.errors == 0
-    with duckdb.connect(db, read_only=True) as con:
+    with reader(db) as con:
         assert con.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == manifests
         devices = {r[0] for r in con.execute("SELECT DISTINCT device FROM runs").fetchall()}

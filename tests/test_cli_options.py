@@ -8,12 +8,11 @@ import io
 import json
 import sys
 
-import duckdb
 import pytest
 from click.testing import CliRunner
 
 from cli.main import COMMANDS, cli
-from tests.conftest import FIXTURES
+from tests.conftest import reader, FIXTURES
 
 RUN = FIXTURES / "runs" / "cpu-torch2.13" / "transformer"
 
@@ -61,8 +60,9 @@ def test_every_command_takes_db_after_it(db, tmp_path):
             continue
         assert res.exit_code == 0, (name, res.output)
     assert not (tmp_path / "warehouse.duckdb").exists()
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2  # the transformer run and the capture
+    con.close()
     assert (tmp_path / "out" / "runs.parquet").exists()
 
 
@@ -71,7 +71,7 @@ def test_db_and_format_before_or_after_the_command(db):
     after = CliRunner().invoke(cli, ["runs", "--format", "json", "--db", db])
     assert before.exit_code == after.exit_code == 0
     assert json.loads(before.output) == json.loads(after.output)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     models = sorted(m for (m,) in con.execute("SELECT model FROM runs").fetchall())
     con.close()
     assert sorted(r["model"] for r in json.loads(after.output)) == models and "transformer" in models

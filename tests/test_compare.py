@@ -16,7 +16,6 @@ import re
 from collections import Counter
 from pathlib import Path
 
-import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -24,7 +23,7 @@ from analysis import regress
 from cli.main import cli
 from analysis.compare import CHANGED, SAME, compare, kernel_diff, parse_selector
 from ingest.load import ingest_paths
-from tests.conftest import unpack_cpu_corpora
+from tests.conftest import reader, unpack_cpu_corpora
 
 # a kernel definition in output_code.py: `cpp_fused_x_0 = async_compile.cpp_pybinding(` (C++),
 # `triton_poi_fused_0 = async_compile.triton(` (Triton)
@@ -73,7 +72,7 @@ def test_structurally_identical_releases_pass_the_gate(cpu):
 
 def test_per_model_kernel_counts_equal_the_artifacts_and_the_graphs_table(cpu):
     db, root = cpu
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     result = compare(con, "compiler=2.6.0+cu124", "compiler=2.13.0")
     per_graph = dict(con.execute("""
         SELECT r.model || '@' || r.compiler_version, sum(g.kernel_count)
@@ -113,7 +112,7 @@ def test_library_frame_events_are_reported_not_gated(cpu):
     db, root = cpu
     log = next((corpus_dir(root, "2.14.1") / "ca" / "trace").glob("*.log")).read_text()
     assert log.count('"compilation_metrics": {') == 14
-    result = compare(duckdb.connect(db, read_only=True), "compiler=2.13.0", "compiler=2.14.1", model="ca")
+    result = compare(reader(db), "compiler=2.13.0", "compiler=2.14.1", model="ca")
     m = result.pairs[0].metrics
     assert (m["graph_breaks"].base, m["graph_breaks"].head, m["graph_breaks"].verdict) == (1, 1, "unchanged")
     assert (m["library_graph_breaks"].head, m["library_recompiles"].head) == (3, 7)
@@ -125,7 +124,7 @@ def test_library_frame_events_are_reported_not_gated(cpu):
 
 def test_kernel_diff_transformer_across_releases(cpu):
     db, root = cpu
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     diff = kernel_diff(con, "compiler=2.6.0", "compiler=2.13.0", "transformer")
     base = Counter(COUNTER.sub("", n) for n in kernel_names(corpus_dir(root, "2.6.0") / "transformer"))
     head = Counter(COUNTER.sub("", n) for n in kernel_names(corpus_dir(root, "2.13") / "transformer"))
@@ -215,7 +214,7 @@ def gpu(tmp_path_factory) -> tuple[str, Path]:
 @pytest.mark.corpus
 def test_gpu_variants_pair_like_for_like(gpu):
     db, root = gpu
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     result = compare(con, "variant=default", "variant=aggressive_fusion")
     assert [(p.model, p.config) for p in result.pairs] == [
         ("hf_bert", {"dtype": "fp32", "mode": "infer"}), ("hf_bert", {"dtype": "fp32", "mode": "train"})]
@@ -244,7 +243,7 @@ def test_gpu_kernel_diff_hf_bert(gpu):
                           if not line.startswith("# kernel path:")]
     assert not list(difflib.unified_diff(texts["default"], texts["aggressive_fusion"]))
     n = len(kernel_names(root / "hf_bert__train__fp32__default"))
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     # the head selector leaves the mode open: the head's training run pairs with the base's
     diff = kernel_diff(con, "variant=default,mode=train,dtype=fp32", "variant=aggressive_fusion", "hf_bert")
     [(mode,)] = con.execute("SELECT labels ->> 'mode' FROM runs WHERE run_id = ?", [diff.head_run]).fetchall()
@@ -256,7 +255,7 @@ def test_gpu_kernel_diff_hf_bert(gpu):
 def test_a_release_family_selector_picks_every_build_of_it_and_no_other(cpu):
     """compiler=2.13 is any 2.13.x build, compiler=2.1 is no 2.13 or 2.14 build (part boundary)."""
     db, root = cpu
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     versions = dict(con.execute("SELECT compiler_version, count(*) FROM runs GROUP BY ALL").fetchall())
     assert versions == {"2.6.0+cu124": 5, "2.13.0+cpu": 5, "2.14.1+cu130": 5}
     for selector, want in (("2.13", {"2.13.0+cpu"}), ("2.13.0", {"2.13.0+cpu"}), ("2.13.0+cpu", {"2.13.0+cpu"}),
@@ -288,7 +287,7 @@ def test_config_keys_of_one_release_are_notes_and_differing_values_warnings(cpu)
     """The 2.14.1 config has keys 2.13 lacks and the other way round: a release difference, listed
     apart; keys on both sides whose values differ stay a warning. Counted from the records here."""
     db, _ = cpu
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     configs = {}
     for version, text in con.execute("""
             SELECT r.compiler_version, c.inductor_config FROM compilations c JOIN runs r USING (run_id)

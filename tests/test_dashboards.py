@@ -11,13 +11,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from ingest.load import ingest_paths
 from schema.warehouse import connect
-from tests.conftest import build_fixture_warehouse
+from tests.conftest import reader, build_fixture_warehouse
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "dashboards" / "app.py"
@@ -56,7 +55,7 @@ def empty(tmp_path_factory) -> str:
 
 def one(db: str, sql: str, params=None):
     # a copy: DuckDB refuses a second in-process connection to the app's file with another configuration
-    con = duckdb.connect(db + ".check", read_only=True)
+    con = reader(db + ".check")
     try:
         return con.execute(sql, params or []).fetchall()[0][0]
     finally:
@@ -162,7 +161,7 @@ def test_compare_releases(warehouse, monkeypatch):
     changed = int(metrics(at)["Changed kernels"])
     if changed:
         shown = {c.value.rstrip() for c in at.code if c.language in ("python", "cpp")}
-        con = duckdb.connect(warehouse + ".check", read_only=True)
+        con = reader(warehouse + ".check")
         # st.code drops trailing whitespace
         sources = {r[0].rstrip() for r in con.execute(
             "SELECT s.source FROM kernels k JOIN kernel_sources s USING (source_hash) WHERE k.run_id IN (?, ?)",

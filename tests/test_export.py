@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from cli.main import cli
 from ingest.load import ingest_paths
-from tests.conftest import GPU_TRAIN_RUN
+from tests.conftest import reader, GPU_TRAIN_RUN
 
 
 def test_tables_and_a_query_round_trip(tmp_path):
@@ -19,15 +19,15 @@ def test_tables_and_a_query_round_trip(tmp_path):
     runner = CliRunner()
     r = runner.invoke(cli, ["--db", db, "export", str(out), "--table", "kernels", "--table", "runs"])
     assert r.exit_code == 0, r.output
-    con = duckdb.connect(db, read_only=True)
-    for table in ("kernels", "runs"):
-        exported = duckdb.sql(f"SELECT count(*) FROM '{out / (table + '.parquet')}'").fetchall()[0][0]
-        assert exported == con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] > 0
+    with reader(db) as con:  # closed before the next export: one process, one set of settings per file
+        for table in ("kernels", "runs"):
+            exported = duckdb.sql(f"SELECT count(*) FROM '{out / (table + '.parquet')}'").fetchall()[0][0]
+            assert exported == con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] > 0
+        kernels = con.execute("SELECT count(*) FROM kernels WHERE generated").fetchone()[0]
     r = runner.invoke(cli, ["--db", db, "export", str(out), "--query", "overview/runs", "--format", "csv"])
     assert r.exit_code == 0, r.output
     with open(out / "overview__runs.csv") as fh:
         rows = list(csv.DictReader(fh))
-    kernels = con.execute("SELECT count(*) FROM kernels WHERE generated").fetchone()[0]
     assert [(row["model"], int(row["kernels"])) for row in rows] == [("mlp", kernels)]
     bad = runner.invoke(cli, ["--db", db, "export", str(out), "--query", "no_such_query"])
     assert bad.exit_code != 0 and "iwh queries" in bad.output

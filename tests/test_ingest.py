@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from cli.main import cli
 from ingest.load import ingest_paths
-from tests.conftest import FIXTURES
+from tests.conftest import reader, FIXTURES
 
 RUNS = FIXTURES / "runs"
 KERNEL_DEF = re.compile(r"^\w+ = async_compile\.(?:triton|cpp_pybinding|cpp)\(", re.M)
@@ -40,7 +40,7 @@ def top_level_records(text: str) -> int:
 def wh(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("wh") / "wh.duckdb")
     summary = ingest_paths([RUNS], path)
-    con = duckdb.connect(path, read_only=True)
+    con = reader(path)
     yield con, summary
     con.close()
 
@@ -162,7 +162,7 @@ def test_reingest_skips_unchanged_and_replaces_changed(tmp_path, monkeypatch):
     monkeypatch.undo()
     out.write_text(out.read_text().replace("def call(", "def call(  ", 1))  # a real change
     changed = ingest_paths([src], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     assert changed.runs == 1 and changed.run_ids != first.run_ids
     assert con.execute("SELECT run_id FROM runs").fetchall() == [(changed.run_ids[0],)]  # replaced
     assert con.execute("SELECT count(DISTINCT run_id) FROM graphs").fetchone()[0] == 1
@@ -185,7 +185,7 @@ def test_debug_tree_alone_and_stray_files(tmp_path):
     s = ingest_paths([root], str(tmp_path / "wh.duckdb"), model="mine", labels={"variant": "v1"})
     assert s.runs == 1 and s.errors == 0
     assert s.skipped_files["unrecognised file"] == 1
-    con = duckdb.connect(str(tmp_path / "wh.duckdb"), read_only=True)
+    con = reader(str(tmp_path / "wh.duckdb"))
     model, labels, version = con.execute("SELECT model, labels, compiler_version FROM runs").fetchone()
     runnable = next(root.rglob("fx_graph_runnable.py")).read_text()
     written = re.search(r"^# torch version: (\S+)", runnable, re.M).group(1)
@@ -214,7 +214,7 @@ def test_broken_inputs_are_recorded_and_the_rest_kept(tmp_path):
     root = _broken_run(tmp_path)
     db = str(tmp_path / "wh.duckdb")
     s = ingest_paths([root], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     errors = con.execute("SELECT path, kind, message FROM ingest_errors").fetchall()
     paths = " ".join(p for p, _, _ in errors)
     assert s.errors == len(errors) > 0

@@ -6,13 +6,12 @@ from __future__ import annotations
 import shutil
 import tracemalloc
 
-import duckdb
 
 from ingest.assemble import assemble
 from ingest.discover import discover
 from ingest.load import ingest_paths
 from ingest.parsers import torch_trace
-from tests.conftest import GPU_TRAIN_RUN
+from tests.conftest import reader, GPU_TRAIN_RUN
 
 TABLES = ("graphs", "kernels", "ops", "compilations", "timings", "compile_events", "guards", "lineage")
 
@@ -26,7 +25,7 @@ def _long_log(folder, copies: int):
 
 
 def _counts(db: str) -> dict[str, int]:
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     out = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
     con.close()
     return out
@@ -100,7 +99,7 @@ def test_a_crash_while_writing_parts_is_recovered_by_the_next_ingest(tmp_path, m
     monkeypatch.setattr(load, "_insert", crash_in_the_final_transaction)
     with pytest.raises(RuntimeError):
         ingest_paths([src], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     # the parts were committed, the run row never was: the marker says whose rows they are
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM _loading").fetchone()[0] == 1
@@ -110,7 +109,7 @@ def test_a_crash_while_writing_parts_is_recovered_by_the_next_ingest(tmp_path, m
     again = ingest_paths([src], db)
     whole = ingest_paths([_long_log(tmp_path / "fresh", copies=4)], str(tmp_path / "fresh.duckdb"))
     assert again.runs == 1 and _counts(db) == _counts(str(tmp_path / "fresh.duckdb"))
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     assert con.execute("SELECT count(*) FROM _loading").fetchone()[0] == 0
     orphans = con.execute("SELECT count(*) FROM compilations WHERE run_id NOT IN (SELECT run_id FROM runs)")
     assert orphans.fetchone()[0] == 0 and whole.run_ids == again.run_ids

@@ -12,10 +12,9 @@ import re
 import shutil
 from pathlib import Path
 
-import duckdb
 
 from ingest.load import ingest_paths
-from tests.conftest import FIXTURES
+from tests.conftest import reader, FIXTURES
 
 KILLED = FIXTURES / "killed"
 IN_DYNAMO = KILLED / "transformer_killed_in_dynamo"
@@ -26,7 +25,7 @@ def device_of(tmp_path: Path, run: Path) -> str | None:
     db = str(tmp_path / "wh.duckdb")
     summary = ingest_paths([run], db, force=True)
     assert summary.runs == 1, summary.line()
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     try:
         return con.execute("SELECT device FROM runs WHERE source_path = ?", [str(run)]).fetchone()[0]
     finally:

@@ -6,11 +6,10 @@ import json
 import re
 from collections import defaultdict
 
-import duckdb
 import pytest
 
 from ingest.load import ingest_paths
-from tests.conftest import FIXTURES
+from tests.conftest import reader, FIXTURES
 
 GPU_RUN = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default"
 
@@ -19,7 +18,7 @@ GPU_RUN = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default"
 def gpu(tmp_path_factory):
     db = str(tmp_path_factory.mktemp("gpu") / "wh.duckdb")
     ingest_paths([GPU_RUN], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     yield con
     con.close()
 
@@ -70,7 +69,7 @@ def test_spyre_examples_are_runs_with_a_kernel_per_spec(tmp_path):
     root = FIXTURES / "spyre"
     db = str(tmp_path / "wh.duckdb")
     s = ingest_paths([root], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     folders = sorted(d for d in root.iterdir() if d.is_dir())
     assert s.runs == len(folders) and s.errors == 0
     got = dict(con.execute(

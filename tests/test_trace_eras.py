@@ -14,12 +14,11 @@ import gzip
 import re
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from ingest.load import ingest_paths
 from ingest.parsers.torch_trace import MAX_PID, parse_torch_trace
-from tests.conftest import FIXTURES
+from tests.conftest import reader, FIXTURES
 
 ERAS = FIXTURES / "torch_trace" / "eras"
 LOGS = sorted(ERAS.iterdir())
@@ -41,7 +40,7 @@ def wh(tmp_path_factory):
     db = str(tmp_path_factory.mktemp("eras") / "wh.duckdb")
     summary = ingest_paths([ERAS], db)
     assert summary.runs == len(LOGS), summary.line()
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     yield con
     con.close()
 

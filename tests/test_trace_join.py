@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import shutil
 
-import duckdb
 import pytest
 
 from ingest.load import ingest_paths
-from tests.conftest import FIXTURES, corpus_path
+from tests.conftest import reader, FIXTURES, corpus_path
 
 RUNS = FIXTURES / "runs"
 
 
 def _graphs(db: str) -> dict:
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     rows = con.execute("SELECT graph_id, compile_id, kernel_count, extern_kernel_count, source FROM graphs").fetchall()
     con.close()
     return {g: (c, k, e, s) for g, c, k, e, s in rows}
@@ -40,7 +39,7 @@ def test_one_run_per_process_when_tree_and_log_sit_side_by_side(tmp_path):
     shutil.copytree(src / "torch_compile_debug", tmp_path / "x" / "torch_compile_debug")
     shutil.copytree(src / "trace", tmp_path / "x" / "trace")
     s = ingest_paths([tmp_path / "x"], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     assert s.runs == 1
     (n_compilations,) = con.execute("SELECT count(*) FROM compilations").fetchone()
     log = next((src / "trace").glob("*.log")).read_text()
@@ -53,7 +52,7 @@ def test_every_tlparse_log_ingests_and_the_corrupt_one_keeps_its_good_records(tm
     logs = corpus_path("tlparse-logs")
     db = str(tmp_path / "wh.duckdb")
     s = ingest_paths([logs], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     n_logs = len(list(logs.rglob("*.log")))
     assert s.runs == n_logs
     ranks = con.execute(
@@ -74,7 +73,7 @@ def test_the_trace_does_not_repeat_what_the_debug_tree_gave(tmp_path):
     db = str(tmp_path / "wh.duckdb")
     run = RUNS / "cpu-torch2.13" / "transformer"
     ingest_paths([run], db)
-    con = duckdb.connect(db, read_only=True)
+    con = reader(db)
     rows, distinct = con.execute(
         "SELECT count(*), count(DISTINCT (graph_id, source_node, post_grad_node, kernel_name)) "
         "FROM lineage WHERE source = 'provenance'").fetchone()

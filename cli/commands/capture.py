@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from cli.options import db_option, location
+from cli.options import data_path_option, db_option, location, wait
+from schema.warehouse import WRITE_WAIT_S
 from ingest.capture import CORE_KEYS, PROFILE, capture, model_from_command
 
 
@@ -46,6 +47,7 @@ def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
                    "`p.export_chrome_trace(os.environ['IWH_PROFILE'])`; see zoo/README.md.")
 @click.option("--timeout", "timeout_s", type=float, help="Kill the command after this many seconds.")
 @db_option
+@data_path_option
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_context
 def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s, cmd):
@@ -62,6 +64,7 @@ def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s,
     if not no_ingest:
         from ingest.load import ingest_paths
 
-        summary = ingest_paths([result.out], location(ctx), model=result.manifest["model"], labels=labels)
+        summary = ingest_paths([result.out], location(ctx), model=result.manifest["model"], labels=labels,
+                               wait=wait(ctx) or WRITE_WAIT_S)
         click.echo(summary.line(), err=True)
     ctx.exit(result.exit_code)

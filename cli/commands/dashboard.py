@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
-
 import click
 
 from cli.options import db_option, location
@@ -20,9 +18,9 @@ from dashboards.serve import streamlit_command
 @click.pass_context
 def dashboard_command(ctx: click.Context, port: int, address: str) -> None:
     """Serve the dashboards (read-only) on http://ADDRESS:PORT."""
-    db = location(ctx)
-    if not Path(db).exists():
-        raise click.ClickException(f"No warehouse at {db}. Create one with `iwh ingest PATH --db {db}`.")
-    click.echo(f"serving {db} on http://{address}:{port} (Ctrl-C stops)")
-    env = {**os.environ, "IWH_DB": os.path.abspath(db)}
-    sys.exit(subprocess.call(streamlit_command(db, port, address), env=env))
+    where = location(ctx)
+    if not where.exists():
+        raise click.ClickException(f"No warehouse at {where.shown}. Create one with `iwh ingest PATH --db {where.shown}`.")
+    click.echo(f"serving {where.shown} on http://{address}:{port} (Ctrl-C stops)")
+    db = where.text if where.is_lake else where.path
+    sys.exit(subprocess.call(streamlit_command(db, port, address), env={**os.environ, "IWH_DB": db}))

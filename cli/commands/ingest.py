@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.options import db_option, format_option, labels, location
+from cli.options import data_path_option, db_option, format_option, labels, location, wait
+from schema.warehouse import WRITE_WAIT_S, WarehouseError
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
@@ -16,20 +17,18 @@ from cli.options import db_option, format_option, labels, location
 @click.option("--strict", is_flag=True, help="exit non-zero when any ingest error is recorded")
 @click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
 @db_option
+@data_path_option
 @format_option(("table", "json"), help="table: progress and a summary line; json: the summary as JSON")
 @click.pass_context
 def ingest(ctx, paths, model, label_pairs, jobs, strict, force, fmt):
     """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested)."""
-    import duckdb
-
     from ingest.load import ingest_paths
 
-    db = location(ctx)
     try:
-        summary = ingest_paths(list(paths), db, jobs=max(1, jobs), model=model, labels=labels(label_pairs),
-                               progress=fmt == "table", force=force)
-    except duckdb.IOException as e:
-        raise click.ClickException(f"cannot write {db}: {e}") from e
+        summary = ingest_paths(list(paths), location(ctx), jobs=max(1, jobs), model=model, labels=labels(label_pairs),
+                               progress=fmt == "table", force=force, wait=wait(ctx) or WRITE_WAIT_S)
+    except WarehouseError as e:
+        raise click.ClickException(str(e)) from e
     if fmt == "json":
         click.echo(summary.json())
     else:
@@ -61,17 +60,16 @@ def _report(summary) -> None:
 
 @click.command(epilog="\b\nExample:\n  iwh migrate --db old.duckdb")
 @db_option
+@data_path_option
 @click.pass_context
 def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
-    import duckdb
+    from schema.warehouse import Writer
 
-    from schema.warehouse import migrate as run_migrations
-
-    db = location(ctx)
-    con = duckdb.connect(db)
+    where = location(ctx)
     try:
-        applied = run_migrations(con)
-    finally:
-        con.close()
-    click.echo(f"{db}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
+        with Writer(where, wait=wait(ctx) or WRITE_WAIT_S) as writer, writer.session():
+            applied = writer.applied
+    except WarehouseError as e:
+        raise click.ClickException(str(e)) from e
+    click.echo(f"{where.shown}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
