@@ -16,6 +16,7 @@ Examples:
   iwh query fusion_rate_by_model_version --format csv
   iwh compare --base compiler=2.13 --head compiler=2.14
   iwh dashboard
+  iwh copy 'ducklake:postgres:dbname=iwh host=db user=iwh' --data-path s3://bucket/iwh   # file -> team lake
 """
 
 
@@ -32,7 +33,7 @@ def cli(ctx: click.Context, db: str | None, fmt: str | None, data_path: str | No
 
 
 COMMANDS = (
-    ingest.ingest, ingest.migrate,
+    ingest.ingest, ingest.migrate, ingest.copy,
     query.runs, query.sql, query.list_queries, query.query,
     export.export_command,
     compare.compare_command,

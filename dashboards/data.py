@@ -25,7 +25,6 @@ from schema.location import Location, locate, redact
 from schema.warehouse import connect
 
 CACHE_SECONDS = 300
-QUERY_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")  # a page's or the console's query fails past it
 # text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.
 _COLON_BIND = re.compile(r"(?<![:\w\\]):(?=\w)")
 _DOLLAR_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
@@ -60,7 +59,7 @@ def _open_warehouse(dialect, conn_rec, cargs, cparams):
     where = cparams.get("iwh_location")
     if where is None:
         return None
-    return ConnectionWrapper(connect(where, read_only=True, lockdown=True, memory_limit=QUERY_MEMORY))
+    return ConnectionWrapper(connect(where, read_only=True, lockdown=True))
 
 
 def to_sqlalchemy(sql: str, names) -> str:
@@ -74,8 +73,16 @@ def run(name: str, **params) -> pd.DataFrame:
     """Run the canned query `name` with `params` (unset ones are NULL or their default)."""
     q = queries.get(name)
     bound = q.bind(params)
-    return connection().query(to_sqlalchemy(q.sql, bound), params=bound, ttl=CACHE_SECONDS,
-                              show_spinner=False)
+    return _cached_query(location().shown, to_sqlalchemy(q.sql, bound), bound)
+
+
+# the warehouse is part of the cache key: one process may serve (or test) several warehouses
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def _cached_query(where: str, sql: str, params: dict) -> pd.DataFrame:
+    # closed here, not left to the garbage collector (as st.connection's query() leaves it): a file
+    # warehouse stays locked while any connection to it is open, and an ingest waits for that
+    with connection().engine.connect() as con:
+        return pd.read_sql(text(sql), con, params=params)
 
 
 def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000) -> tuple[pd.DataFrame, bool]:

@@ -5,7 +5,8 @@ Runs whose files are unchanged (same paths, sizes and mtimes as recorded in `art
 skipped without being read. Parsing runs in worker processes with `jobs > 1` while this process
 alone writes. Rows become Arrow tables where they were parsed (in the workers), so the writer
 only concatenates and inserts. Runs are written in batches, one transaction and one INSERT per
-table each: a commit costs tens of milliseconds, more than a small run's inserts.
+table each: a commit costs tens of milliseconds, more than a small run's inserts. The warehouse's
+write lock is held only while a batch is written (`schema.warehouse.Writer`).
 """
 
 from __future__ import annotations
@@ -268,7 +269,7 @@ def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: Inge
             if threads:
                 con.execute(f"SET threads = {threads}")
             try:
-                _write(con, schema, batch, writer.is_lake)
+                _write(con, schema, batch)
                 return
             except Exception as e:
                 if _fatal(e):
@@ -278,7 +279,7 @@ def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: Inge
                     return
             for d in batch:
                 try:
-                    _write(con, schema, [d], writer.is_lake)
+                    _write(con, schema, [d])
                 except Exception as e:
                     if _fatal(e):
                         raise WarehouseError(f"cannot write {writer.location.shown}: {_first_line(e)}") from e
@@ -301,15 +302,14 @@ def _first_line(e: Exception) -> str:
 
 
 def _refuse(con, schema: _Schema, d: _Loaded, e: Exception, summary: IngestSummary, now: str) -> None:
-    """A run the warehouse would not take: none of its rows stay (a file's spilled parts are
-    removed), one error row says why, and its files are not recorded, so the next ingest tries again."""
+    """A run the warehouse would not take: none of its rows stay, one error row says why, and its
+    files are not recorded, so the next ingest tries again."""
     run_id = d.run["run_id"]
     row = {"run_id": run_id, "path": "", "kind": "load", "line": None, "severity": "error", "ingested_at": now,
            "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {_first_line(e)}"}
     con.execute("BEGIN TRANSACTION")
     try:
         _delete_runs(con, [run_id])
-        con.execute("DELETE FROM _loading WHERE run_id = ?", [run_id])
         _insert(con, "ingest_errors", schema.arrow("ingest_errors", [(None, [row])]))
         con.execute("COMMIT")
     except Exception:
@@ -422,15 +422,11 @@ def _tally(summary: IngestSummary, data: _Loaded) -> None:
     summary.counters.update(data.counters)
 
 
-def _write(con, schema: _Schema, batch: list[_Loaded], lake: bool = False) -> None:
-    """One transaction for the batch. In a file, a run with spilled parts first gets those in
-    transactions of their own (under a `_loading` marker), so no transaction holds a long log's rows
-    at once; readers wait for the file's lock meanwhile. A lake writes its data files as rows
-    arrive, and its readers do not wait: there, parts go in the batch's one transaction."""
+def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
+    """One transaction for the batch, so a reader sees a run whole or not at all, and a writer killed
+    in it leaves nothing. A long log's rows come from the Parquet parts it was spilled to while it
+    was parsed: DuckDB streams them in, so memory stays bounded."""
     parted = [d for d in batch if d.spilled]
-    if not lake:
-        for d in parted:
-            _write_parts(con, d)
     sources: dict[str, str] = {}
     for data in batch:
         sources.update(data.sources)
@@ -441,12 +437,11 @@ def _write(con, schema: _Schema, batch: list[_Loaded], lake: bool = False) -> No
             "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
             [run_ids, [d.run["source_path"] for d in batch]],
         ).fetchall()]
-        # a file's parted run has its own rows in already: what it replaced went before its parts
-        written = set() if lake else {d.run["run_id"] for d in parted}
-        _delete_runs(con, sorted((set(old) | set(run_ids)) - written))
-        if lake:
-            for d in parted:
-                _insert_parts(con, d)
+        _delete_runs(con, sorted(set(old) | set(run_ids)))
+        for d in parted:
+            for table, path in d.spilled:
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) "
+                            "FROM read_parquet(?)", [d.run["run_id"], path])
         _insert(con, "runs", pa.concat_tables([d.tables["runs"] for d in batch]))
         for table in FACT_TABLES:
             parts = [d.tables[table] for d in batch if table in d.tables]
@@ -459,45 +454,10 @@ def _write(con, schema: _Schema, batch: list[_Loaded], lake: bool = False) -> No
             con.execute("INSERT INTO kernel_sources SELECT * FROM _src "
                         "WHERE source_hash NOT IN (SELECT source_hash FROM kernel_sources)")
             con.unregister("_src")
-        con.execute("DELETE FROM _loading WHERE run_id IN (SELECT unnest(?))", [[d.run["run_id"] for d in parted]])
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
         raise
-
-
-def _write_parts(con, d: _Loaded) -> None:
-    """The spilled rows of one run, a transaction each, after clearing what it replaces."""
-    run_id = d.run["run_id"]
-    con.execute("BEGIN TRANSACTION")
-    try:
-        old = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_id = ? OR source_path = ?",
-                                         [run_id, d.run["source_path"]]).fetchall()]
-        _delete_runs(con, sorted(set(old) | {run_id}))
-        con.execute("DELETE FROM _loading WHERE run_id = ?", [run_id])
-        con.execute("INSERT INTO _loading VALUES (?)", [run_id])
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    for table, path in d.spilled:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            _insert_part(con, run_id, table, path)
-            con.execute("COMMIT")
-        except Exception:
-            con.execute("ROLLBACK")
-            raise
-
-
-def _insert_parts(con, d: _Loaded) -> None:
-    for table, path in d.spilled:
-        _insert_part(con, d.run["run_id"], table, path)
-
-
-def _insert_part(con, run_id: str, table: str, path: str) -> None:
-    con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) FROM read_parquet(?)",
-                [run_id, path])
 
 
 def _delete_runs(con, run_ids: list[str]) -> None:
@@ -507,7 +467,8 @@ def _delete_runs(con, run_ids: list[str]) -> None:
 
 
 def _recover(con) -> None:
-    """Rows of runs a crashed ingest was writing in parts: deleted, so the run is ingested afresh."""
+    """Rows of runs a crashed ingest of an earlier version was writing in parts (one transaction a
+    part, under a `_loading` marker): deleted, so the run is ingested afresh."""
     stale = [r[0] for r in con.execute("SELECT run_id FROM _loading").fetchall()]
     if stale:
         con.execute("BEGIN TRANSACTION")

@@ -36,6 +36,9 @@ VIEWS = HERE / "views"
 LAKE = "wh"  # the alias a lake is attached under; `USE wh` makes its tables the unqualified ones
 READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committing to
 WRITE_WAIT_S = 600.0  # how long a writer waits for another writer (or a long read) to finish
+READER_YIELD_S = 2.0  # how long a new reader stands back for a writer waiting for a file
+# what one reader's query may use; past it the query fails with DuckDB's out-of-memory message
+READ_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")
 _LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held")
 
 
@@ -59,13 +62,12 @@ def view_files() -> list[Path]:
 # ---- opening ------------------------------------------------------------------------------------
 
 def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
-            wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
-            memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+            wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at `location`: read-only, or for writing (created and migrated).
 
     `wait`: seconds to wait while another process holds a file's lock (default READ_WAIT_S or
     WRITE_WAIT_S). `lockdown` (readers): SQL on the connection can read the warehouse and nothing
-    else: no files, no ATTACH, no settings changed (`memory_limit` set first, when given).
+    else: no files, no ATTACH, no settings changed, at most READ_MEMORY of memory.
     A lake's writers must hold its write lock: use `Writer`.
     """
     loc = locate(location)
@@ -77,15 +79,15 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     else:
         # in a file, settings are the database's, shared by every connection of this process to it:
         # they are given when it is opened (a locked one cannot take a SET)
-        locked = {"enable_external_access": False, "lock_configuration": True} if lockdown else {}
-        con = _open_file(loc, read_only, wait, locked | ({"memory_limit": memory_limit} if memory_limit else {}))
+        locked = {"enable_external_access": False, "lock_configuration": True, "memory_limit": READ_MEMORY}
+        con = _open_file(loc, read_only, wait, locked if lockdown else {})
     try:
         if read_only:
             _check_current(con, loc)
         elif migrate_schema:
             migrate(con)
         if lockdown and loc.is_lake:
-            _lock_down_lake(con, memory_limit)
+            _lock_down_lake(con)
     except BaseException:
         con.close()
         raise
@@ -94,6 +96,8 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
 
 def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + (wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S)
+    if read_only:
+        _let_waiting_writer_first(loc, deadline)
     pause = 0.02
     while True:
         try:
@@ -120,6 +124,43 @@ def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict)
             raise WarehouseError(_unreadable(loc, e)) from e
 
 
+def _intent_file(loc: Location) -> str:
+    """Beside a file warehouse: a writer holds it while it waits for and holds the warehouse, so
+    new readers wait for it instead of keeping the file's lock busy forever between them."""
+    return loc.path + ".iwh-writer"
+
+
+def _flock(path: str, mode: int, deadline: float, what: str):
+    """The file at `path` flock'ed in `mode`, waiting until `deadline`; None when it cannot be made
+    (a read-only folder: nothing to coordinate with)."""
+    try:
+        fh = open(path, "a")
+    except OSError:
+        return None
+    pause = 0.01
+    while True:
+        try:
+            fcntl.flock(fh, mode | fcntl.LOCK_NB)
+            return fh
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                fh.close()
+                raise WarehouseError(f"{what}; try again, or wait longer with --wait") from None
+            time.sleep(pause)
+            pause = min(pause * 1.5, 0.2)
+
+
+def _let_waiting_writer_first(loc: Location, deadline: float) -> None:
+    """A reader gives a waiting writer up to READER_YIELD_S to get in, then goes ahead anyway: this
+    process may itself hold the file open in another connection, which the writer waits for."""
+    try:
+        fh = _flock(_intent_file(loc), fcntl.LOCK_SH, min(deadline, time.monotonic() + READER_YIELD_S), "")
+    except WarehouseError:
+        return
+    if fh is not None:
+        fh.close()  # only waited for the writer: readers do not hold writers back with it
+
+
 def _holder(e: Exception) -> str:
     m = re.search(r"\(PID (\d+)\)", str(e))
     return f"pid {m.group(1)}" if m else "another process"
@@ -140,13 +181,13 @@ def _open_lake(loc: Location, read_only: bool) -> duckdb.DuckDBPyConnection:
             con.execute(f"LOAD {ext}")
         if _uses_s3(loc) or os.environ.get("AWS_ACCESS_KEY_ID"):
             con.execute("LOAD httpfs")
-            secret = _s3_secret()
+            secret = s3_secret_sql()
             if secret:
                 con.execute(secret)
         options = ["READ_ONLY"] if read_only else ["DATA_INLINING_ROW_LIMIT 0"]
         if loc.data_path and not read_only:
-            options.append(f"DATA_PATH {_quote(loc.data_path)}")
-        con.execute(f"ATTACH {_quote('ducklake:' + loc.catalog)} AS {LAKE} ({', '.join(options)})")
+            options.append(f"DATA_PATH {sql_literal(loc.data_path)}")
+        con.execute(f"ATTACH {sql_literal('ducklake:' + loc.catalog)} AS {LAKE} ({', '.join(options)})")
         con.execute(f"USE {LAKE}")
     except duckdb.Error as e:
         con.close()
@@ -169,39 +210,38 @@ def _uses_s3(loc: Location) -> bool:
     return (loc.data_path or "").startswith("s3://")
 
 
-def _s3_secret() -> str | None:
+def s3_secret_sql() -> str | None:
     """A DuckDB S3 secret from the usual AWS variables (none stored in the catalog: each process
     makes its own). AWS_ENDPOINT_URL names an S3-compatible server (MinIO, moto, Ceph)."""
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
     if not key or not secret:
         return None
-    parts = [f"KEY_ID {_quote(key)}", f"SECRET {_quote(secret)}",
-             f"REGION {_quote(os.environ.get('AWS_REGION') or os.environ.get('AWS_DEFAULT_REGION') or 'us-east-1')}"]
+    parts = [f"KEY_ID {sql_literal(key)}", f"SECRET {sql_literal(secret)}",
+             f"REGION {sql_literal(os.environ.get('AWS_REGION') or os.environ.get('AWS_DEFAULT_REGION') or 'us-east-1')}"]
     if os.environ.get("AWS_SESSION_TOKEN"):
-        parts.append(f"SESSION_TOKEN {_quote(os.environ['AWS_SESSION_TOKEN'])}")
+        parts.append(f"SESSION_TOKEN {sql_literal(os.environ['AWS_SESSION_TOKEN'])}")
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         host = re.sub(r"^\w+://", "", endpoint).rstrip("/")
-        parts += [f"ENDPOINT {_quote(host)}", "URL_STYLE 'path'",
+        parts += [f"ENDPOINT {sql_literal(host)}", "URL_STYLE 'path'",
                   f"USE_SSL {'true' if endpoint.startswith('https') else 'false'}"]
     return f"CREATE OR REPLACE SECRET iwh_s3 (TYPE s3, {', '.join(parts)})"
 
 
-def _quote(text: str) -> str:
+def sql_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _lock_down_lake(con: duckdb.DuckDBPyConnection, memory_limit: str | None) -> None:
+def _lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
     """From here on, SQL reads the lake and nothing else. Its data files stay readable through
     allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
     have read-only access to them, and a read-only PostgreSQL role; README: Team warehouse).
     Set after the ATTACH, which needs the extensions and the catalog's connection."""
     (data_path,) = con.execute(
         f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'").fetchone()
-    con.execute(f"SET allowed_directories = [{_quote(data_path)}]")
+    con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
     con.execute("SET enable_external_access = false")
-    if memory_limit:
-        con.execute(f"SET memory_limit = {_quote(memory_limit)}")
+    con.execute(f"SET memory_limit = {sql_literal(READ_MEMORY)}")
     con.execute("SET lock_configuration = true")
 
 
@@ -252,12 +292,19 @@ class Writer:
     @contextlib.contextmanager
     def session(self):
         if self._lock is None:
-            con = connect(self.location, wait=self.wait, migrate_schema=False)
+            deadline = time.monotonic() + self.wait
+            intent = _flock(_intent_file(self.location), fcntl.LOCK_EX, deadline,
+                            f"another writer held {self.location.shown} for {self.wait:.0f} s")
             try:
-                self._migrate(con)
-                yield con
+                con = connect(self.location, wait=max(0.0, deadline - time.monotonic()), migrate_schema=False)
+                try:
+                    self._migrate(con)
+                    yield con
+                finally:
+                    con.close()
             finally:
-                con.close()
+                if intent is not None:
+                    intent.close()
             return
         with self._lock:
             if self._con is None:

@@ -96,3 +96,26 @@ def db(tmp_path) -> str:
 def gpu_corpus() -> Path:
     """The 67 GPU run folders of the shared corpus (skips when absent)."""
     return unpacked_corpus("gpu-h200-torch2.11.tar.xz") / "gpu-h200-torch2.11"
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL 15 server for this test session (skips with the reason when the package is absent)."""
+    from tests.servers import Postgres
+
+    why = Postgres.missing()
+    if why:
+        pytest.skip(why)
+    server = Postgres().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3():
+    """moto's S3-compatible server for this test session."""
+    from tests.servers import S3
+
+    server = S3().start()
+    yield server
+    server.stop()

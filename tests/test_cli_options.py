@@ -46,6 +46,7 @@ def invocations(db: str, tmp) -> dict[str, list[str]]:
         "compare": ["compare", "--base", "compiler=2.13", "--head", "compiler=2.13", "--db", db],
         "capture": ["capture", "--out", str(tmp / "cap"), "--model", "noop", "--db", db, "--", sys.executable, "-c", "0"],
         "dashboard": ["dashboard", "--db", str(tmp / "missing.duckdb")],
+        "copy": ["copy", str(tmp / "copied.duckdb"), "--db", db],
     }
 
 
@@ -64,6 +65,8 @@ def test_every_command_takes_db_after_it(db, tmp_path):
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2  # the transformer run and the capture
     con.close()
     assert (tmp_path / "out" / "runs.parquet").exists()
+    with reader(str(tmp_path / "copied.duckdb")) as copied:
+        assert copied.execute("SELECT count(*) FROM runs").fetchone()[0] == 2  # copied after the capture
 
 
 def test_db_and_format_before_or_after_the_command(db):

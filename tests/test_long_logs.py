@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 import tracemalloc
 
+import duckdb
+import pytest
 
 from ingest.assemble import assemble
 from ingest.discover import discover
@@ -83,34 +85,51 @@ def test_a_failed_run_leaves_no_spill_folder(tmp_path, monkeypatch):
     assert list(tmp_path.glob("iwh-spill-*")) == []
 
 
-def test_a_crash_while_writing_parts_is_recovered_by_the_next_ingest(tmp_path, monkeypatch):
-    import pytest
-
+def test_a_failure_while_writing_a_long_log_leaves_nothing(tmp_path, monkeypatch):
+    """The parts of a long log go in with the rest of its run, in one transaction: a failure after
+    some were inserted leaves no row of the run, and the next ingest writes it whole."""
     from ingest import load
 
     monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
     src = _long_log(tmp_path / "run", copies=4)
     db = str(tmp_path / "wh.duckdb")
     real = load._insert
+    calls = []
 
-    def crash_in_the_final_transaction(con, table, tbl):
-        raise RuntimeError("killed after the parts were committed")
+    def fail_after_the_parts(con, table, tbl):
+        calls.append(table)
+        raise RuntimeError("the writer died after the parts were inserted")
 
-    monkeypatch.setattr(load, "_insert", crash_in_the_final_transaction)
+    monkeypatch.setattr(load, "_insert", fail_after_the_parts)
     with pytest.raises(RuntimeError):
         ingest_paths([src], db)
+    assert calls  # it got as far as the final inserts, past the parts
     con = reader(db)
-    # the parts were committed, the run row never was: the marker says whose rows they are
-    assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0
-    assert con.execute("SELECT count(*) FROM _loading").fetchone()[0] == 1
-    assert con.execute("SELECT count(*) FROM compilations").fetchone()[0] > 0
+    for table in ("runs", "compilations", "timings", "ingest_errors"):
+        assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
     con.close()
     monkeypatch.setattr(load, "_insert", real)
     again = ingest_paths([src], db)
     whole = ingest_paths([_long_log(tmp_path / "fresh", copies=4)], str(tmp_path / "fresh.duckdb"))
     assert again.runs == 1 and _counts(db) == _counts(str(tmp_path / "fresh.duckdb"))
+    assert whole.run_ids == again.run_ids
+
+
+def test_parts_an_older_version_left_are_recovered_by_the_next_ingest(tmp_path, monkeypatch):
+    """Earlier versions committed a long log's parts one by one under a `_loading` marker: rows such
+    a version left when it was killed are deleted by the next ingest."""
+    monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
+    src = _long_log(tmp_path / "run", copies=4)
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([src], db)
+    clean = _counts(db)
+    con = duckdb.connect(db)
+    [(run_id,)] = con.execute("SELECT run_id FROM runs").fetchall()
+    con.execute("DELETE FROM runs")  # what the killed writer never wrote: the run row, last
+    con.execute("INSERT INTO _loading VALUES (?)", [run_id])
+    con.close()
+    ingest_paths([src], db)
+    assert _counts(db) == clean
     con = reader(db)
     assert con.execute("SELECT count(*) FROM _loading").fetchone()[0] == 0
-    orphans = con.execute("SELECT count(*) FROM compilations WHERE run_id NOT IN (SELECT run_id FROM runs)")
-    assert orphans.fetchone()[0] == 0 and whole.run_ids == again.run_ids
     con.close()

@@ -73,3 +73,26 @@ def migrate(ctx):
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{where.shown}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
+
+
+@click.command("copy", epilog="\b\nExamples:\n  iwh copy 'ducklake:postgres:dbname=iwh host=db.internal user=iwh' --data-path s3://team-bucket/iwh\n"
+                              "  iwh copy local.duckdb --db 'ducklake:postgres:dbname=iwh host=db.internal user=iwh'")
+@click.argument("dest")
+@db_option
+@click.option("--data-path", "dest_data_path", metavar="DIR|s3://...", default=None,
+              help="where DEST keeps its data files, when DEST is a new lake")
+@click.pass_context
+def copy(ctx, dest, dest_data_path):
+    """Copy the warehouse (--db) into DEST, a new file or lake: every table, view and migration."""
+    from schema.location import locate
+    from schema.transfer import copy_warehouse
+
+    source = location(ctx)
+    target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
+    try:
+        copied = copy_warehouse(source, target, wait(ctx) or WRITE_WAIT_S)
+    except WarehouseError as e:
+        raise click.ClickException(str(e)) from e
+    total = sum(copied.values())
+    click.echo(f"copied {source.shown} into {target.shown}: {copied.get('runs', 0)} runs, {total:,} rows "
+               f"in {len(copied)} tables")

@@ -1,0 +1,57 @@
+"""Moving a warehouse: a file into a lake and back, so a team can start local and grow.
+
+The destination is created (or must be empty) and brought to the current schema, views and macros
+included, by the same migrations every writer runs; the source must be current too (`iwh migrate`
+upgrades it). Every table is then copied in one transaction, so the destination holds the whole
+warehouse or nothing, and its `_migrations` equal the source's.
+"""
+
+from __future__ import annotations
+
+from schema.location import Location, locate
+from schema.warehouse import WarehouseError, Writer, connect, current_tables, extension_directory, s3_secret_sql, sql_literal
+
+SOURCE = "iwh_source"
+
+
+def copy_warehouse(source: str | Location, dest: str | Location, wait: float) -> dict[str, int]:
+    """Copy every table of `source` into the empty warehouse `dest`; returns rows copied per table."""
+    src, dst = locate(source), locate(dest)
+    if src.text == dst.text:
+        raise WarehouseError("the source and the destination are the same warehouse")
+    connect(src, read_only=True, wait=wait).close()  # exists and is current, or says what to do
+    tables = [name for name, _ in current_tables() if name != "_migrations"]
+    with Writer(dst, wait=wait) as writer, writer.session() as con:
+        runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        if runs:
+            raise WarehouseError(f"{dst.shown} already holds {runs} runs: copy into a new, empty warehouse")
+        _attach_source(con, src)
+        try:
+            copied = {}
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for table in tables:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {SOURCE}.{table}")
+                    copied[table] = con.execute(f"SELECT count(*) FROM {SOURCE}.{table}").fetchone()[0]
+                con.execute("COMMIT")
+            except Exception:
+                con.execute("ROLLBACK")
+                raise
+        finally:
+            con.execute(f"DETACH {SOURCE}")
+    return copied
+
+
+def _attach_source(con, src: Location) -> None:
+    if not src.is_lake:
+        con.execute(f"ATTACH {sql_literal(src.path)} AS {SOURCE} (READ_ONLY)")
+        return
+    con.execute(f"SET extension_directory = {sql_literal(extension_directory())}")
+    con.execute("LOAD ducklake")
+    if src.catalog.startswith("postgres:"):
+        con.execute("LOAD postgres")
+    secret = s3_secret_sql()
+    if secret:
+        con.execute("LOAD httpfs")
+        con.execute(secret)
+    con.execute(f"ATTACH {sql_literal('ducklake:' + src.catalog)} AS {SOURCE} (READ_ONLY)")

@@ -1,0 +1,48 @@
+"""`iwh` in a child process with a fault or a delay put into its writer, for the concurrency tests.
+
+    python -m tests.ingest_driver slow FLAG -- ingest PATH --db W      each batch one run, a pause after each commit
+    python -m tests.ingest_driver stall FLAG -- ingest PATH --db W     stops inside its first commit, after the
+                                                                       kernels were inserted; FLAG says when
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    mode, flag = sys.argv[1], Path(sys.argv[2])
+    args = sys.argv[sys.argv.index("--") + 1:]
+    from ingest import load
+
+    if mode == "slow":
+        load.BATCH_RUNS = 1
+        commit = load._commit
+
+        def commit_then_pause(*a, **kw):
+            commit(*a, **kw)
+            flag.touch()
+            time.sleep(0.3)  # the lock is free here: readers and other writers get in
+
+        load._commit = commit_then_pause
+    elif mode == "stall":
+        insert = load._insert
+
+        def insert_then_stall(con, table, tbl):
+            insert(con, table, tbl)
+            if table == "kernels":
+                flag.touch()
+                time.sleep(600)  # killed here, inside the transaction, with the write lock held
+
+        load._insert = insert_then_stall
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    from cli.main import cli
+
+    cli(args=args, standalone_mode=True)
+
+
+if __name__ == "__main__":
+    main()
