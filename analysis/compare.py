@@ -135,8 +135,8 @@ class CompareResult:
         return [(p.key, m) for p in self.pairs for m in p.regressions]
 
 
-def model_key(model: str, config: dict) -> str:
-    return model + (" [" + " ".join(f"{k}={v}" for k, v in sorted(config.items())) + "]" if config else "")
+def model_key(model: str | None, config: dict) -> str:
+    return (model or "(no model)") + (" [" + " ".join(f"{k}={v}" for k, v in sorted(config.items())) + "]" if config else "")
 
 
 def run_query(con, name: str, **params) -> list[dict]:

@@ -153,6 +153,14 @@ def number(value) -> str:
     return f"{int(value):,}"
 
 
+def shown(value, missing: str = "unknown") -> str:
+    """A label part for people: the value, or a word for a NULL (NaN in a frame): runs killed early
+    or written by older tools lack devices, versions and dates."""
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return missing
+    return str(value)
+
+
 def plain(text) -> str:
     """Artifact text (model names, paths, ids) for a markdown element: every markup character escaped."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))

@@ -20,7 +20,8 @@ if phases.empty:
 
 st.caption(f"{len(phases):,} model × compiler version × device groups from {int(phases['runs'].sum()):,} runs.")
 CHART_GROUPS = 60
-phases["group"] = phases["model"] + " · " + phases["compiler_version"].fillna("?") + " · " + phases["device"]
+phases["group"] = [" · ".join(data.shown(v) for v in r) for r in
+                   phases[["model", "compiler_version", "device"]].itertuples(index=False)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:
     st.caption(f"The chart shows the first {CHART_GROUPS} groups; the table below has all {len(phases):,}. "

@@ -13,10 +13,10 @@ from dashboards.navigation import open_run_button
 WORKLOAD_LABELS = ("mode", "dtype", "variant")
 
 
-def series_name(model: str, device: str | None, labels) -> str:
-    labels = json.loads(labels) if isinstance(labels, str) else (labels or {})
-    parts = [model, device] + [str(labels[k]) for k in WORKLOAD_LABELS if labels.get(k) is not None]
-    return " · ".join(p for p in parts if p)
+def series_name(model: str | None, device: str | None, labels) -> str:
+    labels = json.loads(labels) if isinstance(labels, str) else (labels if isinstance(labels, dict) else {})
+    parts = [data.shown(model, "no model"), data.shown(device, "device unknown")]
+    return " · ".join(parts + [str(labels[k]) for k in WORKLOAD_LABELS if labels.get(k) is not None])
 
 
 METRICS = {
@@ -77,7 +77,7 @@ for metric, title in METRICS.items():
 
 st.subheader("Open a run")
 runs = points.sort_values(["model", "version_rank", "started_at"])
-labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.device} · {r.started_at} · {r.run_id}"
+labels = {r.run_id: " · ".join(data.shown(v) for v in (r.model, r.compiler_version, r.device, r.started_at, r.run_id))
           for r in runs.itertuples()}
 if picked in labels:
     st.session_state["trend_run"] = picked
