@@ -21,6 +21,7 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.pool import NullPool
 
 from schema import queries
+from schema.bounds import bounded, check_read_statement
 from schema.location import Location, locate, redact
 from schema.warehouse import connect
 
@@ -85,14 +86,19 @@ def _cached_query(where: str, sql: str, params: dict) -> pd.DataFrame:
         return pd.read_sql(text(sql), con, params=params)
 
 
-def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000) -> tuple[pd.DataFrame, bool]:
-    """User-typed SQL (the console): not cached, no retries; returns (rows, truncated)."""
+def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000,
+          seconds: float | None = None) -> tuple[pd.DataFrame, bool]:
+    """User-typed SQL (the console): one read statement, stopped after `seconds` (QUERY_SECONDS),
+    within the reader's memory limit; not cached, no retries. Returns (rows, truncated)."""
     params = params or {}
     with connection().engine.connect() as con:
-        result = con.execute(text(to_sqlalchemy(sql, params)), params)
-        if not result.returns_rows:
-            return pd.DataFrame(), False
-        rows = result.fetchmany(max_rows + 1)
+        duck = con.connection.driver_connection  # the DuckDB connection under SQLAlchemy's
+        check_read_statement(duck, sql)
+        with bounded(duck, seconds):
+            result = con.execute(text(to_sqlalchemy(sql, params)), params)
+            if not result.returns_rows:
+                return pd.DataFrame(), False
+            rows = result.fetchmany(max_rows + 1)
         frame = pd.DataFrame(rows[:max_rows], columns=list(result.keys()))
     return frame, len(rows) > max_rows
 

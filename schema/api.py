@@ -15,6 +15,7 @@ import duckdb
 import polars as pl
 
 from schema import queries
+from schema.bounds import bounded, check_read_statement
 from schema.location import Location, locate
 from schema.warehouse import connect
 
@@ -28,8 +29,11 @@ class Warehouse:
     def path(self) -> str:
         return self.location.shown
 
-    def sql(self, text: str, params: dict | list | None = None) -> pl.DataFrame:
-        return frame(self.con, text, params)
+    def sql(self, text: str, params: dict | list | None = None, timeout: float | None = 0) -> pl.DataFrame:
+        """Ad hoc SQL: one read statement; `timeout` seconds (0: none, None: IWH_QUERY_TIMEOUT)."""
+        check_read_statement(self.con, text)
+        with bounded(self.con, timeout):
+            return frame(self.con, text, params)
 
     def query(self, name: str, **params) -> pl.DataFrame:
         q = queries.get(name)

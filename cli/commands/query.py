@@ -24,18 +24,23 @@ def runs(ctx, model, limit, fmt):
 
 @click.command(epilog="\b\nExample:\n  iwh sql \"SELECT model, count(*) FROM kernels JOIN runs USING (run_id) GROUP BY ALL\"")
 @click.argument("text")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+              help="stop the query after this long (default: $IWH_QUERY_TIMEOUT or 30; 0: no limit)")
 @db_option
 @format_option()
 @click.pass_context
-def sql(ctx, text, fmt):
-    """Run read-only SQL on the warehouse."""
+def sql(ctx, text, timeout, fmt):
+    """Run read-only SQL on the warehouse: one SELECT (or SHOW, DESCRIBE, EXPLAIN), time- and memory-bounded."""
     import duckdb
 
+    from schema.bounds import QueryRefused
     from schema.frames import emit
 
     with open_warehouse(ctx) as wh:
         try:
-            df = wh.sql(text)
+            df = wh.sql(text, timeout=timeout)
+        except QueryRefused as e:
+            raise click.ClickException(str(e)) from e
         except duckdb.Error as e:
             raise click.ClickException(f"{type(e).__name__}: {e}".strip()) from e
         emit(df, fmt)

@@ -6,13 +6,16 @@ import streamlit as st
 
 from dashboards import data
 from schema import queries
+from schema.bounds import QUERY_SECONDS, QueryRefused
+from schema.warehouse import READ_MEMORY
 
 PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 BLANK = "(blank)"
 
 st.title("SQL console")
-st.caption("Ask anything the canned queries do not: read-only SQL over the warehouse. The connection "
-           "cannot write, ATTACH or read files.")
+st.caption("Ask anything the canned queries do not: one read-only statement over the warehouse. The "
+           "connection cannot write, ATTACH, read files or change settings; a query stops after "
+           f"{QUERY_SECONDS:g} s or past {READ_MEMORY} of memory.")
 
 library = {q.name: q for q in queries.all_queries()}
 
@@ -47,6 +50,8 @@ if names:
 if st.button("Run", type="primary", key="console_run") and sql.strip():
     try:
         frame, truncated = data.adhoc(sql, params)
+    except QueryRefused as e:
+        st.error(f"The query failed: {e}")
     except Exception as e:  # the user's SQL: its error is the answer, shown as text
         st.error("The query failed.")
         st.code(f"{type(e).__name__}: {getattr(e, 'orig', None) or e}", language=None, wrap_lines=True)

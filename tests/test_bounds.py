@@ -1,0 +1,85 @@
+"""SQL people type is bounded: one read statement, a time limit, a memory limit. A runaway query
+stops with a clear message in `iwh sql` and in the dashboard's SQL console, and the console's
+server goes on answering. What the read-only door refused before, it still refuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from ingest.load import ingest_paths
+from tests.conftest import FIXTURES, ROOT
+
+RUNAWAY = "SELECT count(*) FROM range(10000000000000)"  # hours of work, no memory
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("bounds") / "wh.duckdb")
+    ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], path)
+    return path
+
+
+def iwh(*args, env=None):
+    return subprocess.run([sys.executable, "-c", "from cli.main import main; main()", *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+
+
+def test_a_runaway_query_stops_at_the_time_limit(db):
+    t0 = time.monotonic()
+    res = iwh("sql", RUNAWAY, "--db", db, "--timeout", "2")
+    took = time.monotonic() - t0
+    assert res.returncode == 1 and "the query was stopped after 2 s" in res.stderr
+    assert took < 15, took  # Python's start and the open included
+    # the default limit comes from IWH_QUERY_TIMEOUT
+    import os
+
+    res = iwh("sql", RUNAWAY, "--db", db, env={**os.environ, "IWH_QUERY_TIMEOUT": "1"})
+    assert "stopped after 1 s" in res.stderr
+
+
+def test_a_query_past_the_memory_limit_fails_with_a_clear_message(db):
+    import os
+
+    res = iwh("sql", "SELECT list(range) AS l FROM range(30000000)", "--db", db,
+              env={**os.environ, "IWH_QUERY_MEMORY": "50MB"})
+    assert res.returncode == 1 and "needed more than the 50MB a reader may use" in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("bad", [
+    "COPY runs TO '/tmp/iwh-bounds-leak.csv'", "ATTACH '/tmp/iwh-other.duckdb' AS o", "INSTALL httpfs", "LOAD httpfs",
+    "SELECT * FROM read_text('/etc/hostname')", "SELECT * FROM read_csv('/etc/passwd')", "SELECT * FROM glob('/etc/*')",
+    "EXPORT DATABASE '/tmp/iwh-export'", "SET enable_external_access = true", "SET memory_limit = '64GB'",
+    "CREATE TABLE x (a INT)", "DELETE FROM runs", "SELECT 1; DELETE FROM runs",
+])
+def test_the_read_only_door_refuses(db, bad):
+    res = CliRunner().invoke(cli, ["sql", bad, "--db", db])
+    assert res.exit_code == 1, (bad, res.output)
+    ok = CliRunner().invoke(cli, ["sql", "SELECT count(*) AS n FROM runs", "--db", db, "--format", "csv"])
+    runs = len(list((FIXTURES / "runs" / "cpu-torch2.13").rglob("manifest.json")))
+    assert ok.output.split() == ["n", str(runs)]
+
+
+def test_the_console_stops_a_runaway_query_and_goes_on_serving(db, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from schema import bounds
+
+    monkeypatch.setattr(bounds, "QUERY_SECONDS", 2.0)
+    monkeypatch.setenv("IWH_DB", db)
+    at = AppTest.from_file(str(ROOT / "dashboards" / "app.py"), default_timeout=60).run()
+    at.switch_page("sections/sql_console.py").run()
+    at.text_area(key="console_sql").input(RUNAWAY).run()
+    t0 = time.monotonic()
+    at.button(key="console_run").click().run()
+    assert time.monotonic() - t0 < 20
+    assert not at.exception
+    assert any("stopped after 2 s" in e.value for e in at.error), [e.value for e in at.error]
+    at.text_area(key="console_sql").input("SELECT count(*) AS n FROM kernels").run()
+    at.button(key="console_run").click().run()
+    assert not at.error and len(at.dataframe) == 1
