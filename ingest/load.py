@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from ingest.assemble import assemble, file_hash
 from ingest.discover import Run, discover
 from schema.location import Location
-from schema.warehouse import WRITE_WAIT_S, WarehouseError, Writer
+from schema.warehouse import WRITE_WAIT_S, WarehouseError, Writer, rollback, write_failure
 
 FACT_TABLES = (
     "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
@@ -273,7 +273,7 @@ def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: Inge
                 return
             except Exception as e:
                 if _fatal(e):
-                    raise WarehouseError(f"cannot write {writer.location.shown}: {_first_line(e)}") from e
+                    raise WarehouseError(write_failure(writer.location, e)) from e
                 if len(batch) == 1:
                     _refuse(con, schema, batch[0], e, summary, now)
                     return
@@ -282,7 +282,7 @@ def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: Inge
                     _write(con, schema, [d])
                 except Exception as e:
                     if _fatal(e):
-                        raise WarehouseError(f"cannot write {writer.location.shown}: {_first_line(e)}") from e
+                        raise WarehouseError(write_failure(writer.location, e)) from e
                     _refuse(con, schema, d, e, summary, now)
     finally:
         for d in batch:
@@ -313,7 +313,7 @@ def _refuse(con, schema: _Schema, d: _Loaded, e: Exception, summary: IngestSumma
         _insert(con, "ingest_errors", schema.arrow("ingest_errors", [(None, [row])]))
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     summary.runs -= 1
     summary.graphs -= d.graphs
@@ -456,7 +456,7 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             con.unregister("_src")
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
 
 

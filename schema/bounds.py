@@ -20,7 +20,7 @@ QUERY_SECONDS = float(os.environ.get("IWH_QUERY_TIMEOUT", "30"))
 READ_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
-class QueryRefused(Exception):
+class QueryRefused(duckdb.Error):
     """SQL the warehouse will not run for a reader; the message says why and what it takes."""
 
 

@@ -9,7 +9,16 @@ warehouse or nothing, and its `_migrations` equal the source's.
 from __future__ import annotations
 
 from schema.location import Location, locate
-from schema.warehouse import WarehouseError, Writer, connect, current_tables, extension_directory, s3_secret_sql, sql_literal
+from schema.warehouse import (
+    WarehouseError,
+    Writer,
+    connect,
+    current_tables,
+    extension_directory,
+    rollback,
+    s3_secret_sql,
+    sql_literal,
+)
 
 SOURCE = "iwh_source"
 
@@ -35,7 +44,7 @@ def copy_warehouse(source: str | Location, dest: str | Location, wait: float) ->
                     copied[table] = con.execute(f"SELECT count(*) FROM {SOURCE}.{table}").fetchone()[0]
                 con.execute("COMMIT")
             except Exception:
-                con.execute("ROLLBACK")
+                rollback(con)
                 raise
         finally:
             con.execute(f"DETACH {SOURCE}")

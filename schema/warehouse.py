@@ -161,6 +161,23 @@ def _let_waiting_writer_first(loc: Location, deadline: float) -> None:
         fh.close()  # only waited for the writer: readers do not hold writers back with it
 
 
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back after a failure, keeping the failure: a failed COMMIT has already rolled back, and
+    the ROLLBACK's own error ("no transaction is active") must not hide why."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
+def write_failure(loc: Location, e: Exception) -> str:
+    """What to tell people when writing a warehouse failed: the first line of the cause, and for a
+    full disk, that what was written before it is intact (the failed transaction left nothing)."""
+    first = redact((str(e).strip().splitlines() or [type(e).__name__])[0])
+    if "No space left" in str(e) or "disk full" in str(e).lower():
+        return (f"cannot write {loc.shown}: the disk holding it is full ({first}). Free some space and ingest "
+                "again: every run written before is intact, and the runs of this batch were not written.")
+    return f"cannot write {loc.shown}: {first}"
+
+
 def _holder(e: Exception) -> str:
     m = re.search(r"\(PID (\d+)\)", str(e))
     return f"pid {m.group(1)}" if m else "another process"
@@ -291,6 +308,16 @@ class Writer:
 
     @contextlib.contextmanager
     def session(self):
+        """A connection holding the write lock; a failure of the warehouse itself (a full disk, a
+        lost catalog) leaves it as a WarehouseError that says what happened to what."""
+        try:
+            with self._session() as con:
+                yield con
+        except duckdb.Error as e:
+            raise WarehouseError(write_failure(self.location, e)) from e
+
+    @contextlib.contextmanager
+    def _session(self):
         if self._lock is None:
             deadline = time.monotonic() + self.wait
             intent = _flock(_intent_file(self.location), fcntl.LOCK_EX, deadline,
@@ -416,7 +443,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             con.execute("INSERT INTO _migrations VALUES (?, now())", [path.stem])
             con.execute("COMMIT")
         except Exception:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
         applied.append(path.stem)
     _create_views(con)
@@ -442,17 +469,40 @@ def _create_lake_schema(con: duckdb.DuckDBPyConnection) -> list[str]:
         for _, ddl in current_tables():
             con.execute(re.sub(r"\s+PRIMARY KEY\b", "", ddl))
         con.executemany("INSERT INTO _migrations VALUES (?, now())", [[p.stem] for p in migration_files()])
-        _create_views(con)
+        _write_views(con, *_view_texts())
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     return [p.stem for p in migration_files()]
 
 
 def _create_views(con: duckdb.DuckDBPyConnection) -> None:
-    for path in view_files():
-        con.execute(path.read_text())
+    """(Re)create the views and macros when their files changed since this warehouse last got them
+    (their hash is kept in `_views`): no write at all on a writer's open otherwise."""
+    con.execute("CREATE TABLE IF NOT EXISTS _views (digest VARCHAR)")
+    texts, digest = _view_texts()
+    if con.execute("SELECT count(*) FROM _views WHERE digest = ?", [digest]).fetchone()[0] and not _missing_views(con):
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _write_views(con, texts, digest)
+        con.execute("COMMIT")
+    except Exception:
+        rollback(con)
+        raise
+
+
+def _view_texts() -> tuple[list[str], str]:
+    texts = [path.read_text() for path in view_files()]
+    return texts, hashlib.blake2b("\0".join(texts).encode(), digest_size=16).hexdigest()
+
+
+def _write_views(con: duckdb.DuckDBPyConnection, texts: list[str], digest: str) -> None:
+    for text in texts:
+        con.execute(text)
+    con.execute("DELETE FROM _views")
+    con.execute("INSERT INTO _views VALUES (?)", [digest])
 
 
 _DEFINED = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)", re.IGNORECASE)

@@ -1,0 +1,76 @@
+"""Disk and file faults: a full file system stops an ingest with a clear message and leaves every
+earlier run readable; a truncated or garbage warehouse file gives one line naming the file and what
+to do, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from ingest.load import ingest_paths
+from tests.conftest import FIXTURES, ROOT
+
+IWH = [sys.executable, "-c", "from cli.main import main; main()"]
+
+
+def iwh(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*IWH, *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 6 MB tmpfs: room for one run's warehouse, not for the rest of the fixtures."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6M", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_stops_the_ingest_clearly_and_keeps_earlier_runs(small_disk):
+    db = str(small_disk / "wh.duckdb")
+    assert ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], db).runs == 1
+    before = iwh("runs", "--db", db, "--format", "csv")
+    res = iwh("ingest", str(FIXTURES / "runs"), str(FIXTURES / "torch_trace"), "--db", db)
+    assert res.returncode == 1
+    assert "Traceback" not in res.stderr
+    assert "the disk holding it is full" in res.stderr and "every run written before is intact" in res.stderr
+    after = iwh("runs", "--db", db, "--format", "csv")
+    assert after.returncode == 0, after.stderr
+    # what was there is there, readable; the failed batch left nothing half-written
+    assert before.stdout.splitlines()[1] in after.stdout.splitlines()
+    check = iwh("sql", "SELECT count(*) AS orphans FROM kernels WHERE run_id NOT IN (SELECT run_id FROM runs)",
+                "--db", db, "--format", "csv")
+    assert check.stdout.split() == ["orphans", "0"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty", "not a warehouse"])
+def test_a_damaged_warehouse_file_gives_one_line(tmp_path, damage):
+    db = tmp_path / "wh.duckdb"
+    ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], str(db))
+    data = db.read_bytes()
+    if damage == "truncated":
+        db.write_bytes(data[: len(data) // 3])
+    elif damage == "garbage":
+        db.write_bytes(random.Random(7).randbytes(len(data)))
+    elif damage == "empty":
+        db.write_bytes(b"")
+    else:
+        db.write_text(f"# a note someone saved under the warehouse's name {uuid.uuid4()}\n")
+    for args in (["runs"], ["sql", "SELECT 1"], ["ingest", str(FIXTURES / "runs" / "cpu-torch2.14.1")],
+                 ["query", "overview/runs"], ["compare", "--base", "compiler=2.13", "--head", "compiler=2.14"]):
+        res = iwh(*args, "--db", str(db))
+        assert res.returncode != 0, (damage, args)
+        lines = res.stderr.strip().splitlines()
+        assert "Traceback" not in res.stderr and len(lines) == 1, (damage, args, res.stderr)
+        assert str(db) in lines[0] and "restore it from a copy" in lines[0], (damage, args, lines)
