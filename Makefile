@@ -9,7 +9,7 @@ PORT   ?= 8501
 TORCH_VERSION ?= 2.13.0
 TORCH_VENV    := .venv-torch-2.13
 
-.PHONY: setup setup-torch demo demo-ingest test test-fast bench lint golden clean
+.PHONY: setup setup-torch demo demo-ingest test test-fast bench fuzz lint golden clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ test-fast: setup
 bench: setup
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) -m bench.run
+
+# N seeded mutations of real runs (default 10,000): prints crashes, hangs, runs lost and the peak RSS
+FUZZ_N ?= 10000
+fuzz: setup
+	$(PY) -m tests.fuzz -n $(FUZZ_N)
 
 golden: setup
 	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden

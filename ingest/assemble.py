@@ -12,6 +12,7 @@ import hashlib
 import io
 import re
 import time
+import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -114,8 +115,12 @@ class _Reader:
             try:
                 while chunk := src.read(CHUNK):
                     yield chunk
-            except (OSError, EOFError) as e:
+            except EOFError as e:
                 self.error(art, f"log cut short: {e}", severity="warning")
+            except (OSError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+                self.error(art, f"the compressed log is damaged, the rest of it is lost: {e}")
+            while stream.read(CHUNK):  # the rest still counts towards the run's identity
+                pass
         self.hashes[self.run.rel(art)] = hasher.hexdigest()
 
 
@@ -212,7 +217,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     _spyre(run, by_kind.get("spyre", []), reader, take, facts)
 
     for a in by_kind.get("unreadable", []):
-        reader.error(a, "cannot stat file (broken link or no permission)")
+        reader.error(a, "not a readable regular file (a broken or looping link, no permission, a FIFO or device)")
     for a in by_kind.get("empty_graph_folder", []):
         reader.error(a, f"graph folder {a.graph} is empty (process killed before Inductor wrote it?)",
                      kind="debug_tree")

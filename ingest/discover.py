@@ -20,6 +20,8 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import stat
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -65,9 +67,12 @@ class Run:
     rank: int | None = None
     # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
     job: str | None = None
+    # the folder artifact paths are relative to, when it is not the root's (one process of a
+    # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
+    base: Path | None = None
 
     def rel(self, a: Artifact) -> str:
-        base = self.root if self.root.is_dir() else self.root.parent
+        base = self.base or (self.root if self.root.is_dir() else self.root.parent)
         return a.path.relative_to(base).as_posix()
 
 
@@ -125,6 +130,9 @@ def classify(f: Path) -> Artifact | None:
     except OSError:
         # unreadable entries still reach the assembler, which records the problem
         return Artifact(f, "unreadable")
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO or a device would block or never end a read: recorded, never opened
+        return Artifact(f, "unreadable")
     art = Artifact(f, "other", size=st.st_size, mtime=st.st_mtime)
     parent = f.parent
     if name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
@@ -161,7 +169,7 @@ def _head(f: Path) -> bytes:
                 return fh.read(SNIFF_BYTES)
         with open(f, "rb") as fh:
             return fh.read(SNIFF_BYTES)
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
         return b""
 
 
@@ -214,6 +222,7 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
     for u in units:
         u.manifest = manifest
         u.job = root.name
+        u.base = root
         u.artifacts.extend(shared if len(units) == 1 else [a for a in shared if a.kind == "manifest"])
     return units
 

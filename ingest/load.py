@@ -24,6 +24,7 @@ from itertools import chain, repeat
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ingest.assemble import assemble, file_hash
@@ -154,6 +155,17 @@ class _Schema:
         return pa.Table.from_arrays(arrays, names=names)
 
 
+# Columns that hold documents (code, records, guard trees, messages); every other text column holds
+# a name, a path, a shape: past NAME_BYTES it is damage (a 20 MB "node name" repeated on every
+# lineage row of a graph took a GB at the file's checkpoint), kept cut, with a warning.
+DOCUMENT_COLUMNS = frozenset({
+    "kernel_sources.source", "compilations.record", "compilations.inductor_config", "guards.text",
+    "compile_events.reason", "ingest_errors.message", "ops.source_code", "fusion_decisions.reason",
+    "kernels.details", "layouts.details",
+})
+NAME_BYTES = 64 << 10
+
+
 def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[dict] | None) -> pa.Array:
     try:
         if pa.types.is_integer(arrow_type):
@@ -162,7 +174,11 @@ def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[di
             if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
                 return inferred.cast(arrow_type)
         else:
-            return pa.array(values, type=arrow_type)
+            array = pa.array(values, type=arrow_type)
+            if pa.types.is_string(arrow_type) and column not in DOCUMENT_COLUMNS and len(array) \
+                    and (pc.max(pc.binary_length(array)).as_py() or 0) > NAME_BYTES:
+                return _cut_names(values, column, misfits)
+            return array
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
         pass
     fitted = [_fit(v, arrow_type) for v in values]
@@ -172,6 +188,16 @@ def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[di
                         "message": f"{len(bad)} value(s) of {column} do not fit its type {arrow_type} "
                                    f"and were stored NULL, e.g. {str(bad[0])[:80]!r}"})
     return pa.array(fitted, type=arrow_type)
+
+
+def _cut_names(values: list, column: str, misfits: list[dict] | None) -> pa.Array:
+    long = [v for v in values if isinstance(v, str) and len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES]
+    if misfits is not None:
+        misfits.append({"path": "", "kind": "load", "line": None, "severity": "warning",
+                        "message": f"{len(long)} value(s) of {column} are longer than {NAME_BYTES >> 10} KB, too long "
+                                   f"for a name or a path: kept cut to that, e.g. {long[0][:80]!r}..."})
+    return pa.array([v[:NAME_BYTES] if isinstance(v, str) and len(v) > NAME_BYTES else v for v in values],
+                    type=pa.string())
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
