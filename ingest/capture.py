@@ -45,7 +45,7 @@ CAPTURE_ENV = {
     "TORCH_LOGS": "graph_breaks,recompiles,fusion",
 }
 # Keys capture itself owns: neither labels nor run facts may overwrite them.
-CORE_KEYS = ("model", "command", "started_at", "exit_code", "wall_s", "host", "python", "torch")
+CORE_KEYS = ("model", "command", "started_at", "exit_code", "wall_s", "host", "python", "torch", "caches")
 
 
 @dataclass
@@ -61,9 +61,15 @@ class CaptureResult:
         return self.exit_code == 0
 
 
-def capture_env(out: Path, extra: dict | None = None) -> dict[str, str]:
+def capture_env(out: Path, extra: dict | None = None, cache_dir: Path | None = None) -> dict[str, str]:
+    """The command's environment. Caches are forced off, so every graph is compiled and writes its
+    artifacts, unless `cache_dir` is given: then the FX graph, AOTAutograd and autotune caches work as
+    users leave them, in that folder (share it between runs to capture a warm compile)."""
     env = dict(os.environ)
     env.update(CAPTURE_ENV)
+    if cache_dir is not None:
+        del env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"]
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache_dir).resolve())
     env["TORCH_COMPILE_DEBUG_DIR"] = str(out)
     env["TORCH_TRACE"] = str(out / "trace")
     env["IWH_RUN_FACTS"] = str(out / RUN_FACTS)
@@ -82,23 +88,26 @@ def capture(
     *,
     echo: bool = True,
     timeout_s: float | None = None,
+    cache_dir: Path | None = None,
 ) -> CaptureResult:
     """Run `cmd` with capture settings, saving its output and `manifest.json` under `out`.
 
     `python_env` holds extra environment variables for the command (IWH_PROFILE, a config
     switch, ...); they win over the capture settings. `echo=False` keeps the command's output
     off the terminal (the zoo runs several at once). A command still running after `timeout_s`
-    is killed with its process group and recorded as timed out (exit code 124).
+    is killed with its process group and recorded as timed out (exit code 124). `cache_dir`:
+    compile with Inductor's caches on, kept there (see `capture_env`).
     """
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     (out / "trace").mkdir(exist_ok=True)
-    env = capture_env(out, python_env)
+    env = capture_env(out, python_env, cache_dir)
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
     exit_code, timed_out = _run_teed(cmd, env, out, echo=echo, timeout_s=timeout_s)
     wall_s = round(time.monotonic() - t0, 3)
     manifest = _manifest(cmd, model, labels, out, started_at, exit_code, wall_s, timed_out)
+    manifest["caches"] = "off" if cache_dir is None else "on"
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return CaptureResult(out, exit_code, wall_s, timed_out, manifest)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -85,6 +86,9 @@ def _parse(argv):
     p.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed")
     p.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="extra label for every run")
     p.add_argument("--db", help="ingest every run into this warehouse at the end")
+    p.add_argument("--cache", action="store_true",
+                   help="Inductor's caches on: each run twice, cold (an empty cache folder of its own) then "
+                        "warm (the same folder), into <out>/cold/ and <out>/warm/, labelled cache=cold|warm")
     args = p.parse_args(argv)
     args.python = args.python or [sys.executable]
     return args
@@ -120,20 +124,30 @@ def _plan(args, offer: dict) -> tuple[list[ZooRun], list[ZooRun]]:
 def _capture_all(python: str, runs: list[ZooRun], out: Path, args):
     extra_labels = dict(pair.split("=", 1) for pair in args.label)
 
-    def one(run: ZooRun):
-        run_dir = out / run.name
+    def one(run: ZooRun, run_dir: Path, cache_dir: Path | None = None, cache_label: str | None = None):
         cmd = [python, str(WORKER), "--model", run.model, "--mode", run.mode, "--dtype", run.dtype,
                "--variant", run.variant, "--device", args.device, "--steps", str(args.steps)]
         labels = {"mode": run.mode, "dtype": run.dtype, "variant": run.variant,
                   "device": args.device.split(":")[0], **extra_labels}
+        if cache_label:
+            labels["cache"] = cache_label
         env = {"IWH_PROFILE": str(run_dir.resolve() / "profile.json")} if args.profile else None
-        result = capture(cmd, run_dir, run.model, labels, env, echo=False, timeout_s=args.timeout)
+        result = capture(cmd, run_dir, run.model, labels, env, echo=False, timeout_s=args.timeout, cache_dir=cache_dir)
         status = "ok" if result.ok else ("timed out" if result.timed_out else f"exit {result.exit_code}")
-        print(f"  {run.name}: {status}, {result.wall_s:.1f} s", file=sys.stderr, flush=True)
+        print(f"  {run_dir.relative_to(out)}: {status}, {result.wall_s:.1f} s", file=sys.stderr, flush=True)
         return result
 
+    def cold_then_warm(run: ZooRun):
+        # a cache folder of the run's own, so nothing another run compiled warms it
+        cache_dir = out / ".inductor-cache" / run.name
+        shutil.rmtree(cache_dir, ignore_errors=True)
+        cache_dir.mkdir(parents=True)
+        return [one(run, out / phase / run.name, cache_dir, phase) for phase in ("cold", "warm")]
+
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        return list(pool.map(one, runs))
+        if args.cache:
+            return [r for pair in pool.map(cold_then_warm, runs) for r in pair]
+        return list(pool.map(lambda run: one(run, out / run.name), runs))
 
 
 if __name__ == "__main__":

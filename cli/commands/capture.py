@@ -33,7 +33,8 @@ def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
     "capture",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
     epilog="\b\nExamples:\n  iwh capture --model mlp --label mode=train -- python train.py --steps 3\n"
-           "  iwh capture --profile --db team.duckdb -- python train.py",
+           "  iwh capture --profile --db team.duckdb -- python train.py\n"
+           "  iwh capture --cache on --cache-dir /tmp/ic --label cache=cold -- python train.py   # then again: warm",
 )
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Folder for the artifacts [default: captures/<model>-<time>].")
@@ -46,11 +47,17 @@ def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
                    "steady-state step there, e.g. `with torch.profiler.profile() as p: step()` then "
                    "`p.export_chrome_trace(os.environ['IWH_PROFILE'])`; see zoo/README.md.")
 @click.option("--timeout", "timeout_s", type=float, help="Kill the command after this many seconds.")
+@click.option("--cache", type=click.Choice(("off", "on")), default="off", show_default=True,
+              help="off: every graph compiled afresh (all artifacts written); on: Inductor's FX graph, "
+                   "AOTAutograd and autotune caches work as in production, in --cache-dir.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="With --cache on: the cache folder; share it between runs to capture a warm compile "
+                   "[default: captures/.inductor-cache].")
 @db_option
 @data_path_option
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.pass_context
-def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s, cmd):
+def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s, cache, cache_dir, cmd):
     """Run CMD with TorchInductor debug artifacts on, write manifest.json, and ingest the result.
 
     The command's exit code becomes iwh's: a failing run is still captured and ingested.
@@ -58,7 +65,11 @@ def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s,
     labels = parse_labels(label_pairs)
     out = out or _default_out(model, cmd)
     extra_env = {"IWH_PROFILE": str(Path(out).resolve() / PROFILE)} if profile else None
-    result = capture(list(cmd), out, model, labels, extra_env, timeout_s=timeout_s)
+    if cache == "on":
+        cache_dir = cache_dir or Path("captures") / ".inductor-cache"
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    result = capture(list(cmd), out, model, labels, extra_env, timeout_s=timeout_s,
+                     cache_dir=cache_dir if cache == "on" else None)
     status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
     click.echo(f"captured {result.out} ({status}, {result.wall_s:.1f} s)", err=True)
     if not no_ingest:
