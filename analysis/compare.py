@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 import orjson
 
 from analysis import regress
+from ingest.normalize import kernel_signature
 from schema import queries as canned
 
 STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
-              "graph_breaks", "recompiles", "library_graph_breaks", "library_recompiles")
+              "graph_breaks", "recompiles", "library_graph_breaks", "library_recompiles", "fx_cache_hit_rate")
 TIMINGS = ("compile_s", "kernel_us")
 METRICS = STRUCTURAL + TIMINGS
-RATES = ("fusion_rate",)  # a sum of rates means nothing: the summary shows their geomean only
+RATES = ("fusion_rate", "fx_cache_hit_rate")  # a sum of rates means nothing: the summary shows their geomean only
 # selector words that name a run column; any other key is a label
 COLUMN_KEYS = {"compiler": "compiler", "compiler_version": "compiler", "run": "run", "run_id": "run",
                "device": "device", "backend": "backend", "model": "model"}
@@ -269,12 +270,23 @@ def _values(runs: list[dict], metric: str) -> list[float]:
 
 def _pair(key: tuple, base: list[dict], head: list[dict], rules) -> ModelPair:
     metrics = {}
+    temperatures = (_temperatures(base), _temperatures(head))
     for m in METRICS:
         vb, vh = _values(base, m), _values(head, m)
         verdict, how = regress.judge(rules[m], vb, vh)
+        if m == "compile_s" and vb and vh and temperatures[0] != temperatures[1]:
+            # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
+            verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
         pick = min if m in TIMINGS else regress.representative
         metrics[m] = MetricDelta(m, pick(vb) if vb else None, pick(vh) if vh else None, verdict, how)
     return ModelPair(key[0], dict(key[1]), [r["run_id"] for r in base], [r["run_id"] for r in head], metrics)
+
+
+def _temperatures(runs: list[dict]) -> tuple[str, ...]:
+    """How a side's runs met the caches: "compiled" (caches off, or cold: every graph compiled),
+    "warm" (every lookup hit), "partial". Compile times compare only between sides of the same."""
+    kinds = {"off": "compiled", "cold": "compiled", None: "compiled"}
+    return tuple(sorted({kinds.get(r.get("cache_temperature"), r.get("cache_temperature")) for r in runs}))
 
 
 def _summary(pairs: list[ModelPair]) -> list[SummaryRow]:
@@ -310,6 +322,12 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> tu
         if differing:
             warnings.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
                             f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
+    uncomparable = [p.key for p in pairs if p.metrics["compile_s"].verdict == regress.NOT_COMPARABLE]
+    if uncomparable:
+        warnings.append(f"compile time is not gated for {len(uncomparable)} of {len(pairs)} models (e.g. "
+                        f"{uncomparable[0]}: {pairs[[p.key for p in pairs].index(uncomparable[0])].metrics['compile_s'].how}):"
+                        " one side compiled with a cold cache and the other loaded from a warm one, so their "
+                        "compile times measure caches, not compilers; compare cold runs with cold runs")
     changed, added, removed = Counter(), Counter(), Counter()
     for p in pairs:
         diff = config_diff(groups_b[_key(p)], groups_h[_key(p)])
@@ -400,6 +418,21 @@ class FusionChange:
 
 
 @dataclass
+class AutotuneChange:
+    """An op max-autotune tuned on either side (same op, shapes, strides, dtypes), and its winners."""
+    status: str  # changed | same | added (head only) | removed (base only)
+    op: str
+    shapes: str | None
+    dtypes: str | None
+    base_winner: str | None
+    base_config: str | None
+    base_ms: float | None
+    head_winner: str | None
+    head_config: str | None
+    head_ms: float | None
+
+
+@dataclass
 class KernelDiff:
     model: str
     base_run: str
@@ -407,6 +440,7 @@ class KernelDiff:
     kernels: list[KernelChange]
     fusions: list[FusionChange]
     notes: list[str] = field(default_factory=list)
+    autotune: list[AutotuneChange] = field(default_factory=list)
 
     def counts(self, generated_only: bool = True) -> dict[str, int]:
         c = Counter(k.status for k in self.kernels if k.generated or not generated_only)
@@ -437,7 +471,36 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     kb, kh = run_query(con, "compare/kernels", run=b), run_query(con, "compare/kernels", run=h)
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
                                             run_query(con, "compare/fusions", run=h))
-    return KernelDiff(model, b, h, _match_kernels(kb, kh), fusions, notes + fusion_notes)
+    autotune = _autotune_changes(run_query(con, "compare/autotune", run=b), run_query(con, "compare/autotune", run=h))
+    return KernelDiff(model, b, h, _match_kernels(kb, kh), fusions, notes + fusion_notes, autotune)
+
+
+def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange]:
+    """Winners matched by what was tuned (op, shapes, strides, dtypes; the nth such op). A winner
+    changed when another choice won, or the same template with another config; choices are compared
+    without their per-graph counter (triton_mm_12 and triton_mm_3 are one template)."""
+    def keyed(rows):
+        seen, out = Counter(), {}
+        for r in rows:
+            k = (r["op"], r["shapes"], r["strides"], r["dtypes"])
+            seen[k] += 1
+            out[(*k, seen[k])] = r
+        return out
+
+    kb, kh = keyed(base), keyed(head)
+    out = []
+    for k in sorted(set(kb) | set(kh), key=lambda k: tuple(str(x) for x in k)):
+        b, h = kb.get(k), kh.get(k)
+        if b is None or h is None:
+            status = ADDED if b is None else REMOVED
+        elif (kernel_signature(b["choice"] or ""), b["config"]) == (kernel_signature(h["choice"] or ""), h["config"]):
+            status = SAME
+        else:
+            status = CHANGED
+        out.append(AutotuneChange(status, k[0], k[1], k[3], b and b["choice"], b and b["config"], b and b["time_ms"],
+                                  h and h["choice"], h and h["config"], h and h["time_ms"]))
+    order = {CHANGED: 0, ADDED: 1, REMOVED: 2, SAME: 3}
+    return sorted(out, key=lambda c: order[c.status])
 
 
 def _match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
 WITHIN, INSUFFICIENT, NOT_GATED, MISSING = "within threshold", "insufficient data", "reported", "n/a"
+NOT_COMPARABLE = "not comparable"  # e.g. compile times of a cold cache against a warm one
 
 MIN_SAMPLES_FOR_TEST = 4
 SIGNIFICANCE = 0.05
@@ -40,6 +41,7 @@ DEFAULT_RULES: dict[str, Rule] = {r.metric: r for r in (
     Rule("recompiles", True, 0),
     Rule("library_graph_breaks", True, None),
     Rule("library_recompiles", True, None),
+    Rule("fx_cache_hit_rate", False, None),
     Rule("compile_s", True, 0.10, relative=True, timing=True),
     Rule("kernel_us", True, 0.10, relative=True, timing=True),
 )}

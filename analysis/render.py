@@ -79,6 +79,16 @@ def fusion_frame(diff: KernelDiff) -> pl.DataFrame:
                                       "head_groups": pl.String})
 
 
+def autotune_frame(diff: KernelDiff, include_same: bool = False) -> pl.DataFrame:
+    rows = [{"status": a.status, "op": a.op, "shapes": a.shapes, "base_winner": a.base_winner,
+             "head_winner": a.head_winner, "base_ms": a.base_ms, "head_ms": a.head_ms,
+             "base_config": a.base_config, "head_config": a.head_config}
+            for a in diff.autotune if include_same or a.status != "unchanged"]
+    return pl.DataFrame(rows, schema={"status": pl.String, "op": pl.String, "shapes": pl.String,
+                                      "base_winner": pl.String, "head_winner": pl.String, "base_ms": pl.Float64,
+                                      "head_ms": pl.Float64, "base_config": pl.String, "head_config": pl.String})
+
+
 def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list | None = None) -> dict:
     out = dataclasses.asdict(result)
     for pair, p in zip(out["pairs"], result.pairs, strict=True):
@@ -127,6 +137,11 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     parts.append(show(kernel_frame(diff)))
     if diff.fusions:
         parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
+    if diff.autotune:
+        moved = sum(a.status != "unchanged" for a in diff.autotune)
+        parts.append(h(f"autotune winners: {moved} of {len(diff.autotune)} ops changed, appeared or went"))
+        if moved:
+            parts.append(show(autotune_frame(diff)))
     for name, text in codes or ():
         parts.append(h(f"code diff: {name}"))
         parts.append(f"```diff\n{text}```\n" if md else text)

@@ -12,14 +12,10 @@ from pathlib import Path
 
 from bench import corpus
 from bench.ingest import _fresh, ingest
-from schema.warehouse import connect
+from schema.warehouse import FACT_TABLES, connect
 
 BASE = corpus.WORK / "base.duckdb"
 COPIES_PER_COMMIT = 8
-FACT_TABLES = (
-    "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
-    "compilations", "timings", "compile_events", "fusion_decisions", "guards",
-)
 
 
 def build_base() -> dict:

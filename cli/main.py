@@ -5,9 +5,12 @@ from __future__ import annotations
 import sys
 
 import click
+import duckdb
 
 from cli.commands import capture, compare, dashboard, export, ingest, query
 from cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
+from schema.location import redact
+from schema.warehouse import WarehouseError
 
 EXAMPLES = """\b
 Examples:
@@ -49,3 +52,7 @@ def main() -> None:
         cli(standalone_mode=True)
     except KeyboardInterrupt:
         sys.exit(130)
+    except (duckdb.Error, WarehouseError) as e:
+        # a command that did not say it: one line, never a traceback
+        click.echo(f"Error: {redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)}", err=True)
+        sys.exit(1)

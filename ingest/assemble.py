@@ -192,9 +192,12 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
         for k, v in parsed.facts.items():
             trace_facts.setdefault(k, v)
     compile_ids = trace_facts.get("graph_compile_ids") or {}
+    cache_states = trace_facts.get("graph_cache_states") or {}
     for g in tables["graphs"]:
         if g.get("compile_id") is None and g["graph_id"] in compile_ids:
             g["compile_id"] = compile_ids[g["graph_id"]]
+        if g.get("cache_state") is None and g["graph_id"] in cache_states:
+            g["cache_state"] = cache_states[g["graph_id"]]
 
     for a in by_kind.get("profiler", []):
         data = reader.read(a)
@@ -214,11 +217,17 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
         # graph breaks and recompiles come from the trace log when there is one: it has them exactly
         take(parsed, a, only=None if not has_trace else set(parsed.rows) - {"compile_events"})
 
+    _join_autotune(tables)
     _spyre(run, by_kind.get("spyre", []), reader, take, facts)
 
     for a in by_kind.get("unreadable", []):
         reader.error(a, "not a readable regular file (a broken or looping link, no permission, a FIFO or device)")
     for a in by_kind.get("empty_graph_folder", []):
+        m = GRAPH_DIR_RE.match(a.graph or "")
+        if m and cache_states.get(f"{m.group('aot_id')}_{m.group('phase')}") == "hit":
+            # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
+            counters["empty_graph_folder_of_a_cache_hit"] += 1
+            continue
         reader.error(a, f"graph folder {a.graph} is empty (process killed before Inductor wrote it?)",
                      kind="debug_tree")
 
@@ -303,6 +312,9 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
             "compile_order": int(m.group("ctr")) if m else None,
             "source": "debug_tree",
             "output_code_hash": reader.hashes.get(run.rel(files["output_code.py"])) if "output_code.py" in files else None,
+            "unknown_because": None if pre and post else
+            f"the graph folder has no {'ir_pre_fusion.txt' if not pre else 'ir_post_fusion.txt'} (process killed "
+            "mid-compile?): fusion counts unknown",
         }
         take(_single("graphs", graph_row), any_art)
     return ids
@@ -349,6 +361,25 @@ def _link_fusions_to_kernels(fusions: list[dict], call_buffers: list[tuple[str, 
         if f.get("kernel_name") is None and not (f.get("node_class") or "").startswith(("Extern", "Nop")):
             found = [first_launch[b] for b in f.get("buffers") or () if b in first_launch]
             f["kernel_name"] = found[0] if found else None
+
+
+def _join_autotune(tables: dict[str, list[dict]]) -> None:
+    """The trace names each autotuned op's winner and compile id; stderr's tables list its top
+    candidates. Both come in the order the ops were tuned: a table gets the compile id of the trace
+    span of the same place (op and shapes agreeing), and the trace's winner row stays only where no
+    table was printed."""
+    rows = tables.get("autotune_choices")
+    if not rows:
+        return
+    spans = {r["seq"]: r for r in rows if r["source"] == "torch_trace"}
+    printed = {r["seq"] for r in rows if r["source"] == "torch_logs"}
+    if not spans or not printed:
+        return
+    for r in rows:
+        span = spans.get(r["seq"]) if r["source"] == "torch_logs" else None
+        if span is not None and (span["op"], span["shapes"]) == (r["op"], r["shapes"]):
+            r["compile_id"] = span["compile_id"]
+    tables["autotune_choices"] = [r for r in rows if r["source"] == "torch_logs" or r["seq"] not in printed]
 
 
 def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:

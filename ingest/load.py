@@ -30,12 +30,8 @@ import pyarrow.parquet as pq
 from ingest.assemble import assemble, file_hash
 from ingest.discover import Run, discover
 from schema.location import Location
-from schema.warehouse import WRITE_WAIT_S, WarehouseError, Writer, rollback, write_failure
+from schema.warehouse import FACT_TABLES, WRITE_WAIT_S, WarehouseError, Writer, rollback, write_failure
 
-FACT_TABLES = (
-    "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
-    "compilations", "timings", "compile_events", "fusion_decisions", "guards",
-)
 _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
     "BIGINT": pa.int64(), "DOUBLE": pa.float64(), "BOOLEAN": pa.bool_(), "VARCHAR[]": pa.list_(pa.string()),
@@ -473,6 +469,11 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             parts = [d.tables[table] for d in batch if table in d.tables]
             if parts:
                 _insert(con, table, pa.concat_tables(parts))
+        # a kernel says what its graph came from (a cache hit's cached output code); set here, once
+        # every row of the batch is in, spilled parts included
+        con.execute("""UPDATE kernels SET cache_state = g.cache_state FROM graphs g
+                       WHERE kernels.run_id = g.run_id AND kernels.graph_id = g.graph_id
+                         AND g.cache_state IS NOT NULL AND g.run_id IN (SELECT unnest(?))""", [run_ids])
         if sources:
             # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
             src = pa.table({"source_hash": list(sources), "source": list(sources.values())})

@@ -30,6 +30,15 @@ import duckdb
 
 from schema.location import Location, locate, redact
 
+# The warehouse's tables, as a user sees them: `runs`, the run-level facts (each row carries run_id),
+# and the kernel sources they share. tests/test_warehouse_tables.py checks it against the migrations.
+FACT_TABLES = (
+    "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
+    "compilations", "timings", "compile_events", "fusion_decisions", "guards", "cache_events",
+    "autotune_choices", "shape_events",
+)
+TABLES = ("runs", *FACT_TABLES, "kernel_sources")
+
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
 VIEWS = HERE / "views"

@@ -51,14 +51,31 @@ def unpack_cpu_corpora(root: Path) -> list[Path]:
     return out
 
 
+GPU_CAPTURES = FIXTURES / "captures" / "gpu-torch2.11-caches.tar.xz"
+
+
+def unpack_gpu_captures(root: Path) -> Path:
+    """The GPU captures with Inductor's caches on (torch 2.11, one H100): `autotune/{cold,warm}/` of
+    four max-autotune inference runs, `train/{cold,warm}/` of two training runs."""
+    dest = root / "gpu-captures"
+    with tarfile.open(GPU_CAPTURES) as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
 def build_fixture_warehouse(root: Path) -> str:
     """The shared fixture warehouse: the 15 CPU corpus runs, one profiled GPU training run (profiler
-    times, fusion decisions) and a trace log with corrupted JSON (ingest errors): 17 runs."""
+    times, fusion decisions), a trace log with corrupted JSON (ingest errors), and the GPU mlp runs
+    captured cold and warm, training and max-autotune inference (caches, autotuning): 21 runs."""
     from ingest.load import ingest_paths
 
     db = str(root / "wh.duckdb")
-    summary = ingest_paths([*unpack_cpu_corpora(root), GPU_TRAIN_RUN, BROKEN_TRACE], db)
-    assert summary.runs == 17, summary.line()
+    captures = unpack_gpu_captures(root)
+    mlp = [captures / part / temp / name for part, name in (("train", "mlp__train__fp32__default"),
+                                                          ("autotune", "mlp__infer__bf16__max_autotune"))
+           for temp in ("cold", "warm")]
+    summary = ingest_paths([*unpack_cpu_corpora(root), GPU_TRAIN_RUN, BROKEN_TRACE, *mlp], db)
+    assert summary.runs == 21, summary.line()
     return db
 
 

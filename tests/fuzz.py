@@ -230,7 +230,16 @@ def _ingest(folder: Path, db: str, cases: dict[Path, str], report: Report, out) 
     peak = max((int(x) for x in re.findall(r"peak_rss_kb=(\d+)", done.stderr)), default=0) / 1024
     if peak > report.peak_rss_mb:
         report.peak_rss_mb, report.worst = peak, "; ".join(cases.values())
-    summary = json.loads(done.stdout)
+    try:
+        summary = json.loads(done.stdout)
+    except ValueError:  # something besides the summary reached stdout: a defect too
+        if len(cases) > 1:
+            for one, what in cases.items():
+                _ingest(one, db, {one: what}, report, out)
+            return
+        report.crashes.append(f"{next(iter(cases.values()))}: stdout is not the JSON summary: {done.stdout[:1500]!r}")
+        print(f"CRASH: {report.crashes[-1]}", file=out)
+        return
     # every run found is written, or refused and recorded as such: none is lost on the way
     if summary["runs"] + summary["refused_runs"] != found:
         report.lost.append(f"{found} runs found, {summary['runs']} written, {summary['refused_runs']} refused: "

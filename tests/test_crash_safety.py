@@ -14,7 +14,9 @@ from ingest.load import ingest_paths
 from tests.conftest import ROOT, unpack_cpu_corpora
 from tests.test_team_warehouse import contents, machine
 
-KILL_AFTER_S = (0.8, 1.6, 2.4, 3.2, 4.0, 5.5)
+# seconds after the first commit (None: before it, while the first runs are parsed); the writer
+# commits one run every ~0.3 s plus the commit's own time, so these fall before, in and between commits
+KILL_AFTER_S = (None, 0.0, 0.15, 0.3, 0.7, 1.5)
 
 
 def test_kill_9_at_six_moments_then_reingest_equals_a_clean_ingest(tmp_path):
@@ -29,7 +31,13 @@ def test_kill_9_at_six_moments_then_reingest_equals_a_clean_ingest(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "tests.ingest_driver", "slow", str(flag), "--", "ingest",
                                  *map(str, corpora), "--db", db, "--force"], cwd=ROOT, env=machine(tmp_path, str(i)),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(after)
+        if after is None:
+            time.sleep(0.3)
+        else:
+            deadline = time.time() + 120
+            while not flag.exists() and proc.poll() is None and time.time() < deadline:
+                time.sleep(0.01)
+            time.sleep(after)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         if os.path.exists(db):
@@ -40,5 +48,5 @@ def test_kill_9_at_six_moments_then_reingest_equals_a_clean_ingest(tmp_path):
             landed.append(len(runs))
         summary = ingest_paths(corpora, db, wait=60)  # the re-ingest
         assert summary.errors == 0
-        assert contents(db) == want, f"after a kill at {after} s"
+        assert contents(db) == want, f"after a kill {after} s after the first commit"
     assert landed and max(landed) > 0  # some kills fell after commits, not all before the first

@@ -9,10 +9,8 @@ import duckdb
 
 from cli.options import db_option, format_option, labels, location
 from schema import queries as canned
-from schema.warehouse import WarehouseError, connect
+from schema.warehouse import TABLES, WarehouseError, connect
 
-TABLES = ("runs", "graphs", "ops", "kernels", "kernel_sources", "fusions", "layouts", "lineage", "compilations",
-          "timings", "compile_events", "fusion_decisions", "guards", "artifacts", "ingest_errors")
 
 
 @click.command("export", epilog="\b\nExamples:\n  iwh export out/ --table kernels --table runs\n"

@@ -12,6 +12,8 @@ Rows:
 - fusion_decisions: `cannot fuse A with B: reason` -> refused; `fusing A with B` -> fused (the
   scheduler prints it when it fuses). A preceding `can fuse (benchmark): ... cause 1.2x speedup`
   (benchmark_fusion) becomes the fused row's reason; other fused rows have reason None.
+  `cannot fuse (benchmark): fusing OrderedSet(['buf2']) with OrderedSet(['buf3']) cause 1.3x
+  slowdown` -> refused, the nodes named by the buffers they write.
 - compile_events: `Graph break ... in user code at FILE:LINE` + `Graph Break Reason: ...`
   (older torch: `Reason: ...`) -> graph_break; `Recompiling function F in FILE:LINE` + its
   `- <guard failure>` lines -> recompile, reason = the failures joined by newlines.
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+
+import orjson
 
 from ingest.rows import Parsed
 
@@ -34,6 +38,8 @@ _PREFIX = re.compile(
 _CANNOT_FUSE = re.compile(r"cannot fuse (\S+) with (\S+): (.*)$")
 _FUSING = re.compile(r"fusing (\S+) with (\S+)$")
 _BENCHMARK = re.compile(r"can fuse \(benchmark\): (.*)$")
+_BENCHMARK_REFUSAL = re.compile(r"cannot fuse \(benchmark\): fusing (OrderedSet\(.*?\)) with (OrderedSet\(.*?\)) cause (.*)$")
+_QUOTED = re.compile(r"'([^']*)'")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _AT_FILE_LINE = re.compile(r" at (.+):(\d+)$")
 _IN_FILE_LINE = re.compile(r" in (.+):(\d+)$")
@@ -50,8 +56,12 @@ def is_torch_logs(head: bytes) -> bool:
 def parse_torch_logs(lines: Iterable[str]) -> Parsed:
     parsed = Parsed()
     events = _EventBuilder(parsed)
+    autotune = _AutotuneTables(parsed)
     pending_benchmark: str | None = None
     for lineno, line in enumerate(lines, 1):
+        if autotune.open or line.startswith(_AUTOTUNE_STARTS):
+            if autotune.feed(line.rstrip("\r\n"), lineno):
+                continue
         if "[__" not in line:
             continue
         for tag in _TAGS:
@@ -66,6 +76,7 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
             parsed.counters["torch_logs.unrecognised_prefix"] += 1
             continue
         compile_id = prefix.group(1)
+        autotune.compile_id = compile_id or autotune.compile_id
         message = line[idx + len(tag):].rstrip("\r\n")
         if tag == "[__fusion] ":
             events.close()
@@ -73,12 +84,114 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
         else:
             events.feed(head + tag, tag, message, compile_id, lineno)
     events.close()
+    autotune.close()
     return parsed
+
+
+_AUTOTUNE_STARTS = ("Autotune Choices Stats:", "AUTOTUNE ")
+_AUTOTUNE_HEAD = re.compile(r"^AUTOTUNE (\w+)\((.*)\)$")
+_AUTOTUNE_ROW = re.compile(r"^  (\S+) ([\d.]+) ms (?:([\d.]+)%|(DIVIDED BY ZERO ERROR))\s?(.*)$")
+_AUTOTUNE_END = re.compile(r"^\w+ AUTOTUNE (?:benchmarking )?takes .*?(?: for (\d+) choices)?(?: and .*)?$")
+
+
+class _AutotuneTables:
+    """max-autotune's tables, printed plainly on stderr (no glog prefix) after each op it tuned:
+
+        Autotune Choices Stats:                    (2.9+)
+        {"num_choices": 20, "best_kernel": "bias_addmm", ...}
+        AUTOTUNE addmm(8x1024, 8x512, 512x1024)
+        strides: [0, 1], [512, 1], [1, 512]        (2.8+)
+        dtypes: torch.bfloat16, ...                (2.8+)
+          bias_addmm 0.0059 ms 100.0%
+          triton_mm_1 0.0069 ms 85.3% ACC_TYPE='tl.float32', ..., num_stages=2, num_warps=2
+        SingleProcess AUTOTUNE benchmarking takes 0.3894 seconds and ... for 20 choices
+
+    Only the fastest rows are printed (10 by default); num_choices says how many were timed. The
+    compile id is the one of the last prefixed log line before the table, when there was one."""
+
+    def __init__(self, parsed: Parsed):
+        self.parsed = parsed
+        self.compile_id: str | None = None
+        self.open = False
+        self.stats: dict = {}
+        self.table: dict | None = None
+        self.rows: list[dict] = []
+        self.seq = 0
+        self.expect_stats = False
+
+    def feed(self, line: str, lineno: int) -> bool:
+        """Takes the line when it belongs to a table; False hands it back to the glog parsing."""
+        if line.startswith("Autotune Choices Stats:"):
+            self.close()
+            self.open, self.expect_stats = True, True
+            return True
+        if self.expect_stats:
+            self.expect_stats = False
+            try:
+                stats = orjson.loads(line)
+                self.stats = stats if isinstance(stats, dict) else {}
+                return True
+            except orjson.JSONDecodeError:
+                self.parsed.problem(f"autotune stats are not JSON: {line[:120]}", lineno, "warning")
+                self.stats = {}
+        m = _AUTOTUNE_HEAD.match(line)
+        if m:
+            self.close(keep_stats=True)
+            self.open = True
+            self.table = {"op": m.group(1), "shapes": m.group(2), "strides": None, "dtypes": None, "line": lineno}
+            return True
+        if self.table is None:
+            self.open = bool(self.stats)
+            return False
+        if line.startswith("strides: "):
+            self.table["strides"] = line[len("strides: "):]
+        elif line.startswith("dtypes: "):
+            self.table["dtypes"] = line[len("dtypes: "):]
+        elif (row := _AUTOTUNE_ROW.match(line)) is not None:
+            pct = float(row.group(3)) if row.group(3) else None
+            self.rows.append({"choice": row.group(1), "time_ms": float(row.group(2)), "pct": pct,
+                              "config": row.group(5).strip(), "line": lineno})
+        elif (end := _AUTOTUNE_END.match(line)) is not None:
+            self.close(num_choices=int(end.group(1)) if end.group(1) else None)
+        else:
+            self.close()  # a table cut short: keep what it listed
+            return False
+        return True
+
+    def close(self, num_choices: int | None = None, keep_stats: bool = False) -> None:
+        if self.table is not None:
+            self.seq += 1
+            t = self.table
+            n = num_choices or _int(self.stats.get("num_choices"))
+            for rank, r in enumerate(self.rows, 1):
+                self.parsed.add("autotune_choices", {
+                    "compile_id": self.compile_id, "seq": self.seq, "op": t["op"], "shapes": t["shapes"],
+                    "strides": t["strides"], "dtypes": t["dtypes"], "num_choices": n, "rank": rank,
+                    "choice": r["choice"], "config": r["config"], "time_ms": r["time_ms"], "pct": r["pct"],
+                    "winner": rank == 1, "source": SOURCE, "line": r["line"],
+                })
+            if not self.rows:
+                self.parsed.counters["autotune_table_without_rows"] += 1
+        self.table, self.rows, self.open = None, [], False
+        if not keep_stats:
+            self.stats = {}
+
+
+def _int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _fusion_line(parsed: Parsed, message: str, compile_id, lineno: int, benchmark: str | None):
     """Adds the row the message states; returns the benchmark note waiting for its fusion."""
-    if message.startswith("cannot fuse "):
+    if message.startswith("cannot fuse (benchmark)"):
+        # benchmark_fusion measured the fused kernel slower: a refusal, of buffer sets
+        m = _BENCHMARK_REFUSAL.match(_ANSI.sub("", message))
+        if m is None:
+            parsed.problem(f"cannot read fusion refusal: {message[:200]}", lineno, "warning")
+            return benchmark
+        _decision(parsed, compile_id, _buffers(m.group(1)), _buffers(m.group(2)), "refused",
+                  f"benchmark: {m.group(3)}", lineno)
+    elif message.startswith("cannot fuse "):
         m = _CANNOT_FUSE.match(message)
         if m is None:
             parsed.problem(f"cannot read fusion refusal: {message[:200]}", lineno, "warning")
@@ -95,6 +208,11 @@ def _fusion_line(parsed: Parsed, message: str, compile_id, lineno: int, benchmar
         m = _BENCHMARK.match(_ANSI.sub("", message))
         return f"benchmark: {m.group(1)}" if m else benchmark
     return benchmark
+
+
+def _buffers(ordered_set: str) -> str:
+    """`OrderedSet(['buf2', 'buf3'])` -> `buf2,buf3`: the buffers a benchmarked node writes."""
+    return ",".join(_QUOTED.findall(ordered_set)) or ordered_set
 
 
 def _decision(parsed: Parsed, compile_id, node_a, node_b, decision, reason, lineno) -> None:

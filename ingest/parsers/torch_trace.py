@@ -42,13 +42,20 @@ import orjson
 
 from ingest.parsers import fx_graph, output_code, provenance
 from ingest.parsers.torch_trace_records import (
+    CACHE_ARTIFACT,
+    SHAPE_KINDS,
     ChromiumSpans,
+    autotune_winner_row,
+    automatic_dynamic_row,
+    cache_rows,
     compilation_rows,
     compile_id_of,
     dynamo_error_row,
     graph_break_row,
     guard_row,
+    kernel_autotune_rows,
     recompile_rows,
+    shape_row,
     stack_trace_rows,
     without_attempt,
 )
@@ -68,9 +75,8 @@ _CONTEXT_KEYS = frozenset({
 })
 # kinds torch writes that carry nothing the warehouse keeps: counted as known, not read
 _PASSIVE_KINDS = frozenset({
-    "str", "dynamo_start", "describe_storage", "describe_source",
-    "create_symbol", "create_unbacked_symbol", "guard_added", "guard_added_fast",
-    "symbolic_shape_specialization", "propagate_real_tensors_provenance", "expression_created",
+    "dynamo_start", "describe_storage", "describe_source",
+    "propagate_real_tensors_provenance", "expression_created",
     "dynamo_output_graph", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
     "aot_inference_graph", "compiled_autograd_graph", "inductor_pre_grad_graph", "dump_file",
     "link", "graph_dump", "optimize_ddp_split_graph", "optimize_ddp_split_child", "exported_program",
@@ -164,12 +170,17 @@ class _TraceState:
         self.known_graphs = known_graphs
         self.parsed = Parsed()
         self.parsed.facts["graph_compile_ids"] = {}
-        self.chromium = ChromiumSpans(self.parsed.counters)
+        self.parsed.facts["graph_cache_states"] = {}  # graph id -> its FX graph cache outcome
+        self.chromium = ChromiumSpans(self.parsed.counters, noted=self.on_chromium_data)
+        self.strings: dict[int, str] = {}  # the log's `str` records: file names stacks refer to by index
+        self.autotuned = 0  # autotuning spans seen: each op's place in the run
+        self.lineno_of_record = 0
         self.compile_ids: dict[tuple, str | None] = {}
         self.first_glog: tuple | None = None  # (month, day, time) of the first record
         self.crlf = False
         self.metrics_epoch: float | None = None
         self.output_codes = 0
+        self.cache_counts: dict[str | None, dict] = {}  # compile id -> (cache, outcome, local|remote) -> n
         self.latest_graph: dict[str | None, str] = {}  # compile id -> graph id of its latest output code
         # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
         self.pending_ops: dict[str | None, deque] = {}
@@ -310,6 +321,7 @@ class _TraceState:
         handler = _HANDLERS.get(kind)
         if handler is not None:
             counters[f"kind:{kind}"] += 1
+            self.lineno_of_record = lineno
             handler(self, lineno, envelope[kind], cid, data)
         elif kind in _PASSIVE_KINDS:
             counters[f"kind:{kind}"] += 1
@@ -329,6 +341,13 @@ class _TraceState:
                 f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning"
             )
         compilation_rows(self.parsed, record_kind, metrics, compile_id)
+        row = self.parsed.rows["compilations"][-1]
+        counts = self.cache_counts.setdefault(compile_id, {})
+        for cache, prefix in (("fx_graph", "fx_cache"), ("aot_autograd", "aot_cache")):
+            for outcome, word in (("hit", "hits"), ("miss", "misses")):
+                for where in ("local", "remote"):
+                    counts[(cache, outcome, where)] = counts.get((cache, outcome, where), 0) + (
+                        row[f"{prefix}_{where}_{word}"] or 0)
         facts = self.parsed.facts
         if record_kind == "compilation_metrics" and self.metrics_epoch is None:
             start = metrics.get("start_time")
@@ -343,6 +362,21 @@ class _TraceState:
     def on_bwd_metrics(self, lineno, metrics, cid, data):
         self.on_metrics(lineno, metrics, cid, data, "bwd_compilation_metrics")
 
+    def on_str(self, lineno, meta, cid, data):
+        if isinstance(meta, list) and len(meta) == 2 and isinstance(meta[1], int):
+            self.strings[meta[1]] = str(meta[0])
+
+    def on_shape(self, lineno, meta, cid, data, kind):
+        shape_row(self.parsed, kind, meta, cid, self.strings, lineno)
+
+    def on_chromium_data(self, event: dict, cid):
+        args = event.get("args") if isinstance(event.get("args"), dict) else {}
+        if event.get("name") == "automatic_dynamic":
+            automatic_dynamic_row(self.parsed, args, cid, self.lineno_of_record)
+        else:
+            self.autotuned += 1
+            autotune_winner_row(self.parsed, event["name"], args, cid, self.autotuned, self.lineno_of_record)
+
     def on_describe_tensor(self, lineno, meta, cid, data):
         # the device of the first tensor Dynamo saw: what a run killed before Inductor wrote code ran on
         if "tensor_device" not in self.parsed.facts and isinstance(meta, dict):
@@ -355,6 +389,21 @@ class _TraceState:
         handler = _ARTIFACTS.get(name)
         if handler is not None:
             handler(self, lineno, cid, data.decode("utf-8", "replace"))
+        elif isinstance(name, str) and CACHE_ARTIFACT.match(name):
+            self.on_cache(lineno, name, cid, data)
+
+    def on_cache(self, lineno, name, cid, data):
+        # an FX graph cache lookup is logged after the output code it gave (hit) or made (miss)
+        graph_id = self.latest_graph.get(cid)
+        payload = self._json(data, lineno, name) if data else None
+        cache_rows(self.parsed, name, payload, cid, graph_id, lineno)
+        row = self.parsed.rows["cache_events"][-1]
+        if row["cache"] in ("fx_graph", "bundled_fx_graph") and graph_id is not None and row["outcome"]:
+            self.parsed.facts["graph_cache_states"][graph_id] = row["outcome"]
+
+    def on_kernel_info(self, lineno, cid, text):
+        payload = self._json(text, lineno, "triton_kernel_info")
+        kernel_autotune_rows(self.parsed, payload, cid, self.latest_graph.get(cid), lineno)
 
     def on_torch_version(self, lineno, cid, text):
         value = self._json(text, lineno, "torch_version")
@@ -521,6 +570,17 @@ class _TraceState:
                     r["graph_id"], r["stage"] = graph_id, "transformed"
                     parsed.add("ops", r)
         facts = parsed.facts
+        for e in parsed.rows.get("cache_events", ()):
+            # compilation_metrics (2.11+) say which cache served a lookup: where only one did, that is it
+            counts = self.cache_counts.get(without_attempt(e["compile_id"])) or self.cache_counts.get(e["compile_id"])
+            if counts and e["cache"] in ("fx_graph", "aot_autograd") and e["outcome"] in ("hit", "miss"):
+                served = [w for w in ("local", "remote") if counts.get((e["cache"], e["outcome"], w))]
+                e["location"] = served[0] if len(served) == 1 else None
+        states = facts["graph_cache_states"]
+        for g in parsed.rows.get("graphs", ()):
+            g["cache_state"] = states.get(g["graph_id"])
+            if g.get("pre_fusion_nodes") is None:
+                g["unknown_because"] = _unknown_because(g)
         if self.first_glog is not None:
             started = _started_at(self.first_glog, self.metrics_epoch)
             if started is not None:
@@ -529,6 +589,16 @@ class _TraceState:
                 month, day, _ = self.first_glog
                 facts["started_mmdd"] = f"{month:02d}{day:02d}"
         return parsed
+
+
+def _unknown_because(graph: dict) -> str:
+    """Why a graph the trace gave has no fusion counts (or kernel counts)."""
+    if graph.get("cache_state") == "hit":
+        return ("FX graph cache hit: Inductor loaded the compiled graph and did not schedule or fuse it, so "
+                "its pre/post fusion nodes are unknown; its kernels come from the cached output code")
+    if graph.get("kernel_count") is None:
+        return "the log has no output code for this compile (AOTInductor or provenance-only): kernel counts unknown"
+    return "no TORCH_COMPILE_DEBUG tree for this graph: the scheduler's IR, and so its fusion counts, are not in the log"
 
 
 def _payload_bytes(blocks: list[bytes], crlf: bool) -> bytes:
@@ -561,6 +631,9 @@ def _started_at(first_glog: tuple, epoch: float | None) -> str | None:
 
 _TENSOR_DEVICE = re.compile(r"device\(type='(\w+)'")
 _HANDLERS = {
+    "str": _TraceState.on_str,
+    **{kind: (lambda state, lineno, meta, cid, data, kind=kind: state.on_shape(lineno, meta, cid, data, kind))
+       for kind in SHAPE_KINDS},
     "describe_tensor": _TraceState.on_describe_tensor,
     "compilation_metrics": _TraceState.on_metrics,
     "bwd_compilation_metrics": _TraceState.on_bwd_metrics,
@@ -580,4 +653,5 @@ _ARTIFACTS = {
     "after_post_grad_graph": _TraceState.on_post_grad_graph,  # its name in 2.8 and 2.9
     "inductor_provenance_tracking_kernel_stack_traces": _TraceState.on_stack_traces,
     "inductor_provenance_tracking_node_mappings": _TraceState.on_node_mappings,
+    "triton_kernel_info": _TraceState.on_kernel_info,
 }

@@ -27,6 +27,26 @@ _STR_COLS = (
     "inductor_config",  # JSON text already (torch writes it as a string); an object is serialised
 )
 _BOOL_COLS = ("is_forward", "has_guarded_code")
+_CACHE_COUNTS = {
+    "fx_cache_local_hits": "inductor_fx_local_cache_hit_count",
+    "fx_cache_local_misses": "inductor_fx_local_cache_miss_count",
+    "fx_cache_remote_hits": "inductor_fx_remote_cache_hit_count",
+    "fx_cache_remote_misses": "inductor_fx_remote_cache_miss_count",
+    "aot_cache_local_hits": "aotautograd_local_cache_hit_count",
+    "aot_cache_local_misses": "aotautograd_local_cache_miss_count",
+    "aot_cache_remote_hits": "aotautograd_remote_cache_hit_count",
+    "aot_cache_remote_misses": "aotautograd_remote_cache_miss_count",
+}
+
+# Cache lookups logged as artifacts, across releases: `fx_graph_cache_{hit,miss,bypass}` (2.6+),
+# `aotautograd_cache_{hit,miss,bypass}` (2.7+), `*_cache_hash` (2.4/2.5: the outcome, if any, is in
+# the payload's cache_state), `fx_graph_bundled_cache_hit` (2.8+), `precompile_cache_bypass`,
+# `dynamo_cache_*` (2.10+). The payload's cache_state wins over the name (names were edited by hand
+# in a tlparse test log, payloads not).
+CACHE_ARTIFACT = re.compile(r"^(fx_graph_bundled|fx_graph|aotautograd|precompile|dynamo)_cache_(\w+)$")
+_CACHE_NAMES = {"fx_graph": "fx_graph", "fx_graph_bundled": "bundled_fx_graph", "aotautograd": "aot_autograd",
+                "precompile": "precompile", "dynamo": "dynamo"}
+_OUTCOME_WORDS = {"hit", "miss", "bypass", "disabled"}
 
 # (metrics field, factor to µs). The timing name is the field without its unit suffix.
 PHASE_FIELDS = (
@@ -136,6 +156,8 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
         row[c] = _as_bool(metrics.get(c))
     restarts = metrics.get("restart_reasons")
     row["restart_reasons"] = [str(r) for r in restarts] if isinstance(restarts, list) else None
+    for column, field in _CACHE_COUNTS.items():
+        row[column] = _as_int(metrics.get(field))
     row["record"] = orjson.dumps(metrics).decode()
     parsed.add("compilations", row)
 
@@ -269,10 +291,13 @@ class ChromiumSpans:
     (compile id, name): one timings row each, duration_us = total, calls = number of spans.
     Memory is bounded by nesting depth plus distinct (compile id, name) pairs."""
 
-    def __init__(self, counters):
+    def __init__(self, counters, noted=None):
         self.counters = counters
         self.open: dict[tuple, list] = {}
         self.totals: dict[tuple, list] = {}
+        # noted(event, compile id): told of events whose args are data (an autotuning span's end,
+        # an automatic_dynamic instant), beyond their time
+        self.noted = noted
 
     def add(self, event: dict, envelope_compile_id: str | None) -> None:
         ph = event.get("ph")
@@ -293,6 +318,10 @@ class ChromiumSpans:
                 return
             begin_ts, begin_cid = stack.pop()
             self._total(begin_cid or cid or envelope_compile_id, name, ts - begin_ts)
+            if self.noted is not None and name.endswith(AUTOTUNE_SPAN):
+                self.noted(event, begin_cid or cid or envelope_compile_id)
+        elif ph == "i" and self.noted is not None and name == "automatic_dynamic":
+            self.noted(event, cid or envelope_compile_id)
         elif ph == "X" and isinstance(event.get("dur"), (int, float)):
             self._total(cid or envelope_compile_id, name, event["dur"])
         else:
@@ -315,3 +344,115 @@ class ChromiumSpans:
                 "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": name,
                 "duration_us": total, "calls": calls, "source": "chromium_event",
             })
+
+
+def cache_rows(parsed: Parsed, name: str, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
+    """One cache_events row for a cache artifact (see CACHE_ARTIFACT)."""
+    m = CACHE_ARTIFACT.match(name)
+    info = payload if isinstance(payload, dict) else {}
+    state = info.get("cache_state")
+    outcome = state if isinstance(state, str) and state else (m.group(2) if m.group(2) in _OUTCOME_WORDS else None)
+    if outcome is None and m.group(2) not in ("hash",):
+        outcome = m.group(2)  # dynamo_cache_entries, ...: what the record says happened
+    saved = info.get("time_saved_ns")
+    saved_us = saved / 1e3 if isinstance(saved, (int, float)) and not isinstance(saved, bool) else None
+    if saved_us is None and isinstance(info.get("time_saved_ms"), (int, float)):
+        saved_us = info["time_saved_ms"] * 1e3
+    reason = info.get("cache_bypass_reason")
+    parsed.add("cache_events", {
+        "compile_id": compile_id, "graph_id": graph_id if m.group(1) in ("fx_graph", "fx_graph_bundled") else None,
+        "cache": _CACHE_NAMES[m.group(1)], "outcome": outcome, "reason": _as_str(reason),
+        "cache_key": _as_str(info.get("key")), "location": None, "kernel_name": None, "time_saved_us": saved_us,
+        "source": "artifact", "line": line,
+    })
+
+
+def kernel_autotune_rows(parsed: Parsed, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
+    """`triton_kernel_info` (2.8+): each kernel's autotune cache state (hit, miss, only 1 config,
+    force_disabled): one cache_events row each."""
+    if not isinstance(payload, dict):
+        return
+    for kernel, info in payload.items():
+        state = info.get("autotune_cache_state") if isinstance(info, dict) else None
+        if isinstance(state, str):
+            parsed.add("cache_events", {
+                "compile_id": compile_id, "graph_id": graph_id, "cache": "autotune", "outcome": state,
+                "reason": None, "cache_key": None, "location": None, "kernel_name": str(kernel),
+                "time_saved_us": None, "source": "artifact", "line": line,
+            })
+
+
+# ---- dynamic shapes ---------------------------------------------------------------------------
+
+SHAPE_KINDS = {"create_symbol": "symbol", "create_unbacked_symbol": "unbacked_symbol",
+               "symbolic_shape_specialization": "specialization", "guard_added_fast": "guard", "guard_added": "guard"}
+
+
+def shape_row(parsed: Parsed, kind: str, meta, compile_id: str | None, strings: dict, line: int) -> None:
+    """One shape_events row for a shape-environment record (SHAPE_KINDS)."""
+    if not isinstance(meta, dict):
+        parsed.counters[f"{kind}_unusable"] += 1
+        return
+    sources = meta.get("sources")
+    source = meta.get("source") if meta.get("source") is not None else (
+        ", ".join(str(s) for s in sources) if isinstance(sources, list) else None)
+    if kind in ("create_symbol", "create_unbacked_symbol"):
+        value, expr = meta.get("val"), meta.get("vr")
+    else:
+        value, expr = meta.get("value"), meta.get("expr")
+    user_file, user_line, user_code = user_frame(meta.get("user_stack"), strings)
+    parsed.add("shape_events", {
+        "compile_id": compile_id, "kind": SHAPE_KINDS[kind], "symbol": _as_str(meta.get("symbol")),
+        "source": _as_str(source), "value": _as_str(value), "expr": _as_str(expr), "reason": _as_str(meta.get("reason")),
+        "user_file": user_file, "user_line": user_line, "user_code": user_code, "line": line,
+    })
+
+
+def automatic_dynamic_row(parsed: Parsed, args: dict, compile_id: str | None, line: int) -> None:
+    """Chromium `automatic_dynamic` instant: a dimension of an input made dynamic after it changed."""
+    parsed.add("shape_events", {
+        "compile_id": compile_id, "kind": "automatic_dynamic", "symbol": None, "source": _as_str(args.get("name")),
+        "value": _as_str(args.get("new")), "expr": f"dim {args.get('dim_changed')}, was {args.get('cached')}",
+        "reason": _as_str(args.get("reason")), "user_file": None, "user_line": None, "user_code": None, "line": line,
+    })
+
+
+def user_frame(stack, strings: dict) -> tuple[str | None, int | None, str | None]:
+    """The innermost frame of a user stack that is not library code (file names are indices into
+    the log's `str` records), else its innermost frame."""
+    if not isinstance(stack, list) or not stack:
+        return None, None, None
+    frames = [f for f in stack if isinstance(f, dict)]
+    named = [(strings.get(f.get("filename"), f.get("filename")), f) for f in frames]
+    user = [(name, f) for name, f in named if isinstance(name, str) and not any(p in name for p in _LIBRARY_PARTS)]
+    if not (user or named):
+        return None, None, None
+    name, frame = (user or named)[-1]
+    return _as_str(name), _as_int(frame.get("line")), _as_str(frame.get("loc"))
+
+
+# ---- autotuning -------------------------------------------------------------------------------
+
+AUTOTUNE_SPAN = "_template_autotuning"
+
+
+def autotune_winner_row(parsed: Parsed, name: str, args: dict, compile_id: str | None, seq: int, line: int) -> None:
+    """The end of an `<op>_template_autotuning` span: the winner of that op's autotuning, from its
+    `autotune_choices_stats` (2.9+; earlier spans say which op and shapes, not who won)."""
+    stats = args.get("autotune_choices_stats")
+    if isinstance(stats, str):
+        try:
+            stats = orjson.loads(stats)
+        except orjson.JSONDecodeError:
+            stats = None
+    stats = stats if isinstance(stats, dict) else {}
+    best_time = stats.get("best_time")
+    parsed.add("autotune_choices", {
+        "compile_id": compile_id, "seq": seq, "op": name[: -len(AUTOTUNE_SPAN)],
+        "shapes": _as_str(args.get("autotune_shape")), "strides": _as_str(args.get("autotune_strides")),
+        "dtypes": _as_str(args.get("autotune_dtypes")), "num_choices": _as_int(stats.get("num_choices")),
+        "rank": 1 if stats.get("best_kernel") else None, "choice": _as_str(stats.get("best_kernel")),
+        "config": _as_str(stats.get("best_kernel_desc")) or ("" if stats.get("best_kernel") else None),
+        "time_ms": _as_float(best_time), "pct": 100.0 if stats.get("best_kernel") else None,
+        "winner": True if stats.get("best_kernel") else None, "source": SOURCE, "line": line,
+    })

@@ -1,13 +1,14 @@
 -- Compare: the runs one selector picks, with every metric `iwh compare` compares
 -- A selector is a conjunction: compiler version (a release or family: 2.13 = any 2.13.x build),
 -- run id (or a unique prefix), device, backend, model, and labels given as a JSON object of
--- string values (all must match). compile_s = dynamo + lazily compiled backward (compilation_metrics);
+-- string values (all must match; a run without the label does not). compile_s = dynamo + lazily compiled backward (compilation_metrics);
 -- kernel_us = profiled kernel time inside compiled regions (NULL when not profiled).
 -- graph_breaks / recompiles count events in user frames; library_* those of frames whose code lies
 -- in the standard library, site-packages or torch (the frame's co_filename from compilation_metrics,
 -- else the event's user frame): 2.14 compiles inspect.py frames under compiled autograd, which
 -- break and recompile there without any change to the user's graphs.
 -- inductor_config is the run's first compilation_metrics inductor_config (JSON text).
+-- fx_cache_hit_rate and cache_temperature (off, cold, warm, partial) are the view run_cache's.
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13.0+cpu, 2.13.0 or 2.13
 -- @param run VARCHAR run id or a prefix of it
 -- @param device VARCHAR device
@@ -23,7 +24,7 @@ WITH picked AS (
       AND ($backend IS NULL OR m.backend = $backend)
       AND ($model IS NULL OR m.model = $model)
       AND ($labels IS NULL OR list_bool_and(list_transform(json_keys($labels::JSON),
-                                            lambda k: (m.labels ->> k) = ($labels::JSON ->> k))))
+                                            lambda k: coalesce((m.labels ->> k) = ($labels::JSON ->> k), false))))
 ), frames AS (
     SELECT run_id, compile_id, min(co_filename) AS frame_file
     FROM compilations
@@ -71,11 +72,12 @@ SELECT
     coalesce(e.recompiles, 0)::BIGINT AS recompiles,
     coalesce(e.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
     coalesce(e.library_recompiles, 0)::BIGINT AS library_recompiles,
-    ct.compile_s, kt.kernel_us, cfg.inductor_config
+    ct.compile_s, kt.kernel_us, cfg.inductor_config, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature
 FROM picked p
 LEFT JOIN event_counts e USING (run_id)
 LEFT JOIN compile_time ct USING (run_id)
 LEFT JOIN kernel_time kt USING (run_id)
 LEFT JOIN config cfg USING (run_id)
 LEFT JOIN env USING (run_id)
+LEFT JOIN run_cache rc USING (run_id)
 ORDER BY p.model, p.started_at, p.run_id;

@@ -1,0 +1,7 @@
+-- Compare: the autotune winners of one run, for the kernel-level diff
+-- Each autotuned op's winner (choice, config, time) in the order the run tuned them.
+-- @param run VARCHAR run id
+SELECT compile_id, seq, op, shapes, strides, dtypes, num_choices, choice, config, time_ms
+FROM autotune_choices
+WHERE run_id = $run AND winner
+ORDER BY seq;

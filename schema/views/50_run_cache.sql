@@ -1,0 +1,42 @@
+-- Cache outcomes per run: lookups of the FX graph cache and the AOTAutograd cache, hits, misses,
+-- bypasses, and the hit rates, defined once:
+--   fx_hit_rate  = fx hits / fx lookups (hits + misses + bypasses); NULL when the run made none
+--   aot_hit_rate = the same for the AOTAutograd cache
+--   cache_temperature = 'off'  no lookup (caches disabled: every graph compiled afresh)
+--                       'cold' lookups, no hit;  'warm' every lookup hit;  'partial' some hit
+-- A warm run's compile time measures loading, not compiling: compare cold with cold.
+CREATE OR REPLACE VIEW run_cache AS
+WITH counts AS (
+    SELECT
+        run_id,
+        count(*) FILTER (WHERE cache = 'fx_graph')                           AS fx_lookups,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'hit')       AS fx_hits,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'miss')      AS fx_misses,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'bypass')    AS fx_bypasses,
+        count(*) FILTER (WHERE cache = 'aot_autograd')                       AS aot_lookups,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'hit')   AS aot_hits,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'miss')  AS aot_misses,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'bypass') AS aot_bypasses,
+        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
+        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
+        sum(time_saved_us) FILTER (WHERE outcome = 'hit') / 1e6              AS time_saved_s
+    FROM cache_events
+    WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune')
+    GROUP BY run_id
+)
+SELECT
+    r.run_id,
+    coalesce(c.fx_lookups, 0) AS fx_lookups, coalesce(c.fx_hits, 0) AS fx_hits,
+    coalesce(c.fx_misses, 0) AS fx_misses, coalesce(c.fx_bypasses, 0) AS fx_bypasses,
+    coalesce(c.aot_lookups, 0) AS aot_lookups, coalesce(c.aot_hits, 0) AS aot_hits,
+    coalesce(c.aot_misses, 0) AS aot_misses, coalesce(c.aot_bypasses, 0) AS aot_bypasses,
+    coalesce(c.autotune_hits, 0) AS autotune_hits, coalesce(c.autotune_misses, 0) AS autotune_misses,
+    CASE WHEN c.fx_lookups > 0 THEN c.fx_hits::DOUBLE / c.fx_lookups END   AS fx_hit_rate,
+    CASE WHEN c.aot_lookups > 0 THEN c.aot_hits::DOUBLE / c.aot_lookups END AS aot_hit_rate,
+    c.time_saved_s,
+    CASE WHEN coalesce(c.fx_lookups, 0) + coalesce(c.aot_lookups, 0) = 0 THEN 'off'
+         WHEN c.fx_hits + c.aot_hits = 0 THEN 'cold'
+         WHEN c.fx_hits + c.aot_hits = c.fx_lookups + c.aot_lookups THEN 'warm'
+         ELSE 'partial' END AS cache_temperature
+FROM runs r
+LEFT JOIN counts c USING (run_id);
