@@ -212,3 +212,23 @@ def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path
 
     assert (counted("2.6.0"), counted("2.13")) == (14, 10)
     assert (kernels["2.6.0+cu124"], kernels["2.13.0+cpu"]) == (14, 10)
+
+
+def test_capture_with_caches_on_shares_the_cache_folder_and_says_so(tmp_path):
+    script = ("import json, os; print(json.dumps({k: os.environ.get(k) for k in "
+              "('TORCHINDUCTOR_FORCE_DISABLE_CACHES', 'TORCHINDUCTOR_CACHE_DIR')}))")
+    cache = tmp_path / "shared-cache"
+    for name in ("cold", "warm"):
+        result = CliRunner().invoke(capture_command, ["--out", str(tmp_path / name), "--cache", "on", "--cache-dir",
+                                                      str(cache), "--label", f"cache={name}", "--no-ingest", "--",
+                                                      sys.executable, "-c", script])
+        assert result.exit_code == 0, result.output
+        seen = json.loads((tmp_path / name / "stdout.txt").read_text())
+        assert seen == {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": None, "TORCHINDUCTOR_CACHE_DIR": str(cache.resolve())}
+        manifest = json.loads((tmp_path / name / "manifest.json").read_text())
+        assert (manifest["caches"], manifest["cache"]) == ("on", name)
+    off = CliRunner().invoke(capture_command, ["--out", str(tmp_path / "off"), "--no-ingest", "--", sys.executable,
+                                               "-c", script])
+    assert off.exit_code == 0
+    assert json.loads((tmp_path / "off" / "stdout.txt").read_text())["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] == "1"
+    assert json.loads((tmp_path / "off" / "manifest.json").read_text())["caches"] == "off"
