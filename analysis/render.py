@@ -158,3 +158,18 @@ def _config(config: dict) -> str:
 
 def _round(v, n):
     return None if v is None else round(v, n)
+
+
+def changes_frame(report) -> pl.DataFrame:
+    """`iwh changes`: one row per metric that changed at a change point."""
+    rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
+             "metric": c.metric, "before_value": _shown(c.before), "after_value": _shown(c.after), "detail": c.detail,
+             "before_run": p.before_run, "after_run": p.after_run}
+            for p in report.points for c in p.changes]
+    return pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String, "after": pl.String,
+                                      "metric": pl.String, "before_value": pl.String, "after_value": pl.String,
+                                      "detail": pl.String, "before_run": pl.String, "after_run": pl.String})
+
+
+def _shown(v) -> str | None:
+    return None if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))

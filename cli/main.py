@@ -39,7 +39,7 @@ COMMANDS = (
     ingest.ingest, ingest.migrate, ingest.copy,
     query.runs, query.sql, query.list_queries, query.query,
     export.export_command,
-    compare.compare_command,
+    compare.compare_command, compare.changes_command,
     capture.capture_command,
     dashboard.dashboard_command,
 )

@@ -204,6 +204,19 @@ def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
     return diff, sources, unified
 
 
+def change_points(model: str, series_label: str | None):
+    """`iwh changes` for one model (analysis/changes.py) on the dashboard's read-only connection."""
+    return _change_points(location().shown, model, series_label)
+
+
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def _change_points(db: str, model: str, series_label: str | None):
+    from analysis.changes import changes
+
+    with _driver_connection() as con:
+        return changes(con, model, series_label)
+
+
 class _driver_connection:
     """The DuckDB connection under a pooled SQLAlchemy one, for code that speaks DuckDB directly."""
 

@@ -194,6 +194,10 @@ def _holder(e: Exception) -> str:
 
 def _unreadable(loc: Location, e: Exception) -> str:
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if "database file with version number" in first:
+        return (f"{loc.shown} was written by another DuckDB release than this iwh's ({duckdb.__version__}; "
+                f"{redact(first)}). Ingest the runs again into a new warehouse, or move the data across with that "
+                "release's `EXPORT DATABASE` and this one's `IMPORT DATABASE`.")
     return (f"{loc.shown} is not a readable DuckDB warehouse ({redact(first)}). If the file was cut short or "
             "overwritten, restore it from a copy, or move it away and ingest again into a new one.")
 

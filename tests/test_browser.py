@@ -132,10 +132,13 @@ def expected(db: str) -> dict[str, tuple[str, str | None, str]]:
     run_kernels = one(db, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [transformer])
     breaks = one(db, "SELECT count(*) FROM compile_events WHERE kind = 'graph_break'")
     compiled = one(db, "SELECT count(DISTINCT run_id) FROM compilations")
+    first_model = one(db, "SELECT min(model) FROM runs")
+    first_model_runs = one(db, "SELECT count(*) FROM runs WHERE model = (SELECT min(model) FROM runs)")
     return {
         "overview": ("", "Kernels", f"{kernels:,}"),
         "trends": ("trends", None, f"The {versioned:,} runs behind the charts"),
         "compare": ("compare", None, f"{both} models on both sides"),
+        "changes": ("changes", None, f"series of {first_model_runs} runs of {first_model}"),
         "explorer": (f"explorer?run={transformer}", "Kernels", f"{run_kernels:,}"),
         "graph_breaks": ("graph_breaks", "Graph breaks", f"{breaks:,}"),
         "compile_time": ("compile_time", None, f"from {compiled:,} runs"),
@@ -143,8 +146,8 @@ def expected(db: str) -> dict[str, tuple[str, str | None, str]]:
     }
 
 
-@pytest.mark.parametrize("page", ["overview", "trends", "compare", "explorer", "graph_breaks", "compile_time",
-                                  "sql_console"])
+@pytest.mark.parametrize("page", ["overview", "trends", "compare", "changes", "explorer", "graph_breaks",
+                                  "compile_time", "sql_console"])
 def test_page_renders_in_chromium(page, warehouse, server, browser):
     path, metric, text = expected(warehouse)[page]
     tab = browser.new_page(viewport={"width": 1500, "height": 2400})

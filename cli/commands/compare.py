@@ -7,6 +7,7 @@ import sys
 import click
 
 from analysis import regress
+from analysis.changes import CHOICES
 from analysis.compare import CHANGED, PAIR_ON, SelectorError, change_label, code_diff, compare, kernel_diff
 from cli.options import FORMATS, db_option, format_option, open_warehouse
 
@@ -68,3 +69,43 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
         click.echo(f"{len(result.regressions)} regressions: "
                    + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
         sys.exit(1)
+
+
+@click.command("changes", epilog="\b\nExamples:\n  iwh changes --model transformer\n"
+                                 "  iwh changes --model mlp --series nightly --metric kernels --format csv")
+@click.option("--model", required=True, help="the model whose runs form the series")
+@click.option("--series", "series_label", metavar="LABEL",
+              help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
+@click.option("--metric", "metrics", multiple=True, type=click.Choice(CHOICES),
+              help="only these (repeatable) [default: every structural metric and kernel identity]")
+@click.option("--pair-on", default=",".join(PAIR_ON), show_default=True, metavar="K1,K2",
+              help="labels that name a workload: each workload is a series of its own")
+@db_option
+@format_option(FORMATS + ("markdown",))
+@click.pass_context
+def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
+    """Where in a series of runs a model's kernels, fusion or graph breaks changed, and how.
+
+    Each change point is the first run whose metric or generated kernels differ from the run before
+    it in the series; `iwh compare --base BEFORE --head AFTER --model M --kernels --show-code` shows
+    the code of the kernels that changed.
+    """
+    from analysis.changes import changes
+    from analysis.render import changes_frame
+    from schema.frames import emit
+
+    keys = tuple(k.strip() for k in pair_on.split(",") if k.strip())
+    with open_warehouse(ctx) as wh:
+        report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys)
+    if not report.series:
+        raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
+                                   + "; `iwh runs` lists the runs")
+    emit(changes_frame(report), fmt)
+    if fmt == "table":
+        runs = sum(len(rs) for rs in report.series.values())
+        click.echo(f"{len(report.points)} change points in {len(report.series)} series of {runs} runs, ordered by "
+                   f"{report.ordered_by}", err=True)
+        if report.points:
+            p = report.points[0]
+            click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
+                       "--kernels --show-code", err=True)

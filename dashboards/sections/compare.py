@@ -3,9 +3,10 @@
 import pandas as pd
 import streamlit as st
 
+from analysis.compare import SelectorError
+from analysis.render import summary_frame, wide_frame
 from dashboards import data
-from analysis.compare import CHANGED, SelectorError, change_label
-from analysis.render import fusion_frame, kernel_frame, summary_frame, wide_frame
+from dashboards.kernel_view import show_kernel_diff
 
 SHOWN = ("kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks", "recompiles",
          "compile_s", "kernel_us")
@@ -84,37 +85,5 @@ st.subheader("Kernel-level diff")
 pairs = {p.key: p for p in result.pairs}
 key = st.selectbox("Model", list(pairs), key="compare_model")
 pair = pairs[key]
-diff, sources, unified = data.kernel_changes(pair.base_runs[0], pair.head_runs[0], pair.model)
-counts = diff.counts()
-cols = st.columns(4)
-for col, status in zip(cols, ("changed", "added", "removed", "unchanged"), strict=True):
-    col.metric(f"{status.capitalize()} kernels", counts[status])
-st.caption(data.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels matched by "
-                      "signature, then by normalised source hash"))
-for note in diff.notes:
-    st.caption(data.plain(note))
-kernels = kernel_frame(diff).to_pandas()
-if kernels.empty:
-    st.success("Every kernel is the same on both sides.")
-else:
-    st.dataframe(kernels, hide_index=True, width="stretch")
-fusions = fusion_frame(diff).to_pandas()
-if len(fusions):
-    st.markdown("**Fusion groups that split or merged**")
-    st.dataframe(fusions, hide_index=True, width="stretch")
-
-changed = [i for i, k in enumerate(diff.kernels) if k.status == CHANGED]
-if changed:
-    names = {change_label(diff.kernels[i]): i for i in changed}
-    index = names[st.selectbox("Changed kernel", list(names), key="compare_kernel")]
-    k = diff.kernels[index]
-    code_left, code_right = st.columns(2)
-    code_left.caption(data.plain(f"base: {k.base_kernel}"))
-    code_left.code(sources.get(k.base_hash) or "", language=data.code_language(sources.get(k.base_hash)),
-                   line_numbers=True)
-    code_right.caption(data.plain(f"head: {k.head_kernel}"))
-    code_right.code(sources.get(k.head_hash) or "", language=data.code_language(sources.get(k.head_hash)),
-                    line_numbers=True)
-    with st.expander("Unified diff", expanded=True):
-        st.code(unified[index] or "(identical after normalisation)", language="diff")
-data.show_sql("compare/kernels", "compare/fusions", "explore/kernel_source")
+show_kernel_diff(pair.base_runs[0], pair.head_runs[0], pair.model, "compare")
+data.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")

@@ -1,0 +1,124 @@
+"""What changed when: over an ordered series of runs of one workload, the runs where a structural
+metric or the identity of the generated kernels changed from the run before, with the before and
+after of each.
+
+A series is the runs of one model and workload (the labels `compare` pairs on: mode, dtype, variant,
+batch, device), ordered by compiler version (as releases, then build, then start time), or by a label
+such as `nightly` (its values sorted as text: dates sort as dates). Structural metrics are those
+`compare` gates on; a kernel's identity is its signature plus the hash of its normalised source,
+so a kernel renamed by its counter is the same kernel and one whose code changed is not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from analysis.compare import PAIR_ON, model_key, run_query, select_runs, Selector
+
+IDENTITY = "kernel_identity"
+METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", "graph_breaks",
+           "recompiles")
+CHOICES = METRICS + (IDENTITY,)
+
+
+@dataclass
+class Change:
+    metric: str
+    before: object
+    after: object
+    detail: str = ""  # for kernel identity: which kernels came, went or changed
+
+
+@dataclass
+class ChangePoint:
+    series: str            # model [workload labels]
+    position: int          # the after run's place in its series (1-based)
+    before_run: str
+    after_run: str
+    before_at: str         # what orders the series: the version, or the label's value
+    after_at: str
+    changes: list[Change] = field(default_factory=list)
+
+
+@dataclass
+class SeriesReport:
+    model: str
+    ordered_by: str
+    series: dict[str, list[dict]]  # series key -> its runs, in order
+    points: list[ChangePoint]
+
+
+def changes(con, model: str, series_label: str | None = None, metrics: tuple[str, ...] = CHOICES,
+            pair_on: tuple[str, ...] = PAIR_ON) -> SeriesReport:
+    unknown = set(metrics) - set(CHOICES)
+    if unknown:
+        raise ValueError(f"no metric {', '.join(sorted(unknown))}; choose from {', '.join(CHOICES)}")
+    runs = select_runs(con, Selector(f"model={model}", {"model": model}, {}))
+    if series_label:
+        runs = [r for r in runs if r["labels"].get(series_label) is not None]
+    series: dict[str, list[dict]] = {}
+    for r in runs:
+        config = {k: str(r["labels"][k]) for k in pair_on if k != series_label and r["labels"].get(k) is not None}
+        series.setdefault(model_key(model, config), []).append(r)
+    order = _by_label(series_label) if series_label else _by_version
+    for key in series:
+        series[key].sort(key=order)
+    identities = _identities(con, model) if IDENTITY in metrics else {}
+    points = []
+    for key, rs in sorted(series.items()):
+        for i in range(1, len(rs)):
+            b, h = rs[i - 1], rs[i]
+            found = [Change(m, b.get(m), h.get(m)) for m in metrics if m != IDENTITY and _differs(b.get(m), h.get(m))]
+            if IDENTITY in metrics:
+                detail = _identity_change(identities.get(b["run_id"], Counter()), identities.get(h["run_id"], Counter()))
+                if detail:
+                    found.append(Change(IDENTITY, sum(identities.get(b["run_id"], Counter()).values()),
+                                        sum(identities.get(h["run_id"], Counter()).values()), detail))
+            if found:
+                at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
+                points.append(ChangePoint(key, i + 1, b["run_id"], h["run_id"], at(b), at(h), found))
+    return SeriesReport(model, series_label or "compiler version", series, points)
+
+
+def _by_version(r: dict) -> tuple:
+    v = r.get("compiler_version") or ""
+    release = tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
+    return (release, v, str(r.get("started_at") or ""), r["run_id"])
+
+
+def _by_label(label: str):
+    def key(r: dict) -> tuple:
+        return (str(r["labels"].get(label)), str(r.get("started_at") or ""), r["run_id"])
+    return key
+
+
+def _differs(a, b) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return abs(float(a) - float(b)) > 1e-9
+
+
+def _identities(con, model: str) -> dict[str, Counter]:
+    out: dict[str, Counter] = {}
+    for r in run_query(con, "changes/kernel_identities", model=model):
+        out.setdefault(r["run_id"], Counter())[(r["phase"], r["signature"], r["source_hash"])] += 1
+    return out
+
+
+def _identity_change(before: Counter, after: Counter) -> str:
+    """Kernels whose identity changed, by signature: how many came, went or changed their code."""
+    gone, came = before - after, after - before
+    if not gone and not came:
+        return ""
+    sigs_gone = Counter((p, s) for p, s, _ in gone.elements())
+    sigs_came = Counter((p, s) for p, s, _ in came.elements())
+    changed = sigs_gone & sigs_came
+    removed, added = sigs_gone - changed, sigs_came - changed
+    parts = []
+    for what, c in (("code changed", changed), ("added", added), ("removed", removed)):
+        if c:
+            names = sorted({s for _, s in c.elements()})
+            parts.append(f"{sum(c.values())} {what}: {', '.join(names[:6])}{' ...' if len(names) > 6 else ''}")
+    return "; ".join(parts)

@@ -1,0 +1,116 @@
+"""What changed when, on a constructed series: the real CPU runs of three releases (2.6.0, 2.13,
+2.14.1), each replicated as three "nightlies" (a `nightly` label in the manifest makes each copy a
+run of its own). The change points found must be the ones the construction puts there: between
+copies of one release nothing changes; at a release boundary what changed is what the two releases'
+artifacts say, counted here from their output_code.py files."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from analysis.changes import changes
+from cli.main import cli
+from ingest.load import ingest_paths
+from tests.conftest import reader, unpack_cpu_corpora
+
+KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.M)
+RELEASES = ("2.6.0", "2.13", "2.14.1")
+MODELS = ("mlp", "transformer", "cnn")
+
+
+@pytest.fixture(scope="module")
+def series(tmp_path_factory) -> tuple[str, dict]:
+    root = tmp_path_factory.mktemp("changes")
+    corpora = {next(p.glob("cpu-torch*")).name.removeprefix("cpu-torch"): next(p.glob("cpu-torch*"))
+               for p in unpack_cpu_corpora(root / "corpora")}
+    nights, kernels = {}, {}
+    for release, model in ((r, m) for r in RELEASES for m in MODELS):
+        src = corpora[release] / model
+        kernels[(release, model)] = sum(len(KERNEL_DEF.findall(p.read_text())) for p in src.rglob("output_code.py"))
+    for n in range(9):
+        release = RELEASES[n // 3]
+        night = f"2026-01-{n + 1:02d}"
+        nights[night] = release
+        for model in MODELS:
+            dest = root / "nightlies" / night / model
+            shutil.copytree(corpora[release] / model, dest)
+            manifest = json.loads((dest / "manifest.json").read_text())
+            (dest / "manifest.json").write_text(json.dumps(manifest | {"nightly": night}))
+    db = str(root / "wh.duckdb")
+    assert ingest_paths([root / "nightlies"], db, jobs=2).runs == 27
+    return db, {"nights": nights, "kernels": kernels}
+
+
+def test_kernel_count_change_points_are_the_constructed_ones(series):
+    db, truth = series
+    with reader(db) as con:
+        for model in MODELS:
+            report = changes(con, model, "nightly", ("kernels",))
+            [(key, runs)] = report.series.items()
+            assert [r["labels"]["nightly"] for r in runs] == sorted(truth["nights"])
+            expected = []
+            for n in range(1, 9):
+                before = truth["kernels"][(RELEASES[(n - 1) // 3], model)]
+                after = truth["kernels"][(RELEASES[n // 3], model)]
+                if before != after:
+                    expected.append((f"2026-01-{n:02d}", f"2026-01-{n + 1:02d}", before, after))
+            got = [(p.before_at, p.after_at, p.changes[0].before, p.changes[0].after) for p in report.points]
+            assert got == expected, model
+    # the construction does put a kernel-count change at a release boundary for some model
+    assert any(truth["kernels"][("2.6.0", m)] != truth["kernels"][("2.13", m)] for m in MODELS)
+
+
+def test_kernel_identity_changes_only_at_release_boundaries(series):
+    db, truth = series
+    boundaries = {("2026-01-03", "2026-01-04"), ("2026-01-06", "2026-01-07")}
+    with reader(db) as con:
+        for model in MODELS:
+            report = changes(con, model, "nightly")
+            assert {(p.before_at, p.after_at) for p in report.points} <= boundaries, model
+        transformer = changes(con, "transformer", "nightly", ("kernel_identity",))
+    # 2.6.0 -> 2.13 rewrote the transformer's layer norm kernel (tests/test_compare.py reads its code)
+    [first] = [p for p in transformer.points if p.before_at == "2026-01-03"]
+    assert "code changed: cpp_fused_native_layer_norm" in first.changes[0].detail
+
+
+def test_iwh_changes_by_version_and_by_label(series):
+    db, truth = series
+    res = CliRunner().invoke(cli, ["changes", "--model", "transformer", "--series", "nightly", "--metric", "kernels",
+                                   "--format", "json", "--db", db])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    kernels = truth["kernels"]
+    assert [(r["before"], r["after"]) for r in rows] == (
+        [("2026-01-03", "2026-01-04")] if kernels[("2.6.0", "transformer")] != kernels[("2.13", "transformer")] else [])
+    # by compiler version: the nine runs of a model sort as releases (2.6.0 before 2.13), same points
+    res = CliRunner().invoke(cli, ["changes", "--model", "transformer", "--metric", "kernels", "--format", "json",
+                                   "--db", db])
+    versions = {"2.6.0": "2.6.0", "2.13": "2.13.0", "2.14.1": "2.14.1"}
+    expected = [(versions[a], versions[b]) for a, b in zip(RELEASES, RELEASES[1:], strict=False)
+                if kernels[(a, "transformer")] != kernels[(b, "transformer")]]
+    assert [(r["before"].split("+")[0], r["after"].split("+")[0]) for r in json.loads(res.stdout)] == expected
+    assert expected  # 2.6.0 -> 2.13 changed the transformer's kernel count
+    res = CliRunner().invoke(cli, ["changes", "--model", "nope", "--db", db])
+    assert res.exit_code == 1 and "no run of model 'nope'" in res.output
+
+
+def test_the_page_lists_change_points_and_opens_a_kernel_diff(series, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    db, _ = series
+    monkeypatch.setenv("IWH_DB", db)
+    at = AppTest.from_file(str(Path(__file__).parent.parent / "dashboards" / "app.py"), default_timeout=120).run()
+    at.switch_page("sections/changes.py").run()
+    at.selectbox(key="changes_model").select("transformer").run()
+    at.selectbox(key="changes_series").select("nightly").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("series of 9 runs of transformer, ordered by nightly" in c.value.replace("\\", "") for c in at.caption)
+    counts = {m.label: m.value for m in at.metric}
+    assert int(counts["Changed kernels"]) >= 1  # the layer norm kernel, side by side below
+    assert len(at.code) >= 2
