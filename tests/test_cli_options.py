@@ -47,6 +47,7 @@ def invocations(db: str, tmp) -> dict[str, list[str]]:
         "capture": ["capture", "--out", str(tmp / "cap"), "--model", "noop", "--db", db, "--", sys.executable, "-c", "0"],
         "dashboard": ["dashboard", "--db", str(tmp / "missing.duckdb")],
         "copy": ["copy", str(tmp / "copied.duckdb"), "--db", db],
+        "changes": ["changes", "--model", "transformer", "--db", db],
     }
 
 
