@@ -3,7 +3,10 @@
 Concurrency contract, the same for both kinds of warehouse:
 - Writers hold the warehouse's write lock only while they commit (`Writer.session`): a DuckDB
   file's own lock, or a PostgreSQL advisory lock for a DuckLake. Parsing, the long part of an
-  ingest, happens outside it; another writer waits for the lock up to a bounded time.
+  ingest, happens outside it; another writer waits for the lock up to a bounded time. A file's
+  writer keeps it open between its sessions while no one waits for it (closing a file
+  checkpoints it, rewriting what the session touched); anyone who waits says so beside it
+  (`_waiting`), and the writer closes it within WATCH_S.
 - Readers see a run whole or not at all: every run is written in one transaction (a file's long
   logs in parts, under the file's lock, which readers wait for). Readers of a file open it for
   each query and close it, so a writer gets in between; a lake's readers never block anyone.
@@ -23,6 +26,7 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -46,6 +50,9 @@ LAKE = "wh"  # the alias a lake is attached under; `USE wh` makes its tables the
 READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committing to
 WRITE_WAIT_S = 600.0  # how long a writer waits for another writer (or a long read) to finish
 READER_YIELD_S = 2.0  # how long a new reader stands back for a writer waiting for a file
+WATCH_S = 0.05  # how often an idle writer looks for someone waiting for its file
+# a held file's WAL grows to this before DuckDB checkpoints it on its own: closing checkpoints anyway
+HELD_CHECKPOINT_THRESHOLD = "1GB"
 # what one reader's query may use; past it the query fails with DuckDB's out-of-memory message
 READ_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")
 _LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held")
@@ -87,9 +94,13 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
         con = _open_lake(loc, read_only)
     else:
         # in a file, settings are the database's, shared by every connection of this process to it:
-        # they are given when it is opened (a locked one cannot take a SET)
-        locked = {"enable_external_access": False, "lock_configuration": True, "memory_limit": READ_MEMORY}
+        # they are given when it is opened; the lock comes after quiet(), which is per connection
+        locked = {"enable_external_access": False, "memory_limit": READ_MEMORY}
         con = _open_file(loc, read_only, wait, locked if lockdown else {})
+        if lockdown:
+            _quiet_and_lock(con)
+        else:
+            quiet(con)
     try:
         if read_only:
             _check_current(con, loc)
@@ -105,8 +116,14 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
 
 def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + (wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S)
-    if read_only:
-        _let_waiting_writer_first(loc, deadline)
+    with _waiting(loc) as waiting:
+        if read_only:
+            _let_waiting_writer_first(loc, deadline, waiting)
+        return _connect_file(loc, read_only, wait, config, deadline, waiting)
+
+
+def _connect_file(loc: Location, read_only: bool, wait: float | None, config: dict, deadline: float,
+                  waiting) -> duckdb.DuckDBPyConnection:
     pause = 0.02
     while True:
         try:
@@ -114,6 +131,7 @@ def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict)
         except duckdb.IOException as e:
             if not _LOCKED.search(str(e)):
                 raise WarehouseError(_unreadable(loc, e)) from e
+            waiting.say()
             if time.monotonic() >= deadline:
                 raise WarehouseError(
                     f"{loc.shown} stayed locked by another process ({_holder(e)}) for "
@@ -133,15 +151,75 @@ def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict)
             raise WarehouseError(_unreadable(loc, e)) from e
 
 
+def quiet(con: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar: DuckDB prints one on stdout when a statement runs past 2 s, into the middle
+    of `--format json` output (the fuzzer found it)."""
+    con.execute("SET enable_progress_bar = false")
+
+
+def _quiet_and_lock(con: duckdb.DuckDBPyConnection) -> None:
+    """A reader's connection: quiet, then no SQL on it may change a setting (it could turn external
+    access back on). Once one connection locks the process's shared database, the next cannot SET."""
+    locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+    if not locked:
+        quiet(con)
+        con.execute("SET lock_configuration = true")
+
+
 def _intent_file(loc: Location) -> str:
     """Beside a file warehouse: a writer holds it while it waits for and holds the warehouse, so
     new readers wait for it instead of keeping the file's lock busy forever between them."""
     return loc.path + ".iwh-writer"
 
 
-def _flock(path: str, mode: int, deadline: float, what: str):
+def _waiting_file(loc: Location) -> str:
+    """Beside a file warehouse: whoever waits for the file (a reader, a writer) holds it shared, so
+    a writer that keeps the file open between its sessions sees someone waits, and closes it."""
+    return loc.path + ".iwh-waiting"
+
+
+class _waiting:  # noqa: N801 (a context manager, used like a function)
+    """Says "I wait for this file" (a shared lock on its waiting file) from the first `say()` until
+    the end of the `with`."""
+
+    def __init__(self, loc: Location):
+        self.loc = loc
+        self.fh = None
+
+    def say(self) -> None:
+        if self.fh is None:
+            try:
+                self.fh = open(_waiting_file(self.loc), "a")
+                fcntl.flock(self.fh, fcntl.LOCK_SH)  # never blocks: only writers check, non-blocking
+            except OSError:
+                self.fh = None  # a read-only folder: nothing to coordinate with
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+def _someone_waits(loc: Location) -> bool:
+    try:
+        fh = open(_waiting_file(loc), "a")
+    except OSError:
+        return True  # cannot tell: do not keep the file from anyone
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        fh.close()
+
+
+def _flock(path: str, mode: int, deadline: float, what: str, waiting: _waiting | None = None):
     """The file at `path` flock'ed in `mode`, waiting until `deadline`; None when it cannot be made
-    (a read-only folder: nothing to coordinate with)."""
+    (a read-only folder: nothing to coordinate with). `waiting` is told once it has to wait."""
     try:
         fh = open(path, "a")
     except OSError:
@@ -152,6 +230,8 @@ def _flock(path: str, mode: int, deadline: float, what: str):
             fcntl.flock(fh, mode | fcntl.LOCK_NB)
             return fh
         except BlockingIOError:
+            if waiting is not None:
+                waiting.say()
             if time.monotonic() >= deadline:
                 fh.close()
                 raise WarehouseError(f"{what}; try again, or wait longer with --wait") from None
@@ -159,11 +239,11 @@ def _flock(path: str, mode: int, deadline: float, what: str):
             pause = min(pause * 1.5, 0.2)
 
 
-def _let_waiting_writer_first(loc: Location, deadline: float) -> None:
+def _let_waiting_writer_first(loc: Location, deadline: float, waiting: _waiting) -> None:
     """A reader gives a waiting writer up to READER_YIELD_S to get in, then goes ahead anyway: this
     process may itself hold the file open in another connection, which the writer waits for."""
     try:
-        fh = _flock(_intent_file(loc), fcntl.LOCK_SH, min(deadline, time.monotonic() + READER_YIELD_S), "")
+        fh = _flock(_intent_file(loc), fcntl.LOCK_SH, min(deadline, time.monotonic() + READER_YIELD_S), "", waiting)
     except WarehouseError:
         return
     if fh is not None:
@@ -206,7 +286,7 @@ def _open_lake(loc: Location, read_only: bool) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
                                              "autoinstall_known_extensions": False})
     try:
-        con.execute("SET enable_progress_bar = false")
+        quiet(con)
         for ext in ("ducklake", "postgres") if loc.catalog.startswith("postgres:") else ("ducklake",):
             con.execute(f"LOAD {ext}")
         if _uses_s3(loc) or os.environ.get("AWS_ACCESS_KEY_ID"):
@@ -305,7 +385,11 @@ def extension_directory() -> str:
 
 class Writer:
     """Write sessions on one warehouse. Each holds the write lock only while it lasts, so readers
-    and other writers get in between sessions; a session waits at most `wait` seconds for it."""
+    and other writers get in between sessions; a session waits at most `wait` seconds for it.
+
+    A file stays open between sessions while no one waits for it: a checkpoint per session would
+    rewrite the row groups and long texts each one touched, again and again. A thread watches for
+    someone waiting while the writer is between sessions, and closes the file for them."""
 
     def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float = WRITE_WAIT_S):
         self.location = locate(location)
@@ -314,6 +398,9 @@ class Writer:
         self._lock = _LakeLock(self.location, wait) if self.location.is_lake else None
         self._migrated = False
         self.applied: list[str] = []  # the migrations the first session applied
+        self._intent = None  # a held file's intent lock
+        self._busy = threading.Lock()  # held by a session, and by the watcher while it closes the file
+        self._watcher: threading.Thread | None = None
 
     @property
     def is_lake(self) -> bool:
@@ -332,19 +419,18 @@ class Writer:
     @contextlib.contextmanager
     def _session(self):
         if self._lock is None:
-            deadline = time.monotonic() + self.wait
-            intent = _flock(_intent_file(self.location), fcntl.LOCK_EX, deadline,
-                            f"another writer held {self.location.shown} for {self.wait:.0f} s")
-            try:
-                con = connect(self.location, wait=max(0.0, deadline - time.monotonic()), migrate_schema=False)
+            with self._busy:
+                con = self._hold_file()
                 try:
                     self._migrate(con)
                     yield con
-                finally:
-                    con.close()
-            finally:
-                if intent is not None:
-                    intent.close()
+                except BaseException:
+                    with contextlib.suppress(duckdb.Error):
+                        self._release_file()  # after a failure, start afresh
+                    raise
+                if _someone_waits(self.location):
+                    self._release_file()
+            self._watch()
             return
         with self._lock:
             if self._con is None:
@@ -352,17 +438,68 @@ class Writer:
             self._migrate(self._con)
             yield self._con
 
+    def _hold_file(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            deadline = time.monotonic() + self.wait
+            with _waiting(self.location) as waiting:
+                intent = _flock(_intent_file(self.location), fcntl.LOCK_EX, deadline,
+                                f"another writer held {self.location.shown} for {self.wait:.0f} s", waiting)
+                try:
+                    con = _open_file(self.location, False, max(0.0, deadline - time.monotonic()), {})
+                    quiet(con)
+                    con.execute(f"SET checkpoint_threshold = '{HELD_CHECKPOINT_THRESHOLD}'")
+                except BaseException:
+                    if intent is not None:
+                        intent.close()
+                    raise
+            self._con, self._intent = con, intent
+        return self._con
+
+    def _release_file(self) -> None:
+        con, intent, self._con, self._intent = self._con, self._intent, None, None
+        try:
+            if con is not None:
+                con.close()
+        finally:
+            if intent is not None:
+                intent.close()
+
+    def _watch(self) -> None:
+        """Between sessions, close the held file as soon as someone waits for it."""
+        if self._con is None or (self._watcher is not None and self._watcher.is_alive()):
+            return
+
+        def watch():
+            while True:
+                time.sleep(WATCH_S)
+                with self._busy:
+                    if self._con is None:
+                        return
+                    if _someone_waits(self.location):
+                        with contextlib.suppress(duckdb.Error):
+                            self._release_file()
+                        return
+
+        self._watcher = threading.Thread(target=watch, name="iwh-writer-watch", daemon=True)
+        self._watcher.start()
+
     def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
         if not self._migrated:
             self.applied = migrate(con)
             self._migrated = True
 
     def close(self) -> None:
+        if self._lock is None:
+            with self._busy:
+                try:
+                    self._release_file()  # the checkpoint: what the sessions wrote goes into the file
+                except duckdb.Error as e:
+                    raise WarehouseError(write_failure(self.location, e)) from e
+            return
         if self._con is not None:
             self._con.close()
             self._con = None
-        if self._lock is not None:
-            self._lock.close()
+        self._lock.close()
 
     def __enter__(self):
         return self

@@ -1,0 +1,138 @@
+"""A file's writer keeps the file open between its sessions while no one waits for it (a checkpoint
+per session rewrote what each touched: half the write time of a trace ingest), and lets it go as
+soon as someone does. Every connection is quiet: DuckDB's progress bar once reached stdout in the
+middle of `--format json` (found by tests/fuzz.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from schema.warehouse import WATCH_S, Writer, connect
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _insert(writer: Writer, text: str) -> None:
+    with writer.session() as con:
+        con.execute("INSERT INTO _migrations VALUES (?, now())", [text])
+
+
+_SETTINGS_SEEN = """
+import json, sys
+from schema.warehouse import Writer, connect
+db, out = sys.argv[1], sys.argv[2]
+seen = {"default": __import__("duckdb").connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]}
+with Writer(db) as w, w.session() as con:
+    seen["writer"] = con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]
+for name, kwargs in (("reader", {"read_only": True}), ("locked", {"read_only": True, "lockdown": True}),
+                     ("plain", {})):
+    con = connect(db, **kwargs)
+    seen[name] = con.execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]
+    con.close()
+open(out, "w").write(json.dumps(seen))
+"""
+
+
+def test_no_connection_prints_a_progress_bar(tmp_path):
+    """On a terminal DuckDB turns its progress bar on by default: the child runs on a pseudo-terminal."""
+    import json
+    import pty
+
+    db, out = str(tmp_path / "wh.duckdb"), tmp_path / "seen.json"
+    primary, secondary = pty.openpty()
+    try:
+        subprocess.run([sys.executable, "-c", _SETTINGS_SEEN, db, str(out)], cwd=ROOT, stdout=secondary,
+                       stderr=secondary, timeout=60, check=True)
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    seen = json.loads(out.read_text())
+    assert seen.pop("default") is True  # the bar this guards against
+    assert seen == {"writer": False, "reader": False, "locked": False, "plain": False}
+
+
+def test_an_idle_writer_keeps_its_file_until_someone_waits(tmp_path):
+    db = str(tmp_path / "wh.duckdb")
+    w = Writer(db)
+    try:
+        _insert(w, "first")
+        _insert(w, "second")
+        # held between sessions: nothing checkpointed yet, the commits are in the WAL
+        assert w._con is not None and Path(db + ".wal").exists() and Path(db + ".wal").stat().st_size > 0
+        # a reader in another process asks for the file: the writer's watcher lets it go
+        t0 = time.monotonic()
+        out = subprocess.run(
+            [sys.executable, "-c", "import sys; from schema.warehouse import connect; c = connect(sys.argv[1], "
+             "read_only=True, wait=20); print(c.execute(\"SELECT count(*) FROM _migrations WHERE name IN "
+             "('first', 'second')\").fetchone()[0])", db],
+            capture_output=True, text=True, cwd=ROOT, timeout=60)
+        waited = time.monotonic() - t0
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "2"
+        assert w._con is None  # released, and checkpointed on the way
+        # the reader did not wait for a timeout: the release took a poll or two (plus Python's start)
+        assert waited < 10, waited
+        # the next session opens it again
+        _insert(w, "third")
+        assert w._con is not None
+    finally:
+        w.close()
+    con = duckdb.connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM _migrations WHERE name IN ('first', 'second', 'third')").fetchone()[0] == 3
+    con.close()
+    assert not Path(db + ".wal").exists()  # closing the writer checkpointed
+
+
+def test_a_writer_waiting_for_the_file_gets_it_from_an_idle_one(tmp_path):
+    db = str(tmp_path / "wh.duckdb")
+    w = Writer(db)
+    try:
+        _insert(w, "first")
+        code = ("import sys; from schema.warehouse import Writer\n"
+                "with Writer(sys.argv[1], wait=20) as w, w.session() as con:\n"
+                "    con.execute(\"INSERT INTO _migrations VALUES ('other', now())\")\n")
+        out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert out.returncode == 0, out.stderr
+        _insert(w, "after")
+    finally:
+        w.close()
+    con = duckdb.connect(db, read_only=True)
+    names = [r[0] for r in con.execute("SELECT name FROM _migrations WHERE name IN ('first', 'other', 'after') "
+                                       "ORDER BY applied_at").fetchall()]
+    con.close()
+    assert names == ["first", "other", "after"]
+
+
+def test_a_writer_killed_while_it_holds_the_file_loses_no_commit(tmp_path):
+    db = str(tmp_path / "wh.duckdb")
+    code = ("import sys, time; from schema.warehouse import Writer\n"
+            "w = Writer(sys.argv[1])\n"
+            "for name in ('a', 'b'):\n"
+            "    with w.session() as con:\n"
+            "        con.execute('INSERT INTO _migrations VALUES (?, now())', [name])\n"
+            "print('committed', flush=True)\n"
+            "time.sleep(600)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, db], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert p.stdout.readline().strip() == "committed"
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    con = connect(db, read_only=True, wait=5)
+    try:
+        assert con.execute("SELECT count(*) FROM _migrations WHERE name IN ('a', 'b')").fetchone()[0] == 2
+    finally:
+        con.close()
+
+
+def test_the_watcher_polls_often():
+    assert WATCH_S <= 0.1
