@@ -79,15 +79,14 @@ def parse_fx_graph(text: str) -> Parsed:
             saw_return = True
             ops.append(_row(len(ops), "output", "output", None, None, (None, None, None)))
             continue
-        if stripped.startswith("class "):
-            continue
-        if _DECLARED_INPUTS.match(stripped):
-            _placeholders(f"({stripped.rstrip().rstrip(';').replace(';', ',')})", ops)
-            continue
-        if _UNPACKED_INPUTS.match(stripped):
-            continue
         m = _NODE.match(line)
         if m is None:
+            # neither can be a node line: tried only when a line is not one
+            if stripped.startswith("class ") or _UNPACKED_INPUTS.match(stripped):
+                continue
+            if _DECLARED_INPUTS.match(stripped):
+                _placeholders(f"({stripped.rstrip().rstrip(';').replace(';', ',')})", ops)
+                continue
             parsed.problem(f"unrecognised graph line: {stripped[:120]}", lineno, "warning")
             continue
         kind, target = _classify(_strip_freed(line[m.end() :]))

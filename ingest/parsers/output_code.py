@@ -74,6 +74,7 @@ _DETAIL_PATTERNS = {
 _MUTATED = re.compile(r"'mutated_arg_names': \[(?P<v>[^\]]*)\]")
 _BACKENDS = {"triton": "triton", "cpp": "cpp", "cpp_pybinding": "cpp"}
 _QUOTES = "'''"
+_ODD_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks lines there too
 _JIT = "\n@triton.jit"
 
 
@@ -85,12 +86,12 @@ def aot_graph_id(first_line: str) -> str | None:
 
 def parse_output_code(text: str) -> Parsed:
     parsed = Parsed()
-    lines = text.splitlines()
-    if lines:
-        m = _AOT_ID.match(lines[0])
-        if m:
-            parsed.facts["aot_id"] = int(m["aot_id"])
-            parsed.facts["phase"] = m["phase"]
+    if any(c in text for c in _ODD_BREAKS):
+        text = "\n".join(text.splitlines())  # line breaks as str.splitlines knows them, made b"\n"
+    m = _AOT_ID.match(text)
+    if m:
+        parsed.facts["aot_id"] = int(m["aot_id"])
+        parsed.facts["phase"] = m["phase"]
 
     generated: dict[str, dict] = {}
     externs: list[dict] = []
@@ -104,11 +105,17 @@ def parse_output_code(text: str) -> Parsed:
     call_indent: int | None = None
     saw_call = False
 
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        lineno = i + 1
-        i += 1
+    # a position in the text rather than a list of lines: kernel sources, most of the text, are
+    # skipped in one find of their closing quotes
+    pos, n, lineno = 0, len(text), 0
+    while pos < n:
+        end = text.find("\n", pos)
+        if end == -1:
+            end = n
+        line = text[pos:end]
+        line_start = pos
+        lineno += 1
+        pos = end + 1
         if call_indent is not None:
             stripped = line.lstrip()
             if stripped and len(line) - len(stripped) <= call_indent:
@@ -157,10 +164,13 @@ def parse_output_code(text: str) -> Parsed:
         m = _DEFINITION.match(line)
         if m and m["method"] != "wait":
             start = line.find(_QUOTES, m.end())
-            body, i, closing = _kernel_source(lines, i, line, start)
+            body, closing, after = _kernel_source(text, line_start, line, start, pos)
             row = _generated_row(m["name"], m["method"], len(generated), comment, body, lineno, closing)
             if start != -1 and closing is None:
                 parsed.problem(f"kernel {m['name']}: source string never closed (file cut short?)", lineno)
+            if after != pos:
+                lineno += text.count("\n", pos, after) if after <= n else text.count("\n", pos) + 1
+                pos = after
             generated[m["name"]] = row
             if closing:
                 d = _DEVICE_STR.search(closing)
@@ -199,25 +209,22 @@ def parse_output_code(text: str) -> Parsed:
     return parsed
 
 
-def _kernel_source(lines: list[str], i: int, line: str, start: int) -> tuple[str | None, int, str | None]:
-    """Text inside the definition's triple quotes, the index after it, and the closing line."""
+def _kernel_source(text: str, line_start: int, line: str, start: int, after: int) -> tuple[str | None, str | None, int]:
+    """Text inside the definition's triple quotes, the closing line (from the quotes on), and where
+    the line after it starts. `line` starts at `line_start`; the next line at `after`."""
     if start == -1:
-        return None, i, line  # e.g. a multi-kernel wrapper: no inline source
+        return None, line, after  # e.g. a multi-kernel wrapper: no inline source
     rest = line[start + 3 :]
     end = rest.find(_QUOTES)
     if end != -1:
-        return rest[:end], i, rest[end:]
-    body = [rest] if rest else []
-    n = len(lines)
-    while i < n:
-        candidate = lines[i]
-        i += 1
-        end = candidate.find(_QUOTES)
-        if end != -1:
-            body.append(candidate[:end])
-            return "\n".join(body), i, candidate[end:]
-        body.append(candidate)
-    return None, i, None
+        return rest[:end], rest[end:], after
+    close = text.find(_QUOTES, after) if after < len(text) else -1
+    if close == -1:
+        return None, None, len(text)
+    eol = text.find("\n", close)
+    eol = len(text) if eol == -1 else eol
+    begin = line_start + start + 3 if rest else after  # the source starts on the next line
+    return text[begin:close], text[close:eol], eol + 1
 
 
 def _lists(m: re.Match) -> tuple[list[str], list[str]]:

@@ -188,6 +188,7 @@ class _TraceState:
         self.lineno = 0  # lines scanned so far
         self.header: tuple | None = None  # (line number, kind, envelope, compile id) of the open record
         self.payload: list[bytes] | None = None  # the open record's payload lines, in blocks (see segment)
+        self.payload_newlines = 0  # b"\n" inside the open record's blocks: each starts a payload line
         self.skipping = False  # payload lines of a record whose header was bad
         self.payload_md5: str | None = None  # of the record being finished, when it has has_payload
 
@@ -206,9 +207,10 @@ class _TraceState:
         lineno = self.lineno + 1
         nl = buf.find(b"\n", start, end)
         first_end = end if nl < 0 else nl
-        self.lineno += buf.count(b"\n", start, end) + (buf[end - 1:end] != b"\n")
+        newlines = buf.count(b"\n", start, end)
+        self.lineno += newlines + (buf[end - 1:end] != b"\n")
         if buf[start:start + 1] == b"\t":
-            self.payload_lines(buf, start, end, lineno)
+            self.payload_lines(buf, start, end, lineno, newlines)
             return
         line = buf[start:first_end]
         if not line.strip():
@@ -220,14 +222,19 @@ class _TraceState:
             self.skipping = False
             self.record_line(line, lineno)
         if first_end + 1 < end:
-            self.payload_lines(buf, first_end + 1, end, lineno + 1)
+            self.payload_lines(buf, first_end + 1, end, lineno + 1, newlines - 1)
 
-    def payload_lines(self, buf: bytes, start: int, end: int, lineno: int) -> None:
+    def payload_lines(self, buf: bytes, start: int, end: int, lineno: int, newlines: int) -> None:
         # a block is lines without the first one's TAB and the last one's b"\\n": joined by
         # b"\\n\\t", blocks give the payload once every b"\\n\\t" is made b"\\n"
-        block = buf[start + 1:end - 1] if buf[end - 1:end] == b"\n" else buf[start + 1:end]
+        if buf[end - 1:end] == b"\n":
+            block = buf[start + 1:end - 1]
+            newlines -= 1
+        else:
+            block = buf[start + 1:end]
         if self.payload is not None:
             self.payload.append(block)
+            self.payload_newlines += newlines
         elif self.skipping:
             self.parsed.counters["skipped_payload_lines"] += self._lines_in([block])
         else:
@@ -259,6 +266,7 @@ class _TraceState:
             return
         self.header = self.start(lineno, m, envelope)
         self.payload = []
+        self.payload_newlines = 0
 
     def flush(self) -> None:
         """Finish the open record, if any."""
@@ -304,7 +312,7 @@ class _TraceState:
         lineno, kind, envelope, cid = header
         counters = self.parsed.counters
         counters["records"] += 1
-        data = _payload_bytes(payload, self.crlf) if payload else b""
+        data = _payload_bytes(payload, self.crlf, self.payload_newlines + len(payload) - 1) if payload else b""
         expected = envelope.get("has_payload")
         self.payload_md5 = None
         if expected is not None:
@@ -601,10 +609,13 @@ def _unknown_because(graph: dict) -> str:
     return "no TORCH_COMPILE_DEBUG tree for this graph: the scheduler's IR, and so its fusion counts, are not in the log"
 
 
-def _payload_bytes(blocks: list[bytes], crlf: bool) -> bytes:
+def _payload_bytes(blocks: list[bytes], crlf: bool, newlines: int) -> bytes:
     """The payload as has_payload hashes it: lines without their TAB, joined by b"\\n".
+    `newlines`: the b"\\n" in the blocks joined; each is followed by a payload line's TAB.
     `crlf`: the file's line ends were converted to CRLF after writing, so drop the CRs."""
-    data = (blocks[0] if len(blocks) == 1 else b"\n\t".join(blocks)).replace(b"\n\t", b"\n")
+    joined = blocks[0] if len(blocks) == 1 else b"\n\t".join(blocks)
+    # with no TAB but those that start lines, deleting TABs (twice as fast) does the same
+    data = joined.translate(None, b"\t") if joined.count(b"\t") == newlines else joined.replace(b"\n\t", b"\n")
     if crlf:
         data = data.replace(b"\r\n", b"\n")
         if data[-1:] == b"\r":

@@ -267,13 +267,19 @@ def stack_trace_rows(parsed: Parsed, graph_id: str, stacks: dict) -> int:
     `{"<kernel>:<debug handle>": [stack trace, ...]}`; a kernel without stacks gets one row
     with no frame. Returns the number of rows added."""
     added = 0
+    known: dict[str, tuple] = {}  # kernels of one graph share most of their stacks
     for key, traces in stacks.items():
         name, _, handle = key.rpartition(":")
         if not name or not handle.isdigit():
             name, handle = key, None
         frames = []
         for trace in traces if isinstance(traces, list) else ():
-            frame = innermost_user_frame(trace) if isinstance(trace, str) else (None, None)
+            if isinstance(trace, str):
+                frame = known.get(trace)
+                if frame is None:
+                    frame = known[trace] = innermost_user_frame(trace)
+            else:
+                frame = (None, None)
             if frame[0] is not None and frame not in frames:
                 frames.append(frame)
         for user_file, user_line in frames or [(None, None)]:
