@@ -9,7 +9,8 @@ from schema.warehouse import WRITE_WAIT_S, WarehouseError
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
-                      "--label variant=max_autotune --db team.duckdb")
+                      "--label variant=max_autotune --db team.duckdb\n"
+                      "  iwh ingest s3://bucket/captures/2026-11 --jobs 2   # AWS_* variables for S3")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--model", help="model name for runs without a manifest.json")
 @click.option("--label", "label_pairs", multiple=True, metavar="K=V", help="label for runs (manifest keys win)")
@@ -21,13 +22,15 @@ from schema.warehouse import WRITE_WAIT_S, WarehouseError
 @format_option(("table", "json"), help="table: progress and a summary line; json: the summary as JSON")
 @click.pass_context
 def ingest(ctx, paths, model, label_pairs, jobs, strict, force, fmt):
-    """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested)."""
+    """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested, or
+    s3://bucket/prefix)."""
     from ingest.load import ingest_paths
+    from ingest.remote import RemoteError
 
     try:
         summary = ingest_paths(list(paths), location(ctx), jobs=max(1, jobs), model=model, labels=labels(label_pairs),
                                progress=fmt == "table", force=force, wait=wait(ctx) or WRITE_WAIT_S)
-    except WarehouseError as e:
+    except (WarehouseError, RemoteError) as e:
         raise click.ClickException(str(e)) from e
     if fmt == "json":
         click.echo(summary.json())
