@@ -2,17 +2,19 @@
 
 A run is replaced whole (same run id, or same folder with changed files) and never duplicated.
 Runs whose files are unchanged (same paths, sizes and mtimes as recorded in `artifacts`) are
-skipped without being read. Parsing runs in worker processes with `jobs > 1` while this process
-alone writes; runs in object storage are fetched by whoever parses them (`ingest/remote.py`). Rows
-become Arrow tables where they were parsed (in the workers), so the writer only concatenates and
-inserts. Runs are written in batches, one transaction and one INSERT per table each: a commit
-costs tens of milliseconds, more than a small run's inserts. The warehouse's write lock is held
-only while a batch is written (`schema.warehouse.Writer`).
+skipped without being read. Parsing runs in worker processes with `jobs > 1`, or in Ray tasks
+(`executor="ray"`, `ingest/ray_tasks.py`), while this process alone writes; runs in object storage
+are fetched by whoever parses them (`ingest/remote.py`). Rows become Arrow tables where they were
+parsed (in the workers), so the writer only concatenates and inserts. Runs are written in
+batches, one transaction and one INSERT per table each: a commit costs tens of milliseconds, more
+than a small run's inserts. The warehouse's write lock is held only while a batch is written
+(`schema.warehouse.Writer`).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import shutil
 import sys
 import tempfile
@@ -28,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ingest import ray_tasks
 from ingest.assemble import assemble, file_hash
 from ingest.discover import Run
 from ingest.remote import FetchError, discover_paths, fetched, object_hash
@@ -101,7 +104,7 @@ class _Loaded:
 
 @dataclass
 class _Failed:
-    """A run whose parse raised where it is contained (a fetch from object storage)."""
+    """A run whose parse raised where it is contained (a Ray task; a fetch from object storage)."""
     source_path: str
     error: BaseException
 
@@ -248,14 +251,17 @@ def ingest_paths(
     progress: bool = False,
     force: bool = False,
     wait: float = WRITE_WAIT_S,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> IngestSummary:
     """Ingest the runs under `paths` (folders, files, s3:// URLs) into the warehouse `db` (a
-    location: file or lake).
+    location: file or lake). `executor` "local" parses in `jobs` processes of this machine; "ray"
+    in Ray tasks, on the cluster at `ray_address` or a local Ray of `jobs` CPUs.
 
     The warehouse's write lock is held only while a batch is committed (`Writer.session`), so
     dashboards and other ingests go on meanwhile. A run whose rows the warehouse refuses becomes an
-    `ingest_errors` row, and the rest of its batch lands; so does a run one of whose objects cannot
-    be fetched."""
+    `ingest_errors` row, and the rest of its batch lands; so does a run whose Ray task fails, or
+    one of whose objects cannot be fetched."""
     t0 = time.perf_counter()
     found = discover_paths(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
@@ -269,11 +275,12 @@ def ingest_paths(
         # one timestamp for everything one ingest writes
         now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
         # the parse workers keep the cores busy: DuckDB's own threads would only contend with them
-        threads = 1 if jobs > 1 and len(todo) > 1 else None
+        here = executor == "local" or not (ray_address or os.environ.get("RAY_ADDRESS"))
+        threads = 1 if jobs > 1 and len(todo) > 1 and here else None
         batch: list[_Loaded] = []
         data = None
         try:
-            for data in _parse_all(todo, jobs, (schema, model, labels, now)):
+            for data in _parse_all(todo, jobs, (schema, model, labels, now), executor, ray_address):
                 if isinstance(data, _Failed):
                     _fail(writer, schema, data, summary, now)
                     data = None
@@ -471,8 +478,11 @@ def _loaded(data, schema: _Schema, now: str, spill: _Spill) -> _Loaded:
                    len(data.tables.get("graphs", ())), kernels, spill.parts, spill.dir)
 
 
-def _parse_all(runs: list[Run], jobs: int, context: tuple):
+def _parse_all(runs: list[Run], jobs: int, context: tuple, executor: str = "local", ray_address: str | None = None):
     work = [(r, context) for r in runs]
+    if executor == "ray":
+        yield from _parse_on_ray(work, jobs, ray_address)
+        return
     if jobs <= 1 or len(runs) <= 1:
         for w in work:
             yield _parse_or_fail(w)
@@ -484,6 +494,45 @@ def _parse_all(runs: list[Run], jobs: int, context: tuple):
         # larger runs first keeps every worker busy to the end
         work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
         yield from pool.imap_unordered(_parse_or_fail, work)
+
+
+def _parse_on_ray(work: list[tuple], jobs: int, address: str | None):
+    """Each run a Ray task. A task that raises, or whose worker dies, fails its run alone: on a
+    cluster a lost worker is weather, not a bug to stop a backfill of thousands of runs for."""
+    if not work:
+        return
+    work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
+    # tasks read object storage as this ingest would: its AWS_* settings travel with them
+    env = {k: v for k, v in os.environ.items() if k.startswith("AWS_")} if any(w[0].source for w in work) else None
+    for (run, _), data, error in ray_tasks.imap_unordered(_parse_in_task, work, address=address, cpus=jobs, env=env):
+        yield _Failed(run.source_path, error) if error is not None else _landed(data)
+
+
+def _parse_in_task(args) -> _Loaded:
+    """`_parse_one` in a Ray task. Its spilled Parquet parts are files of the worker's machine: they
+    travel back as bytes, and the writer puts them in a folder of its own (`_landed`)."""
+    data = _parse_one(args)
+    if data.spilled:
+        parts = []
+        for table, path in data.spilled:
+            with open(path, "rb") as fh:
+                parts.append((table, fh.read()))
+        _discard_spill(data)
+        data.spilled, data.spill_dir = parts, None
+    return data
+
+
+def _landed(data: _Loaded) -> _Loaded:
+    if data.spilled:
+        data.spill_dir = tempfile.mkdtemp(prefix="iwh-spill-")
+        parts = []
+        for i, (table, content) in enumerate(data.spilled):
+            path = f"{data.spill_dir}/{i}-{table}.parquet"
+            with open(path, "wb") as fh:
+                fh.write(content)
+            parts.append((table, path))
+        data.spilled = parts
+    return data
 
 
 def _clashes(batch: list[_Loaded], data: _Loaded) -> bool:
