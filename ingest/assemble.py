@@ -444,7 +444,7 @@ def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dic
         "backend": trace.get("backend") or facts.get("backend"),
         "rank": rank,
         "labels": labels,
-        "source_path": str(run.root),
+        "source_path": run.source_path,
         "started_at": started,
         "pid": trace.get("pid") or run.pid,
         "python_version": trace.get("python_version"),
@@ -473,7 +473,7 @@ def _device(run: Run, labels: dict, trace: dict, facts: dict, tables: dict[str, 
 
 def _folder_device(run: Run) -> str | None:
     """A device named by the run's folder or its parent (one device word among their parts)."""
-    base = run.root if run.root.is_dir() else run.root.parent
+    base = run.folder
     words = {DEVICE_WORDS[w] for name in (base.name, base.parent.name)
              for w in re.split(r"[^a-z0-9]+", name.lower()) if w in DEVICE_WORDS}
     return words.pop() if len(words) == 1 else None
@@ -488,7 +488,7 @@ def _default_model(run: Run) -> str:
     root = run.root
     if DEBUG_RUN_RE.match(root.name) and root.parent.name == "torch_compile_debug":
         return root.parent.parent.name
-    if root.is_file():
+    if run.root_is_log:
         if run.job:
             return run.job
         if root.name.startswith("dedicated_log_torch_trace_"):

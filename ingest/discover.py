@@ -13,6 +13,10 @@ A run is one process's artifacts. The rules, in order:
 
 Which parser reads a file is decided by its place and name, and for logs and JSON by a sniff of
 its first bytes, never by a version string.
+
+The rules work on a listing (`group`): names, sizes, mtimes and a way to read a file's first bytes.
+`discover` lists local paths; `ingest/remote.py` lists object storage and groups its objects by the
+same rules.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import re
 import stat
 import zlib
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ingest.parsers import profiler, torch_logs, torch_trace
 
@@ -49,7 +54,7 @@ RANK_FILE_RE = re.compile(r"rank_(\d+)")
 
 @dataclass
 class Artifact:
-    path: Path  # absolute
+    path: Path  # absolute (for a run in object storage: /bucket/key, a PurePosixPath)
     kind: str  # the parser (source kind) that reads it, or "other"
     graph: str | None = None  # graph folder name, for debug-tree and spyre files
     size: int = 0
@@ -70,10 +75,22 @@ class Run:
     # the folder artifact paths are relative to, when it is not the root's (one process of a
     # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
     base: Path | None = None
+    # the root is a trace log, not a folder: said here, as a listing of object storage has no
+    # folders to ask
+    root_is_log: bool = False
+    # where the run lies when not on this machine's disk (an s3:// URL); its source_path
+    source: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        return self.root.parent if self.root_is_log else self.root
+
+    @property
+    def source_path(self) -> str:
+        return self.source or str(self.root)
 
     def rel(self, a: Artifact) -> str:
-        base = self.base or (self.root if self.root.is_dir() else self.root.parent)
-        return a.path.relative_to(base).as_posix()
+        return a.path.relative_to(self.base or self.folder).as_posix()
 
 
 @dataclass
@@ -81,6 +98,17 @@ class Discovery:
     runs: list[Run]
     skipped: Counter  # reason -> count
     missing: list[str]  # paths given that do not exist
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file as a listing names it."""
+    path: PurePath
+    size: int = 0
+    mtime: float = 0.0
+    # "file"; "folder": an empty graph folder (the process died early); "unreadable": not a
+    # regular file (a FIFO or a device would block or never end a read), recorded, never opened
+    kind: str = "file"
 
 
 def discover(paths: list[str | os.PathLike]) -> Discovery:
@@ -98,17 +126,37 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
                 files.extend(Path(dirpath, f) for f in sorted(filenames))
                 if not filenames and not dirnames and Path(dirpath).parent.name == "torchinductor":
                     files.append(Path(dirpath))  # an empty graph folder: the process died early
-    files = sorted(set(files))
-    skipped: Counter = Counter()
-    manifest_roots = {f.parent for f in files if f.name == "manifest.json"}
+    runs, skipped = group(map(_entry, sorted(set(files))), _head)
+    return Discovery(runs, skipped, missing)
 
-    by_root: dict[Path | None, list[Artifact]] = {}
-    for f in files:
-        art = classify(f)
+
+def _entry(f: Path) -> Entry:
+    if f.is_dir():
+        return Entry(f, kind="folder")
+    try:
+        st = f.stat()
+    except OSError:
+        # unreadable entries still reach the assembler, which records the problem
+        return Entry(f, kind="unreadable")
+    if not stat.S_ISREG(st.st_mode):
+        return Entry(f, kind="unreadable")
+    return Entry(f, st.st_size, st.st_mtime)
+
+
+def group(entries: Iterable[Entry], head: Callable[[PurePath], bytes | None], mapper=map) -> tuple[list[Run], Counter]:
+    """Runs from a listing sorted by path. `head(path)` reads a file's first SNIFF_BYTES (decompressed),
+    None when it cannot; `mapper` may classify the entries concurrently (a sniff of object storage
+    is a request)."""
+    entries = list(entries)
+    skipped: Counter = Counter()
+    manifest_roots = {e.path.parent for e in entries if e.path.name == "manifest.json"}
+
+    by_root: dict[PurePath | None, list[Artifact]] = {}
+    for e, art in zip(entries, mapper(lambda e: classify(e, head), entries), strict=True):
         if art is None:
             skipped["unrecognised file"] += 1
             continue
-        root = _nearest(f, manifest_roots)
+        root = _nearest(e.path, manifest_roots)
         by_root.setdefault(root, []).append(art)
 
     runs: list[Run] = []
@@ -118,22 +166,16 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
         else:
             runs.extend(_runs_of_manifest_folder(root, arts))
     runs.sort(key=lambda r: str(r.root))
-    return Discovery(runs, skipped, missing)
+    return runs, skipped
 
 
-def classify(f: Path) -> Artifact | None:
-    name = f.name
-    if f.is_dir():
+def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | None:
+    f, name = e.path, e.path.name
+    if e.kind == "folder":
         return Artifact(f, "empty_graph_folder", graph=name)
-    try:
-        st = f.stat()
-    except OSError:
-        # unreadable entries still reach the assembler, which records the problem
+    if e.kind == "unreadable":
         return Artifact(f, "unreadable")
-    if not stat.S_ISREG(st.st_mode):
-        # a FIFO or a device would block or never end a read: recorded, never opened
-        return Artifact(f, "unreadable")
-    art = Artifact(f, "other", size=st.st_size, mtime=st.st_mtime)
+    art = Artifact(f, "other", size=e.size, mtime=e.mtime)
     parent = f.parent
     if name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
         art.kind, art.graph = GRAPH_FILE_KINDS[name], parent.name
@@ -146,14 +188,18 @@ def classify(f: Path) -> Artifact | None:
     elif name in KNOWN_UNREAD:
         art.kind = "other"
     else:
-        head = _head(f)
-        if torch_trace.is_torch_trace(head):
+        first = head(f)
+        if first is None:
+            # object storage refused the read: recorded as unreadable (an error of its run), not
+            # skipped as unrecognised, which would drop a trace log without a word
+            return Artifact(f, "unreadable")
+        if torch_trace.is_torch_trace(first):
             art.kind = "torch_trace"
-            m = GLOG_HEAD_RE.search(head)
+            m = GLOG_HEAD_RE.search(first)
             art.first_record = (m.group(1), *m.group(2, 3, 4, 5, 7)) if m else None
-        elif name.endswith(".json") and profiler.is_profiler_trace(head):
+        elif name.endswith(".json") and profiler.is_profiler_trace(first):
             art.kind = "profiler"
-        elif name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(head):
+        elif name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(first):
             art.kind = "torch_logs"
         elif name in ("torch_logs.txt", "stderr.txt"):
             art.kind = "torch_logs"
@@ -173,7 +219,15 @@ def _head(f: Path) -> bytes:
         return b""
 
 
-def _nearest(f: Path, roots: set[Path]) -> Path | None:
+def gunzip_head(data: bytes) -> bytes:
+    """The first SNIFF_BYTES of a gzip file of which only the first bytes were read."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(data, SNIFF_BYTES)
+    except zlib.error:
+        return b""
+
+
+def _nearest(f: PurePath, roots: set[PurePath]) -> PurePath | None:
     """The deepest manifest folder above `f` (a walk up: testing every root is quadratic)."""
     for parent in f.parents:
         if parent in roots:
@@ -247,7 +301,7 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
 
 
 def _unit_dir(u: Run) -> Path:
-    return u.root if u.root.is_dir() else u.root.parent
+    return u.folder
 
 
 def _split_by_process(arts: list[Artifact]) -> list[Run]:
@@ -281,9 +335,9 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:
             match.artifacts.append(log)
             match.rank = key[2]
             # the run's folder is where both the debug tree and the log live
-            match.root = Path(os.path.commonpath([match.root, log.path.parent]))
+            match.root = type(match.root)(os.path.commonpath([match.root, log.path.parent]))
             continue
-        run = Run(log.path, [log], pid=key[0] if key else None, rank=key[2] if key else None)
+        run = Run(log.path, [log], pid=key[0] if key else None, rank=key[2] if key else None, root_is_log=True)
         if run.rank is None and (m := RANK_FILE_RE.search(log.path.name)):
             run.rank = int(m.group(1))  # older logs say the rank only in the file name
         units.append(run)

@@ -2,16 +2,19 @@
 
 A run is replaced whole (same run id, or same folder with changed files) and never duplicated.
 Runs whose files are unchanged (same paths, sizes and mtimes as recorded in `artifacts`) are
-skipped without being read. Parsing runs in worker processes with `jobs > 1` while this process
-alone writes. Rows become Arrow tables where they were parsed (in the workers), so the writer
-only concatenates and inserts. Runs are written in batches, one transaction and one INSERT per
-table each: a commit costs tens of milliseconds, more than a small run's inserts. The warehouse's
-write lock is held only while a batch is written (`schema.warehouse.Writer`).
+skipped without being read. Parsing runs in worker processes with `jobs > 1`, or in Ray tasks
+(`executor="ray"`, `ingest/ray_tasks.py`), while this process alone writes; runs in object storage
+are fetched by whoever parses them (`ingest/remote.py`). Rows become Arrow tables where they were
+parsed (in the workers), so the writer only concatenates and inserts. Runs are written in
+batches, one transaction and one INSERT per table each: a commit costs tens of milliseconds, more
+than a small run's inserts. The warehouse's write lock is held only while a batch is written
+(`schema.warehouse.Writer`).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import shutil
 import sys
 import tempfile
@@ -27,8 +30,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ingest import ray_tasks
 from ingest.assemble import assemble, file_hash
-from ingest.discover import Run, discover
+from ingest.discover import Run
+from ingest.remote import FetchError, discover_paths, fetched, object_hash
 from schema.location import Location
 from schema.warehouse import FACT_TABLES, WRITE_WAIT_S, WarehouseError, Writer, rollback, write_failure
 
@@ -46,6 +51,7 @@ class IngestSummary:
     runs: int = 0
     skipped_runs: int = 0
     refused: int = 0  # runs the warehouse would not take (counted in errors too)
+    failed: int = 0  # runs whose parse (or fetch) failed, none of their rows written (counted in errors too)
     graphs: int = 0
     kernels: int = 0
     errors: int = 0
@@ -61,7 +67,8 @@ class IngestSummary:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds > 0 else 0.0
         notes = ([f"{self.skipped_runs} unchanged, skipped"] if self.skipped_runs else []) + \
-            ([f"{self.refused} refused by the warehouse"] if self.refused else [])
+            ([f"{self.refused} refused by the warehouse"] if self.refused else []) + \
+            ([f"{self.failed} failed to parse"] if self.failed else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
         return (
             f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
@@ -72,6 +79,7 @@ class IngestSummary:
         """The summary for scripts (`iwh ingest --format json`): counts, the run ids, every error."""
         return orjson.dumps({
             "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
+            "failed_runs": self.failed,
             "graphs": self.graphs, "kernels": self.kernels,
             "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
             "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
@@ -92,6 +100,13 @@ class _Loaded:
     kernels: int
     spilled: list[tuple[str, str]] = field(default_factory=list)  # (table, Parquet file) of rows parsed early
     spill_dir: str | None = None
+
+
+@dataclass
+class _Failed:
+    """A run whose parse raised where it is contained (a Ray task; a fetch from object storage)."""
+    source_path: str
+    error: BaseException
 
 
 class _Spill:
@@ -236,14 +251,19 @@ def ingest_paths(
     progress: bool = False,
     force: bool = False,
     wait: float = WRITE_WAIT_S,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> IngestSummary:
-    """Ingest the runs under `paths` into the warehouse `db` (a location: file or lake).
+    """Ingest the runs under `paths` (folders, files, s3:// URLs) into the warehouse `db` (a
+    location: file or lake). `executor` "local" parses in `jobs` processes of this machine; "ray"
+    in Ray tasks, on the cluster at `ray_address` or a local Ray of `jobs` CPUs.
 
     The warehouse's write lock is held only while a batch is committed (`Writer.session`), so
     dashboards and other ingests go on meanwhile. A run whose rows the warehouse refuses becomes an
-    `ingest_errors` row, and the rest of its batch lands."""
+    `ingest_errors` row, and the rest of its batch lands; so does a run whose Ray task fails, or
+    one of whose objects cannot be fetched."""
     t0 = time.perf_counter()
-    found = discover(paths)
+    found = discover_paths(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
     with Writer(db, wait=wait) as writer:
         with writer.session() as con:
@@ -255,11 +275,18 @@ def ingest_paths(
         # one timestamp for everything one ingest writes
         now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat()
         # the parse workers keep the cores busy: DuckDB's own threads would only contend with them
-        threads = 1 if jobs > 1 and len(todo) > 1 else None
+        here = executor == "local" or not (ray_address or os.environ.get("RAY_ADDRESS"))
+        threads = 1 if jobs > 1 and len(todo) > 1 and here else None
         batch: list[_Loaded] = []
         data = None
         try:
-            for data in _parse_all(todo, jobs, (schema, model, labels, now)):
+            for data in _parse_all(todo, jobs, (schema, model, labels, now), executor, ray_address):
+                if isinstance(data, _Failed):
+                    _fail(writer, schema, data, summary, now)
+                    data = None
+                    if bar:
+                        bar.step(summary)
+                    continue
                 if _clashes(batch, data):
                     _commit(writer, schema, batch, summary, threads, now)
                     batch = []
@@ -346,6 +373,33 @@ def _refuse(con, schema: _Schema, d: _Loaded, e: Exception, summary: IngestSumma
     summary.error_rows.append(dict(row, source_path=d.run["source_path"]))
 
 
+def _fail(writer: Writer, schema: _Schema, f: _Failed, summary: IngestSummary, now: str) -> None:
+    """A run whose parse failed: one error row without a run id (there is no run: its id is the hash
+    of files never read whole), in place of the one an earlier attempt left; nothing of it is
+    recorded, so the next ingest tries it again."""
+    e = f.error
+    row = {"run_id": None, "path": f.source_path, "kind": "parse", "line": None, "severity": "error",
+           "ingested_at": now, "message": f"this run could not be parsed, none of it was written: "
+                                         f"{type(e).__name__}: {_first_line(e)}"}
+    with writer.session() as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            _forget_failures(con, [f.source_path])
+            _insert(con, "ingest_errors", schema.arrow("ingest_errors", [(None, [row])]))
+            con.execute("COMMIT")
+        except Exception:
+            rollback(con)
+            raise
+    summary.failed += 1
+    summary.errors += 1
+    summary.error_rows.append(dict(row, source_path=f.source_path))
+
+
+def _forget_failures(con, source_paths: list[str]) -> None:
+    con.execute("DELETE FROM ingest_errors WHERE run_id IS NULL AND kind = 'parse' AND path IN (SELECT unnest(?))",
+                [source_paths])
+
+
 def _discard_spill(d: _Loaded) -> None:
     if d.spill_dir:
         shutil.rmtree(d.spill_dir, ignore_errors=True)
@@ -364,18 +418,19 @@ def _changed(con, runs: list[Run]) -> list[Run]:
     rows = con.execute(
         "SELECT r.source_path, r.run_id, a.path, a.bytes, a.mtime, a.content_hash "
         "FROM runs r JOIN artifacts a USING (run_id) WHERE r.source_path IN (SELECT unnest(?))",
-        [[str(r.root) for r in runs]],
+        [[r.source_path for r in runs]],
     ).fetchall()
     for src, run_id, path, size, mtime, digest in rows:
         known.setdefault(src, {})[path] = (size, mtime, digest, run_id)
     out, touched = [], []
     for r in runs:
-        before = known.get(str(r.root))
+        before = known.get(r.source_path)
         now = {r.rel(a): a for a in r.artifacts}
         if before is None or set(before) != set(now) or any(before[p][0] != a.size for p, a in now.items()):
             out.append(r)
         elif any(before[p][1] != a.mtime for p, a in now.items()):
-            if all(a.kind == "empty_graph_folder" or before[p][2] == file_hash(a.path) for p, a in now.items()):
+            digest = file_hash if r.source is None else object_hash
+            if all(a.kind == "empty_graph_folder" or before[p][2] == digest(a.path) for p, a in now.items()):
                 touched.extend((a.mtime, before[p][3], p) for p, a in now.items())
             else:
                 out.append(r)
@@ -388,11 +443,21 @@ def _parse_one(args) -> _Loaded:
     run, (schema, model, labels, now) = args
     spill = _Spill(schema)
     try:
-        data = assemble(run, model, labels, spill=spill)
+        with fetched(run) as here:
+            data = assemble(here, model, labels, spill=spill)
         return _loaded(data, schema, now, spill)
     except BaseException:
         spill.discard()
         raise
+
+
+def _parse_or_fail(args) -> _Loaded | _Failed:
+    """A run of object storage that cannot be fetched fails alone; a parser's bug still stops the
+    ingest, as ever (the fuzzer counts on it)."""
+    try:
+        return _parse_one(args)
+    except FetchError as e:
+        return _Failed(args[0].source_path, e)
 
 
 def _loaded(data, schema: _Schema, now: str, spill: _Spill) -> _Loaded:
@@ -413,11 +478,14 @@ def _loaded(data, schema: _Schema, now: str, spill: _Spill) -> _Loaded:
                    len(data.tables.get("graphs", ())), kernels, spill.parts, spill.dir)
 
 
-def _parse_all(runs: list[Run], jobs: int, context: tuple):
+def _parse_all(runs: list[Run], jobs: int, context: tuple, executor: str = "local", ray_address: str | None = None):
     work = [(r, context) for r in runs]
+    if executor == "ray":
+        yield from _parse_on_ray(work, jobs, ray_address)
+        return
     if jobs <= 1 or len(runs) <= 1:
         for w in work:
-            yield _parse_one(w)
+            yield _parse_or_fail(w)
         return
     # pyarrow imports pandas on its first array (~0.2 s): once here, not once per forked worker
     pa.array([], type=pa.string())
@@ -425,7 +493,46 @@ def _parse_all(runs: list[Run], jobs: int, context: tuple):
     with ctx.Pool(jobs) as pool:
         # larger runs first keeps every worker busy to the end
         work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
-        yield from pool.imap_unordered(_parse_one, work)
+        yield from pool.imap_unordered(_parse_or_fail, work)
+
+
+def _parse_on_ray(work: list[tuple], jobs: int, address: str | None):
+    """Each run a Ray task. A task that raises, or whose worker dies, fails its run alone: on a
+    cluster a lost worker is weather, not a bug to stop a backfill of thousands of runs for."""
+    if not work:
+        return
+    work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
+    # tasks read object storage as this ingest would: its AWS_* settings travel with them
+    env = {k: v for k, v in os.environ.items() if k.startswith("AWS_")} if any(w[0].source for w in work) else None
+    for (run, _), data, error in ray_tasks.imap_unordered(_parse_in_task, work, address=address, cpus=jobs, env=env):
+        yield _Failed(run.source_path, error) if error is not None else _landed(data)
+
+
+def _parse_in_task(args) -> _Loaded:
+    """`_parse_one` in a Ray task. Its spilled Parquet parts are files of the worker's machine: they
+    travel back as bytes, and the writer puts them in a folder of its own (`_landed`)."""
+    data = _parse_one(args)
+    if data.spilled:
+        parts = []
+        for table, path in data.spilled:
+            with open(path, "rb") as fh:
+                parts.append((table, fh.read()))
+        _discard_spill(data)
+        data.spilled, data.spill_dir = parts, None
+    return data
+
+
+def _landed(data: _Loaded) -> _Loaded:
+    if data.spilled:
+        data.spill_dir = tempfile.mkdtemp(prefix="iwh-spill-")
+        parts = []
+        for i, (table, content) in enumerate(data.spilled):
+            path = f"{data.spill_dir}/{i}-{table}.parquet"
+            with open(path, "wb") as fh:
+                fh.write(content)
+            parts.append((table, path))
+        data.spilled = parts
+    return data
 
 
 def _clashes(batch: list[_Loaded], data: _Loaded) -> bool:
@@ -460,6 +567,7 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             [run_ids, [d.run["source_path"] for d in batch]],
         ).fetchall()]
         _delete_runs(con, sorted(set(old) | set(run_ids)))
+        _forget_failures(con, [d.run["source_path"] for d in batch])
         for d in parted:
             for table, path in d.spilled:
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) "

@@ -326,16 +326,24 @@ def s3_secret_sql() -> str | None:
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
     if not key or not secret:
         return None
-    parts = [f"KEY_ID {sql_literal(key)}", f"SECRET {sql_literal(secret)}",
-             f"REGION {sql_literal(os.environ.get('AWS_REGION') or os.environ.get('AWS_DEFAULT_REGION') or 'us-east-1')}"]
+    parts = [f"KEY_ID {sql_literal(key)}", f"SECRET {sql_literal(secret)}", f"REGION {sql_literal(s3_region())}"]
     if os.environ.get("AWS_SESSION_TOKEN"):
         parts.append(f"SESSION_TOKEN {sql_literal(os.environ['AWS_SESSION_TOKEN'])}")
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    endpoint = s3_endpoint()
     if endpoint:
         host = re.sub(r"^\w+://", "", endpoint).rstrip("/")
         parts += [f"ENDPOINT {sql_literal(host)}", "URL_STYLE 'path'",
                   f"USE_SSL {'true' if endpoint.startswith('https') else 'false'}"]
     return f"CREATE OR REPLACE SECRET iwh_s3 (TYPE s3, {', '.join(parts)})"
+
+
+def s3_region() -> str:
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+
+
+def s3_endpoint() -> str | None:
+    """The URL of an S3-compatible server, when the data is not on AWS."""
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
 
 
 def sql_literal(text: str) -> str:

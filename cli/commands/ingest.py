@@ -9,25 +9,40 @@ from schema.warehouse import WRITE_WAIT_S, WarehouseError
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
-                      "--label variant=max_autotune --db team.duckdb")
+                      "--label variant=max_autotune --db team.duckdb\n"
+                      "  iwh ingest s3://bucket/captures/2026-11 --executor ray --jobs 2   # AWS_* variables for S3\n"
+                      "  iwh ingest s3://bucket/captures --executor ray --ray-address head.internal:6379")
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--model", help="model name for runs without a manifest.json")
 @click.option("--label", "label_pairs", multiple=True, metavar="K=V", help="label for runs (manifest keys win)")
-@click.option("--jobs", "-j", type=int, default=1, show_default=True, help="parse runs in N processes")
+@click.option("--jobs", "-j", type=int, default=1, show_default=True,
+              help="parse runs in N processes (with --executor ray and no cluster: a local Ray of N CPUs)")
+@click.option("--executor", default="local", show_default=True, metavar="local|ray|ray://HOST:PORT",
+              callback=lambda ctx, param, value: _executor(value),
+              help="where runs are parsed: processes of this machine, or Ray tasks (this process still writes)")
+@click.option("--ray-address", metavar="ADDRESS", default=None,
+              help="the Ray cluster for --executor ray (HOST:PORT of its head; default: $RAY_ADDRESS, else a local Ray)")
 @click.option("--strict", is_flag=True, help="exit non-zero when any ingest error is recorded")
 @click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
 @db_option
 @data_path_option
 @format_option(("table", "json"), help="table: progress and a summary line; json: the summary as JSON")
 @click.pass_context
-def ingest(ctx, paths, model, label_pairs, jobs, strict, force, fmt):
-    """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested)."""
+def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, force, fmt):
+    """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested, or
+    s3://bucket/prefix)."""
     from ingest.load import ingest_paths
+    from ingest.ray_tasks import RayUnavailable
+    from ingest.remote import RemoteError
 
+    executor, address = executor
+    if ray_address and executor != "ray":
+        raise click.BadParameter("--ray-address needs --executor ray", param_hint="--ray-address")
     try:
         summary = ingest_paths(list(paths), location(ctx), jobs=max(1, jobs), model=model, labels=labels(label_pairs),
-                               progress=fmt == "table", force=force, wait=wait(ctx) or WRITE_WAIT_S)
-    except WarehouseError as e:
+                               progress=fmt == "table", force=force, wait=wait(ctx) or WRITE_WAIT_S,
+                               executor=executor, ray_address=ray_address or address)
+    except (WarehouseError, RemoteError, RayUnavailable) as e:
         raise click.ClickException(str(e)) from e
     if fmt == "json":
         click.echo(summary.json())
@@ -37,6 +52,15 @@ def ingest(ctx, paths, model, label_pairs, jobs, strict, force, fmt):
         raise click.ClickException("no such path; give a run folder, a torch_compile_debug folder or a trace log")
     if strict and summary.errors:
         raise click.ClickException(f"{summary.errors} ingest errors (--strict)")
+
+
+def _executor(value: str) -> tuple[str, str | None]:
+    """(executor, Ray address): `ray://HOST:PORT` is Ray on that cluster."""
+    if value in ("local", "ray"):
+        return value, None
+    if value.startswith("ray://"):
+        return "ray", value
+    raise click.BadParameter(f"{value!r} is not local, ray or ray://HOST:PORT", param_hint="--executor")
 
 
 def _report(summary) -> None:
