@@ -1,8 +1,9 @@
 """Warehouses of 100, 1,000 and 10,000 runs: the ingested corpus (67 GPU + 15 CPU runs)
 replicated in SQL. Copy 0 is the corpus as ingested; copy c >= 1 of a run gets a new run id, a
 nightly compiler version of its release (`2.11.0.dev20260102+cu130`: c days after 2026-01-01), a
-start time c days later and its own source path. Kernel sources are shared by hash, as in a real
-warehouse, so they are not copied. Rows of one copy are inserted together, as runs are ingested."""
+start time c days later and its own source path. Kernel sources and guard trees are shared by
+hash, as in a real warehouse, so they are not copied. Rows of one copy are inserted together, as
+runs are ingested."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from bench import corpus
 from bench.ingest import _fresh, ingest
-from schema.warehouse import FACT_TABLES, connect
+from schema.warehouse import FACT_TABLES, SHARED_TEXTS, connect
 
 BASE = corpus.WORK / "base.duckdb"
 COPIES_PER_COMMIT = 8
@@ -42,7 +43,8 @@ def build(n_runs: int) -> tuple[Path, dict]:
             FROM (SELECT run_id, row_number() OVER (ORDER BY run_id) AS rn FROM base.runs),
                  range(?) t(c)
             WHERE c * ? + rn <= ?""", [copies, base_runs, n_runs])
-        con.execute("INSERT INTO kernel_sources SELECT * FROM base.kernel_sources")
+        for table in SHARED_TEXTS:  # kept once by hash, as the loader keeps them
+            con.execute(f"INSERT INTO {table} SELECT * FROM base.{table}")
         # several copies a transaction: DuckDB writes a large insert straight to the file, not
         # through the WAL; a bounded number keeps the transaction's memory bounded
         for c in range(copies):

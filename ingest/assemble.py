@@ -46,7 +46,7 @@ class RunData:
     tables: dict[str, list[dict]]
     errors: list[dict]
     artifacts: list[dict]
-    sources: dict[str, str]  # kernel source_hash -> text
+    shared: dict[str, dict[str, str]]  # SHARED_TEXTS table -> {hash: text}: kept once however many runs have it
     counters: Counter = field(default_factory=Counter)
     bytes_read: int = 0
 
@@ -178,11 +178,11 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     debug_graph_ids = _debug_tree(run, by_kind, reader, take, facts)
 
     trace_facts: dict = {}
-    sources: dict[str, str] = {}
+    shared: dict[str, dict[str, str]] = {}
 
     def trace_sink(rows: dict[str, list[dict]]) -> None:
-        """Rows a long log hands over before it ends: their kernel sources kept, the rest spilled."""
-        _pop_sources(rows.get("kernels", ()), sources)
+        """Rows a long log hands over before it ends: their shared texts kept, the rest spilled."""
+        _pop_shared(rows, shared)
         spill(rows)
 
     for a in by_kind.get("torch_trace", []):
@@ -242,8 +242,8 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     run_row = _run_row(run, man.facts, cli_model, cli_labels, trace_facts, facts, reader, tables)
     run_row["ingest_seconds"] = time.perf_counter() - t0
 
-    _pop_sources(tables.get("kernels", ()), sources)
-    return RunData(run_row, dict(tables), reader.errors, artifacts, sources, counters, reader.bytes_read)
+    _pop_shared(tables, shared)
+    return RunData(run_row, dict(tables), reader.errors, artifacts, shared, counters, reader.bytes_read)
 
 
 def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[str]:
@@ -390,12 +390,21 @@ def _attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
             t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
 
 
-def _pop_sources(kernels, sources: dict[str, str]) -> None:
-    """Kernel source text leaves the kernel rows for kernel_sources, keyed by its normalised hash."""
-    for k in kernels:
+def _pop_shared(tables, shared: dict[str, dict[str, str]]) -> None:
+    """Texts that repeat from run to run leave their rows for a table of their own, keyed by a hash:
+    kernel source (by its normalised hash, which the parser set) and guard trees (by their md5).
+    A 100,000-run warehouse would otherwise hold each guard tree ~1,000 times (40% of its size)."""
+    sources = shared.setdefault("kernel_sources", {})
+    for k in tables.get("kernels", ()):
         src = k.pop("source", None)
         if src is not None and k.get("source_hash"):
             sources[k["source_hash"]] = src
+    trees = shared.setdefault("guard_trees", {})
+    for g in tables.get("guards", ()):
+        text = g.pop("text", None)
+        if text is not None:
+            g["tree_hash"] = tree_hash = hashlib.md5(text.encode()).hexdigest()
+            trees[tree_hash] = text
 
 
 def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -> None:

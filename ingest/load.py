@@ -35,7 +35,8 @@ from ingest.assemble import assemble, file_hash
 from ingest.discover import Run
 from ingest.remote import FetchError, discover_paths, fetched, object_hash
 from schema.location import Location
-from schema.warehouse import FACT_TABLES, WRITE_WAIT_S, WarehouseError, Writer, rollback, write_failure
+from schema.warehouse import (FACT_TABLES, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer, fill_rollups, rollback,
+                              write_failure)
 
 _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
@@ -92,7 +93,7 @@ class _Loaded:
     """One run, ready for the writer: its fact tables as Arrow, the rest small."""
     run: dict
     tables: dict[str, pa.Table]
-    sources: dict[str, str]
+    shared: dict[str, dict[str, str]]
     errors: list[dict]
     counters: Counter
     bytes_read: int
@@ -170,7 +171,7 @@ class _Schema:
 # a name, a path, a shape: past NAME_BYTES it is damage (a 20 MB "node name" repeated on every
 # lineage row of a graph took a GB at the file's checkpoint), kept cut, with a warning.
 DOCUMENT_COLUMNS = frozenset({
-    "kernel_sources.source", "compilations.record", "compilations.inductor_config", "guards.text",
+    "kernel_sources.source", "compilations.record", "compilations.inductor_config", "guard_trees.text",
     "compile_events.reason", "ingest_errors.message", "ops.source_code", "fusion_decisions.reason",
     "kernels.details", "layouts.details",
 })
@@ -474,7 +475,7 @@ def _loaded(data, schema: _Schema, now: str, spill: _Spill) -> _Loaded:
     if errors:
         tables["ingest_errors"] = schema.arrow("ingest_errors", [(run_id, errors)])
     kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated")) + spill.generated_kernels
-    return _Loaded(data.run, tables, data.sources, data.errors, data.counters, data.bytes_read,
+    return _Loaded(data.run, tables, data.shared, data.errors, data.counters, data.bytes_read,
                    len(data.tables.get("graphs", ())), kernels, spill.parts, spill.dir)
 
 
@@ -556,9 +557,10 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
     in it leaves nothing. A long log's rows come from the Parquet parts it was spilled to while it
     was parsed: DuckDB streams them in, so memory stays bounded."""
     parted = [d for d in batch if d.spilled]
-    sources: dict[str, str] = {}
+    shared: dict[str, dict[str, str]] = {}
     for data in batch:
-        sources.update(data.sources)
+        for table, texts in data.shared.items():
+            shared.setdefault(table, {}).update(texts)
     run_ids = [d.run["run_id"] for d in batch]
     con.execute("BEGIN TRANSACTION")
     try:
@@ -582,13 +584,15 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
         con.execute("""UPDATE kernels SET cache_state = g.cache_state FROM graphs g
                        WHERE kernels.run_id = g.run_id AND kernels.graph_id = g.graph_id
                          AND g.cache_state IS NOT NULL AND g.run_id IN (SELECT unnest(?))""", [run_ids])
-        if sources:
-            # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
-            src = pa.table({"source_hash": list(sources), "source": list(sources.values())})
-            con.register("_src", src)
-            con.execute("INSERT INTO kernel_sources SELECT * FROM _src "
-                        "WHERE source_hash NOT IN (SELECT source_hash FROM kernel_sources)")
-            con.unregister("_src")
+        fill_rollups(con, run_ids)
+        for table, texts in shared.items():
+            if texts:
+                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
+                key, text = SHARED_TEXTS[table]
+                con.register("_texts", pa.table({key: list(texts), text: list(texts.values())}))
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _texts "
+                            f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
+                con.unregister("_texts")
         con.execute("COMMIT")
     except Exception:
         rollback(con)

@@ -40,8 +40,11 @@ FACT_TABLES = (
     "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
     "compilations", "timings", "compile_events", "fusion_decisions", "guards", "cache_events",
     "autotune_choices", "shape_events",
+    "run_rollups",  # no parser's: the loader sums a run's rows into it as it writes them (fill_rollups)
 )
-TABLES = ("runs", *FACT_TABLES, "kernel_sources")
+# texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
+SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text")}
+TABLES = ("runs", *FACT_TABLES, *SHARED_TEXTS)
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -605,7 +608,26 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             raise
         applied.append(path.stem)
     _create_views(con)
+    fill_rollups(con)
     return applied
+
+
+def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> None:
+    """Sum the runs' rows into run_rollups (views/15_run_rollups_of.sql): the given runs, inside
+    the caller's transaction, or every run without a rollup (a warehouse written before them)."""
+    if run_ids is not None:
+        con.execute("INSERT INTO run_rollups BY NAME SELECT * FROM run_rollups_of(?)", [run_ids])
+        return
+    missing = [r for (r,) in con.execute(
+        "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]
+    if missing:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            fill_rollups(con, missing)
+            con.execute("COMMIT")
+        except Exception:
+            rollback(con)
+            raise
 
 
 def current_tables() -> list[tuple[str, str]]:

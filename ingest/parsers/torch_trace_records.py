@@ -27,6 +27,9 @@ _STR_COLS = (
     "inductor_config",  # JSON text already (torch writes it as a string); an object is serialised
 )
 _BOOL_COLS = ("is_forward", "has_guarded_code")
+# left out of `record`: inductor_config is a column, inductor_provenance is the compile's
+# inductor_provenance_tracking_kernel_stack_traces artifacts again (lineage); 90% of a record's bytes
+KEPT_ELSEWHERE = frozenset({"inductor_config", "inductor_provenance"})
 _CACHE_COUNTS = {
     "fx_cache_local_hits": "inductor_fx_local_cache_hit_count",
     "fx_cache_local_misses": "inductor_fx_local_cache_miss_count",
@@ -158,7 +161,7 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
     row["restart_reasons"] = [str(r) for r in restarts] if isinstance(restarts, list) else None
     for column, field in _CACHE_COUNTS.items():
         row[column] = _as_int(metrics.get(field))
-    row["record"] = orjson.dumps(metrics).decode()
+    row["record"] = orjson.dumps({k: v for k, v in metrics.items() if k not in KEPT_ELSEWHERE}).decode()
     parsed.add("compilations", row)
 
     # the lazily compiled backward of a compile id reports the same phase names as its forward

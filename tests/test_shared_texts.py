@@ -1,0 +1,132 @@
+"""Texts that repeat from run to run are kept once (migration 0009): guard trees in guard_trees by
+md5, and compilations.record without inductor_config (a column) and inductor_provenance (the
+kernel stack-trace artifacts again). Expected values are read from the logs here, line by line."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+
+from ingest.load import ingest_paths
+from schema.warehouse import connect, migration_files
+from tests.conftest import FIXTURES, reader
+
+LOGS = [FIXTURES / "torch_trace" / "cpu-torch2.14.1-ca" / "dedicated_log_torch_trace_5bvb0xvn.log.gz",
+        FIXTURES / "torch_trace" / "cpu-torch2.13-dynamic" / "dedicated_log_torch_trace_r5h24g62.log.gz"]
+
+
+def _records(path: Path) -> list[tuple[dict, str | None]]:
+    """(header JSON, payload text or None) of every record of a trace log."""
+    out: list[tuple[dict, list[str] | None]] = []
+    with gzip.open(path, "rt", encoding="utf-8", newline="\n") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("\t"):
+                out[-1][1].append(line[1:])
+            elif "] {" in line:
+                header = json.loads(line[line.index("] {") + 2:])
+                out.append((header, [] if "has_payload" in header else None))
+    return [(h, "\n".join(p) if p is not None else None) for h, p in out]
+
+
+def _guard_trees(path: Path) -> list[str]:
+    return [text for h, text in _records(path) if "dynamo_cpp_guards_str" in h]
+
+
+def _runs(tmp_path: Path, copies: int) -> Path:
+    """Each log as up to 3 runs of their own: a run id is a hash of the bytes, so each copy is
+    stored otherwise (as written, plain, gzipped again at level 1)."""
+    root = tmp_path / "runs"
+    for i, log in enumerate(LOGS):
+        for c in range(copies):
+            (root / f"{i}-{c}").mkdir(parents=True)
+            if c == 0:
+                shutil.copyfile(log, root / f"{i}-{c}" / log.name)
+            elif c == 1:
+                (root / f"{i}-{c}" / log.name.removesuffix(".gz")).write_bytes(gzip.decompress(log.read_bytes()))
+            else:
+                (root / f"{i}-{c}" / log.name).write_bytes(gzip.compress(gzip.decompress(log.read_bytes()), 1))
+    return root
+
+
+def test_a_guard_tree_is_kept_once_however_many_runs_have_it(tmp_path):
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([_runs(tmp_path, copies=3)], db).runs == 2 * 3
+    con = reader(db)
+    try:
+        for log in LOGS:
+            expected = Counter(_guard_trees(log))
+            for (run_id,) in con.execute("SELECT run_id FROM runs WHERE source_path LIKE ?",
+                                         [f"%{log.name.removesuffix('.gz')}%"]).fetchall():
+                got = con.execute("SELECT t.text FROM guards g JOIN guard_trees t USING (tree_hash) WHERE g.run_id = ?",
+                                  [run_id]).fetchall()
+                assert Counter(t for (t,) in got) == expected, log.name
+        distinct = {t for log in LOGS for t in _guard_trees(log)}
+        assert con.execute("SELECT count(*) FROM guard_trees").fetchone()[0] == len(distinct)
+        assert {h for (h,) in con.execute("SELECT tree_hash FROM guard_trees").fetchall()} == {
+            hashlib.md5(t.encode()).hexdigest() for t in distinct}
+        assert con.execute("SELECT count(*) FROM guards").fetchone()[0] == 3 * sum(len(_guard_trees(x)) for x in LOGS)
+    finally:
+        con.close()
+
+
+def test_a_record_leaves_out_what_is_kept_elsewhere(tmp_path):
+    """inductor_provenance of a compilation_metrics record is the kernel stack-trace payloads of
+    that compile (checked here on the log), which lineage holds; inductor_config is a column."""
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([_runs(tmp_path, copies=1)], db)
+    con = reader(db)
+    try:
+        for log in LOGS:
+            records = _records(log)
+            stacks = [text for h, text in records
+                      if h.get("artifact", {}).get("name") == "inductor_provenance_tracking_kernel_stack_traces"]
+            metrics = [h["compilation_metrics"] for h, _ in records if "compilation_metrics" in h]
+            provenance = [p for m in metrics for p in m.get("inductor_provenance") or ()]
+            assert provenance and set(provenance) == set(stacks), log.name
+            rows = con.execute("""SELECT c.record, c.inductor_config FROM compilations c JOIN runs r USING (run_id)
+                                  WHERE r.source_path LIKE ? AND c.record_kind = 'compilation_metrics'
+                                  ORDER BY c.start_time_us""", [f"%{log.name}"]).fetchall()
+            assert len(rows) == len(metrics)
+            for (record, config), m in zip(rows, sorted(metrics, key=lambda m: m.get("start_time_us") or 0), strict=True):
+                assert json.loads(record) == {k: v for k, v in m.items()
+                                              if k not in ("inductor_config", "inductor_provenance")}
+                assert config == m.get("inductor_config")
+    finally:
+        con.close()
+
+
+def test_an_older_warehouse_moves_its_guard_trees_and_trims_its_records(tmp_path):
+    db = str(tmp_path / "old.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    for path in migration_files():
+        if path.stem < "0009":
+            con.execute(path.read_text())
+            con.execute("INSERT INTO _migrations VALUES (?, now())", [path.stem])
+    tree = _guard_trees(LOGS[0])[0]
+    con.executemany("INSERT INTO guards (run_id, compile_id, guard_count, text) VALUES (?, ?, ?, ?)",
+                    [["r1", "0/0", 41, tree], ["r2", "0/0", 41, tree], ["r2", "1/0", 0, None]])
+    con.execute("""INSERT INTO compilations (run_id, compile_id, record, inductor_config) VALUES
+        ('r1', '0/0', '{"co_name": "f", "inductor_config": "{}", "inductor_provenance": ["x"], "guard_count": 3}', '{}'),
+        ('r1', '1/0', '{"co_name": "g"}', NULL)""")
+    con.close()
+    con = connect(db)
+    try:
+        assert con.execute("SELECT count(*), any_value(text) FROM guard_trees").fetchone() == (1, tree)
+        assert con.execute("SELECT run_id, compile_id, guard_count, tree_hash FROM guards ORDER BY ALL").fetchall() == [
+            ("r1", "0/0", 41, hashlib.md5(tree.encode()).hexdigest()), ("r2", "0/0", 41, hashlib.md5(tree.encode()).hexdigest()),
+            ("r2", "1/0", 0, None)]
+        assert "text" not in [c for (c,) in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'guards'").fetchall()]
+        records = [json.loads(r) for (r,) in con.execute("SELECT record FROM compilations ORDER BY compile_id").fetchall()]
+        assert records == [{"co_name": "f", "guard_count": 3}, {"co_name": "g"}]
+        assert con.execute("SELECT inductor_config FROM compilations ORDER BY compile_id").fetchall() == [("{}",), (None,)]
+    finally:
+        con.close()
