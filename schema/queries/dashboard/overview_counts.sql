@@ -6,15 +6,17 @@
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 WITH picked AS (
     SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+), rolled AS (
+    SELECT u.* FROM run_rollups u WHERE run_id IN (SELECT run_id FROM picked)
 )
 SELECT
     (SELECT count(*) FROM picked)                                   AS runs,
     (SELECT count(DISTINCT model) FROM picked)                      AS models,
     (SELECT count(DISTINCT compiler_version) FROM picked)           AS compiler_versions,
     (SELECT count(DISTINCT device) FROM picked)                     AS devices,
-    (SELECT count(*) FROM graphs WHERE run_id IN (SELECT run_id FROM picked)) AS graphs,
-    (SELECT count(*) FROM kernels WHERE generated AND run_id IN (SELECT run_id FROM picked)) AS kernels,
-    (SELECT count(*) FROM kernels WHERE NOT generated AND run_id IN (SELECT run_id FROM picked)) AS extern_calls,
+    (SELECT coalesce(sum(graphs), 0)::BIGINT FROM rolled)           AS graphs,
+    (SELECT coalesce(sum(generated_kernel_rows), 0)::BIGINT FROM rolled) AS kernels,
+    (SELECT coalesce(sum(extern_calls), 0)::BIGINT FROM rolled)     AS extern_calls,
     (SELECT count(*) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS ingest_errors,
     (SELECT count(DISTINCT run_id) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS runs_with_errors,
-    (SELECT count(*) FROM picked WHERE run_id NOT IN (SELECT run_id FROM timings WHERE kind = 'kernel')) AS runs_without_profile;
+    (SELECT count(*) FROM picked WHERE run_id NOT IN (SELECT run_id FROM rolled WHERE kernel_timings > 0)) AS runs_without_profile;

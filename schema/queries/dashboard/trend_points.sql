@@ -9,15 +9,6 @@
 -- @param limit INTEGER default=5000 at most this many runs (newest first)
 WITH picked AS (
     SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
-),
-events AS (
-    SELECT run_id,
-           count(*) FILTER (WHERE kind = 'graph_break') AS graph_breaks,
-           count(*) FILTER (WHERE kind = 'recompile')   AS recompiles
-    FROM compile_events WHERE run_id IN (SELECT run_id FROM picked) GROUP BY run_id
-),
-compile AS (
-    SELECT run_id, total_s AS compile_s FROM run_compile_time WHERE run_id IN (SELECT run_id FROM picked)
 )
 SELECT
     m.run_id,
@@ -30,12 +21,11 @@ SELECT
     round(m.fusion_rate, 4)                     AS fusion_rate,
     m.kernel_count                              AS kernels,
     m.extern_kernel_count                       AS extern_calls,
-    coalesce(e.graph_breaks, 0)                 AS graph_breaks,
-    coalesce(e.recompiles, 0)                   AS recompiles,
-    round(c.compile_s, 3)                       AS compile_s
+    coalesce(u.graph_breaks, 0)                 AS graph_breaks,
+    coalesce(u.recompiles, 0)                   AS recompiles,
+    round(CASE WHEN u.compile_records > 0 THEN u.total_s END, 3) AS compile_s
 FROM run_metrics m
 JOIN picked p USING (run_id)
-LEFT JOIN events e USING (run_id)
-LEFT JOIN compile c USING (run_id)
+LEFT JOIN run_rollups u USING (run_id)
 ORDER BY m.started_at DESC NULLS LAST, m.model
 LIMIT $limit;

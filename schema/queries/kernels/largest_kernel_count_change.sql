@@ -3,12 +3,19 @@
 -- so unlabelled runs pair only with each other); older release on the left.
 -- @param limit INTEGER default=5 how many changes to list
 WITH keyed AS (
+    -- one row per workload, release and kernel count (the release's first version string with that
+    -- count: nightlies and builds of one release pair with other releases, not with each other), so
+    -- the pairs below grow with releases squared, not runs squared
     SELECT
-        model, device, compiler_version, kernel_count,
+        model, device,
         coalesce(labels ->> 'mode', '')    AS mode,
         coalesce(labels ->> 'dtype', '')   AS dtype,
-        coalesce(labels ->> 'variant', '') AS variant
+        coalesce(labels ->> 'variant', '') AS variant,
+        version_key(compiler_version)      AS vkey,
+        kernel_count,
+        min(compiler_version)              AS compiler_version
     FROM run_metrics
+    GROUP BY ALL
 )
 SELECT
     a.model, a.device, a.mode, a.dtype, a.variant,
@@ -19,7 +26,7 @@ SELECT
     b.kernel_count - a.kernel_count     AS kernels_delta
 FROM keyed a
 JOIN keyed b USING (model, device, mode, dtype, variant)
-WHERE version_key(a.compiler_version) < version_key(b.compiler_version)
+WHERE a.vkey < b.vkey
 ORDER BY abs(b.kernel_count - a.kernel_count) DESC, a.model, a.mode, a.dtype, a.variant, a.device,
-         version_key(a.compiler_version), version_key(b.compiler_version)
+         a.vkey, b.vkey
 LIMIT $limit;

@@ -6,15 +6,22 @@
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
 -- @param limit INTEGER default=25 at most this many kernels
-WITH generated AS (
-    SELECT run_id, kernel_name, any_value(category ORDER BY category) AS category
-    FROM kernels
-    WHERE generated
-    GROUP BY ALL
-), prof AS (
-    SELECT t.*, sum(t.duration_us) OVER (PARTITION BY t.run_id) AS run_us
+WITH prof AS (
+    SELECT t.run_id, t.compile_id, t.name, t.calls, t.duration_us
     FROM timings t
     WHERE t.kind = 'kernel' AND t.source = 'profiler'
+      AND (($model IS NULL AND $compiler IS NULL) OR t.run_id IN (
+            SELECT run_id FROM runs
+            WHERE ($model IS NULL OR model = $model) AND ($compiler IS NULL OR compiler_version = $compiler)))
+), top AS (
+    -- the kernels at least as slow as the $limit-th slowest (ties kept): only these are classified
+    SELECT * FROM prof
+    WHERE duration_us >= (SELECT min(duration_us) FROM (SELECT duration_us FROM prof ORDER BY duration_us DESC LIMIT $limit))
+), generated AS (
+    SELECT run_id, kernel_name, any_value(category ORDER BY category) AS category
+    FROM kernels
+    WHERE generated AND run_id IN (SELECT run_id FROM top)
+    GROUP BY ALL
 )
 SELECT
     r.model,
@@ -28,11 +35,10 @@ SELECT
     p.calls,
     round(p.duration_us, 3)                    AS total_us,
     round(p.duration_us / nullif(p.calls, 0), 3) AS avg_us,
-    round(p.duration_us / nullif(p.run_us, 0), 4) AS share
-FROM prof p
+    round(p.duration_us / nullif(u.kernel_us, 0), 4) AS share
+FROM top p
 JOIN runs r USING (run_id)
+JOIN run_rollups u USING (run_id)
 LEFT JOIN generated g ON g.run_id = p.run_id AND g.kernel_name = p.name
-WHERE ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR r.compiler_version = $compiler)
 ORDER BY p.duration_us DESC, r.model, r.compiler_version, r.run_id, p.compile_id, p.name
 LIMIT $limit;

@@ -1,0 +1,37 @@
+-- One row a run of the figures most queries and pages sum (run_rollups_of in schema/views says
+-- how each is defined): written by the loader with the run, in the same transaction; filled for
+-- the runs a warehouse already holds when it is migrated. run_metrics and run_compile_time read it.
+CREATE TABLE run_rollups (
+    run_id                 VARCHAR NOT NULL,
+    graphs                 BIGINT,
+    kernel_count           BIGINT,
+    extern_kernel_count    BIGINT,
+    pre_fusion_nodes       BIGINT,
+    post_fusion_nodes      BIGINT,
+    generated_kernel_rows  BIGINT,
+    extern_calls           BIGINT,
+    pointwise_kernels      BIGINT,
+    reduction_kernels      BIGINT,
+    persistent_reduction_kernels BIGINT,
+    template_kernels       BIGINT,
+    foreach_kernels        BIGINT,
+    graph_breaks           BIGINT,
+    recompiles             BIGINT,
+    compile_records        BIGINT,
+    frames                 BIGINT,
+    total_s                DOUBLE,
+    dynamo_s               DOUBLE,
+    aot_s                  DOUBLE,
+    inductor_s             DOUBLE,
+    code_gen_s             DOUBLE,
+    autotune_s             DOUBLE,
+    cxx_triton_compile_s   DOUBLE,
+    kernel_timings         BIGINT,
+    profiled_kernels       BIGINT,
+    kernel_us              DOUBLE,
+    generated_us           DOUBLE,
+    extern_us              DOUBLE,
+    eager_us               DOUBLE,
+    generated_launches     BIGINT,
+    extern_launches        BIGINT
+);

@@ -1,0 +1,125 @@
+-- run_rollups_of(ids): the per-run figures that most queries and pages need, summed from the fact
+-- tables for the runs `ids` names. The loader stores them in run_rollups as it writes a run (same
+-- transaction), so a query over 100,000 runs reads one row a run instead of their millions of
+-- kernel, graph and timing rows. The one definition of each figure:
+--   graphs .. post_fusion_nodes  sums over the run's graphs; pre and post fusion node sums leave out
+--                                graphs with either count unknown (fusion_rate = 1 - post / pre)
+--   generated_kernel_rows, extern_calls   rows of kernels (generated or not); *_kernels: generated
+--                                rows of that category
+--   graph_breaks, recompiles     compile_events of that kind
+--   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
+--     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
+--     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
+--       total_s    = dynamo_cumulative + the lazily compiled backward's bwd_backward_cumulative
+--       dynamo_s   = dynamo_cumulative - aot_autograd_cumulative (tracing, guards, bytecode)
+--       aot_s      = aot_autograd_cumulative - inductor_cumulative (+ bwd_backward - bwd_inductor)
+--       inductor_s = inductor_cumulative - inductor_code_gen_cumulative (+ the same for bwd_)
+--       code_gen_s = inductor_code_gen_cumulative (+ bwd_): scheduling, codegen, compiling the code
+--     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
+--     of code_gen_s. A part is NULL when a release does not report the timers it needs.
+--   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
+--     Inductor generated in that run (by name), extern = other kernels inside compiled regions,
+--     eager = kernels outside any compiled region
+CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
+WITH picked AS (
+    SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(ids))
+), g AS (
+    SELECT
+        run_id,
+        count(graph_id)                         AS graphs,
+        coalesce(sum(kernel_count), 0)::BIGINT  AS kernel_count,
+        coalesce(sum(extern_kernel_count), 0)::BIGINT AS extern_kernel_count,
+        (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
+        (sum(post_fusion_nodes) FILTER (WHERE pre_fusion_nodes IS NOT NULL))::BIGINT AS post_fusion_nodes
+    FROM graphs WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+), k AS (
+    SELECT
+        run_id,
+        count(*) FILTER (WHERE generated)     AS generated_kernel_rows,
+        count(*) FILTER (WHERE NOT generated) AS extern_calls,
+        count(*) FILTER (WHERE generated AND category = 'pointwise')            AS pointwise_kernels,
+        count(*) FILTER (WHERE generated AND category = 'reduction')            AS reduction_kernels,
+        count(*) FILTER (WHERE generated AND category = 'persistent_reduction') AS persistent_reduction_kernels,
+        count(*) FILTER (WHERE generated AND category = 'template')             AS template_kernels,
+        count(*) FILTER (WHERE generated AND category = 'foreach')              AS foreach_kernels
+    FROM kernels WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+), e AS (
+    SELECT
+        run_id,
+        count(*) FILTER (WHERE kind = 'graph_break') AS graph_breaks,
+        count(*) FILTER (WHERE kind = 'recompile')   AS recompiles
+    FROM compile_events WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+), ct AS (
+    SELECT
+        run_id,
+        count(*)                                                                              AS records,
+        sum(duration_us) FILTER (WHERE name = 'dynamo_cumulative_compile_time')               AS dynamo,
+        sum(duration_us) FILTER (WHERE name = 'aot_autograd_cumulative_compile_time')         AS aot,
+        sum(duration_us) FILTER (WHERE name = 'inductor_cumulative_compile_time')             AS ind,
+        sum(duration_us) FILTER (WHERE name = 'inductor_code_gen_cumulative_compile_time')    AS cg,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_backward_cumulative_compile_time'), 0)          AS bwd,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_cumulative_compile_time'), 0)          AS bwd_ind,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_code_gen_cumulative_compile_time'), 0) AS bwd_cg,
+        sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
+        sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
+        count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
+    FROM timings
+    WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_id IN (SELECT unnest(ids))
+    GROUP BY run_id
+), generated AS (
+    SELECT DISTINCT run_id, kernel_name FROM kernels WHERE generated AND run_id IN (SELECT unnest(ids))
+), prof AS (
+    SELECT
+        t.run_id,
+        count(*)                                                                      AS kernel_timings,
+        count(*) FILTER (WHERE t.source = 'profiler')                                 AS profiled_kernels,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler')                       AS kernel_us,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_us,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_us,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NULL) AS eager_us,
+        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_launches,
+        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches
+    FROM timings t
+    LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
+    WHERE t.kind = 'kernel' AND t.run_id IN (SELECT unnest(ids))
+    GROUP BY t.run_id
+)
+SELECT
+    p.run_id,
+    coalesce(g.graphs, 0)::BIGINT               AS graphs,
+    coalesce(g.kernel_count, 0)::BIGINT         AS kernel_count,
+    coalesce(g.extern_kernel_count, 0)::BIGINT  AS extern_kernel_count,
+    g.pre_fusion_nodes,
+    g.post_fusion_nodes,
+    coalesce(k.generated_kernel_rows, 0)::BIGINT AS generated_kernel_rows,
+    coalesce(k.extern_calls, 0)::BIGINT         AS extern_calls,
+    coalesce(k.pointwise_kernels, 0)::BIGINT    AS pointwise_kernels,
+    coalesce(k.reduction_kernels, 0)::BIGINT    AS reduction_kernels,
+    coalesce(k.persistent_reduction_kernels, 0)::BIGINT AS persistent_reduction_kernels,
+    coalesce(k.template_kernels, 0)::BIGINT     AS template_kernels,
+    coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
+    coalesce(e.graph_breaks, 0)::BIGINT         AS graph_breaks,
+    coalesce(e.recompiles, 0)::BIGINT           AS recompiles,
+    coalesce(ct.records, 0)::BIGINT             AS compile_records,
+    ct.frames::BIGINT                           AS frames,
+    (ct.dynamo + ct.bwd) / 1e6                  AS total_s,
+    (ct.dynamo - ct.aot) / 1e6                  AS dynamo_s,
+    (ct.aot - ct.ind + ct.bwd - ct.bwd_ind) / 1e6 AS aot_s,
+    (ct.ind - ct.cg + ct.bwd_ind - ct.bwd_cg) / 1e6 AS inductor_s,
+    (ct.cg + ct.bwd_cg) / 1e6                   AS code_gen_s,
+    ct.autotune / 1e6                           AS autotune_s,
+    ct.triton / 1e6                             AS cxx_triton_compile_s,
+    coalesce(prof.kernel_timings, 0)::BIGINT    AS kernel_timings,
+    coalesce(prof.profiled_kernels, 0)::BIGINT  AS profiled_kernels,
+    prof.kernel_us,
+    prof.generated_us,
+    prof.extern_us,
+    prof.eager_us,
+    prof.generated_launches::BIGINT             AS generated_launches,
+    prof.extern_launches::BIGINT                AS extern_launches
+FROM picked p
+LEFT JOIN g USING (run_id)
+LEFT JOIN k USING (run_id)
+LEFT JOIN e USING (run_id)
+LEFT JOIN ct USING (run_id)
+LEFT JOIN prof USING (run_id);

@@ -1,0 +1,73 @@
+"""run_rollups: one row a run, written by the loader with the run, equal to the sums of the run's
+own rows; a warehouse without them gets them when a writer opens it."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pytest
+
+from ingest.load import ingest_paths
+from schema.warehouse import connect
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, reader
+
+RUNS = [FIXTURES / "runs" / "cpu-torch2.13" / "transformer", GPU_TRAIN_RUN]
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("rollups") / "wh.duckdb")
+    assert ingest_paths(RUNS, path).runs == 2
+    return path
+
+
+def _rollups(con) -> list[tuple]:
+    return con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall()
+
+
+def test_a_runs_rollup_is_the_sum_of_its_rows(db):
+    con = reader(db)
+    try:
+        assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM run_rollups").fetchone() == (2, 2)
+        # counted here from the fact tables, one figure at a time
+        for run_id, graphs, kernels, extern_calls, breaks, kernel_us, total_s in con.execute(
+                "SELECT run_id, graphs, kernel_count, extern_calls, graph_breaks, kernel_us, total_s FROM run_rollups"
+        ).fetchall():
+            one = lambda sql, run_id=run_id: con.execute(sql, [run_id]).fetchone()[0]  # noqa: E731
+            assert graphs == one("SELECT count(*) FROM graphs WHERE run_id = ?")
+            assert kernels == one("SELECT sum(kernel_count) FROM graphs WHERE run_id = ?")
+            assert kernels == one("SELECT count(*) FROM kernels WHERE generated AND run_id = ?") > 0
+            assert extern_calls == one("SELECT count(*) FROM kernels WHERE NOT generated AND run_id = ?")
+            assert breaks == one("SELECT count(*) FROM compile_events WHERE kind = 'graph_break' AND run_id = ?")
+            assert kernel_us == pytest.approx(one(
+                "SELECT sum(duration_us) FROM timings WHERE kind = 'kernel' AND source = 'profiler' AND run_id = ?"))
+            assert total_s == pytest.approx(one(
+                "SELECT sum(duration_us) FILTER (WHERE name IN ('dynamo_cumulative_compile_time', "
+                "'bwd_backward_cumulative_compile_time')) / 1e6 FROM timings WHERE kind = 'compile' "
+                "AND source = 'compilation_metrics' AND run_id = ?"))
+        profiled = con.execute("SELECT count(*) FROM run_rollups WHERE kernel_us > 0").fetchone()[0]
+        assert profiled == 1  # the GPU training run was profiled, the CPU run not
+    finally:
+        con.close()
+
+
+def test_an_ingest_again_replaces_the_rollup(db, tmp_path):
+    copy = str(tmp_path / "wh.duckdb")
+    shutil.copyfile(db, copy)
+    with duckdb.connect(copy, read_only=True) as con:
+        before = _rollups(con)
+    assert ingest_paths(RUNS[:1], copy, force=True).runs == 1
+    with duckdb.connect(copy, read_only=True) as con:
+        assert _rollups(con) == before
+
+
+def test_a_warehouse_without_rollups_gets_them_from_a_writer(db, tmp_path):
+    copy = str(tmp_path / "wh.duckdb")
+    shutil.copyfile(db, copy)
+    with duckdb.connect(copy) as con:
+        before = _rollups(con)
+        con.execute("DELETE FROM run_rollups")  # as a warehouse written before migration 0010
+    connect(copy).close()
+    with duckdb.connect(copy, read_only=True) as con:
+        assert _rollups(con) == before
