@@ -1,7 +1,8 @@
 """Latency of every canned query, of `iwh compare` and of the dashboard pages on one warehouse.
 
 Parameters are chosen from the data here, never in the query files: a run of the most common
-model (its first run id, present at every size), that run's largest graph and one of its kernels.
+model in a release, not a replicated nightly (its first run id, present at every size), that
+run's largest graph and one of its kernels.
 Optional filters (models, compilers, devices, labels, search) stay unset: each query then reads
 the whole warehouse, its slowest case."""
 
@@ -19,7 +20,7 @@ def choose_params(wh: Warehouse) -> dict:
     con = wh.con
     model, compiler = con.execute("""
         SELECT model, compiler_version FROM runs WHERE device = 'cuda'
-        GROUP BY ALL ORDER BY count(*) DESC, model LIMIT 1""").fetchone()
+        GROUP BY model, compiler_version ORDER BY compiler_version LIKE '%.dev%', count(*) DESC, model LIMIT 1""").fetchone()
     run_id = con.execute("""
         SELECT run_id FROM runs WHERE model = ? AND compiler_version = ?
         ORDER BY labels->>'variant' = 'default' DESC, run_id LIMIT 1""", [model, compiler]).fetchone()[0]

@@ -43,7 +43,8 @@ FACT_TABLES = (
     "run_rollups",  # no parser's: the loader sums a run's rows into it as it writes them (fill_rollups)
 )
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
-SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text")}
+SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),
+                "inductor_configs": ("config_hash", "text")}
 TABLES = ("runs", *FACT_TABLES, *SHARED_TEXTS)
 
 HERE = Path(__file__).parent
@@ -617,6 +618,9 @@ def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     the caller's transaction, or every run without a rollup (a warehouse written before them)."""
     if run_ids is not None:
         con.execute("INSERT INTO run_rollups BY NAME SELECT * FROM run_rollups_of(?)", [run_ids])
+        con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_of(?) "
+                    "WHERE config_hash NOT IN (SELECT config_hash FROM inductor_configs) GROUP BY config_hash",
+                    [run_ids])
         return
     missing = [r for (r,) in con.execute(
         "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]

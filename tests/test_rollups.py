@@ -71,3 +71,16 @@ def test_a_warehouse_without_rollups_gets_them_from_a_writer(db, tmp_path):
     connect(copy).close()
     with duckdb.connect(copy, read_only=True) as con:
         assert _rollups(con) == before
+
+
+def test_a_runs_config_is_kept_once_by_hash(db, tmp_path):
+    con = reader(db)
+    try:
+        got = con.execute("""SELECT u.run_id, c.text FROM run_rollups u
+                             LEFT JOIN inductor_configs c ON c.config_hash = u.inductor_config_hash ORDER BY 1""").fetchall()
+        want = con.execute("""SELECT r.run_id, min(c.inductor_config) FROM runs r LEFT JOIN compilations c USING (run_id)
+                              GROUP BY 1 ORDER BY 1""").fetchall()
+        assert got == want and any(text for _, text in got)
+        assert con.execute("SELECT count(*) FROM inductor_configs").fetchone()[0] == len({t for _, t in want if t})
+    finally:
+        con.close()

@@ -17,6 +17,8 @@ CREATE TABLE run_rollups (
     foreach_kernels        BIGINT,
     graph_breaks           BIGINT,
     recompiles             BIGINT,
+    library_graph_breaks   BIGINT,
+    library_recompiles     BIGINT,
     compile_records        BIGINT,
     frames                 BIGINT,
     total_s                DOUBLE,
@@ -33,5 +35,23 @@ CREATE TABLE run_rollups (
     extern_us              DOUBLE,
     eager_us               DOUBLE,
     generated_launches     BIGINT,
-    extern_launches        BIGINT
+    extern_launches        BIGINT,
+    compiled_kernel_us     DOUBLE,
+    inductor_config_hash   VARCHAR,
+    fx_lookups             BIGINT,
+    fx_hits                BIGINT,
+    fx_misses              BIGINT,
+    fx_bypasses            BIGINT,
+    aot_lookups            BIGINT,
+    aot_hits               BIGINT,
+    aot_misses             BIGINT,
+    aot_bypasses           BIGINT,
+    autotune_hits          BIGINT,
+    autotune_misses        BIGINT,
+    time_saved_s           DOUBLE
+);
+-- a run's inductor_config (about 22 KB of JSON, the same for every run of a release) by md5
+CREATE TABLE inductor_configs (
+    config_hash  VARCHAR PRIMARY KEY,
+    text         VARCHAR NOT NULL
 );

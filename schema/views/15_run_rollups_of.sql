@@ -6,7 +6,7 @@
 --                                graphs with either count unknown (fusion_rate = 1 - post / pre)
 --   generated_kernel_rows, extern_calls   rows of kernels (generated or not); *_kernels: generated
 --                                rows of that category
---   graph_breaks, recompiles     compile_events of that kind
+--   graph_breaks, recompiles     compile_events of that kind; library_*: those in a library frame
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
@@ -19,7 +19,16 @@
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
 --     Inductor generated in that run (by name), extern = other kernels inside compiled regions,
---     eager = kernels outside any compiled region
+--     eager = kernels outside any compiled region; compiled_kernel_us = generated + extern
+--     (kernels inside a compiled region)
+--   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
+--                                the text is in inductor_configs
+--   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
+CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
+SELECT run_id, md5(c) AS config_hash, c AS text
+FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
+      WHERE inductor_config IS NOT NULL AND run_id IN (SELECT unnest(ids)) GROUP BY run_id);
+
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(ids))
@@ -43,12 +52,46 @@ WITH picked AS (
         count(*) FILTER (WHERE generated AND category = 'template')             AS template_kernels,
         count(*) FILTER (WHERE generated AND category = 'foreach')              AS foreach_kernels
     FROM kernels WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+), frames AS (
+    SELECT run_id, compile_id, min(co_filename) AS frame_file
+    FROM compilations WHERE run_id IN (SELECT unnest(ids)) GROUP BY ALL
 ), e AS (
+    -- a break or recompile in a library frame (the frame's file, else the event's user file, under
+    -- site-packages, dist-packages, torch or the standard library) is counted apart
+    SELECT
+        ev.run_id,
+        count(*) FILTER (WHERE ev.kind = 'graph_break') AS graph_breaks,
+        count(*) FILTER (WHERE ev.kind = 'recompile')   AS recompiles,
+        count(*) FILTER (WHERE ev.kind = 'graph_break' AND ev.in_library) AS library_graph_breaks,
+        count(*) FILTER (WHERE ev.kind = 'recompile' AND ev.in_library)   AS library_recompiles
+    FROM (
+        SELECT x.run_id, x.kind,
+               regexp_matches(coalesce(f.frame_file, x.user_file, ''),
+                              '/(site-packages|dist-packages|torch)/|/lib/python[0-9.]*/') AS in_library
+        FROM compile_events x
+        LEFT JOIN frames f USING (run_id, compile_id)
+        WHERE x.run_id IN (SELECT unnest(ids))
+    ) ev
+    GROUP BY ev.run_id
+), cfg AS (
+    SELECT run_id, config_hash AS inductor_config_hash FROM run_configs_of(ids)
+), cache AS (
     SELECT
         run_id,
-        count(*) FILTER (WHERE kind = 'graph_break') AS graph_breaks,
-        count(*) FILTER (WHERE kind = 'recompile')   AS recompiles
-    FROM compile_events WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+        count(*) FILTER (WHERE cache = 'fx_graph')                           AS fx_lookups,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'hit')       AS fx_hits,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'miss')      AS fx_misses,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'bypass')    AS fx_bypasses,
+        count(*) FILTER (WHERE cache = 'aot_autograd')                       AS aot_lookups,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'hit')   AS aot_hits,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'miss')  AS aot_misses,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'bypass') AS aot_bypasses,
+        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
+        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
+        sum(time_saved_us) FILTER (WHERE outcome = 'hit') / 1e6              AS time_saved_s
+    FROM cache_events
+    WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_id IN (SELECT unnest(ids))
+    GROUP BY run_id
 ), ct AS (
     SELECT
         run_id,
@@ -78,7 +121,8 @@ WITH picked AS (
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_us,
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NULL) AS eager_us,
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_launches,
-        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches
+        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us
     FROM timings t
     LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
     WHERE t.kind = 'kernel' AND t.run_id IN (SELECT unnest(ids))
@@ -100,6 +144,8 @@ SELECT
     coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
     coalesce(e.graph_breaks, 0)::BIGINT         AS graph_breaks,
     coalesce(e.recompiles, 0)::BIGINT           AS recompiles,
+    coalesce(e.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
+    coalesce(e.library_recompiles, 0)::BIGINT   AS library_recompiles,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
     (ct.dynamo + ct.bwd) / 1e6                  AS total_s,
@@ -116,10 +162,25 @@ SELECT
     prof.extern_us,
     prof.eager_us,
     prof.generated_launches::BIGINT             AS generated_launches,
-    prof.extern_launches::BIGINT                AS extern_launches
+    prof.extern_launches::BIGINT                AS extern_launches,
+    prof.compiled_kernel_us,
+    cfg.inductor_config_hash,
+    coalesce(cache.fx_lookups, 0)::BIGINT       AS fx_lookups,
+    coalesce(cache.fx_hits, 0)::BIGINT          AS fx_hits,
+    coalesce(cache.fx_misses, 0)::BIGINT        AS fx_misses,
+    coalesce(cache.fx_bypasses, 0)::BIGINT      AS fx_bypasses,
+    coalesce(cache.aot_lookups, 0)::BIGINT      AS aot_lookups,
+    coalesce(cache.aot_hits, 0)::BIGINT         AS aot_hits,
+    coalesce(cache.aot_misses, 0)::BIGINT       AS aot_misses,
+    coalesce(cache.aot_bypasses, 0)::BIGINT     AS aot_bypasses,
+    coalesce(cache.autotune_hits, 0)::BIGINT    AS autotune_hits,
+    coalesce(cache.autotune_misses, 0)::BIGINT  AS autotune_misses,
+    cache.time_saved_s
 FROM picked p
 LEFT JOIN g USING (run_id)
 LEFT JOIN k USING (run_id)
 LEFT JOIN e USING (run_id)
 LEFT JOIN ct USING (run_id)
-LEFT JOIN prof USING (run_id);
+LEFT JOIN prof USING (run_id)
+LEFT JOIN cfg USING (run_id)
+LEFT JOIN cache USING (run_id);

@@ -6,24 +6,7 @@
 --                       'cold' lookups, no hit;  'warm' every lookup hit;  'partial' some hit
 -- A warm run's compile time measures loading, not compiling: compare cold with cold.
 CREATE OR REPLACE VIEW run_cache AS
-WITH counts AS (
-    SELECT
-        run_id,
-        count(*) FILTER (WHERE cache = 'fx_graph')                           AS fx_lookups,
-        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'hit')       AS fx_hits,
-        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'miss')      AS fx_misses,
-        count(*) FILTER (WHERE cache = 'fx_graph' AND outcome = 'bypass')    AS fx_bypasses,
-        count(*) FILTER (WHERE cache = 'aot_autograd')                       AS aot_lookups,
-        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'hit')   AS aot_hits,
-        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'miss')  AS aot_misses,
-        count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'bypass') AS aot_bypasses,
-        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
-        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
-        sum(time_saved_us) FILTER (WHERE outcome = 'hit') / 1e6              AS time_saved_s
-    FROM cache_events
-    WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune')
-    GROUP BY run_id
-)
+-- the counts are the run's rollup (run_rollups_of: fx_lookups .. time_saved_s)
 SELECT
     r.run_id,
     coalesce(c.fx_lookups, 0) AS fx_lookups, coalesce(c.fx_hits, 0) AS fx_hits,
@@ -39,4 +22,4 @@ SELECT
          WHEN c.fx_hits + c.aot_hits = c.fx_lookups + c.aot_lookups THEN 'warm'
          ELSE 'partial' END AS cache_temperature
 FROM runs r
-LEFT JOIN counts c USING (run_id);
+LEFT JOIN run_rollups c USING (run_id);

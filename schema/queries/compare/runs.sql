@@ -25,40 +25,12 @@ WITH picked AS (
       AND ($model IS NULL OR m.model = $model)
       AND ($labels IS NULL OR list_bool_and(list_transform(json_keys($labels::JSON),
                                             lambda k: coalesce((m.labels ->> k) = ($labels::JSON ->> k), false))))
-), frames AS (
-    SELECT run_id, compile_id, min(co_filename) AS frame_file
-    FROM compilations
-    WHERE run_id IN (SELECT run_id FROM picked)
-    GROUP BY ALL
-), events AS (
-    SELECT e.run_id,
-           regexp_matches(coalesce(f.frame_file, e.user_file, ''),
-                          '/(site-packages|dist-packages|torch)/|/lib/python[0-9.]*/') AS in_library,
-           e.kind
-    FROM compile_events e
-    LEFT JOIN frames f USING (run_id, compile_id)
-    WHERE e.run_id IN (SELECT run_id FROM picked)
-), event_counts AS (
-    SELECT run_id,
-           count(*) FILTER (WHERE kind = 'graph_break' AND NOT in_library) AS graph_breaks,
-           count(*) FILTER (WHERE kind = 'recompile' AND NOT in_library)   AS recompiles,
-           count(*) FILTER (WHERE kind = 'graph_break' AND in_library)     AS library_graph_breaks,
-           count(*) FILTER (WHERE kind = 'recompile' AND in_library)       AS library_recompiles
-    FROM events
-    GROUP BY run_id
-), compile_time AS (
-    SELECT run_id, total_s AS compile_s FROM run_compile_time WHERE run_id IN (SELECT run_id FROM picked)
-), kernel_time AS (
-    SELECT run_id, sum(duration_us) AS kernel_us
-    FROM timings
-    WHERE kind = 'kernel' AND source = 'profiler' AND compile_id IS NOT NULL
-      AND run_id IN (SELECT run_id FROM picked)
-    GROUP BY run_id
-), config AS (
-    SELECT run_id, min(inductor_config) AS inductor_config
-    FROM compilations
-    WHERE inductor_config IS NOT NULL AND run_id IN (SELECT run_id FROM picked)
-    GROUP BY run_id
+), rolled AS (
+    -- breaks, recompiles, kernel time, config and cache: the run's rollup (run_rollups_of)
+    SELECT u.*, cfg.text AS inductor_config
+    FROM run_rollups u
+    LEFT JOIN inductor_configs cfg ON cfg.config_hash = u.inductor_config_hash
+    WHERE u.run_id IN (SELECT run_id FROM picked)
 ), env AS (
     SELECT run_id, device_name, triton_version, cuda_version FROM runs
     WHERE run_id IN (SELECT run_id FROM picked)
@@ -68,16 +40,14 @@ SELECT
     env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
     p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
     p.pre_fusion_nodes, p.post_fusion_nodes, p.fusion_rate,
-    coalesce(e.graph_breaks, 0)::BIGINT AS graph_breaks,
-    coalesce(e.recompiles, 0)::BIGINT AS recompiles,
-    coalesce(e.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
-    coalesce(e.library_recompiles, 0)::BIGINT AS library_recompiles,
-    ct.compile_s, kt.kernel_us, cfg.inductor_config, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature
+    coalesce(u.graph_breaks - u.library_graph_breaks, 0)::BIGINT AS graph_breaks,
+    coalesce(u.recompiles - u.library_recompiles, 0)::BIGINT AS recompiles,
+    coalesce(u.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
+    coalesce(u.library_recompiles, 0)::BIGINT AS library_recompiles,
+    CASE WHEN u.compile_records > 0 THEN u.total_s END AS compile_s,
+    u.compiled_kernel_us AS kernel_us, u.inductor_config, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature
 FROM picked p
-LEFT JOIN event_counts e USING (run_id)
-LEFT JOIN compile_time ct USING (run_id)
-LEFT JOIN kernel_time kt USING (run_id)
-LEFT JOIN config cfg USING (run_id)
+LEFT JOIN rolled u USING (run_id)
 LEFT JOIN env USING (run_id)
 LEFT JOIN run_cache rc USING (run_id)
 ORDER BY p.model, p.started_at, p.run_id;
