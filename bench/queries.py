@@ -84,6 +84,7 @@ def compare_latencies(db: str, params: dict, repeats: int) -> dict:
             t0 = time.perf_counter()
             p = run(IWH + ["--db", db, "compare", "--base", base, "--head", head, *extra])
             walls.append((time.perf_counter() - t0) * 1000)
+            out["max_rss_mb"] = max(out.get("max_rss_mb", 0), p.max_rss_mb)
             if p.rc != 0:
                 out[f"{what}_error"] = p.output[-500:]
                 break

@@ -66,7 +66,7 @@ def dashboards(db: str, repeats: int, run_id: str) -> dict:
     p = run([sys.executable, "-m", "bench.dashboards", db, str(repeats), run_id])
     for line in reversed(p.output.splitlines()):
         if line.startswith("{"):
-            return json.loads(line)
+            return {**json.loads(line), "max_rss_mb": p.max_rss_mb}
     return {"error": p.output[-1000:]}
 
 
