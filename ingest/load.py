@@ -35,8 +35,8 @@ from ingest.assemble import assemble, file_hash
 from ingest.discover import Run
 from ingest.remote import FetchError, discover_paths, fetched, object_hash
 from schema.location import Location
-from schema.warehouse import (FACT_TABLES, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer, fill_rollups, rollback,
-                              write_failure)
+from schema.warehouse import (FACT_TABLES, ROLLUP_INPUTS, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer,
+                              fill_rollups, rollback, write_failure)
 
 _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
@@ -575,16 +575,18 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) "
                             "FROM read_parquet(?)", [d.run["run_id"], path])
         _insert(con, "runs", pa.concat_tables([d.tables["runs"] for d in batch]))
+        inserted = {}
         for table in FACT_TABLES:
             parts = [d.tables[table] for d in batch if table in d.tables]
             if parts:
-                _insert(con, table, pa.concat_tables(parts))
+                inserted[table] = pa.concat_tables(parts)
+                _insert(con, table, inserted[table])
         # a kernel says what its graph came from (a cache hit's cached output code); set here, once
         # every row of the batch is in, spilled parts included
         con.execute("""UPDATE kernels SET cache_state = g.cache_state FROM graphs g
                        WHERE kernels.run_id = g.run_id AND kernels.graph_id = g.graph_id
                          AND g.cache_state IS NOT NULL AND g.run_id IN (SELECT unnest(?))""", [run_ids])
-        fill_rollups(con, run_ids)
+        _fill_rollups(con, schema, batch, inserted)
         for table, texts in shared.items():
             if texts:
                 # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
@@ -597,6 +599,25 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
     except Exception:
         rollback(con)
         raise
+
+
+def _fill_rollups(con, schema: _Schema, batch: list[_Loaded], inserted: dict[str, pa.Table]) -> None:
+    """The batch's rollups, summed from its own Arrow rows: summed from the warehouse's tables, each
+    batch would scan their millions of rows (no zone map prunes random run ids). A spilled run's
+    rows came from its Parquet parts: its sums are read back from the tables."""
+    whole = [d.run["run_id"] for d in batch if not d.spilled]
+    if whole:
+        names = {t: f"_batch_{t}" for t in ROLLUP_INPUTS}
+        for t, name in names.items():
+            con.register(name, inserted.get(t) or schema.arrow(t, [(None, [])]))
+        try:
+            fill_rollups(con, whole, names)
+        finally:
+            for name in names.values():
+                con.unregister(name)
+    spilled = [d.run["run_id"] for d in batch if d.spilled]
+    if spilled:
+        fill_rollups(con, spilled)
 
 
 def _delete_runs(con, run_ids: list[str]) -> None:

@@ -613,14 +613,22 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     return applied
 
 
-def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> None:
+# the tables run_rollups are summed from (views/15_run_rollups_of.sql), in run_rollups_in's order
+ROLLUP_INPUTS = ("graphs", "kernels", "compile_events", "timings", "compilations", "cache_events")
+
+
+def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None,
+                 tables: dict[str, str] | None = None) -> None:
     """Sum the runs' rows into run_rollups (views/15_run_rollups_of.sql): the given runs, inside
-    the caller's transaction, or every run without a rollup (a warehouse written before them)."""
+    the caller's transaction, or every run without a rollup (a warehouse written before them).
+    `tables` names, for each of ROLLUP_INPUTS, where the runs' rows are (default: the warehouse's)."""
     if run_ids is not None:
-        con.execute("INSERT INTO run_rollups BY NAME SELECT * FROM run_rollups_of(?)", [run_ids])
-        con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_of(?) "
+        names = [(tables or {}).get(t, t) for t in ROLLUP_INPUTS]
+        con.execute("INSERT INTO run_rollups BY NAME SELECT * FROM run_rollups_in(?, ?, ?, ?, ?, ?, ?)",
+                    [run_ids, *names])
+        con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_in(?, ?) "
                     "WHERE config_hash NOT IN (SELECT config_hash FROM inductor_configs) GROUP BY config_hash",
-                    [run_ids])
+                    [run_ids, names[ROLLUP_INPUTS.index("compilations")]])
         return
     missing = [r for (r,) in con.execute(
         "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]

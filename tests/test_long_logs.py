@@ -43,6 +43,13 @@ def test_spilled_rows_equal_unspilled_rows(tmp_path, monkeypatch):
     assert _counts(str(tmp_path / "whole.duckdb")) == _counts(str(tmp_path / "spilled.duckdb"))
     assert (spilled.kernels, spilled.graphs) == (whole.kernels, whole.graphs) and whole.kernels > 0
     assert spilled.run_ids == whole.run_ids
+    # the whole run's rollup is summed from its Arrow rows, the spilled one's from the tables: equal
+    rollups = []
+    for db in ("whole.duckdb", "spilled.duckdb"):
+        con = reader(str(tmp_path / db))
+        rollups.append(con.execute("SELECT * FROM run_rollups").fetchall())
+        con.close()
+    assert rollups[0] == rollups[1] and len(rollups[0]) == 1
 
 
 def _peak_parse_bytes(folder) -> int:

@@ -24,12 +24,15 @@
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
 --   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
-CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
+-- The *_in forms read the rows from the tables they are named (query_table): the loader names its
+-- batch's own rows (Arrow, before they join tables of millions), the *_of forms the warehouse's.
+CREATE OR REPLACE MACRO run_configs_in(ids, compilations_t) AS TABLE
 SELECT run_id, md5(c) AS config_hash, c AS text
-FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
+FROM (SELECT run_id, min(inductor_config) AS c FROM query_table(compilations_t)
       WHERE inductor_config IS NOT NULL AND run_id IN (SELECT unnest(ids)) GROUP BY run_id);
 
-CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
+CREATE OR REPLACE MACRO run_rollups_in(ids, graphs_t, kernels_t, compile_events_t, timings_t, compilations_t,
+                                       cache_events_t) AS TABLE
 WITH picked AS (
     SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
@@ -40,7 +43,7 @@ WITH picked AS (
         coalesce(sum(extern_kernel_count), 0)::BIGINT AS extern_kernel_count,
         (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
         (sum(post_fusion_nodes) FILTER (WHERE pre_fusion_nodes IS NOT NULL))::BIGINT AS post_fusion_nodes
-    FROM graphs WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+    FROM query_table(graphs_t) WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
 ), k AS (
     SELECT
         run_id,
@@ -51,10 +54,10 @@ WITH picked AS (
         count(*) FILTER (WHERE generated AND category = 'persistent_reduction') AS persistent_reduction_kernels,
         count(*) FILTER (WHERE generated AND category = 'template')             AS template_kernels,
         count(*) FILTER (WHERE generated AND category = 'foreach')              AS foreach_kernels
-    FROM kernels WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
+    FROM query_table(kernels_t) WHERE run_id IN (SELECT unnest(ids)) GROUP BY run_id
 ), frames AS (
     SELECT run_id, compile_id, min(co_filename) AS frame_file
-    FROM compilations WHERE run_id IN (SELECT unnest(ids)) GROUP BY ALL
+    FROM query_table(compilations_t) WHERE run_id IN (SELECT unnest(ids)) GROUP BY ALL
 ), e AS (
     -- a break or recompile in a library frame (the frame's file, else the event's user file, under
     -- site-packages, dist-packages, torch or the standard library) is counted apart
@@ -68,13 +71,13 @@ WITH picked AS (
         SELECT x.run_id, x.kind,
                regexp_matches(coalesce(f.frame_file, x.user_file, ''),
                               '/(site-packages|dist-packages|torch)/|/lib/python[0-9.]*/') AS in_library
-        FROM compile_events x
+        FROM query_table(compile_events_t) x
         LEFT JOIN frames f USING (run_id, compile_id)
         WHERE x.run_id IN (SELECT unnest(ids))
     ) ev
     GROUP BY ev.run_id
 ), cfg AS (
-    SELECT run_id, config_hash AS inductor_config_hash FROM run_configs_of(ids)
+    SELECT run_id, config_hash AS inductor_config_hash FROM run_configs_in(ids, compilations_t)
 ), cache AS (
     SELECT
         run_id,
@@ -89,7 +92,7 @@ WITH picked AS (
         count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
         count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
         sum(time_saved_us) FILTER (WHERE outcome = 'hit') / 1e6              AS time_saved_s
-    FROM cache_events
+    FROM query_table(cache_events_t)
     WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_id IN (SELECT unnest(ids))
     GROUP BY run_id
 ), ct AS (
@@ -106,11 +109,11 @@ WITH picked AS (
         sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
         sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
         count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
-    FROM timings
+    FROM query_table(timings_t)
     WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_id IN (SELECT unnest(ids))
     GROUP BY run_id
 ), generated AS (
-    SELECT DISTINCT run_id, kernel_name FROM kernels WHERE generated AND run_id IN (SELECT unnest(ids))
+    SELECT DISTINCT run_id, kernel_name FROM query_table(kernels_t) WHERE generated AND run_id IN (SELECT unnest(ids))
 ), prof AS (
     SELECT
         t.run_id,
@@ -123,7 +126,7 @@ WITH picked AS (
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_launches,
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches,
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us
-    FROM timings t
+    FROM query_table(timings_t) t
     LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
     WHERE t.kind = 'kernel' AND t.run_id IN (SELECT unnest(ids))
     GROUP BY t.run_id
@@ -184,3 +187,9 @@ LEFT JOIN ct USING (run_id)
 LEFT JOIN prof USING (run_id)
 LEFT JOIN cfg USING (run_id)
 LEFT JOIN cache USING (run_id);
+
+CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
+SELECT * FROM run_configs_in(ids, 'compilations');
+
+CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
+SELECT * FROM run_rollups_in(ids, 'graphs', 'kernels', 'compile_events', 'timings', 'compilations', 'cache_events');
