@@ -21,6 +21,7 @@ from schema.warehouse import connect
 from tests.servers import Postgres
 
 PROCESSES = (1, 2, 4)
+QUERY_ROUNDS = 2
 GPU_RUNS = 67
 INGEST_FILE = corpus.WORK / "lake_bench_ingest.duckdb"
 
@@ -35,15 +36,23 @@ def lake(n_runs: int, query_repeats: int, repeats: int, log) -> dict:
     data = Path(tempfile.mkdtemp(prefix="lake_", dir=corpus.WORK))
     try:
         log(f"  iwh copy {file_db.name} into a DuckLake ...")
+        stamp = file_db.stat().st_mtime_ns  # the file is shared: another benchmark may rebuild it meanwhile
         loc = "ducklake:postgres:" + pg.createdb("lake_queries")
         p = check(run(IWH + ["--db", str(file_db), "copy", loc, "--data-path", str(data / "queries")]), "iwh copy")
         with connect(file_db, read_only=True) as con:
             runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
         out = {"runs": runs, "copy": {"wall_s": p.wall_s, "cpu_s": p.cpu_s, "file_mb": file_db.stat().st_size / 1e6,
                                       "parquet_mb": corpus.size_mb([data / "queries"])}}
-        log(f"  canned queries on the file, then on the lake ({runs} runs) ...")
-        out["queries"] = {"file": canned_latencies(str(file_db), query_repeats)[0],
-                          "lake": canned_latencies(loc, query_repeats)[0]}
+        log(f"  canned queries on the file and on the lake ({runs} runs), {QUERY_ROUNDS} rounds ...")
+        rounds = {"file": [], "lake": []}
+        for _ in range(QUERY_ROUNDS):  # alternating, so a busy spell on the shared machine hits both alike
+            rounds["file"].append(canned_latencies(str(file_db), query_repeats)[0])
+            rounds["lake"].append(canned_latencies(loc, query_repeats)[0])
+        # per query, its round least disturbed by other processes: the one of the lower median
+        out["queries"] = {kind: {n: min((r[n] for r in rs), key=lambda v: v["median_ms"]) for n in rs[0]}
+                          for kind, rs in rounds.items()}
+        out["query_rounds"] = QUERY_ROUNDS
+        out["file_rebuilt_meanwhile"] = file_db.stat().st_mtime_ns != stamp
         shutil.rmtree(data / "queries")
         out["ingest"] = {}
         for procs in PROCESSES:
@@ -142,7 +151,9 @@ def report(lake: dict) -> str:
     n = next(iter(lake["queries"]["file"].values()))["n"]
     text = (f"\nDuckLake (PostgreSQL catalog, Parquet in a local folder) vs the file, {lake['runs']:,} runs, same run: "
             f"the lake made by `iwh copy` in {c['wall_s']:.0f} s ({c['file_mb']:,.0f} MB file, {c['parquet_mb']:,.0f} MB "
-            f"of Parquet); medians of {n} runs of each canned query after a warm-up\n"
+            f"of Parquet); per query, the lower of {lake.get('query_rounds', 1)} alternating rounds' medians of {n} runs "
+            f"after a warm-up" + (" (WARNING: another process rebuilt the file during the section)"
+                                  if lake.get("file_rebuilt_meanwhile") else "") + "\n"
             + _table(["warehouse", "median query ms", "slowest query ms", "slowest query", "queries >= 200 ms"], rows)
             + f"\nPer query, lake / file: median {ratios[len(ratios) // 2][0]:.2f}x; {over} of {len(ratios)} over 2x; "
             f"worst {worst}")
