@@ -92,6 +92,10 @@ def report(res: dict, only=None) -> str:
                 for p in pages if p not in ("error", "max_rss_mb")]
         out.append("\nDashboard pages under AppTest, median ms of a render opened by its URL, empty query cache\n"
                    + _table(["page"] + [f"{s} runs" for s in sizes] + ["exceptions"], rows))
+    if "lake" in res:
+        from bench.lake import report as lake_report
+
+        out.append(lake_report(res["lake"]))
     out.append("\nTargets\n" + _table(["target", "measured", ""], _targets(res)))
     return "\n".join(out)
 
@@ -131,6 +135,10 @@ def _targets(res: dict) -> list[list]:
     if rss:
         rows.append(["peak RSS < 4 GB at 100,000 runs (dashboard, iwh compare)", f"{max(rss):.0f} MB",
                      _ok(max(rss) < TARGETS["rss_mb_100k"])])
+    if "lake" in res:
+        from bench.lake import targets as lake_targets
+
+        rows.extend(lake_targets(res["lake"]))
     return rows
 
 

@@ -3,6 +3,7 @@
     python -m bench.run                          # everything (about 5 to 10 minutes on 2 cores)
     python -m bench.run --only queries,compare   # some sections; the others keep their last results
     python -m bench.run --sizes 100,1000 --repeats 1
+    python -m bench.run --only lake --sizes 10000  # the largest size as a DuckLake vs the file: bench/lake.py
 
 Sections: ingest (the GPU archive, --jobs 1 and 2), reingest (the unchanged corpus), trace
 (TORCH_TRACE logs only, against tlparse), queries (every canned query), compare (`iwh compare`),
@@ -29,7 +30,7 @@ from bench import ingest as ingest_bench
 from bench import queries as query_bench
 from bench.measure import ROOT, load_average, run
 
-SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth")
+SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake")
 WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
 OUT = ROOT / "bench" / "out" / "results.json"
 TARGET_QUERY_MS = 200
@@ -149,6 +150,11 @@ def main(argv: list[str] | None = None) -> int:
             if "growth" in only:
                 log(f"growth: ingest into {n} runs ...")
                 results.setdefault("growth", {})[key] = growth(Path(db))
+    if "lake" in only:
+        from bench.lake import lake
+
+        log(f"lake: {max(sizes)} runs in a DuckLake vs the file, and ingest by 1, 2 and 4 processes ...")
+        results["lake"] = lake(max(sizes), args.query_repeats, args.repeats, log)
     results["load_average_end"] = load_average()
     results["bench_seconds"] = time.perf_counter() - t_start
     OUT.parent.mkdir(parents=True, exist_ok=True)
