@@ -40,7 +40,8 @@ FACT_TABLES = (
     "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
     "compilations", "timings", "compile_events", "fusion_decisions", "guards", "cache_events",
     "autotune_choices", "shape_events",
-    "run_rollups",  # no parser's: the loader sums a run's rows into it as it writes them (fill_rollups)
+    # no parser's: the loader sums a run's rows into these as it writes them (fill_rollups)
+    "run_rollups", "run_tallies",
 )
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
 SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),
@@ -613,8 +614,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     return applied
 
 
-# the tables run_rollups are summed from (views/15_run_rollups_of.sql), in run_rollups_in's order
-ROLLUP_INPUTS = ("graphs", "kernels", "compile_events", "timings", "compilations", "cache_events")
+# the tables run_rollups and run_tallies are summed from (views/15_run_rollups_of.sql)
+ROLLUP_INPUTS = ("graphs", "kernels", "compile_events", "timings", "compilations", "cache_events", "fusion_decisions")
 
 
 def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None,
@@ -623,12 +624,14 @@ def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     the caller's transaction, or every run without a rollup (a warehouse written before them).
     `tables` names, for each of ROLLUP_INPUTS, where the runs' rows are (default: the warehouse's)."""
     if run_ids is not None:
-        names = [(tables or {}).get(t, t) for t in ROLLUP_INPUTS]
+        name = {t: (tables or {}).get(t, t) for t in ROLLUP_INPUTS}
         con.execute("INSERT INTO run_rollups BY NAME SELECT * FROM run_rollups_in(?, ?, ?, ?, ?, ?, ?)",
-                    [run_ids, *names])
+                    [run_ids, *(name[t] for t in ROLLUP_INPUTS[:6])])
+        con.execute("INSERT INTO run_tallies BY NAME SELECT * FROM run_tallies_in(?, ?, ?)",
+                    [run_ids, name["kernels"], name["fusion_decisions"]])
         con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_in(?, ?) "
                     "WHERE config_hash NOT IN (SELECT config_hash FROM inductor_configs) GROUP BY config_hash",
-                    [run_ids, names[ROLLUP_INPUTS.index("compilations")]])
+                    [run_ids, name["compilations"]])
         return
     missing = [r for (r,) in con.execute(
         "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]

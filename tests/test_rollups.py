@@ -89,3 +89,18 @@ def test_a_runs_config_is_kept_once_by_hash(db, tmp_path):
         assert con.execute("SELECT count(*) FROM inductor_configs").fetchone()[0] == len({t for _, t in want if t})
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("limit", [1, 3, 40])
+def test_slowest_kernels_equal_a_plain_sort(db, limit):
+    """The query reads only runs whose slowest kernel can be in the answer (a floor from the
+    rollups, with 1 profiled run active at limit 1 only); a plain sort of every kernel agrees."""
+    from schema.api import Warehouse
+
+    with Warehouse(db) as wh:
+        got = wh.query("profile/slowest_kernels", limit=limit).select("run_id", "kernel_name", "total_us").rows()
+        want = wh.con.execute("""
+            SELECT run_id, name, round(duration_us, 3) FROM timings t JOIN runs r USING (run_id)
+            WHERE kind = 'kernel' AND source = 'profiler'
+            ORDER BY duration_us DESC, r.model, r.compiler_version, run_id, compile_id, name LIMIT ?""", [limit]).fetchall()
+    assert got == want and len(got) == min(limit, len(want))

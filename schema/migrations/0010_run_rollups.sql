@@ -37,6 +37,7 @@ CREATE TABLE run_rollups (
     generated_launches     BIGINT,
     extern_launches        BIGINT,
     compiled_kernel_us     DOUBLE,
+    max_kernel_us          DOUBLE,
     inductor_config_hash   VARCHAR,
     fx_lookups             BIGINT,
     fx_hits                BIGINT,
@@ -54,4 +55,14 @@ CREATE TABLE run_rollups (
 CREATE TABLE inductor_configs (
     config_hash  VARCHAR PRIMARY KEY,
     text         VARCHAR NOT NULL
+);
+-- Per run, how often each name occurs where queries rank names over every run (run_tallies_in
+-- says how each is counted): kind 'fusion_refusal' (name: the reason; NULL when none was given),
+-- 'extern_op' (name: the extern kernel's signature, else its name) and 'label' (name: key=value of
+-- each scalar label, n = 1: run_label_values reads them instead of parsing every run's JSON).
+CREATE TABLE run_tallies (
+    run_id  VARCHAR NOT NULL,
+    kind    VARCHAR NOT NULL,
+    name    VARCHAR,
+    n       BIGINT
 );

@@ -20,7 +20,7 @@
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
 --     Inductor generated in that run (by name), extern = other kernels inside compiled regions,
 --     eager = kernels outside any compiled region; compiled_kernel_us = generated + extern
---     (kernels inside a compiled region)
+--     (kernels inside a compiled region); max_kernel_us = the run's slowest profiled kernel
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
 --   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
@@ -125,7 +125,8 @@ WITH picked AS (
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NULL) AS eager_us,
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_launches,
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches,
-        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us,
+        max(t.duration_us) FILTER (WHERE t.source = 'profiler')                      AS max_kernel_us
     FROM query_table(timings_t) t
     LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
     WHERE t.kind = 'kernel' AND t.run_id IN (SELECT unnest(ids))
@@ -167,6 +168,7 @@ SELECT
     prof.generated_launches::BIGINT             AS generated_launches,
     prof.extern_launches::BIGINT                AS extern_launches,
     prof.compiled_kernel_us,
+    prof.max_kernel_us,
     cfg.inductor_config_hash,
     coalesce(cache.fx_lookups, 0)::BIGINT       AS fx_lookups,
     coalesce(cache.fx_hits, 0)::BIGINT          AS fx_hits,
@@ -193,3 +195,22 @@ SELECT * FROM run_configs_in(ids, 'compilations');
 
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 SELECT * FROM run_rollups_in(ids, 'graphs', 'kernels', 'compile_events', 'timings', 'compilations', 'cache_events');
+
+-- run_tallies_in(ids, ...): rows of run_tallies for the runs `ids` names (see migration 0010)
+CREATE OR REPLACE MACRO run_tallies_in(ids, kernels_t, fusion_decisions_t) AS TABLE
+SELECT run_id, 'fusion_refusal' AS kind, reason AS name, count(*) AS n
+FROM query_table(fusion_decisions_t)
+WHERE decision = 'refused' AND run_id IN (SELECT unnest(ids))
+GROUP BY ALL
+UNION ALL
+SELECT run_id, 'extern_op', coalesce(signature, kernel_name), count(*)
+FROM query_table(kernels_t)
+WHERE NOT generated AND run_id IN (SELECT unnest(ids))
+GROUP BY ALL
+UNION ALL
+SELECT r.run_id, 'label', j.key || '=' || (j.value ->> '$'), 1
+FROM runs r, json_each(r.labels) AS j
+WHERE r.run_id IN (SELECT unnest(ids)) AND j.type IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN');
+
+CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
+SELECT * FROM run_tallies_in(ids, 'kernels', 'fusion_decisions');

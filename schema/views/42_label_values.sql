@@ -2,9 +2,10 @@
 -- filters or compare sides: 2 to 12 short values across the warehouse (variant, mode, dtype...);
 -- per-run values such as wall times or commit hashes would make useless choices.
 CREATE OR REPLACE VIEW run_label_values AS
-SELECT r.run_id, j.key AS k, j.value ->> '$' AS v
-FROM runs r, json_each(r.labels) AS j
-WHERE j.type IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN');
+-- kept at ingest as run_tallies of kind 'label' (key=value; a key holds no '=')
+SELECT run_id, split_part(name, '=', 1) AS k, substr(name, strpos(name, '=') + 1) AS v
+FROM run_tallies
+WHERE kind = 'label';
 
 CREATE OR REPLACE VIEW choice_label_keys AS
 SELECT k

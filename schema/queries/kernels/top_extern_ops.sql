@@ -3,15 +3,16 @@
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
 -- @param limit INTEGER default=25 at most this many ops
+-- call sites counted per run and op at ingest (run_tallies, kind extern_op)
 SELECT
-    coalesce(k.signature, k.kernel_name)       AS extern_op,
-    count(*)                                   AS call_sites,
-    count(DISTINCT k.run_id)                   AS runs,
+    t.name                                     AS extern_op,
+    sum(t.n)::BIGINT                           AS call_sites,
+    count(DISTINCT t.run_id)                   AS runs,
     count(DISTINCT r.model)                    AS models,
     count(DISTINCT r.compiler_version)         AS compiler_versions
-FROM kernels k
+FROM run_tallies t
 JOIN runs r USING (run_id)
-WHERE NOT k.generated
+WHERE t.kind = 'extern_op'
   AND ($model IS NULL OR r.model = $model)
   AND ($compiler IS NULL OR r.compiler_version = $compiler)
 GROUP BY ALL

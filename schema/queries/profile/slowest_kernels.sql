@@ -6,17 +6,23 @@
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
 -- @param limit INTEGER default=25 at most this many kernels
-WITH prof AS (
+WITH picked AS (
+    SELECT r.run_id, u.max_kernel_us
+    FROM runs r JOIN run_rollups u USING (run_id)
+    WHERE u.max_kernel_us IS NOT NULL
+      AND ($model IS NULL OR r.model = $model) AND ($compiler IS NULL OR r.compiler_version = $compiler)
+), floor AS (
+    -- the $limit-th largest of the runs' slowest kernels: at least $limit kernels are as slow, so
+    -- every kernel of the answer is too, and only runs with a kernel that slow need reading
+    -- (fewer runs than $limit: no floor)
+    SELECT CASE WHEN count(*) >= $limit THEN min(max_kernel_us) ELSE '-infinity'::DOUBLE END AS us
+    FROM (SELECT max_kernel_us FROM picked ORDER BY max_kernel_us DESC LIMIT $limit)
+), top AS (
     SELECT t.run_id, t.compile_id, t.name, t.calls, t.duration_us
     FROM timings t
     WHERE t.kind = 'kernel' AND t.source = 'profiler'
-      AND (($model IS NULL AND $compiler IS NULL) OR t.run_id IN (
-            SELECT run_id FROM runs
-            WHERE ($model IS NULL OR model = $model) AND ($compiler IS NULL OR compiler_version = $compiler)))
-), top AS (
-    -- the kernels at least as slow as the $limit-th slowest (ties kept): only these are classified
-    SELECT * FROM prof
-    WHERE duration_us >= (SELECT min(duration_us) FROM (SELECT duration_us FROM prof ORDER BY duration_us DESC LIMIT $limit))
+      AND t.duration_us >= (SELECT us FROM floor)
+      AND t.run_id IN (SELECT run_id FROM picked WHERE max_kernel_us >= (SELECT us FROM floor))
 ), generated AS (
     SELECT run_id, kernel_name, any_value(category ORDER BY category) AS category
     FROM kernels
