@@ -105,6 +105,9 @@ def _ingest(source: str, db: Path, jobs: int, executor: str, env: dict) -> tuple
     times = [line for line in proc.output.splitlines() if line.startswith(TIMES)]
     if m is None or not times:
         raise RuntimeError(f"no summary line in:\n{proc.output[-2000:]}")
+    if "failed to parse" in proc.output or "refused by the warehouse" in proc.output:
+        # a run lost on one path and not the other would make the rates incomparable
+        raise RuntimeError(f"iwh ingest --executor {executor} {source} lost runs:\n{proc.output[-2000:]}")
     return proc, {"runs": int(m.group(1)), "mb": float(m.group(3)), **json.loads(times[-1][len(TIMES):])}
 
 
