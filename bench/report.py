@@ -96,6 +96,8 @@ def report(res: dict, only=None) -> str:
         from bench.lake import report as lake_report
 
         out.append(lake_report(res["lake"]))
+    if "backfill" in res:
+        out.append(_backfill(res["backfill"]))
     out.append("\nTargets\n" + _table(["target", "measured", ""], _targets(res)))
     return "\n".join(out)
 
@@ -140,6 +142,50 @@ def _targets(res: dict) -> list[list]:
 
         rows.extend(lake_targets(res["lake"]))
     return rows
+
+
+def _backfill(b: dict) -> str:
+    c, o, p = b["configs"], b["overhead"], b["projection"]
+    twin = {"ray_cpus1": (o["cpus1"]["x_wall_vs_local"], "local --jobs 1"),
+            "ray_cpus2": (o["cpus2"]["x_wall_vs_local"], "local --jobs 2"),
+            "s3_local_jobs2": (o["s3_x_local"], "disk"), "s3_ray_cpus2": (o["s3_x_ray"], "disk")}
+    names = {"local_jobs1": "disk, local --jobs 1", "ray_cpus1": "disk, Ray of 1 CPU",
+             "local_jobs2": "disk, local --jobs 2", "ray_cpus2": "disk, Ray of 2 CPUs",
+             "s3_local_jobs2": "S3 (moto), local --jobs 2", "s3_ray_cpus2": "S3 (moto), Ray of 2 CPUs"}
+    rows = []
+    for key, r in c.items():
+        x, of = twin.get(key, (None, ""))
+        ray = "ray" in key
+        rows.append([names.get(key, key), r["runs"], r["mb"], r["wall_s"], r["runs_per_s"], r["mb_per_s"],
+                     f"{x:.2f}x {of}" if x else "", r["ray_start_s"] + r["ray_stop_s"] if ray else None,
+                     r["work_mb_per_s"] if ray else None, r["write_s"], f"{100 * r['write_share']:.0f}%",
+                     f"{r['writer_cpu_s']:.1f} ({r['writer_cpu_tasks_s']:.1f} while tasks ran)" if ray else r["writer_cpu_s"],
+                     None if ray else r["cpu_s"]])
+    out = [f"\nBackfill: the GPU archive through Ray tasks and from S3, {b['repeats']} rounds interleaved (medians; "
+           "ratios per round). Ray's start and stop are paid once per ingest; a cluster already up does without "
+           "them; its workers are not the ingest's children, so no CPU s (all). S3 is moto on 127.0.0.1 sharing the 2 "
+           "cores: the read path's cost, not a network's\n" + _table(
+               ["what", "runs", "MB", "wall s", "runs/s", "MB/s", "speed vs", "Ray start+stop s",
+                "MB/s less Ray start", "commit s", "commit share", "writer CPU s", "CPU s (all)"], rows)]
+    pr = b["probe"]
+    rows = [["ingest less Ray's start and stop, minus local ingest (ms per run)", o["cpus1"]["ms_per_run"],
+             o["cpus2"]["ms_per_run"]],
+            ["empty task, no argument (ms per task)", pr["cpus1"]["bare_ms"], pr["cpus2"]["bare_ms"]],
+            ["empty task, a run's argument (ms per task)", pr["cpus1"]["run_args_ms"], pr["cpus2"]["run_args_ms"]],
+            ["Ray start in an ingest: import + init (s)", c["ray_cpus1"]["ray_start_s"], c["ray_cpus2"]["ray_start_s"]],
+            ["Ray stop in an ingest (s)", c["ray_cpus1"]["ray_stop_s"], c["ray_cpus2"]["ray_stop_s"]]]
+    out.append("\nRay's cost per task (1 CPU: local --jobs 1 parses in the writer's own process, Ray beside it, "
+               f"so the difference can be below zero; empty tasks: wall / {pr['cpus1']['tasks']} tasks through "
+               "ray_tasks.imap_unordered on a started Ray)\n" + _table(["what", "1 CPU", "2 CPUs"], rows))
+    out.append(
+        f"\nProjection: one Ray worker sustains {p['worker_runs_per_s']:.2f} runs/s ({p['worker_mb_per_s']:.1f} MB/s) "
+        f"once Ray is up; two on these 2 shared cores {p['scaling_1_to_2']:.2f}x that. The one writer takes "
+        f"{p['writer_commit_runs_per_s']:.1f} runs/s by its commit time, {p['writer_cpu_runs_per_s']:.1f} runs/s by "
+        f"its CPU while the tasks ran: a ceiling of {p['writer_runs_per_s']:.1f} runs/s ({p['writer_mb_per_s']:.0f} "
+        f"MB/s). A cluster ingests about min(workers x {p['worker_mb_per_s']:.1f}, {p['writer_mb_per_s']:.0f}) MB/s: "
+        f"the writer bounds it from about {p['workers_to_saturate']:.0f} workers, fewer where results cross a "
+        "network or the warehouse is large (growth section).")
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

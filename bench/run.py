@@ -10,6 +10,7 @@ Sections: ingest (the GPU archive, --jobs 1 and 2), reingest (the unchanged corp
 dashboards (every page under AppTest), growth (ingest into warehouses of each size). queries,
 compare, dashboards and growth run on warehouses of --sizes runs, built from the corpus in SQL.
 What needs ../shared/corpus is skipped with a message when it is absent.
+backfill: the GPU archive through Ray tasks and from an S3 prefix, beside local processes (bench/backfill.py).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from pathlib import Path
 
 import duckdb
 
+from bench import backfill as backfill_bench
 from bench import corpus, scale
 from bench import ingest as ingest_bench
 from bench import queries as query_bench
 from bench.measure import ROOT, load_average, run
 
-SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake")
+SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake", "backfill")
 WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
 OUT = ROOT / "bench" / "out" / "results.json"
 TARGET_QUERY_MS = 200
@@ -126,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     if "trace" in only:
         log(f"trace: 67 TORCH_TRACE logs, iwh --jobs 2 vs tlparse (HTML and -p), {args.repeats} rounds ...")
         results["trace"] = ingest_bench.trace_only(args.repeats)
+    if "backfill" in only:
+        why = backfill_bench.missing()
+        log(f"backfill: skipped, {why}" if why else f"backfill: local, Ray and S3 ingests, {args.repeats} rounds ...")
+        if not why:
+            results["backfill"] = backfill_bench.backfill(args.repeats, log)
 
     if WAREHOUSE_SECTIONS & set(only):
         built = warehouses(sizes, log)
