@@ -7,6 +7,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,17 +31,25 @@ class Proc:
         return d
 
 
+TIME = "/usr/bin/time"
+
+
 def run(cmd: list[str], env: dict | None = None) -> Proc:
-    """Run a command; its own rusage comes from wait4, so earlier children do not leak into it."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         env={**os.environ, **(env or {})})
-    out = p.stdout.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
+    """Run a command; its own rusage comes from wait4, so earlier children do not leak into it.
+    Its peak RSS comes from GNU time when there is one: Linux carries a process's peak RSS across
+    fork and exec, so a child of this process (GBs after building warehouses) would report ours."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        timed = [TIME, "-f", "%M", "-o", rss.name, *cmd] if os.path.exists(TIME) else cmd
+        t0 = time.perf_counter()
+        p = subprocess.Popen(timed, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             env={**os.environ, **(env or {})})
+        out = p.stdout.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        kb = rss.read().strip().splitlines()
     p.returncode = os.waitstatus_to_exitcode(status)
-    return Proc(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, p.returncode,
-                out.decode(errors="replace"))
+    peak_mb = int(kb[-1]) / 1024 if kb and kb[-1].isdigit() else usage.ru_maxrss / 1024
+    return Proc(wall, usage.ru_utime + usage.ru_stime, peak_mb, p.returncode, out.decode(errors="replace"))
 
 
 def check(proc: Proc, what: str) -> Proc:
