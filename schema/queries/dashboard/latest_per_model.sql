@@ -18,7 +18,7 @@ ranked AS (
            count(*) OVER (PARTITION BY m.model, m.device) AS runs
     FROM run_metrics m
     JOIN picked p USING (run_id)
-)
+), latest AS (
 SELECT
     model,
     device,
@@ -29,9 +29,12 @@ SELECT
     graphs,
     runs,
     started_at                AS latest_run_at,
-    run_id                    AS latest_run_id,
-    count(*) OVER ()          AS total
+    run_id                    AS latest_run_id
 FROM ranked
 WHERE rn = 1
+)
+-- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
+SELECT l.*, (SELECT count(*) FROM latest) AS total
+FROM latest l
 ORDER BY model, device
 LIMIT $limit OFFSET $offset;

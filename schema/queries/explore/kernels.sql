@@ -10,7 +10,7 @@ WITH kernel_time AS (
     FROM timings
     WHERE run_id = $run_id AND graph_id = $graph_id AND kind = 'kernel'
     GROUP BY name
-)
+), found AS (
 SELECT
     k.kernel_name,
     k.generated,
@@ -25,9 +25,13 @@ SELECT
     round(t.us, 2)                        AS time_us,
     t.calls,
     k.source_hash,
-    count(*) OVER ()                      AS total
+    k.site
 FROM kernels k
 LEFT JOIN kernel_time t ON t.name = k.kernel_name
 WHERE k.run_id = $run_id AND k.graph_id = $graph_id
-ORDER BY k.generated DESC, k.site NULLS LAST, k.kernel_name
+)
+-- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
+SELECT f.* EXCLUDE (site), (SELECT count(*) FROM found) AS total
+FROM found f
+ORDER BY f.generated DESC, f.site NULLS LAST, f.kernel_name
 LIMIT $limit OFFSET $offset;

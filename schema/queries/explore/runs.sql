@@ -9,7 +9,7 @@
 -- @param offset INTEGER default=0 skip this many runs (paging)
 WITH picked AS (
     SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
-)
+), found AS (
 SELECT
     m.run_id,
     m.model,
@@ -21,11 +21,15 @@ SELECT
     m.extern_kernel_count       AS extern_calls,
     round(m.fusion_rate, 4)     AS fusion_rate,
     p.started_at,
-    p.source_path,
-    count(*) OVER ()            AS total
+    p.source_path
 FROM run_metrics m
 JOIN picked p USING (run_id)
 WHERE $search IS NULL
    OR concat_ws(' ', m.model, m.compiler_version, m.run_id, p.source_path) ILIKE '%' || $search || '%'
-ORDER BY p.started_at DESC NULLS LAST, m.model, m.run_id
+)
+-- the total by a count, not count(*) OVER (): DuckDB 1.5 can abort on that window under concurrent
+-- queries (duckdb/duckdb#22846) and invalidate the database for the whole process
+SELECT f.*, (SELECT count(*) FROM found) AS total
+FROM found f
+ORDER BY f.started_at DESC NULLS LAST, f.model, f.run_id
 LIMIT $limit OFFSET $offset;
