@@ -149,3 +149,35 @@ def test_bad_files_are_problems():
     parsed = parse_spyre_folder(files)
     assert [k["kernel_name"] for k in parsed.rows["kernels"]] == ["0_mul"]
     assert len(parsed.problems) == 3  # truncated JSON, two root keys, sdsc_2.json not in bundle.mlir
+
+
+def test_an_address_that_is_not_a_number_is_unknown():
+    """Found by `make fuzz` (mutation 3988 of seed 0: a 20 MB line inside an sdsc spec): the LX
+    start address was read with int() and the run's ingest stopped."""
+    files = folder("fma")
+    damaged = 0
+
+    def damage(node):
+        nonlocal damaged
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "startAddressCoreCorelet_" and isinstance(value, dict) and value.get("data_"):
+                    value["data_"] = {k: "x" * 10_000 for k in value["data_"]}
+                    damaged += 1
+                else:
+                    damage(value)
+        elif isinstance(node, list):
+            for value in node:
+                damage(value)
+
+    spec = json.loads(files["sdsc_0.json"])
+    damage(spec)
+    files["sdsc_0.json"] = json.dumps(spec)
+    assert damaged
+    parsed = parse_spyre_folder(files)
+    whole = parse("fma")
+    assert len(parsed.rows["layouts"]) == len(whole.rows["layouts"])
+    details = [json.loads(r["details"]) for r in parsed.rows["layouts"] if r["kernel_name"] == "0_mul"]
+    offsets = [d["lx_offset"] for d in details if d["placement"] == "lx"]
+    assert offsets and offsets == [None] * len(offsets)
+    assert layout_of("fma", "0_mul", "Tensor2")["details"]["lx_offset"] == 0  # undamaged: read

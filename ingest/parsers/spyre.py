@@ -194,7 +194,7 @@ def _layout(parsed: Parsed, kernel: str, labeled: dict, alloc: dict, writes: set
         "layout_class": labeled.get("dsType_"),
         "placement": component,  # hbm = device memory, lx = per-core scratchpad
         "memOrg_": sorted(labeled.get("memOrg_") or {}),
-        "lx_offset": int(next(iter(addresses.values()))) if component == "lx" and addresses else None,
+        "lx_offset": _first_address(addresses) if component == "lx" else None,
         "work_division": {d: work_division[d] for d in dims if d in work_division}
         if isinstance(work_division, dict) else None,
         "indirection": alloc.get("indirectAllocType_"),
@@ -265,3 +265,13 @@ def _without_hbm_addresses(dsc):
         for node in dsc.get("scheduleTree_") or []
     ]
     return {**dsc, "scheduleTree_": tree}
+
+
+def _first_address(addresses) -> int | None:
+    """The first corelet's start address; one that is not a number (a damaged spec: the fuzzer
+    wrote 20 MB of text there) is unknown, not a failed run."""
+    first = next(iter(addresses.values()), None) if isinstance(addresses, dict) else None
+    try:
+        return int(first)
+    except (TypeError, ValueError, OverflowError):
+        return None
