@@ -213,3 +213,24 @@ def test_an_exception_shows_its_details_without_outside_links(warehouse, browser
             assert problems == []
         finally:
             tab.close()
+
+
+
+def test_trends_point_click_picks_its_run(warehouse, server, browser):
+    """Clicking a run's point on a Trends chart picks that run to open (the chart's selection reaches
+    the page): the points are Vega-Lite marks whose accessible labels carry their tooltip."""
+    run_id = one(warehouse, "SELECT run_id FROM runs WHERE model = 'cnn' AND compiler_version = '2.13.0+cpu'")
+    tab = browser.new_page(viewport={"width": 1500, "height": 2400})
+    problems = watch(tab)
+    try:
+        tab.goto(f"{server}/trends")
+        tab.wait_for_selector('[data-testid="stVegaLiteChart"] svg', timeout=60_000)
+        point = tab.locator('[data-testid="stVegaLiteChart"]').first.locator(
+            f'path[role="graphics-symbol"][aria-label*="run_id: {run_id}"]')
+        assert point.count() == 1
+        point.click(force=True)
+        # the page reruns with that run picked, offering to open it
+        tab.get_by_role("button", name=f"Open run {run_id} in the Run explorer").wait_for(timeout=30_000)
+        assert problems == []
+    finally:
+        tab.close()
