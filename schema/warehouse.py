@@ -677,9 +677,9 @@ def _create_views(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the views and macros when their files changed since this warehouse last got them
     (their hash is kept in `_views`): no write at all on a writer's open otherwise."""
     con.execute("CREATE TABLE IF NOT EXISTS _views (digest VARCHAR)")
-    texts, digest = _view_texts()
-    if con.execute("SELECT count(*) FROM _views WHERE digest = ?", [digest]).fetchone()[0] and not _missing_views(con):
+    if _views_digest_current(con) and not _missing_views(con):
         return
+    texts, digest = _view_texts()
     con.execute("BEGIN TRANSACTION")
     try:
         _write_views(con, texts, digest)
