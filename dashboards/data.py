@@ -44,8 +44,10 @@ def connection():
     """The read-only SQLAlchemy connection, through `st.connection`. Each DuckDB connection under it
     comes from `schema.warehouse.connect` (the CLI's and the API's door too), locked down: even the SQL
     console cannot write, ATTACH, read files or change settings. A file is opened per query and closed
-    after it (NullPool), so an ingest can take the file's write lock between queries; a lake's
-    connections are pooled, as its readers block no one."""
+    after it (NullPool), so an ingest can take the file's write lock between queries; the database
+    under them stays open in this process until a writer waits for it (`keep_open`), so a query
+    neither reopens it nor reads again what the last one read. A lake's connections are pooled, as
+    its readers block no one."""
     loc = location()
     digest = hashlib.blake2b(loc.text.encode(), digest_size=6).hexdigest()
     url = "duckdb:///:memory:" if loc.is_lake else f"duckdb:///{loc.path}"
@@ -60,7 +62,7 @@ def _open_warehouse(dialect, conn_rec, cargs, cparams):
     where = cparams.get("iwh_location")
     if where is None:
         return None
-    return ConnectionWrapper(connect(where, read_only=True, lockdown=True))
+    return ConnectionWrapper(connect(where, read_only=True, lockdown=True, keep_open=True))
 
 
 def to_sqlalchemy(sql: str, names) -> str:

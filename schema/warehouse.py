@@ -9,7 +9,8 @@ Concurrency contract, the same for both kinds of warehouse:
   (`_waiting`), and the writer closes it within WATCH_S.
 - Readers see a run whole or not at all: every run is written in one transaction (a file's long
   logs in parts, under the file's lock, which readers wait for). Readers of a file open it for
-  each query and close it, so a writer gets in between; a lake's readers never block anyone.
+  each query and close it, so a writer gets in between; a dashboard keeps it open between its
+  queries only until a writer waits (`_Kept`); a lake's readers never block anyone.
 
 Migrations (`migrations/NNNN_*.sql`) are append-only and recorded in `_migrations`, so an older
 warehouse is upgraded in place. A new lake starts at the current schema (the tables a fresh file
@@ -57,6 +58,8 @@ READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committin
 WRITE_WAIT_S = 600.0  # how long a writer waits for another writer (or a long read) to finish
 READER_YIELD_S = 2.0  # how long a new reader stands back for a writer waiting for a file
 WATCH_S = 0.05  # how often an idle writer looks for someone waiting for its file
+# how long a dashboard keeps a file warehouse open after its last read (_Kept)
+KEEP_S = float(os.environ.get("IWH_KEEP_OPEN_S", "30"))
 # a held file's WAL grows to this before DuckDB checkpoints it on its own: closing checkpoints anyway
 HELD_CHECKPOINT_THRESHOLD = "1GB"
 # what one reader's query may use; past it the query fails with DuckDB's out-of-memory message
@@ -84,12 +87,15 @@ def view_files() -> list[Path]:
 # ---- opening ------------------------------------------------------------------------------------
 
 def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
-            wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True) -> duckdb.DuckDBPyConnection:
+            wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
+            keep_open: bool = False) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at `location`: read-only, or for writing (created and migrated).
 
     `wait`: seconds to wait while another process holds a file's lock (default READ_WAIT_S or
     WRITE_WAIT_S). `lockdown` (readers): SQL on the connection can read the warehouse and nothing
     else: no files, no ATTACH, no settings changed, at most READ_MEMORY of memory.
+    `keep_open` (readers of a file that open it for every query, as the dashboard does): the file
+    stays open in this process after the connection closes, until a writer waits for it (_Kept).
     A lake's writers must hold its write lock: use `Writer`.
     """
     loc = locate(location)
@@ -102,11 +108,14 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
         # in a file, settings are the database's, shared by every connection of this process to it:
         # they are given when it is opened; the lock comes after quiet(), which is per connection
         locked = {"enable_external_access": False, "memory_limit": READ_MEMORY}
-        con = _open_file(loc, read_only, wait, locked if lockdown else {})
+        config = locked if lockdown else {}
+        con = _open_file(loc, read_only, wait, config)
         if lockdown:
             _quiet_and_lock(con)
         else:
             quiet(con)
+        if keep_open and read_only:
+            _Kept.hold(loc, config)
     try:
         if read_only:
             _check_current(con, loc)
@@ -149,6 +158,8 @@ def _connect_file(loc: Location, read_only: bool, wait: float | None, config: di
         except duckdb.ConnectionException as e:
             if "different configuration" not in str(e):
                 raise WarehouseError(_unreadable(loc, e)) from e
+            if _Kept.let_go(loc.path):
+                continue  # it was this process's own kept reader, with a reader's settings
             raise WarehouseError(
                 f"this process already has {loc.shown} open with other settings (a writer, or a reader that "
                 "may touch files): close that connection first; DuckDB shares an open file among the "
@@ -254,6 +265,59 @@ def _let_waiting_writer_first(loc: Location, deadline: float, waiting: _waiting)
         return
     if fh is not None:
         fh.close()  # only waited for the writer: readers do not hold writers back with it
+
+
+class _Kept:
+    """A file warehouse kept open in this process between reads. DuckDB shares one open database
+    among a process's connections to a file with the same settings: while one of them stays open,
+    the next read connection opens in 1 ms instead of 25, and finds in memory what earlier reads
+    brought in (the Explorer's queries take 0.65 s instead of 1.6 at 100,000 runs). It lets go
+    within WATCH_S of anyone waiting for the file (a writer), after KEEP_S without a read, and when
+    this process opens the file with other settings; the memory it held goes back then."""
+
+    _all: dict[str, _Kept] = {}
+    _guard = threading.Lock()
+
+    def __init__(self, loc: Location, con: duckdb.DuckDBPyConnection):
+        self.loc, self.con, self.last = loc, con, time.monotonic()
+        threading.Thread(target=self._watch, name="iwh-kept-reader", daemon=True).start()
+
+    @classmethod
+    def hold(cls, loc: Location, config: dict) -> None:
+        with cls._guard:
+            kept = cls._all.get(loc.path)
+            if kept is not None:
+                kept.last = time.monotonic()
+                return
+            if KEEP_S <= 0:
+                return
+            try:  # the database is open (the caller's connection): this only joins it
+                con = duckdb.connect(loc.path, read_only=True, config=config)
+            except duckdb.Error:
+                return
+            cls._all[loc.path] = cls(loc, con)
+
+    @classmethod
+    def let_go(cls, path: str, kept: _Kept | None = None) -> bool:
+        """Close this process's kept reader of `path` (only `kept`, when given); True if one was."""
+        with cls._guard:
+            if kept is not None and cls._all.get(path) is not kept:
+                return False
+            kept = cls._all.pop(path, None)
+        if kept is None:
+            return False
+        with contextlib.suppress(duckdb.Error):
+            kept.con.close()
+        return True
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(WATCH_S)
+            if time.monotonic() - self.last > KEEP_S or _someone_waits(self.loc):
+                _Kept.let_go(self.loc.path, self)
+                return
+            if _Kept._all.get(self.loc.path) is not self:
+                return
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:

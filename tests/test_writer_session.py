@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 
+from schema import warehouse
 from schema.warehouse import WATCH_S, Writer, connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,3 +137,69 @@ def test_a_writer_killed_while_it_holds_the_file_loses_no_commit(tmp_path):
 
 def test_the_watcher_polls_often():
     assert WATCH_S <= 0.1
+
+
+# -- a dashboard keeps the file open between its reads, until someone waits for it -------------
+
+def _kept_read(db: str) -> int:
+    con = connect(db, read_only=True, lockdown=True, keep_open=True)
+    try:
+        return con.execute("SELECT count(*) FROM _migrations WHERE name LIKE 'row %'").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _is_held_elsewhere(db: str) -> bool:
+    """Whether another process finds the file locked (a writer's open fails at once)."""
+    code = ("import duckdb, sys\ntry:\n    duckdb.connect(sys.argv[1]).close()\nexcept duckdb.IOException:\n"
+            "    print('locked')\n")
+    return subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60).stdout.strip() == "locked"
+
+
+def test_a_kept_reader_holds_the_file_until_a_writer_waits(tmp_path, monkeypatch):
+    monkeypatch.setattr(warehouse, "KEEP_S", 300.0)  # so only the writer's waiting can end it here
+    db = str(tmp_path / "wh.duckdb")
+    with Writer(db) as w:
+        _insert(w, "row 1")
+    assert _kept_read(db) == 1
+    # its connection is closed, yet the file stays open in this process: another's writer is refused
+    assert _is_held_elsewhere(db)
+    t0 = time.monotonic()
+    code = ("import sys; from schema.warehouse import Writer\n"
+            "with Writer(sys.argv[1], wait=60) as w, w.session() as con:\n"
+            "    con.execute(\"INSERT INTO _migrations VALUES ('row 2', now())\")\n")
+    out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert time.monotonic() - t0 < 30  # let go on the writer's waiting, not after KEEP_S
+    assert db not in warehouse._Kept._all
+    assert _kept_read(db) == 2  # the next read opens it again and sees the commit
+
+
+def test_a_kept_reader_lets_go_when_idle(tmp_path, monkeypatch):
+    monkeypatch.setattr(warehouse, "KEEP_S", 0.3)
+    db = str(tmp_path / "wh.duckdb")
+    with Writer(db) as w:
+        _insert(w, "row 1")
+    assert _kept_read(db) == 1 and db in warehouse._Kept._all
+    deadline = time.monotonic() + 10
+    while db in warehouse._Kept._all and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert db not in warehouse._Kept._all
+    assert not _is_held_elsewhere(db)
+
+
+def test_this_process_may_open_a_kept_file_with_other_settings(tmp_path, monkeypatch):
+    """DuckDB refuses a second open of a file with other settings in one process: the kept reader
+    steps aside for this process's own writer or plain reader."""
+    monkeypatch.setattr(warehouse, "KEEP_S", 300.0)
+    db = str(tmp_path / "wh.duckdb")
+    with Writer(db) as w:
+        _insert(w, "row 1")
+    assert _kept_read(db) == 1
+    with Writer(db) as w:
+        _insert(w, "row 2")
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM _migrations WHERE name LIKE 'row %'").fetchone()[0] == 2
+    finally:
+        con.close()
