@@ -2,6 +2,7 @@
 
     python -m tests.fuzz                      # 10,000 mutations (`make fuzz`)
     python -m tests.fuzz -n 300 --seed 0      # what `make test` runs (tests/test_fuzz.py)
+    python -m tests.fuzz --start 9425 -n 25   # one reported batch again, into a new warehouse
 
 Each mutation copies one real run (hard links: cheap) and damages one to three of its files:
 truncated, bytes flipped, invalid UTF-8, lines shuffled, a huge line, deep nesting, emptied, zeroed,
@@ -168,7 +169,8 @@ def mutate(seed_run: Path, dest: Path, rng: random.Random, big: bool) -> str:
 
 # ---- running ---------------------------------------------------------------------------------------
 
-def run(mutations: int = 10_000, seed: int = 0, batch: int = 25, big: bool = True, out=sys.stdout) -> Report:
+def run(mutations: int = 10_000, seed: int = 0, batch: int = 25, big: bool = True, out=sys.stdout,
+        start: int = 0) -> Report:
     """Each batch of mutated runs is ingested by `iwh ingest` in a process of its own, as a user's
     would be: a crash is its exit, a hang its time limit, its peak RSS the children's."""
     report = Report()
@@ -176,12 +178,12 @@ def run(mutations: int = 10_000, seed: int = 0, batch: int = 25, big: bool = Tru
     work = Path(tempfile.mkdtemp(prefix="iwh-fuzz-"))
     db = str(work / "wh.duckdb")
     try:
-        done = 0
-        while done < mutations:
+        done, end = start, start + mutations
+        while done < end:
             folder = work / f"batch{done}"
             folder.mkdir()
             cases = {}
-            for i in range(min(batch, mutations - done)):
+            for i in range(min(batch, end - done)):
                 rng = random.Random(f"{seed}:{done + i}")
                 seed_run = SEEDS[(done + i) % len(SEEDS)]
                 dest = folder / f"m{done + i}" / seed_run.name
@@ -251,10 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", "--mutations", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--start", type=int, default=0,
+                    help="first mutation's number: replays a reported batch, into a new warehouse")
     ap.add_argument("--batch", type=int, default=25, help="mutated runs per ingest")
     ap.add_argument("--small", action="store_true", help="huge lines of 1 MB instead of 20 MB")
     args = ap.parse_args(argv)
-    report = run(args.mutations, args.seed, args.batch, big=not args.small)
+    report = run(args.mutations, args.seed, args.batch, big=not args.small, start=args.start)
     print(report.line())
     print(f"peak RSS in the batch: {report.worst[:3000]}")
     return 1 if report.crashes or report.hangs or report.lost else 0
