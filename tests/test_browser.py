@@ -234,3 +234,45 @@ def test_trends_point_click_picks_its_run(warehouse, server, browser):
         assert problems == []
     finally:
         tab.close()
+
+
+def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path, browser, monkeypatch):
+    """A served dashboard keeps its file warehouse open between queries (schema.warehouse._Kept): an
+    ingest from another process must still get in, at once, and the dashboard then shows its run."""
+    import json
+    import sys
+
+    from ingest.load import ingest_paths
+    from tests.test_dashboards import FIXTURES, SINGLE_RUN, with_copy
+
+    db = str(tmp_path / "served.duckdb")
+    ingest_paths([str(SINGLE_RUN)], db)
+    monkeypatch.setenv("IWH_KEEP_OPEN_S", "300")  # only the ingest's waiting can make it let go in time
+    served = serve(db)
+    url = next(served)
+    tab = browser.new_page(viewport={"width": 1500, "height": 1600})
+    problems = watch(tab)
+    try:
+        tab.goto(url)
+        tab.locator('[data-testid="stMetric"]', has_text="Runs").first.locator(
+            '[data-testid="stMetricValue"]').get_by_text("1", exact=True).wait_for(timeout=60_000)
+        # the page's queries are done and their connections closed, yet the server holds the file
+        held = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", db],
+                              capture_output=True, text=True, timeout=60)
+        assert held.returncode != 0 and "lock" in held.stderr, held.stderr[-500:]
+        t0 = time.monotonic()
+        added = subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "ingest", str(FIXTURES / "runs" / "cpu-torch2.13"),
+                                "--db", db, "--wait", "60", "--format", "json"],
+                               capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert added.returncode == 0, added.stderr[-2000:]
+        assert time.monotonic() - t0 < 30  # let in when it asked, not after the dashboard's 300 s
+        (run_id,) = json.loads(added.stdout)["run_ids"]
+        with_copy(db)  # counted on a copy: this process must not hold the served file
+        kernels = one(db, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [run_id])
+        tab.goto(f"{url}/explorer?run={run_id}")
+        tile = tab.locator('[data-testid="stMetric"]', has_text="Kernels").first
+        tile.locator('[data-testid="stMetricValue"]').get_by_text(f"{kernels:,}", exact=True).wait_for(timeout=60_000)
+        assert problems == []
+    finally:
+        tab.close()
+        next(served, None)
