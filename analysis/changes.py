@@ -65,20 +65,25 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     order = _by_label(series_label) if series_label else _by_version
     for key in series:
         series[key].sort(key=order)
-    identities = _identities(con, model) if IDENTITY in metrics else {}
-    points = []
+    # kernel identities compared by one digest a run; read whole only beside a changed digest
+    digests = _identity_digests(con, model) if IDENTITY in metrics else {}
+    steps = []  # (series key, position, before run, after run, metric changes, kernels changed?)
     for key, rs in sorted(series.items()):
         for i in range(1, len(rs)):
             b, h = rs[i - 1], rs[i]
             found = [Change(m, b.get(m), h.get(m)) for m in metrics if m != IDENTITY and _differs(b.get(m), h.get(m))]
-            if IDENTITY in metrics:
-                detail = _identity_change(identities.get(b["run_id"], Counter()), identities.get(h["run_id"], Counter()))
-                if detail:
-                    found.append(Change(IDENTITY, sum(identities.get(b["run_id"], Counter()).values()),
-                                        sum(identities.get(h["run_id"], Counter()).values()), detail))
-            if found:
-                at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
-                points.append(ChangePoint(key, i + 1, b["run_id"], h["run_id"], at(b), at(h), found))
+            kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
+            if found or kernels_changed:
+                steps.append((key, i + 1, b, h, found, kernels_changed))
+    beside = sorted({r["run_id"] for *_, b, h, _, changed in steps if changed for r in (b, h)})
+    identities = _identities(con, model, beside) if beside else {}
+    at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
+    points = []
+    for key, position, b, h, found, kernels_changed in steps:
+        if kernels_changed:
+            before, after = identities.get(b["run_id"], Counter()), identities.get(h["run_id"], Counter())
+            found.append(Change(IDENTITY, sum(before.values()), sum(after.values()), _identity_change(before, after)))
+        points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found))
     return SeriesReport(model, series_label or "compiler version", series, points)
 
 
@@ -100,9 +105,14 @@ def _differs(a, b) -> bool:
     return abs(float(a) - float(b)) > 1e-9
 
 
-def _identities(con, model: str) -> dict[str, Counter]:
+def _identity_digests(con, model: str) -> dict[str, int]:
+    """Run id -> one hash of its generated kernels' identities (runs without any are absent)."""
+    return {r["run_id"]: r["digest"] for r in run_query(con, "changes/kernel_identity_digests", model=model)}
+
+
+def _identities(con, model: str, runs: list[str]) -> dict[str, Counter]:
     out: dict[str, Counter] = {}
-    for r in run_query(con, "changes/kernel_identities", model=model):
+    for r in run_query(con, "changes/kernel_identities", model=model, runs=",".join(runs)):
         out.setdefault(r["run_id"], Counter())[(r["phase"], r["signature"], r["source_hash"])] += 1
     return out
 

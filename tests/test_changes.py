@@ -79,6 +79,33 @@ def test_kernel_identity_changes_only_at_release_boundaries(series):
     assert "code changed: cpp_fused_native_layer_norm" in first.changes[0].detail
 
 
+def test_identity_digests_find_what_every_kernel_read_finds(series):
+    """Kernel identities are compared by one digest a run, and read whole only beside a change: the
+    change points and counts equal those of every run's kernels read here, one by one."""
+    from collections import Counter
+
+    db, truth = series
+    found = 0
+    with reader(db) as con:
+        for model in MODELS:
+            rows = con.execute("""
+                SELECT r.labels->>'nightly', k.run_id, g.phase, k.signature, k.source_hash
+                FROM kernels k JOIN runs r USING (run_id) LEFT JOIN graphs g USING (run_id, graph_id)
+                WHERE r.model = ? AND k.generated""", [model]).fetchall()
+            kernels_of: dict[str, Counter] = {night: Counter() for night in truth["nights"]}
+            for night, _, phase, signature, source_hash in rows:
+                kernels_of[night][(phase, signature, source_hash)] += 1
+            nights = sorted(kernels_of)
+            expected = [(a, b, sum(kernels_of[a].values()), sum(kernels_of[b].values()))
+                        for a, b in zip(nights, nights[1:], strict=False) if kernels_of[a] != kernels_of[b]]
+            report = changes(con, model, "nightly", ("kernel_identity",))
+            got = [(p.before_at, p.after_at, p.changes[0].before, p.changes[0].after) for p in report.points]
+            assert got == expected, model
+            assert all(p.changes[0].detail for p in report.points)
+            found += len(got)
+    assert found  # the releases do change some model's kernels
+
+
 def test_iwh_changes_by_version_and_by_label(series):
     db, truth = series
     res = CliRunner().invoke(cli, ["changes", "--model", "transformer", "--series", "nightly", "--metric", "kernels",

@@ -33,6 +33,7 @@ PARAMS = {
     "explore/kernel_source": {"source_hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
     "kernels/kernel_count_trend": {"model": "transformer"},
     "changes/kernel_identities": {"model": "transformer"},
+    "changes/kernel_identity_digests": {"model": "transformer"},
     "fusion/fusion_rate_by_model_version": {"label": "mode"},
 }
 RUN_PARAMS = {"run_id": GPU_MLP_TRAIN}
