@@ -114,8 +114,6 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
             _quiet_and_lock(con)
         else:
             quiet(con)
-        if keep_open and read_only:
-            _Kept.hold(loc, config)
     try:
         if read_only:
             _check_current(con, loc)
@@ -126,6 +124,8 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     except BaseException:
         con.close()
         raise
+    if keep_open and read_only and not loc.is_lake:
+        _Kept.hold(loc, config)  # a warehouse found current: one that is not is not kept from its upgrade
     return con
 
 

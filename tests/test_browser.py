@@ -261,9 +261,9 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
                               capture_output=True, text=True, timeout=60)
         assert held.returncode != 0 and "lock" in held.stderr, held.stderr[-500:]
         t0 = time.monotonic()
-        added = subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "ingest", str(FIXTURES / "runs" / "cpu-torch2.13"),
-                                "--db", db, "--wait", "60", "--format", "json"],
-                               capture_output=True, text=True, timeout=120, cwd=ROOT)
+        iwh = [sys.executable, "-c", "from cli.main import main; main()"]
+        added = subprocess.run([*iwh, "ingest", str(FIXTURES / "runs" / "cpu-torch2.13"), "--db", db, "--wait", "60",
+                                "--format", "json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert added.returncode == 0, added.stderr[-2000:]
         assert time.monotonic() - t0 < 30  # let in when it asked, not after the dashboard's 300 s
         (run_id,) = json.loads(added.stdout)["run_ids"]
@@ -271,7 +271,8 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
         kernels = one(db, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [run_id])
         tab.goto(f"{url}/explorer?run={run_id}")
         tile = tab.locator('[data-testid="stMetric"]', has_text="Kernels").first
-        tile.locator('[data-testid="stMetricValue"]').get_by_text(f"{kernels:,}", exact=True).wait_for(timeout=60_000)
+        tile.locator('[data-testid="stMetricValue"]').get_by_text(f"{kernels:,}", exact=True).wait_for(
+            timeout=60_000)
         assert problems == []
     finally:
         tab.close()

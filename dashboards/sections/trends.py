@@ -72,7 +72,8 @@ else:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
         points = points.dropna(subset=["compiler_version"])
 # zip over three columns: itertuples would turn every timestamp of every row into Python first
-points = points.assign(series=[series_name(*r) for r in zip(points["model"], points["device"], points["labels"])])
+points = points.assign(series=[series_name(*r) for r in zip(points["model"], points["device"], points["labels"],
+                                                             strict=True)])
 series = sorted(points["series"].unique())
 # one colour per workload on every chart, whichever metrics it lacks
 colour = {"field": "series", "type": "nominal", "title": "model · device · workload", "scale": {"domain": series},
@@ -96,7 +97,7 @@ runs = points.sort_values(["model", "version_rank", "started_at"])
 # timestamps as text in one step: one Timestamp object a row costs 0.1 s at 5,000 runs
 started = runs["started_at"].astype(str).where(runs["started_at"].notna(), None)
 labels = {r[-1]: " · ".join(map(data.shown, r))
-          for r in zip(runs["model"], runs["compiler_version"], runs["device"], started, runs["run_id"])}
+          for r in zip(runs["model"], runs["compiler_version"], runs["device"], started, runs["run_id"], strict=True)}
 if picked in labels:
     st.session_state["trend_run"] = picked
 run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="trend_run",
