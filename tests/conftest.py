@@ -105,6 +105,17 @@ def reader(db: str):
     return connect(db, read_only=True, lockdown=True)
 
 
+def held_by_another_process(db: str) -> bool:
+    """Whether another process finds the warehouse file locked: its writer's open fails at once."""
+    import subprocess
+    import sys
+
+    code = ("import duckdb, sys\ntry:\n    duckdb.connect(sys.argv[1]).close()\nexcept duckdb.IOException:\n"
+            "    print('locked')\n")
+    out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60)
+    return out.stdout.strip() == "locked"
+
+
 @pytest.fixture
 def db(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")

@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 
-from tests.conftest import reader
+from tests.conftest import held_by_another_process, reader
 import pytest
 
 from dashboards.serve import streamlit_command
@@ -257,9 +257,7 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
         tab.locator('[data-testid="stMetric"]', has_text="Runs").first.locator(
             '[data-testid="stMetricValue"]').get_by_text("1", exact=True).wait_for(timeout=60_000)
         # the page's queries are done and their connections closed, yet the server holds the file
-        held = subprocess.run([sys.executable, "-c", "import duckdb, sys; duckdb.connect(sys.argv[1]).close()", db],
-                              capture_output=True, text=True, timeout=60)
-        assert held.returncode != 0 and "lock" in held.stderr, held.stderr[-500:]
+        assert held_by_another_process(db)
         t0 = time.monotonic()
         iwh = [sys.executable, "-c", "from cli.main import main; main()"]
         added = subprocess.run([*iwh, "ingest", str(FIXTURES / "runs" / "cpu-torch2.13"), "--db", db, "--wait", "60",

@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 
 from schema import warehouse
+from tests.conftest import held_by_another_process
 from schema.warehouse import WATCH_S, Writer, connect
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,13 +150,6 @@ def _kept_read(db: str) -> int:
         con.close()
 
 
-def _is_held_elsewhere(db: str) -> bool:
-    """Whether another process finds the file locked (a writer's open fails at once)."""
-    code = ("import duckdb, sys\ntry:\n    duckdb.connect(sys.argv[1]).close()\nexcept duckdb.IOException:\n"
-            "    print('locked')\n")
-    return subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60).stdout.strip() == "locked"
-
-
 def test_a_kept_reader_holds_the_file_until_a_writer_waits(tmp_path, monkeypatch):
     monkeypatch.setattr(warehouse, "KEEP_S", 300.0)  # so only the writer's waiting can end it here
     db = str(tmp_path / "wh.duckdb")
@@ -163,7 +157,7 @@ def test_a_kept_reader_holds_the_file_until_a_writer_waits(tmp_path, monkeypatch
         _insert(w, "row 1")
     assert _kept_read(db) == 1
     # its connection is closed, yet the file stays open in this process: another's writer is refused
-    assert _is_held_elsewhere(db)
+    assert held_by_another_process(db)
     t0 = time.monotonic()
     code = ("import sys; from schema.warehouse import Writer\n"
             "with Writer(sys.argv[1], wait=60) as w, w.session() as con:\n"
@@ -185,7 +179,7 @@ def test_a_kept_reader_lets_go_when_idle(tmp_path, monkeypatch):
     while db in warehouse._Kept._all and time.monotonic() < deadline:
         time.sleep(0.05)
     assert db not in warehouse._Kept._all
-    assert not _is_held_elsewhere(db)
+    assert not held_by_another_process(db)
 
 
 def test_this_process_may_open_a_kept_file_with_other_settings(tmp_path, monkeypatch):
