@@ -106,7 +106,7 @@ def _differs(a, b) -> bool:
 
 
 def _identity_digests(con, model: str) -> dict[str, int]:
-    """Run id -> one hash of its generated kernels' identities (runs without any are absent)."""
+    """Run id -> the digest of its generated kernels' identities (runs without any are absent)."""
     return {r["run_id"]: r["digest"] for r in run_query(con, "changes/kernel_identity_digests", model=model)}
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -13,6 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SHARED_CORPUS = Path(os.environ.get("IWH_SHARED_CORPUS", ROOT.parent / "shared" / "corpus"))
+# `iwh` as a process of its own, from this checkout, whatever the PATH holds
+IWH = [sys.executable, "-c", "from cli.main import main; main()"]
 
 
 def pytest_addoption(parser):
@@ -107,9 +111,6 @@ def reader(db: str):
 
 def held_by_another_process(db: str) -> bool:
     """Whether another process finds the warehouse file locked: its writer's open fails at once."""
-    import subprocess
-    import sys
-
     code = ("import duckdb, sys\ntry:\n    duckdb.connect(sys.argv[1]).close()\nexcept duckdb.IOException:\n"
             "    print('locked')\n")
     out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, timeout=60)

@@ -11,7 +11,6 @@ import logging
 import os
 import shutil
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,9 +24,8 @@ from ingest.discover import SNIFF_BYTES
 from ingest.load import ingest_paths
 from ingest.parsers import torch_trace
 from schema.warehouse import TABLES
-from tests.conftest import GPU_TRAIN_RUN, ROOT, reader, unpack_cpu_corpora
+from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, reader, unpack_cpu_corpora
 
-IWH = [sys.executable, "-c", "from cli.main import main; main()"]
 VOLATILE = {"ingested_at", "ingest_seconds"}  # when and how fast, not what
 BUCKET = "backfill"
 

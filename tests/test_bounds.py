@@ -5,7 +5,6 @@ server goes on answering. What the read-only door refused before, it still refus
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 
 import pytest
@@ -13,7 +12,7 @@ from click.testing import CliRunner
 
 from cli.main import cli
 from ingest.load import ingest_paths
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, IWH, ROOT
 
 RUNAWAY = "SELECT count(*) FROM range(10000000000000)"  # hours of work, no memory
 
@@ -26,8 +25,7 @@ def db(tmp_path_factory) -> str:
 
 
 def iwh(*args, env=None):
-    return subprocess.run([sys.executable, "-c", "from cli.main import main; main()", *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=120)
+    return subprocess.run([*IWH, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
 
 
 def test_a_runaway_query_stops_at_the_time_limit(db):

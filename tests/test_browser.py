@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 
-from tests.conftest import held_by_another_process, reader
+from tests.conftest import IWH, held_by_another_process, reader
 import pytest
 
 from dashboards.serve import streamlit_command
@@ -215,7 +215,6 @@ def test_an_exception_shows_its_details_without_outside_links(warehouse, browser
             tab.close()
 
 
-
 def test_trends_point_click_picks_its_run(warehouse, server, browser):
     """Clicking a run's point on a Trends chart picks that run to open (the chart's selection reaches
     the page): the points are Vega-Lite marks whose accessible labels carry their tooltip."""
@@ -240,7 +239,6 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
     """A served dashboard keeps its file warehouse open between queries (schema.warehouse._Kept): an
     ingest from another process must still get in, at once, and the dashboard then shows its run."""
     import json
-    import sys
 
     from ingest.load import ingest_paths
     from tests.test_dashboards import FIXTURES, SINGLE_RUN, with_copy
@@ -259,8 +257,7 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
         # the page's queries are done and their connections closed, yet the server holds the file
         assert held_by_another_process(db)
         t0 = time.monotonic()
-        iwh = [sys.executable, "-c", "from cli.main import main; main()"]
-        added = subprocess.run([*iwh, "ingest", str(FIXTURES / "runs" / "cpu-torch2.13"), "--db", db, "--wait", "60",
+        added = subprocess.run([*IWH, "ingest", str(FIXTURES / "runs" / "cpu-torch2.13"), "--db", db, "--wait", "60",
                                 "--format", "json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert added.returncode == 0, added.stderr[-2000:]
         assert time.monotonic() - t0 < 30  # let in when it asked, not after the dashboard's 300 s

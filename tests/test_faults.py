@@ -8,15 +8,13 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 import uuid
 
 import pytest
 
 from ingest.load import ingest_paths
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import IWH, FIXTURES, ROOT
 
-IWH = [sys.executable, "-c", "from cli.main import main; main()"]
 
 
 def iwh(*args: str) -> subprocess.CompletedProcess:

@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 
 from schema import warehouse
-from tests.conftest import held_by_another_process
 from schema.warehouse import WATCH_S, Writer, connect
+from tests.conftest import held_by_another_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
