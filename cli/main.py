@@ -8,6 +8,7 @@ import click
 import duckdb
 
 from cli.commands import capture, compare, dashboard, export, ingest, query
+from cli.lean import refuse_pandas
 from cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
 from schema.location import redact
 from schema.warehouse import WarehouseError
@@ -48,6 +49,7 @@ for _command in COMMANDS:
 
 
 def main() -> None:
+    refuse_pandas()
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:
