@@ -568,7 +568,10 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
             [run_ids, [d.run["source_path"] for d in batch]],
         ).fetchall()]
-        _delete_runs(con, sorted(set(old) | set(run_ids)))
+        # a run not in `runs` has no rows anywhere (a run is written in one transaction), but for
+        # the error row of an earlier attempt the warehouse refused
+        _delete_runs(con, sorted(old))
+        con.execute("DELETE FROM ingest_errors WHERE run_id IN (SELECT unnest(?))", [run_ids])
         _forget_failures(con, [d.run["source_path"] for d in batch])
         for d in parted:
             for table, path in d.spilled:
