@@ -10,7 +10,6 @@ SELECT 'device', device, count(*) FROM runs WHERE device IS NOT NULL GROUP BY AL
 UNION ALL
 SELECT 'backend', backend, count(*) FROM runs WHERE backend IS NOT NULL GROUP BY ALL
 UNION ALL
-SELECT k, v, count(*) FROM run_label_values
+SELECT k, v, runs FROM label_value_runs
 WHERE v IS NOT NULL AND k NOT IN ('compiler', 'compiler_version', 'model', 'device', 'backend', 'run', 'run_id')
-GROUP BY ALL
 ORDER BY key, value;

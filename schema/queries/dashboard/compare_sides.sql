@@ -5,8 +5,9 @@ SELECT selector, runs, models FROM (
            0 AS grp, version_key(compiler_version) AS vk
     FROM runs WHERE compiler_version IS NOT NULL GROUP BY ALL
     UNION ALL
-    SELECT l.k || '=' || l.v, count(DISTINCT l.run_id), count(DISTINCT r.model), 1, NULL
-    FROM run_label_values l JOIN runs r USING (run_id)
-    WHERE l.k IN (SELECT k FROM choice_label_keys) GROUP BY ALL
+    -- run_tallies' label rows are key=value, one a run and key: rows are runs
+    SELECT l.name, count(*), count(DISTINCT r.model), 1, NULL
+    FROM run_tallies l JOIN runs r USING (run_id)
+    WHERE l.kind = 'label' AND split_part(l.name, '=', 1) IN (SELECT k FROM choice_label_keys) GROUP BY ALL
 )
 ORDER BY grp, vk NULLS LAST, selector;

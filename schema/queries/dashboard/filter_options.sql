@@ -10,7 +10,7 @@ SELECT facet, value, runs FROM (
     UNION ALL
     SELECT 'device', device, count(*), NULL FROM runs WHERE device IS NOT NULL GROUP BY ALL
     UNION ALL
-    SELECT 'label', k || '=' || v, count(DISTINCT run_id), NULL
-    FROM run_label_values WHERE k IN (SELECT k FROM choice_label_keys) AND v IS NOT NULL GROUP BY ALL
+    SELECT 'label', k || '=' || v, runs, NULL
+    FROM label_value_runs WHERE k IN (SELECT k FROM choice_label_keys) AND v IS NOT NULL
 )
 ORDER BY facet, vk NULLS LAST, value;
