@@ -179,8 +179,21 @@ def compare(con, base: str, head: str, model: str | None = None,
         head_only=sorted(model_key(*_unkey(k)) for k in set(groups_h) - set(groups_b)),
         summary=_summary(pairs),
     )
-    result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h)
+    configs = _configs(con, [groups[_key(p)] for p in pairs for groups in (groups_b, groups_h)])
+    result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h, configs)
     return result
+
+
+def _configs(con, groups: list[list[dict]]) -> dict[str, dict]:
+    """Config hash -> the parsed Inductor config, for the first run of each group that recorded one
+    (what config_diff reads): a few texts, however many runs the sides hold."""
+    hashes = sorted({h for h in (_first_config(g) for g in groups) if h})
+    rows = run_query(con, "compare/inductor_configs", hashes=",".join(hashes)) if hashes else []
+    return {r["config_hash"]: orjson.loads(r["text"]) for r in rows}
+
+
+def _first_config(runs: list[dict]) -> str | None:
+    return next((r["inductor_config_hash"] for r in runs if r.get("inductor_config_hash")), None)
 
 
 def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...]):
@@ -305,7 +318,8 @@ def _summary(pairs: list[ModelPair]) -> list[SummaryRow]:
     return rows
 
 
-def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> tuple[list[str], list[str]]:
+def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
+              configs: dict[str, dict]) -> tuple[list[str], list[str]]:
     """(warnings, notes): warnings where the sides differ in more than the compared variable; notes
     for what a release difference explains (config keys that exist on one side only)."""
     warnings, notes = [], []
@@ -330,7 +344,7 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector) -> tu
                         "compile times measure caches, not compilers; compare cold runs with cold runs")
     changed, added, removed = Counter(), Counter(), Counter()
     for p in pairs:
-        diff = config_diff(groups_b[_key(p)], groups_h[_key(p)])
+        diff = config_diff(groups_b[_key(p)], groups_h[_key(p)], configs)
         changed.update(diff.changed)
         added.update(diff.added)
         removed.update(diff.removed)
@@ -373,13 +387,12 @@ class ConfigDiff:
 _ABSOLUTE_PATH = re.compile(r"^/(?:[^/]+/)*")
 
 
-def config_diff(base: list[dict], head: list[dict]) -> ConfigDiff:
-    """The Inductor config of the first run of each side that recorded one, key by key."""
-    cb = [orjson.loads(r["inductor_config"]) for r in base if r.get("inductor_config")]
-    ch = [orjson.loads(r["inductor_config"]) for r in head if r.get("inductor_config")]
-    if not cb or not ch:
+def config_diff(base: list[dict], head: list[dict], configs: dict[str, dict]) -> ConfigDiff:
+    """The Inductor config of the first run of each side that recorded one, key by key.
+    `configs`: config hash -> parsed config (`_configs`)."""
+    b, h = configs.get(_first_config(base) or ""), configs.get(_first_config(head) or "")
+    if b is None or h is None:
         return ConfigDiff(frozenset(), frozenset(), frozenset())
-    b, h = cb[0], ch[0]
     return ConfigDiff(
         changed=frozenset(k for k in b.keys() & h.keys() if _setting(b[k]) != _setting(h[k])),
         added=frozenset(h.keys() - b.keys()),

@@ -27,6 +27,7 @@ GPU_MLP_TRAIN = "95584ecbc78c29d7"
 # parameters for queries that show one run, graph or kernel; the others run with their defaults
 PARAMS = {
     "compare/runs": {"compiler": "2.13.0"},
+    "compare/inductor_configs": {"hashes": "bc6edb1d2842dd5798878a1336ac676d,f33a5495d2b9ff745835bf4deaf023a7"},
     "compare/kernels": {"run": TRANSFORMER_213},
     "lineage/source_line_kernels": {"run": TRANSFORMER_213},
     "compare/fusions": {"run": TRANSFORMER_213},

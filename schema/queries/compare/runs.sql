@@ -7,7 +7,8 @@
 -- in the standard library, site-packages or torch (the frame's co_filename from compilation_metrics,
 -- else the event's user frame): 2.14 compiles inspect.py frames under compiled autograd, which
 -- break and recompile there without any change to the user's graphs.
--- inductor_config is the run's first compilation_metrics inductor_config (JSON text).
+-- inductor_config_hash names the run's first compilation_metrics inductor_config (its JSON text is
+-- in inductor_configs: compare/inductor_configs); a text a run would repeat thousands of times.
 -- fx_cache_hit_rate and cache_temperature (off, cold, warm, partial) are the view run_cache's.
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13.0+cpu, 2.13.0 or 2.13
 -- @param run VARCHAR run id or a prefix of it
@@ -27,9 +28,8 @@ WITH picked AS (
                                             lambda k: coalesce((m.labels ->> k) = ($labels::JSON ->> k), false))))
 ), rolled AS (
     -- breaks, recompiles, kernel time, config and cache: the run's rollup (run_rollups_of)
-    SELECT u.*, cfg.text AS inductor_config
+    SELECT u.*
     FROM run_rollups u
-    LEFT JOIN inductor_configs cfg ON cfg.config_hash = u.inductor_config_hash
     WHERE u.run_id IN (SELECT run_id FROM picked)
 ), env AS (
     SELECT run_id, device_name, triton_version, cuda_version FROM runs
@@ -45,7 +45,7 @@ SELECT
     coalesce(u.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
     coalesce(u.library_recompiles, 0)::BIGINT AS library_recompiles,
     CASE WHEN u.compile_records > 0 THEN u.total_s END AS compile_s,
-    u.compiled_kernel_us AS kernel_us, u.inductor_config, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature
+    u.compiled_kernel_us AS kernel_us, u.inductor_config_hash, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature
 FROM picked p
 LEFT JOIN rolled u USING (run_id)
 LEFT JOIN env USING (run_id)
