@@ -568,6 +568,10 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
             "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
             [run_ids, [d.run["source_path"] for d in batch]],
         ).fetchall()]
+        # the batch's runs take the next run keys (migration 0011), never those of the runs they
+        # replace: a run's rows are found by its key
+        first = con.execute("SELECT coalesce(max(run_key), 0) FROM runs").fetchone()[0]
+        keys = {id(d): first + i for i, d in enumerate(batch, 1)}
         # a run not in `runs` has no rows anywhere (a run is written in one transaction), but for
         # the error row of an earlier attempt the warehouse refused
         _delete_runs(con, sorted(old))
@@ -575,12 +579,12 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
         _forget_failures(con, [d.run["source_path"] for d in batch])
         for d in parted:
             for table, path in d.spilled:
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id) "
-                            "FROM read_parquet(?)", [d.run["run_id"], path])
-        _insert(con, "runs", pa.concat_tables([d.tables["runs"] for d in batch]))
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id, ?::BIGINT AS run_key) "
+                            "FROM read_parquet(?)", [d.run["run_id"], keys[id(d)], path])
+        _insert(con, "runs", pa.concat_tables([_keyed(d.tables["runs"], keys[id(d)]) for d in batch]))
         inserted = {}
         for table in FACT_TABLES:
-            parts = [d.tables[table] for d in batch if table in d.tables]
+            parts = [_keyed(d.tables[table], keys[id(d)]) for d in batch if table in d.tables]
             if parts:
                 inserted[table] = pa.concat_tables(parts)
                 _insert(con, table, inserted[table])
@@ -602,6 +606,11 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
     except Exception:
         rollback(con)
         raise
+
+
+def _keyed(tbl: pa.Table, key: int) -> pa.Table:
+    """A run's rows with its run key."""
+    return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
 
 
 def _fill_rollups(con, schema: _Schema, batch: list[_Loaded], inserted: dict[str, pa.Table]) -> None:

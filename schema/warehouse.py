@@ -690,10 +690,11 @@ def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     `tables` names, for each of ROLLUP_INPUTS, where the runs' rows are (default: the warehouse's)."""
     if run_ids is not None:
         name = {t: (tables or {}).get(t, t) for t in ROLLUP_INPUTS}
-        con.execute("INSERT INTO run_rollups BY NAME SELECT * FROM run_rollups_in(?, ?, ?, ?, ?, ?, ?)",
-                    [run_ids, *(name[t] for t in ROLLUP_INPUTS[:6])])
-        con.execute("INSERT INTO run_tallies BY NAME SELECT * FROM run_tallies_in(?, ?, ?)",
-                    [run_ids, name["kernels"], name["fusion_decisions"]])
+        # with the run's key (migration 0011), as every row of a run
+        con.execute("INSERT INTO run_rollups BY NAME SELECT u.*, r.run_key FROM run_rollups_in(?, ?, ?, ?, ?, ?, ?) u "
+                    "JOIN runs r USING (run_id)", [run_ids, *(name[t] for t in ROLLUP_INPUTS[:6])])
+        con.execute("INSERT INTO run_tallies BY NAME SELECT t.*, r.run_key FROM run_tallies_in(?, ?, ?) t "
+                    "JOIN runs r USING (run_id)", [run_ids, name["kernels"], name["fusion_decisions"]])
         con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_in(?, ?) "
                     "WHERE config_hash NOT IN (SELECT config_hash FROM inductor_configs) GROUP BY config_hash",
                     [run_ids, name["compilations"]])

@@ -24,9 +24,8 @@ from ingest.discover import SNIFF_BYTES
 from ingest.load import ingest_paths
 from ingest.parsers import torch_trace
 from schema.warehouse import TABLES
-from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, reader, unpack_cpu_corpora
+from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, reader, unpack_cpu_corpora
 
-VOLATILE = {"ingested_at", "ingest_seconds"}  # when and how fast, not what
 BUCKET = "backfill"
 
 

@@ -312,3 +312,48 @@ def test_a_warehouse_missing_a_newer_view_is_refused_read_only_until_migrated(tm
         warehouse.connect(db, read_only=True)
     assert CliRunner().invoke(cli, ["--db", db, "migrate"]).exit_code == 0
     warehouse.connect(db, read_only=True).close()
+
+
+def test_every_row_of_a_run_carries_the_runs_key(wh):
+    """run_key (migration 0011): one number a run, on runs and on every row the run wrote; queries
+    of one run find its rows by it (zone maps). Checked table by table against runs."""
+    from schema.warehouse import FACT_TABLES
+    con, summary = wh
+    keys = dict(con.execute("SELECT run_id, run_key FROM runs").fetchall())
+    assert len(keys) == summary.runs and sorted(keys.values()) == list(range(1, summary.runs + 1))
+    for table in FACT_TABLES:
+        rows = con.execute(f"SELECT run_id, run_key, count(*) FROM {table} WHERE run_id IS NOT NULL GROUP BY ALL").fetchall()
+        assert all(keys[run_id] == key for run_id, key, _ in rows), table
+
+
+def test_a_replaced_run_takes_a_new_key_and_an_old_warehouse_is_numbered(tmp_path):
+    from schema.warehouse import FACT_TABLES, connect
+
+    src = tmp_path / "runs"
+    for name in ("cpu-torch2.6.0", "cpu-torch2.13"):
+        shutil.copytree(RUNS / name, src / name)
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([src], db)
+    out = next((src / "cpu-torch2.6.0").rglob("output_code.py"))
+    out.write_text(out.read_text().replace("def call(", "def call(  ", 1))
+    changed = ingest_paths([src], db)
+    con = duckdb.connect(db)
+    keys = dict(con.execute("SELECT run_id, run_key FROM runs").fetchall())
+    assert keys[changed.run_ids[0]] == max(keys.values()) == len(keys) + 1  # the replaced run's key is not reused
+    assert con.execute("SELECT count(DISTINCT run_key) FROM kernels").fetchone()[0] == len(keys)
+    # a warehouse written before run keys: migration 0011 numbers its runs in ingest order, and their rows
+    for table in ("runs", "kernels", "graphs", "run_rollups"):
+        con.execute(f"UPDATE {table} SET run_key = NULL")
+    con.execute("DELETE FROM _migrations WHERE name = '0011_run_key'")
+    for table in ("runs", "kernels", "graphs", "run_rollups"):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")
+    for table in set(FACT_TABLES) - {"kernels", "graphs", "run_rollups"}:
+        con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")
+    con.close()
+    con = connect(db)
+    ordered = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY ingested_at, run_id").fetchall()]
+    assert [k for (k,) in con.execute("SELECT run_key FROM runs ORDER BY ingested_at, run_id").fetchall()] == \
+        list(range(1, len(ordered) + 1))
+    assert con.execute("""SELECT count(*) FROM kernels k JOIN runs r USING (run_id)
+                          WHERE k.run_key IS DISTINCT FROM r.run_key""").fetchone()[0] == 0
+    con.close()

@@ -24,9 +24,8 @@ from ingest.load import ingest_paths
 from schema.api import Warehouse
 from schema.location import locate
 from schema.warehouse import WarehouseError, connect
-from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, unpack_cpu_corpora
+from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, unpack_cpu_corpora
 
-VOLATILE = {"ingested_at", "ingest_seconds"}  # when and how fast, not what
 TABLES = ("runs", "graphs", "ops", "kernels", "kernel_sources", "fusions", "layouts", "lineage", "artifacts",
           "ingest_errors", "compilations", "timings", "compile_events", "fusion_decisions", "guards", "_migrations")
 

@@ -3,5 +3,5 @@
 -- @param run VARCHAR run id
 SELECT compile_id, seq, op, shapes, strides, dtypes, num_choices, choice, config, time_ms
 FROM autotune_choices
-WHERE run_id = $run AND winner
+WHERE run_id = $run AND run_key = (SELECT run_key FROM runs WHERE run_id = $run) AND winner
 ORDER BY seq;

@@ -16,5 +16,5 @@ SELECT
     c.fail_type,
     c.fail_reason
 FROM compilations c
-WHERE c.run_id = $run_id
+WHERE c.run_id = $run_id AND c.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id)
 ORDER BY c.start_time_us NULLS LAST, c.compile_id, c.record_kind;

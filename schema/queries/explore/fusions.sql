@@ -11,6 +11,6 @@ SELECT
     array_to_string(f.inner_classes, ' ')  AS inner_classes,
     array_to_string(f.buffers, ' ')        AS buffers
 FROM fusions f
-WHERE f.run_id = $run_id AND f.graph_id = $graph_id
+WHERE f.run_id = $run_id AND f.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND f.graph_id = $graph_id
 ORDER BY f.member_count DESC, f.group_name
 LIMIT $limit;

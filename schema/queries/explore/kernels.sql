@@ -8,7 +8,7 @@
 WITH kernel_time AS (
     SELECT name, sum(duration_us) AS us, sum(calls) AS calls
     FROM timings
-    WHERE run_id = $run_id AND graph_id = $graph_id AND kind = 'kernel'
+    WHERE run_id = $run_id AND run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND graph_id = $graph_id AND kind = 'kernel'
     GROUP BY name
 ), found AS (
 SELECT
@@ -28,7 +28,7 @@ SELECT
     k.site
 FROM kernels k
 LEFT JOIN kernel_time t ON t.name = k.kernel_name
-WHERE k.run_id = $run_id AND k.graph_id = $graph_id
+WHERE k.run_id = $run_id AND k.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND k.graph_id = $graph_id
 )
 -- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
 SELECT f.* EXCLUDE (site), (SELECT count(*) FROM found) AS total

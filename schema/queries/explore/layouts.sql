@@ -14,6 +14,6 @@ SELECT
     l.kernel_name,
     l.details
 FROM layouts l
-WHERE l.run_id = $run_id AND l.graph_id = $graph_id
+WHERE l.run_id = $run_id AND l.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND l.graph_id = $graph_id
 ORDER BY l.buffer
 LIMIT $limit;
