@@ -27,6 +27,8 @@ import re
 from ingest.rows import Parsed
 
 _NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = ')
+# most nodes call a function: node and target in one match (what _classify makes of a call)
+_CALL_NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = (?:torch\.ops\.)?(?P<callee>[\w.]+)\(')
 _FREED = re.compile(r"(?:\w+ = )+None$")
 _CALL = re.compile(r"^(?P<callee>[\w.]+)\(")
 _GETITEM = re.compile(r"^\w+\[-?\d+\]$")
@@ -78,6 +80,10 @@ def parse_fx_graph(text: str) -> Parsed:
         if stripped.startswith("return "):
             saw_return = True
             ops.append(_row(len(ops), "output", "output", None, None, (None, None, None)))
+            continue
+        m = _CALL_NODE.match(line)
+        if m is not None:
+            ops.append(_row(len(ops), m["name"], "call_function", m["callee"], m["type"], source))
             continue
         m = _NODE.match(line)
         if m is None:
