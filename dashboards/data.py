@@ -115,7 +115,7 @@ def show_sql(*names: str) -> None:
 
 
 def warehouse_is_empty() -> bool:
-    return int(run("dashboard/overview_counts").iloc[0]["runs"]) == 0
+    return not bool(run("dashboard/has_runs").iloc[0]["has_runs"])
 
 
 def open_problem() -> str | None:
