@@ -269,6 +269,29 @@ def test_a_file_moves_into_a_lake_and_back(postgres, corpora, tmp_path):
     assert again.exit_code == 1 and "already holds 16 runs" in again.output
 
 
+def test_an_older_lake_is_migrated_in_place(postgres, tmp_path):
+    """Migration 0011 on a DuckLake: a lake written before run keys (its columns dropped, its record
+    of the migration removed) gets them, numbered in ingest order, on every row of each run."""
+    from schema.warehouse import FACT_TABLES
+
+    team = lake(postgres, "older")
+    data = str(tmp_path / "lake-data")
+    assert ingest_paths([FIXTURE_RUN, GPU_TRAIN_RUN], locate(team, data_path=data)).runs == 2
+    con = connect(locate(team, data_path=data))
+    for table in ("runs", *FACT_TABLES):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")
+    con.execute("DELETE FROM _migrations WHERE name = '0011_run_key'")
+    con.close()
+    con = connect(locate(team, data_path=data))
+    try:
+        assert sorted(k for (k,) in con.execute("SELECT run_key FROM runs").fetchall()) == [1, 2]
+        for table in ("graphs", "kernels", "ops", "lineage", "run_rollups"):
+            assert con.execute(f"""SELECT count(*) FROM {table} t JOIN runs r USING (run_id)
+                                    WHERE t.run_key IS DISTINCT FROM r.run_key""").fetchone()[0] == 0, table
+    finally:
+        con.close()
+
+
 def test_secrets_stay_out_of_output(postgres, tmp_path):
     where = f"ducklake:postgres:dbname=nowhere host=127.0.0.1 port={postgres.port} user=nobody password=hunter2"
     for args in (["runs", "--db", where], ["ingest", str(FIXTURE_RUN), "--db", where, "--data-path", str(tmp_path)],
