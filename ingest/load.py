@@ -299,7 +299,8 @@ def ingest_paths(
                 if bar:
                     bar.step(summary)
             if batch:
-                _commit(writer, schema, batch, summary, threads, now)
+                # the parse is done: the last batch and the closing checkpoint may use every core
+                _commit(writer, schema, batch, summary, 0 if threads else None, now)
         except BaseException:
             # runs parsed but never written must not leave their spill folders behind
             for d in batch + ([data] if data is not None and all(d is not data for d in batch) else []):
@@ -313,10 +314,13 @@ def ingest_paths(
 
 def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: IngestSummary, threads, now: str) -> None:
     """Write a batch in one session; when the warehouse refuses it, write its runs one by one, and
-    record each run it still refuses as an error instead of writing it."""
+    record each run it still refuses as an error instead of writing it. `threads`: DuckDB's threads
+    from now on (0: its default, every core; None: as they are)."""
     try:
         with writer.session() as con:
-            if threads:
+            if threads == 0:
+                con.execute("RESET threads")
+            elif threads:
                 con.execute(f"SET threads = {threads}")
             try:
                 _write(con, schema, batch)
