@@ -58,8 +58,13 @@ def upload(s3, root: Path, prefix: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def url(s3, runs_root) -> str:
-    s3.bucket(BUCKET)
+def bucket(s3) -> str:
+    """The bucket every test here uploads to, made once (whichever test of the module runs first)."""
+    return s3.bucket(BUCKET)
+
+
+@pytest.fixture(scope="module")
+def url(s3, bucket, runs_root) -> str:
     return upload(s3, runs_root, "corpus")
 
 
@@ -201,7 +206,7 @@ def test_ray_tasks_read_an_s3_prefix_on_an_existing_cluster(ray_cluster, url, ru
     assert ray.get(alive.remote()) == 1  # the ingest left the cluster it joined running
 
 
-def test_a_run_whose_ray_task_fails_is_an_error_and_the_others_land(ray_cluster, s3, runs_root, aws, tmp_path):
+def test_a_run_whose_ray_task_fails_is_an_error_and_the_others_land(ray_cluster, s3, bucket, runs_root, aws, tmp_path):
     """An object archived to Glacier cannot be read: the task fetching its run raises in the worker."""
     prefix = "archived"
     upload(s3, GPU_TRAIN_RUN, f"{prefix}/gpu")
