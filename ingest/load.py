@@ -102,6 +102,22 @@ class _Loaded:
     spilled: list[tuple[str, str]] = field(default_factory=list)  # (table, Parquet file) of rows parsed early
     spill_dir: str | None = None
 
+    # from a parse worker to the writer, each table as one Arrow IPC stream: pickling a table's
+    # columns one by one cost the writer 3x more to read back (0.14 s for the 67 GPU logs, not 0.03)
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "tables": {name: _ipc(tbl) for name, tbl in self.tables.items()}}
+
+    def __setstate__(self, state: dict) -> None:
+        state["tables"] = {name: pa.ipc.open_stream(buf).read_all() for name, buf in state["tables"].items()}
+        self.__dict__.update(state)
+
+
+def _ipc(tbl: pa.Table) -> pa.Buffer:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, tbl.schema) as writer:
+        writer.write_table(tbl)
+    return sink.getvalue()
+
 
 @dataclass
 class _Failed:
