@@ -10,7 +10,7 @@ SELECT
     a.choice AS winner, a.config, a.time_ms,
     second.choice AS runner_up, second.config AS runner_up_config, second.time_ms AS runner_up_ms
 FROM autotune_choices a
-JOIN runs r USING (run_id)
+JOIN runs r USING (run_key, run_id)
 LEFT JOIN autotune_choices second
        ON second.run_id = a.run_id AND second.seq = a.seq AND second.source = a.source AND second.rank = 2
 WHERE a.winner

@@ -6,17 +6,18 @@
 -- @param file VARCHAR only files whose path contains this text
 -- @param line INTEGER only this line
 WITH run AS (
-    SELECT run_id FROM runs WHERE starts_with(run_id, $run)
+    -- joined by run_key too: DuckDB then skips other runs' row groups (zone maps)
+    SELECT run_id, run_key FROM runs WHERE starts_with(run_id, $run)
 ),
 from_trace AS (
     SELECT l.graph_id, l.user_file AS file, l.user_line AS line, l.kernel_name
-    FROM lineage l JOIN run USING (run_id)
+    FROM lineage l JOIN run USING (run_key, run_id)
     WHERE l.source = 'torch_trace' AND l.user_file IS NOT NULL AND l.kernel_name IS NOT NULL
 ),
 from_nodes AS (
     SELECT l.graph_id, o.source_file AS file, o.source_line AS line, l.kernel_name
-    FROM lineage l JOIN run USING (run_id)
-    JOIN ops o ON o.run_id = l.run_id AND o.graph_id = l.graph_id AND o.name = l.post_grad_node
+    FROM lineage l JOIN run USING (run_key, run_id)
+    JOIN ops o ON o.run_key = l.run_key AND o.run_id = l.run_id AND o.graph_id = l.graph_id AND o.name = l.post_grad_node
     WHERE l.source = 'provenance' AND l.kernel_name IS NOT NULL AND o.source_file IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM from_trace)
 ),
@@ -25,7 +26,7 @@ lines AS (
 ),
 code AS (
     SELECT o.source_file AS file, o.source_line AS line, any_value(o.source_code) AS source_code
-    FROM ops o JOIN run USING (run_id)
+    FROM ops o JOIN run USING (run_key, run_id)
     WHERE o.source_file IS NOT NULL
     GROUP BY ALL
 )

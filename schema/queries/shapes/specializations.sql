@@ -15,7 +15,7 @@ SELECT
     r.model, r.compiler_version, r.run_id, s.compile_id, s.symbol, s.source, s.value, s.reason,
     s.user_file, s.user_line, s.user_code, rc.reason AS recompile_reason
 FROM shape_events s
-JOIN runs r USING (run_id)
+JOIN runs r USING (run_key, run_id)
 LEFT JOIN recompiles rc ON rc.run_id = s.run_id AND rc.frame_compile = regexp_replace(s.compile_id, '_[0-9]+$', '')
 WHERE s.kind = 'specialization'
   AND ($model IS NULL OR r.model = $model)
