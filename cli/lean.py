@@ -2,24 +2,26 @@
 
 No command needs pandas, yet DuckDB imports it on a query's first parameter (to ask whether the
 value is a DataFrame) and pyarrow on its first array: 0.3-0.45 s of every command, a tenth of a
-trace-only ingest. With pandas refused, both take the path they take where it is not installed.
-Only the command line does this: the Python API and the dashboards (which use pandas) are not
-touched, and `iwh dashboard` serves from a process of its own."""
+trace-only ingest. Refused, both take the path they take where pandas is not installed. Only the
+command line does this: the Python API and the dashboards (which use pandas) are not touched, and
+`iwh dashboard`, Ray's workers and `iwh capture`'s torch run in processes of their own."""
 
 from __future__ import annotations
 
 import sys
 
+REFUSED = ("pandas",)
 
-class _RefusePandas:
-    """A meta path finder that makes `import pandas` fail as if pandas were not installed."""
+
+class _Refuse:
+    """A meta path finder that makes importing REFUSED fail as if they were not installed."""
 
     def find_spec(self, name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"No module named {name!r} (iwh keeps pandas out of its commands)", name=name)
+        if name.partition(".")[0] in REFUSED:
+            raise ModuleNotFoundError(f"No module named {name!r} (iwh keeps it out of its commands)", name=name)
         return None
 
 
-def refuse_pandas() -> None:
-    if "pandas" not in sys.modules and not any(isinstance(f, _RefusePandas) for f in sys.meta_path):
-        sys.meta_path.insert(0, _RefusePandas())
+def lean_imports() -> None:
+    if not any(m in sys.modules for m in REFUSED) and not any(isinstance(f, _Refuse) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Refuse())

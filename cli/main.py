@@ -8,7 +8,7 @@ import click
 import duckdb
 
 from cli.commands import capture, compare, dashboard, export, ingest, query
-from cli.lean import refuse_pandas
+from cli.lean import lean_imports
 from cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
 from schema.location import redact
 from schema.warehouse import WarehouseError
@@ -49,7 +49,7 @@ for _command in COMMANDS:
 
 
 def main() -> None:
-    refuse_pandas()
+    lean_imports()
     try:
         cli(standalone_mode=True)
     except KeyboardInterrupt:
