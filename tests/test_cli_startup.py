@@ -24,3 +24,20 @@ def test_starting_the_cli_or_a_local_ingest_imports_no_ray_or_boto3():
     code = "import sys, cli.main, ingest.load; print(sorted({'ray', 'boto3'} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_commands_run_without_pandas(tmp_path):
+    """DuckDB and pyarrow would import pandas (0.3-0.45 s) to check a parameter's or an array's type;
+    the command line refuses it (cli/lean.py), and an ingest, a query and a comparison still work."""
+    from tests.conftest import FIXTURES, IWH
+
+    db = str(tmp_path / "wh.duckdb")
+    probe = "import atexit, sys; atexit.register(lambda: print('pandas imported:', 'pandas' in sys.modules))"
+    iwh = [IWH[0], "-c", probe + "; " + IWH[2]]
+    for args in (["ingest", str(FIXTURES / "runs" / "cpu-torch2.13"), "--jobs", "2"],
+                 ["query", "kernel_count_trend", "-p", "model=transformer"],
+                 ["compare", "--base", "compiler=2.13", "--head", "compiler=2.13"]):
+        done = subprocess.run(iwh + ["--db", db, *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "pandas imported: False" in done.stdout, args
+    assert "transformer" in subprocess.run(iwh + ["--db", db, "runs"], capture_output=True, text=True).stdout
