@@ -28,7 +28,7 @@ from ingest.rows import Parsed
 
 _NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = ')
 # most nodes call a function: node and target in one match (what _classify makes of a call)
-_CALL_NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = (?:torch\.ops\.)?(?P<callee>[\w.]+)\(')
+_CALL_NODE = re.compile(_NODE.pattern + r"(?:torch\.ops\.)?(?P<callee>[\w.]+)\(")
 _FREED = re.compile(r"(?:\w+ = )+None$")
 _CALL = re.compile(r"^(?P<callee>[\w.]+)\(")
 _GETITEM = re.compile(r"^\w+\[-?\d+\]$")

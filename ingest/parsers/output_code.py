@@ -264,8 +264,9 @@ def _generated_row(name, method, site, comment, source, lineno, closing) -> dict
             category = _triton_category(name, header)
             num_load, num_store, num_reduction = (_meta_int(header, key) for key in _META_INT)
             size_hints = _size_hints(header)
+            lines = "\n" + header  # a `before` of "\n..." then finds a value at a line start, the first too
             for key, detail in _DETAILS.items():
-                v = _detail(header, *detail)
+                v = _detail(lines, *detail)
                 if v is not None:
                     details[key] = int(v) if v.isdigit() else v
             m = _MUTATED.search(header)
@@ -326,9 +327,8 @@ def _decorator_text(source: str) -> str:
     return source if end == -1 else source[:end]
 
 
-def _detail(header: str, before: str, value: re.Pattern, after: str) -> str | None:
-    """The first value written right after `before` (and followed by `after`)."""
-    text = "\n" + header  # so that a `before` of "\n..." finds a value at a line start, the first too
+def _detail(text: str, before: str, value: re.Pattern, after: str) -> str | None:
+    """The first value written right after `before` (and followed by `after`) in `text`."""
     at = text.find(before)
     while at != -1:
         m = value.match(text, at + len(before))
