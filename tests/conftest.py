@@ -120,6 +120,22 @@ def held_by_another_process(db: str) -> bool:
     return out.stdout.strip() == "locked"
 
 
+def without_run_keys(con) -> None:
+    """Make a warehouse as one written before migration 0011: no run_key anywhere, the migration not
+    recorded (the next writer's open applies it)."""
+    from schema.warehouse import FACT_TABLES
+
+    for table in ("runs", *FACT_TABLES):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")
+    con.execute("DELETE FROM _migrations WHERE name = '0011_run_key'")
+
+
+def rows_off_their_runs_key(con, table: str) -> int:
+    """Rows of `table` whose run_key is not their run's."""
+    return con.execute(f"""SELECT count(*) FROM {table} t JOIN runs r USING (run_id)
+                           WHERE t.run_key IS DISTINCT FROM r.run_key""").fetchone()[0]
+
+
 @pytest.fixture
 def db(tmp_path) -> str:
     return str(tmp_path / "wh.duckdb")

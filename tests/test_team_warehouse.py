@@ -272,22 +272,19 @@ def test_a_file_moves_into_a_lake_and_back(postgres, corpora, tmp_path):
 def test_an_older_lake_is_migrated_in_place(postgres, tmp_path):
     """Migration 0011 on a DuckLake: a lake written before run keys (its columns dropped, its record
     of the migration removed) gets them, numbered in ingest order, on every row of each run."""
-    from schema.warehouse import FACT_TABLES
+    from tests.conftest import rows_off_their_runs_key, without_run_keys
 
     team = lake(postgres, "older")
     data = str(tmp_path / "lake-data")
     assert ingest_paths([FIXTURE_RUN, GPU_TRAIN_RUN], locate(team, data_path=data)).runs == 2
     con = connect(locate(team, data_path=data))
-    for table in ("runs", *FACT_TABLES):
-        con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")
-    con.execute("DELETE FROM _migrations WHERE name = '0011_run_key'")
+    without_run_keys(con)
     con.close()
     con = connect(locate(team, data_path=data))
     try:
         assert sorted(k for (k,) in con.execute("SELECT run_key FROM runs").fetchall()) == [1, 2]
         for table in ("graphs", "kernels", "ops", "lineage", "run_rollups"):
-            assert con.execute(f"""SELECT count(*) FROM {table} t JOIN runs r USING (run_id)
-                                    WHERE t.run_key IS DISTINCT FROM r.run_key""").fetchone()[0] == 0, table
+            assert rows_off_their_runs_key(con, table) == 0, table
     finally:
         con.close()
 
