@@ -197,3 +197,37 @@ def test_this_process_may_open_a_kept_file_with_other_settings(tmp_path, monkeyp
         assert con.execute("SELECT count(*) FROM _migrations WHERE name LIKE 'row %'").fetchone()[0] == 2
     finally:
         con.close()
+
+
+def _format_and_guard_text_compression(db: Path) -> tuple[str, set[str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        version = con.execute("SELECT tags['storage_version'] FROM duckdb_databases() WHERE NOT internal").fetchone()[0]
+        kinds = {r[0] for r in con.execute("SELECT compression FROM pragma_storage_info('guard_trees') "
+                                          "WHERE column_name = 'text' AND compression <> 'Constant'").fetchall()}
+        return version, kinds
+    finally:
+        con.close()
+
+
+def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_its_own(tmp_path):
+    """A new warehouse file is made in STORAGE_VERSION, whose compressions DuckDB's default format
+    leaves out: the GPU runs' guard trees (40 KB of text) are ZSTD there and raw in the other. A
+    file made before keeps its format, and takes the same rows."""
+    runs = ROOT / "tests" / "fixtures" / "runs" / "gpu-torch2.11"
+    new, old = tmp_path / "new.duckdb", tmp_path / "old.duckdb"
+    duckdb.connect(str(old)).close()  # a file in DuckDB's default format, as main made them
+    for db in (new, old):
+        subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "--db", str(db), "ingest", str(runs)],
+                       cwd=ROOT, check=True, capture_output=True)
+    assert warehouse.STORAGE_VERSION == "v1.4.0"
+    assert _format_and_guard_text_compression(new) == ("v1.4.0+", {"ZSTD"})
+    assert _format_and_guard_text_compression(old) == ("v1.0.0+", {"Uncompressed"})
+    counts = []
+    for db in (new, old):
+        con = connect(db, read_only=True)
+        counts.append(con.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM guard_trees), "
+                                  "(SELECT sum(strlen(text)) FROM guard_trees)").fetchone())
+        con.close()
+    assert counts[0] == counts[1]
+    assert counts[0][0] == 2 and counts[0][2] > 40_000
