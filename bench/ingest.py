@@ -88,18 +88,40 @@ def _tlparse_all(exe: str, logs: list[Path], plain: bool) -> tuple[float, float,
     return wall, cpu, failed
 
 
+def parse_only(folder: str, db: str, jobs: int) -> None:
+    """What bounds the trace ingest: `iwh ingest` of `folder` without the warehouse. Its parse
+    workers turn the logs into Arrow tables and hand them over, as they do for the writer, and the
+    tables are dropped. Run as a command of its own (`trace_only`), imports included; `db`, an
+    existing warehouse, gives the column types."""
+    from cli.lean import lean_imports
+    lean_imports()
+    import duckdb
+
+    from ingest import load
+    from ingest.remote import discover_paths
+    runs = discover_paths([folder]).runs
+    con = duckdb.connect(db, read_only=True)
+    schema = load._Schema(con)
+    con.close()
+    parsed = sum(1 for _ in load._parse_all(runs, jobs, (schema, None, None, "")))
+    print(f"parsed {parsed} runs")
+
+
 def trace_only(repeats: int) -> dict:
     exe = _tlparse()
     folder = corpus.trace_folder()
     logs = corpus.trace_logs()
     mb = corpus.size_mb(logs)
     db = corpus.WORK / "traces.duckdb"
-    ours, html, plain = [], [], []
+    ours, parse, html, plain = [], [], [], []
     failed = 0
-    for _ in range(repeats):  # interleaved, so a busy spell on the machine hits all three alike
+    for _ in range(repeats):  # interleaved, so a busy spell on the machine hits all of them alike
         _fresh(db)
         proc, info = ingest([folder], db, 2)
         ours.append((proc.wall_s, proc.cpu_s))
+        p = check(run([sys.executable, "-c", "import sys; from bench.ingest import parse_only; "
+                       "parse_only(sys.argv[1], sys.argv[2], 2)", str(folder), str(db)]), "parse only")
+        parse.append((p.wall_s, p.cpu_s))
         if exe:
             w, c, f = _tlparse_all(exe, logs, plain=False)
             html.append((w, c))
@@ -108,7 +130,8 @@ def trace_only(repeats: int) -> dict:
             failed = max(failed, f + f2)
     res = {"logs": len(logs), "mb": mb, "runs_ingested": info["runs"],
            "iwh_wall_s": median([w for w, _ in ours]), "iwh_cpu_s": median([c for _, c in ours]),
-           "iwh_walls_s": [round(w, 2) for w, _ in ours]}
+           "iwh_walls_s": [round(w, 2) for w, _ in ours],
+           "parse_only_wall_s": median([w for w, _ in parse]), "parse_only_cpu_s": median([c for _, c in parse])}
     res["iwh_mb_per_s"] = mb / res["iwh_wall_s"]
     if not exe:
         res["tlparse"] = "not installed (pip install -e '.[bench]')"
@@ -121,4 +144,5 @@ def trace_only(repeats: int) -> dict:
     # per repeat, then the median: each ratio compares runs made back to back
     res["x_vs_html"] = median([h[0] / o[0] for o, h in zip(ours, html, strict=True)])
     res["x_vs_plain"] = median([p[0] / o[0] for o, p in zip(ours, plain, strict=True)])
+    res["parse_only_x_vs_plain"] = median([p[0] / o[0] for o, p in zip(parse, plain, strict=True)])
     return res

@@ -50,6 +50,10 @@ def report(res: dict, only=None) -> str:
     if "trace" in res:
         t = res["trace"]
         rows = [["iwh ingest --jobs 2", t["iwh_wall_s"], t["iwh_cpu_s"], t["mb"] / t["iwh_wall_s"], ""]]
+        if "parse_only_wall_s" in t:
+            ratio = f"{t['parse_only_x_vs_plain']:.2f}x as fast as tlparse -p" if "parse_only_x_vs_plain" in t else ""
+            rows.append(["its parse alone: --jobs 2, no warehouse", t["parse_only_wall_s"], t["parse_only_cpu_s"],
+                         t["mb"] / t["parse_only_wall_s"], ratio])
         if "tlparse_html_wall_s" in t:
             rows.append(["tlparse (HTML), one call per log", t["tlparse_html_wall_s"], t["tlparse_html_cpu_s"],
                          t["mb"] / t["tlparse_html_wall_s"], f"iwh {t['x_vs_html']:.1f}x faster"])
