@@ -135,6 +135,20 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     return con
 
 
+def older_storage(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The storage format of the open warehouse file when it is older than STORAGE_VERSION (one made
+    before it), else None (a current file; a lake, whose data is Parquet)."""
+    row = con.execute("SELECT tags['storage_version'] FROM duckdb_databases() "
+                      "WHERE database_name = current_database() AND type = 'duckdb'").fetchone()
+    if not row or not row[0]:
+        return None
+
+    def version(tag: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", tag)[:3])
+
+    return row[0] if version(row[0]) < version(STORAGE_VERSION) else None
+
+
 def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
     if not read_only and not os.path.exists(loc.path):
         config = {**config, "storage_compatibility_version": STORAGE_VERSION}

@@ -213,7 +213,7 @@ def _format_and_guard_text_compression(db: Path) -> tuple[str, set[str]]:
 def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_its_own(tmp_path):
     """A new warehouse file is made in STORAGE_VERSION, whose compressions DuckDB's default format
     leaves out: the GPU runs' guard trees (40 KB of text) are ZSTD there and raw in the other. A
-    file made before keeps its format, and takes the same rows."""
+    file made before keeps its format, takes the same rows, and `iwh migrate` says how to move it."""
     runs = ROOT / "tests" / "fixtures" / "runs" / "gpu-torch2.11"
     new, old = tmp_path / "new.duckdb", tmp_path / "old.duckdb"
     duckdb.connect(str(old)).close()  # a file in DuckDB's default format, as main made them
@@ -231,3 +231,7 @@ def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_i
         con.close()
     assert counts[0] == counts[1]
     assert counts[0][0] == 2 and counts[0][2] > 40_000
+    said = {db: subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "--db", str(db), "migrate"],
+                               cwd=ROOT, check=True, capture_output=True, text=True).stdout for db in (new, old)}
+    assert "format" not in said[new]
+    assert "stored in DuckDB's v1.0.0+ format" in said[old] and f"--db {old} copy NEW.duckdb" in said[old]

@@ -88,15 +88,19 @@ def _report(summary) -> None:
 @click.pass_context
 def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
-    from schema.warehouse import Writer
+    from schema.warehouse import Writer, older_storage
 
     where = location(ctx)
     try:
-        with Writer(where, wait=wait(ctx) or WRITE_WAIT_S) as writer, writer.session():
+        with Writer(where, wait=wait(ctx) or WRITE_WAIT_S) as writer, writer.session() as con:
             applied = writer.applied
+            old = older_storage(con)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"{where.shown}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
+    if old:
+        click.echo(f"It is stored in DuckDB's {old} format, without the string compressions of newer releases: "
+                   f"`iwh --db {where.shown} copy NEW.duckdb` writes it in the current one, about a third of the size.")
 
 
 @click.command("copy", epilog="\b\nExamples:\n  iwh copy 'ducklake:postgres:dbname=iwh host=db.internal user=iwh' --data-path s3://team-bucket/iwh\n"
