@@ -127,6 +127,12 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
             migrate(con)
         if lockdown and loc.is_lake:
             _lock_down_lake(con)
+    except duckdb.IOException as e:
+        con.close()
+        if loc.is_lake:
+            raise
+        # a file cut short can open and fail at its first read, past the part that holds its header
+        raise WarehouseError(_unreadable(loc, e)) from e
     except BaseException:
         con.close()
         raise
@@ -353,6 +359,8 @@ def write_failure(loc: Location, e: Exception) -> str:
     """What to tell people when writing a warehouse failed: the first line of the cause, and for a
     full disk, that what was written before it is intact (the failed transaction left nothing)."""
     first = redact((str(e).strip().splitlines() or [type(e).__name__])[0])
+    if not loc.is_lake and isinstance(e, duckdb.IOException) and "Could not read" in str(e):
+        return _unreadable(loc, e)  # a file cut short opens, and fails where its blocks are missing
     if "No space left" in str(e) or "disk full" in str(e).lower():
         return (f"cannot write {loc.shown}: the disk holding it is full ({first}). Free some space and ingest "
                 "again: every run written before is intact, and the runs of this batch were not written.")

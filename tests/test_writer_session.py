@@ -16,7 +16,7 @@ import duckdb
 
 from schema import warehouse
 from schema.warehouse import WATCH_S, Writer, connect
-from tests.conftest import held_by_another_process
+from tests.conftest import IWH, held_by_another_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -218,8 +218,7 @@ def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_i
     new, old = tmp_path / "new.duckdb", tmp_path / "old.duckdb"
     duckdb.connect(str(old)).close()  # a file in DuckDB's default format, as main made them
     for db in (new, old):
-        subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "--db", str(db), "ingest", str(runs)],
-                       cwd=ROOT, check=True, capture_output=True)
+        subprocess.run(IWH + ["--db", str(db), "ingest", str(runs)], cwd=ROOT, check=True, capture_output=True)
     assert warehouse.STORAGE_VERSION == "v1.4.0"
     assert _format_and_guard_text_compression(new) == ("v1.4.0+", {"ZSTD"})
     assert _format_and_guard_text_compression(old) == ("v1.0.0+", {"Uncompressed"})
@@ -231,7 +230,7 @@ def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_i
         con.close()
     assert counts[0] == counts[1]
     assert counts[0][0] == 2 and counts[0][2] > 40_000
-    said = {db: subprocess.run([sys.executable, "-c", "from cli.main import main; main()", "--db", str(db), "migrate"],
-                               cwd=ROOT, check=True, capture_output=True, text=True).stdout for db in (new, old)}
+    said = {db: subprocess.run(IWH + ["--db", str(db), "migrate"], cwd=ROOT, check=True, capture_output=True,
+                               text=True).stdout for db in (new, old)}
     assert "format" not in said[new]
     assert "stored in DuckDB's v1.0.0+ format" in said[old] and f"--db {old} copy NEW.duckdb" in said[old]
