@@ -157,12 +157,22 @@ def older_storage(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
     if not read_only and not os.path.exists(loc.path):
-        config = {**config, "storage_compatibility_version": STORAGE_VERSION}
+        _create_file(loc)
     deadline = time.monotonic() + (wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S)
     with _waiting(loc) as waiting:
         if read_only:
             _let_waiting_writer_first(loc, deadline, waiting)
         return _connect_file(loc, read_only, wait, config, deadline, waiting)
+
+
+def _create_file(loc: Location) -> None:
+    """An empty file in STORAGE_VERSION's format, which it keeps. Made by a connection of its own:
+    given to the connection that writes, the setting would be part of its configuration, and
+    DuckDB refuses a second connection of this process to the file with any other."""
+    try:
+        duckdb.connect(loc.path, config={"storage_compatibility_version": STORAGE_VERSION}).close()
+    except duckdb.IOException:
+        pass  # another process made it first and holds it, or it cannot be made: the open says which
 
 
 def _connect_file(loc: Location, read_only: bool, wait: float | None, config: dict, deadline: float,

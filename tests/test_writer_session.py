@@ -234,3 +234,21 @@ def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_i
                                text=True).stdout for db in (new, old)}
     assert "format" not in said[new]
     assert "stored in DuckDB's v1.0.0+ format" in said[old] and f"--db {old} copy NEW.duckdb" in said[old]
+
+
+def test_a_process_that_made_a_warehouse_may_ingest_into_it_while_holding_it(tmp_path):
+    """The compact format is given to a connection of its own that makes the empty file: given to
+    the first writer, it made that writer's settings differ from the next one's, and DuckDB refused
+    the ingest of a process that still held the file it had just made."""
+    from ingest.load import ingest_paths
+
+    db = tmp_path / "wh.duckdb"
+    con = connect(db)
+    try:
+        summary = ingest_paths([ROOT / "tests" / "fixtures" / "runs" / "gpu-torch2.11"], str(db))
+        assert summary.runs == 2
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+        assert con.execute("SELECT tags['storage_version'] FROM duckdb_databases() "
+                           "WHERE database_name = current_database()").fetchone()[0] == "v1.4.0+"
+    finally:
+        con.close()
