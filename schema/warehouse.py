@@ -129,9 +129,8 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
             _lock_down_lake(con)
     except duckdb.IOException as e:
         con.close()
-        if loc.is_lake:
+        if not _cut_short(loc, e):
             raise
-        # a file cut short can open and fail at its first read, past the part that holds its header
         raise WarehouseError(_unreadable(loc, e)) from e
     except BaseException:
         con.close()
@@ -369,8 +368,8 @@ def write_failure(loc: Location, e: Exception) -> str:
     """What to tell people when writing a warehouse failed: the first line of the cause, and for a
     full disk, that what was written before it is intact (the failed transaction left nothing)."""
     first = redact((str(e).strip().splitlines() or [type(e).__name__])[0])
-    if not loc.is_lake and isinstance(e, duckdb.IOException) and "Could not read" in str(e):
-        return _unreadable(loc, e)  # a file cut short opens, and fails where its blocks are missing
+    if _cut_short(loc, e):
+        return _unreadable(loc, e)
     if "No space left" in str(e) or "disk full" in str(e).lower():
         return (f"cannot write {loc.shown}: the disk holding it is full ({first}). Free some space and ingest "
                 "again: every run written before is intact, and the runs of this batch were not written.")
@@ -380,6 +379,12 @@ def write_failure(loc: Location, e: Exception) -> str:
 def _holder(e: Exception) -> str:
     m = re.search(r"\(PID (\d+)\)", str(e))
     return f"pid {m.group(1)}" if m else "another process"
+
+
+def _cut_short(loc: Location, e: Exception) -> bool:
+    """A file cut short: it opens (its header and catalog come first), then a read fails where its
+    blocks are missing."""
+    return not loc.is_lake and isinstance(e, duckdb.IOException) and "Could not read" in str(e)
 
 
 def _unreadable(loc: Location, e: Exception) -> str:
