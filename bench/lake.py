@@ -6,17 +6,22 @@ processes into an empty lake and an empty file. The PostgreSQL server is a throw
 
 from __future__ import annotations
 
+import re
 import shutil
+import sys
 import tempfile
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench import corpus, scale
 from bench.ingest import SUMMARY_RE, _fresh, _summarise
 from bench.measure import IWH, Proc, check, run
-from bench.queries import canned_latencies
+from bench.queries import bind, canned_latencies, choose_params
 from bench.report import TARGETS, _ok, _table
+from schema import queries as canned
+from schema.api import Warehouse
 from schema.warehouse import connect
 from tests.servers import Postgres
 
@@ -53,6 +58,8 @@ def lake(n_runs: int, query_repeats: int, repeats: int, log) -> dict:
                           for kind, rs in rounds.items()}
         out["query_rounds"] = QUERY_ROUNDS
         out["file_rebuilt_meanwhile"] = file_db.stat().st_mtime_ns != stamp
+        log("  the catalog statements of each canned query on the lake ...")
+        out["catalog_statements"] = _catalog_statements(loc)
         shutil.rmtree(data / "queries")
         out["ingest"] = {}
         for procs in PROCESSES:
@@ -125,6 +132,41 @@ def _concurrent_ingest(where: str | Path, data_path: Path | None, procs: int) ->
     return Proc(wall, sum(p.cpu_s for p in done), max(p.max_rss_mb for p in done), 0, ""), mb
 
 
+_MARK = "-- iwh bench query "
+
+
+def _catalog_statements(loc: str) -> dict:
+    """What bounds the lake's queries: the PostgreSQL statements DuckLake sends for each canned
+    query, {query: {statement kind: n}}, one warm run each. The postgres extension prints them
+    (pg_debug_show_queries) on the output of a process of its own, between this module's marks."""
+    out = check(run([sys.executable, "-m", "bench.lake", "statements", loc]), "counting catalog statements").output
+    counts = {}
+    for name, body in re.findall(rf"^{_MARK}(\S+)\n(.*?)^{_MARK}end$", out, re.S | re.M):
+        kinds = Counter()
+        for statement in filter(str.strip, re.split(r"\n\s*\n", body)):
+            table = re.search(r"\bducklake_\w+", statement)
+            kinds[table.group(0) if table else statement.split()[0]] += 1
+        counts[name] = dict(kinds)
+    return counts
+
+
+def _print_statements(loc: str) -> None:
+    with Warehouse(loc) as wh:
+        params = choose_params(wh)
+    con = connect(loc, read_only=True)  # not locked down: the debug setting is a setting
+    try:
+        for q in canned.all_queries():
+            values = q.bind(bind(q, params))
+            con.execute(q.sql, values).fetchall()  # warm: the lake's schema is read once per connection
+            con.execute("SET pg_debug_show_queries = true")
+            print(f"{_MARK}{q.name}", file=sys.stderr, flush=True)  # the extension writes there too
+            con.execute(q.sql, values).fetchall()
+            con.execute("SET pg_debug_show_queries = false")
+            print(f"{_MARK}end", file=sys.stderr, flush=True)
+    finally:
+        con.close()
+
+
 def _lake_queries(lake: dict) -> dict:
     """Per warehouse: the median and the slowest of the canned queries' medians; per query, lake / file."""
     q = lake["queries"]
@@ -156,7 +198,7 @@ def report(lake: dict) -> str:
                                   if lake.get("file_rebuilt_meanwhile") else "") + "\n"
             + _table(["warehouse", "median query ms", "slowest query ms", "slowest query", "queries >= 200 ms"], rows)
             + f"\nPer query, lake / file: median {ratios[len(ratios) // 2][0]:.2f}x; {over} of {len(ratios)} over 2x; "
-            f"worst {worst}")
+            f"worst {worst}" + _statements_report(lake, f["median"], k["median"]))
     rows = []
     for procs, r in lake["ingest"].items():
         fi, la = r["file"], r["lake"]
@@ -170,6 +212,23 @@ def report(lake: dict) -> str:
     return text
 
 
+def _statements_report(lake: dict, file_ms: float, lake_ms: float) -> str:
+    counts = lake.get("catalog_statements")
+    if not counts:
+        return ""
+    per_query = sorted((sum(k.values()), n) for n, k in counts.items())
+    kinds = Counter()
+    for k in counts.values():
+        kinds.update(k)
+    median = per_query[len(per_query) // 2][0]
+    return (f"\nWhat bounds the lake: DuckLake sends PostgreSQL {sum(kinds.values())} statements for the "
+            f"{len(counts)} canned queries (one warm run each, pg_debug_show_queries), a median of {median} a "
+            f"query, most {per_query[-1][0]} ({per_query[-1][1]}): "
+            + ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+            + f". The lake's median is {lake_ms - file_ms:.1f} ms above the file's, "
+            f"{(lake_ms - file_ms) / max(median, 1):.1f} ms per statement of the median query.")
+
+
 def targets(lake: dict) -> list[list]:
     if "skipped" in lake:
         return []
@@ -178,3 +237,8 @@ def targets(lake: dict) -> list[list]:
     return [[f"DuckLake queries within 2x of the file at {lake['runs']:,} runs",
              f"median {med:.2f}x, slowest {slow:.2f}x", _ok(med <= 2 and slow <= 2)]]
 
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["statements"]:
+        _print_statements(sys.argv[2])
