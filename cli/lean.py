@@ -1,16 +1,17 @@
-"""Keep pandas out of an `iwh` process.
+"""Keep pandas and numpy out of an `iwh` process.
 
-No command needs pandas, yet DuckDB imports it on a query's first parameter (to ask whether the
-value is a DataFrame) and pyarrow on its first array: 0.3-0.45 s of every command, a tenth of a
-trace-only ingest. Refused, both take the path they take where pandas is not installed. Only the
-command line does this: the Python API and the dashboards (which use pandas) are not touched, and
-`iwh dashboard`, Ray's workers and `iwh capture`'s torch run in processes of their own."""
+No command needs them, yet DuckDB imports pandas on a query's first parameter (to ask whether the
+value is a DataFrame), pyarrow pandas on its first array (0.3-0.45 s of every command, a tenth of a
+trace-only ingest) and numpy as it is imported (~45 ms of every command). Refused, they take the
+path they take where these are not installed. Only the command line does this: the Python API and
+the dashboards (which use pandas) are not touched, and `iwh dashboard`, Ray's workers and
+`iwh capture`'s torch run in processes of their own."""
 
 from __future__ import annotations
 
 import sys
 
-REFUSED = ("pandas",)
+REFUSED = ("pandas", "numpy")
 
 
 class _Refuse:
