@@ -36,7 +36,7 @@ from ingest.assemble import assemble, file_hash
 from ingest.discover import Run
 from ingest.remote import FetchError, discover_paths, fetched, object_hash
 from schema.location import Location
-from schema.warehouse import (FACT_TABLES, ROLLUP_INPUTS, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer,
+from schema.warehouse import (FACT_TABLES, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer,
                               fill_rollups, rollback, write_failure)
 
 _ARROW = {
@@ -340,7 +340,7 @@ def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: Inge
             elif threads:
                 con.execute(f"SET threads = {threads}")
             try:
-                _write(con, schema, batch)
+                _write(con, batch)
                 return
             except Exception as e:
                 if _fatal(e):
@@ -350,7 +350,7 @@ def _commit(writer: Writer, schema: _Schema, batch: list[_Loaded], summary: Inge
                     return
             for d in batch:
                 try:
-                    _write(con, schema, [d])
+                    _write(con, [d])
                 except Exception as e:
                     if _fatal(e):
                         raise WarehouseError(write_failure(writer.location, e)) from e
@@ -582,7 +582,7 @@ def _tally(summary: IngestSummary, data: _Loaded) -> None:
     summary.counters.update(data.counters)
 
 
-def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
+def _write(con, batch: list[_Loaded]) -> None:
     """One transaction for the batch, so a reader sees a run whole or not at all, and a writer killed
     in it leaves nothing. A long log's rows come from the Parquet parts it was spilled to while it
     was parsed: DuckDB streams them in, so memory stays bounded."""
@@ -612,18 +612,18 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id, ?::BIGINT AS run_key) "
                             "FROM read_parquet(?)", [d.run["run_id"], keys[id(d)], path])
         _insert(con, "runs", pa.concat_tables([_keyed(d.tables["runs"], keys[id(d)]) for d in batch]))
-        inserted = {}
         for table in FACT_TABLES:
             parts = [_keyed(d.tables[table], keys[id(d)]) for d in batch if table in d.tables]
             if parts:
-                inserted[table] = pa.concat_tables(parts)
-                _insert(con, table, inserted[table])
+                _insert(con, table, pa.concat_tables(parts))
         # a kernel says what its graph came from (a cache hit's cached output code); set here, once
-        # every row of the batch is in, spilled parts included
+        # every row of the batch is in, spilled parts included. The batch's keys are a range: zone
+        # maps skip every other run's kernels
+        batch_keys = [first + 1, first + len(batch)]
         con.execute("""UPDATE kernels SET cache_state = g.cache_state FROM graphs g
-                       WHERE kernels.run_id = g.run_id AND kernels.graph_id = g.graph_id
-                         AND g.cache_state IS NOT NULL AND g.run_id IN (SELECT unnest(?))""", [run_ids])
-        _fill_rollups(con, schema, batch, inserted)
+                       WHERE kernels.run_key = g.run_key AND kernels.graph_id = g.graph_id AND g.cache_state IS NOT NULL
+                         AND g.run_key BETWEEN ? AND ? AND kernels.run_key BETWEEN ? AND ?""", batch_keys * 2)
+        fill_rollups(con, run_ids)
         for table, texts in shared.items():
             if texts:
                 # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
@@ -641,25 +641,6 @@ def _write(con, schema: _Schema, batch: list[_Loaded]) -> None:
 def _keyed(tbl: pa.Table, key: int) -> pa.Table:
     """A run's rows with its run key."""
     return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
-
-
-def _fill_rollups(con, schema: _Schema, batch: list[_Loaded], inserted: dict[str, pa.Table]) -> None:
-    """The batch's rollups, summed from its own Arrow rows: summed from the warehouse's tables, each
-    batch would scan their millions of rows (no zone map prunes random run ids). A spilled run's
-    rows came from its Parquet parts: its sums are read back from the tables."""
-    whole = [d.run["run_id"] for d in batch if not d.spilled]
-    if whole:
-        names = {t: f"_batch_{t}" for t in ROLLUP_INPUTS}
-        for t, name in names.items():
-            con.register(name, inserted.get(t) or schema.arrow(t, [(None, [])]))
-        try:
-            fill_rollups(con, whole, names)
-        finally:
-            for name in names.values():
-                con.unregister(name)
-    spilled = [d.run["run_id"] for d in batch if d.spilled]
-    if spilled:
-        fill_rollups(con, spilled)
 
 
 # run keys a DELETE names in one IN list: up to DuckDB's dynamic_or_filter_threshold (50) a list of

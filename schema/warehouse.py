@@ -724,25 +724,18 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     return applied
 
 
-# the tables run_rollups and run_tallies are summed from (views/15_run_rollups_of.sql)
-ROLLUP_INPUTS = ("graphs", "kernels", "compile_events", "timings", "compilations", "cache_events", "fusion_decisions")
-
-
-def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None,
-                 tables: dict[str, str] | None = None) -> None:
+def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> None:
     """Sum the runs' rows into run_rollups (views/15_run_rollups_of.sql): the given runs, inside
-    the caller's transaction, or every run without a rollup (a warehouse written before them).
-    `tables` names, for each of ROLLUP_INPUTS, where the runs' rows are (default: the warehouse's)."""
+    the caller's transaction, or every run without a rollup (a warehouse written before them)."""
     if run_ids is not None:
-        name = {t: (tables or {}).get(t, t) for t in ROLLUP_INPUTS}
         # with the run's key (migration 0011), as every row of a run
-        con.execute("INSERT INTO run_rollups BY NAME SELECT u.*, r.run_key FROM run_rollups_in(?, ?, ?, ?, ?, ?, ?) u "
-                    "JOIN runs r USING (run_id)", [run_ids, *(name[t] for t in ROLLUP_INPUTS[:6])])
-        con.execute("INSERT INTO run_tallies BY NAME SELECT t.*, r.run_key FROM run_tallies_in(?, ?, ?) t "
-                    "JOIN runs r USING (run_id)", [run_ids, name["kernels"], name["fusion_decisions"]])
-        con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_in(?, ?) "
+        con.execute("INSERT INTO run_rollups BY NAME SELECT u.*, r.run_key FROM run_rollups_of(?) u "
+                    "JOIN runs r USING (run_id)", [run_ids])
+        con.execute("INSERT INTO run_tallies BY NAME SELECT t.*, r.run_key FROM run_tallies_of(?) t "
+                    "JOIN runs r USING (run_id)", [run_ids])
+        con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_of(?) "
                     "WHERE config_hash NOT IN (SELECT config_hash FROM inductor_configs) GROUP BY config_hash",
-                    [run_ids, name["compilations"]])
+                    [run_ids])
         return
     missing = [r for (r,) in con.execute(
         "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]

@@ -30,7 +30,7 @@ def test_a_runs_rollup_is_the_sum_of_its_rows(db):
     con = reader(db)
     try:
         assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM run_rollups").fetchone() == (2, 2)
-        # the loader sums a batch's own Arrow rows; summed again from the warehouse's tables: equal
+        # the loader sums a batch as it writes it; summed again once every run is in: equal
         cols = ", ".join(c for (c,) in con.execute("SELECT column_name FROM information_schema.columns "
                                                     "WHERE table_name = 'run_rollups' AND column_name != 'run_key' "
                                                     "ORDER BY ordinal_position").fetchall())

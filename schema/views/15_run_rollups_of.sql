@@ -24,19 +24,25 @@
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
 --   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
--- The *_in forms read the rows from the tables they are named (query_table): the loader names its
--- batch's own rows (Arrow, before they join tables of millions), the *_of forms the warehouse's.
-CREATE OR REPLACE MACRO run_configs_in(ids, compilations_t) AS TABLE
-SELECT run_id, md5(c) AS config_hash, c AS text
-FROM (SELECT run_id, min(inductor_config) AS c FROM query_table(compilations_t)
-      WHERE inductor_config IS NOT NULL AND run_id IN (SELECT unnest(ids)) GROUP BY run_id);
+-- A run's rows are found by its run key (migration 0011), not its id: keys grow in write order, so
+-- the zone maps of a table of millions of rows skip every row group but the runs'. The loader
+-- calls these in the transaction that writes a batch, once its rows are in.
+DROP MACRO TABLE IF EXISTS run_configs_in;  -- the forms over named tables that these replace
+DROP MACRO TABLE IF EXISTS run_rollups_in;
+DROP MACRO TABLE IF EXISTS run_tallies_in;
 
-CREATE OR REPLACE MACRO run_rollups_in(ids, graphs_t, kernels_t, compile_events_t, timings_t, compilations_t,
-                                       cache_events_t) AS TABLE
+CREATE OR REPLACE MACRO run_keys_of(ids) AS TABLE
+SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT unnest(ids));
+
+CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
+SELECT run_id, md5(c) AS config_hash, c AS text
+FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
+      WHERE inductor_config IS NOT NULL AND run_key IN (SELECT run_key FROM run_keys_of(ids)) GROUP BY run_id);
+
+CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
-    -- the runs asked for, once: every part below keeps their rows (a filter on the list itself in
-    -- each part made a batch of the loader's take 40 ms instead of 25)
-    SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(ids))
+    -- the runs asked for, once: every part below keeps their rows
+    SELECT * FROM run_keys_of(ids)
 ), g AS (
     SELECT
         run_id,
@@ -45,7 +51,7 @@ WITH picked AS (
         coalesce(sum(extern_kernel_count), 0)::BIGINT AS extern_kernel_count,
         (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
         (sum(post_fusion_nodes) FILTER (WHERE pre_fusion_nodes IS NOT NULL))::BIGINT AS post_fusion_nodes
-    FROM query_table(graphs_t) WHERE run_id IN (SELECT run_id FROM picked) GROUP BY run_id
+    FROM graphs WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), k AS (
     SELECT
         run_id,
@@ -56,10 +62,10 @@ WITH picked AS (
         count(*) FILTER (WHERE generated AND category = 'persistent_reduction') AS persistent_reduction_kernels,
         count(*) FILTER (WHERE generated AND category = 'template')             AS template_kernels,
         count(*) FILTER (WHERE generated AND category = 'foreach')              AS foreach_kernels
-    FROM query_table(kernels_t) WHERE run_id IN (SELECT run_id FROM picked) GROUP BY run_id
+    FROM kernels WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), frames AS (
     SELECT run_id, compile_id, min(co_filename) AS frame_file
-    FROM query_table(compilations_t) WHERE run_id IN (SELECT run_id FROM picked) GROUP BY ALL
+    FROM compilations WHERE run_key IN (SELECT run_key FROM picked) GROUP BY ALL
 ), e AS (
     -- a break or recompile in a library frame (the frame's file, else the event's user file, under
     -- site-packages, dist-packages, torch or the standard library) is counted apart
@@ -73,13 +79,13 @@ WITH picked AS (
         SELECT x.run_id, x.kind,
                regexp_matches(coalesce(f.frame_file, x.user_file, ''),
                               '/(site-packages|dist-packages|torch)/|/lib/python[0-9.]*/') AS in_library
-        FROM query_table(compile_events_t) x
+        FROM compile_events x
         LEFT JOIN frames f USING (run_id, compile_id)
-        WHERE x.run_id IN (SELECT run_id FROM picked)
+        WHERE x.run_key IN (SELECT run_key FROM picked)
     ) ev
     GROUP BY ev.run_id
 ), cfg AS (
-    SELECT run_id, config_hash AS inductor_config_hash FROM run_configs_in(ids, compilations_t)
+    SELECT run_id, config_hash AS inductor_config_hash FROM run_configs_of(ids)
 ), cache AS (
     SELECT
         run_id,
@@ -94,8 +100,8 @@ WITH picked AS (
         count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
         count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
         sum(time_saved_us) FILTER (WHERE outcome = 'hit') / 1e6              AS time_saved_s
-    FROM query_table(cache_events_t)
-    WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_id IN (SELECT run_id FROM picked)
+    FROM cache_events
+    WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
 ), ct AS (
     SELECT
@@ -111,11 +117,11 @@ WITH picked AS (
         sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
         sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
         count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
-    FROM query_table(timings_t)
-    WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_id IN (SELECT run_id FROM picked)
+    FROM timings
+    WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
 ), generated AS (
-    SELECT DISTINCT run_id, kernel_name FROM query_table(kernels_t) WHERE generated AND run_id IN (SELECT run_id FROM picked)
+    SELECT DISTINCT run_id, kernel_name FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM picked)
 ), prof AS (
     SELECT
         t.run_id,
@@ -129,9 +135,9 @@ WITH picked AS (
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches,
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us,
         max(t.duration_us) FILTER (WHERE t.source = 'profiler')                      AS max_kernel_us
-    FROM query_table(timings_t) t
+    FROM timings t
     LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
-    WHERE t.kind = 'kernel' AND t.run_id IN (SELECT run_id FROM picked)
+    WHERE t.kind = 'kernel' AND t.run_key IN (SELECT run_key FROM picked)
     GROUP BY t.run_id
 )
 SELECT
@@ -192,27 +198,18 @@ LEFT JOIN prof USING (run_id)
 LEFT JOIN cfg USING (run_id)
 LEFT JOIN cache USING (run_id);
 
-CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
-SELECT * FROM run_configs_in(ids, 'compilations');
-
-CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
-SELECT * FROM run_rollups_in(ids, 'graphs', 'kernels', 'compile_events', 'timings', 'compilations', 'cache_events');
-
--- run_tallies_in(ids, ...): rows of run_tallies for the runs `ids` names (see migration 0010)
-CREATE OR REPLACE MACRO run_tallies_in(ids, kernels_t, fusion_decisions_t) AS TABLE
+-- run_tallies_of(ids): rows of run_tallies for the runs `ids` names (see migration 0010)
+CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
 SELECT run_id, 'fusion_refusal' AS kind, reason AS name, count(*) AS n
-FROM query_table(fusion_decisions_t)
-WHERE decision = 'refused' AND run_id IN (SELECT unnest(ids))
+FROM fusion_decisions
+WHERE decision = 'refused' AND run_key IN (SELECT run_key FROM run_keys_of(ids))
 GROUP BY ALL
 UNION ALL
 SELECT run_id, 'extern_op', coalesce(signature, kernel_name), count(*)
-FROM query_table(kernels_t)
-WHERE NOT generated AND run_id IN (SELECT unnest(ids))
+FROM kernels
+WHERE NOT generated AND run_key IN (SELECT run_key FROM run_keys_of(ids))
 GROUP BY ALL
 UNION ALL
 SELECT r.run_id, 'label', j.key || '=' || (j.value ->> '$'), 1
 FROM runs r, json_each(r.labels) AS j
 WHERE r.run_id IN (SELECT unnest(ids)) AND j.type IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN');
-
-CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
-SELECT * FROM run_tallies_in(ids, 'kernels', 'fusion_decisions');
