@@ -26,23 +26,23 @@
 --   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
 -- A run's rows are found by its run key (migration 0011), not its id: keys grow in write order, so
 -- the zone maps of a table of millions of rows skip every row group but the runs'. The loader
--- calls these in the transaction that writes a batch, once its rows are in.
+-- calls these in the transaction that writes a batch, once its rows are in. Only writers call
+-- them: a new macro name here would make readers of a warehouse no writer has opened since ask
+-- for `iwh migrate` (_check_current), a changed body does not.
 DROP MACRO TABLE IF EXISTS run_configs_in;  -- the forms over named tables that these replace
 DROP MACRO TABLE IF EXISTS run_rollups_in;
 DROP MACRO TABLE IF EXISTS run_tallies_in;
 
-CREATE OR REPLACE MACRO run_keys_of(ids) AS TABLE
-SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT unnest(ids));
-
 CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
 SELECT run_id, md5(c) AS config_hash, c AS text
 FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
-      WHERE inductor_config IS NOT NULL AND run_key IN (SELECT run_key FROM run_keys_of(ids)) GROUP BY run_id);
+      WHERE inductor_config IS NOT NULL AND run_key IN (SELECT run_key FROM runs WHERE run_id IN (SELECT unnest(ids)))
+      GROUP BY run_id);
 
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
-    SELECT * FROM run_keys_of(ids)
+    SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT
         run_id,
@@ -200,16 +200,19 @@ LEFT JOIN cache USING (run_id);
 
 -- run_tallies_of(ids): rows of run_tallies for the runs `ids` names (see migration 0010)
 CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
+WITH picked AS (
+    SELECT run_id, run_key, labels FROM runs WHERE run_id IN (SELECT unnest(ids))
+)
 SELECT run_id, 'fusion_refusal' AS kind, reason AS name, count(*) AS n
 FROM fusion_decisions
-WHERE decision = 'refused' AND run_key IN (SELECT run_key FROM run_keys_of(ids))
+WHERE decision = 'refused' AND run_key IN (SELECT run_key FROM picked)
 GROUP BY ALL
 UNION ALL
 SELECT run_id, 'extern_op', coalesce(signature, kernel_name), count(*)
 FROM kernels
-WHERE NOT generated AND run_key IN (SELECT run_key FROM run_keys_of(ids))
+WHERE NOT generated AND run_key IN (SELECT run_key FROM picked)
 GROUP BY ALL
 UNION ALL
-SELECT r.run_id, 'label', j.key || '=' || (j.value ->> '$'), 1
-FROM runs r, json_each(r.labels) AS j
-WHERE r.run_id IN (SELECT unnest(ids)) AND j.type IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN');
+SELECT p.run_id, 'label', j.key || '=' || (j.value ->> '$'), 1
+FROM picked p, json_each(p.labels) AS j
+WHERE j.type IN ('VARCHAR', 'BIGINT', 'UBIGINT', 'BOOLEAN');
