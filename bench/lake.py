@@ -238,7 +238,6 @@ def targets(lake: dict) -> list[list]:
              f"median {med:.2f}x, slowest {slow:.2f}x", _ok(med <= 2 and slow <= 2)]]
 
 
-
 if __name__ == "__main__":
     if sys.argv[1:2] == ["statements"]:
         _print_statements(sys.argv[2])
