@@ -79,6 +79,23 @@ def test_a_warehouse_without_rollups_gets_them_from_a_writer(db, tmp_path):
         assert _rollups(con) == before
 
 
+def test_a_warehouse_of_the_batch_macros_drops_them_and_sums_by_run_key(db, tmp_path):
+    """Before the rollups were summed by run key, the loader summed a batch's own Arrow tables
+    through *_in macros. A writer of this version drops them, and its rollups equal the old ones."""
+    copy = str(tmp_path / "wh.duckdb")
+    shutil.copyfile(db, copy)
+    with duckdb.connect(copy) as con:
+        before = _rollups(con)
+        con.execute("CREATE MACRO run_rollups_in(ids, graphs_t) AS TABLE SELECT * FROM query_table(graphs_t)")
+        con.execute("UPDATE _views SET digest = 'the views of an older release'")
+        con.execute("DELETE FROM run_rollups")
+    connect(copy).close()
+    with duckdb.connect(copy, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'run_rollups_in'"
+                           ).fetchone()[0] == 0
+        assert _rollups(con) == before
+
+
 def test_a_runs_config_is_kept_once_by_hash(db, tmp_path):
     con = reader(db)
     try:
