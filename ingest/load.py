@@ -14,7 +14,6 @@ than a small run's inserts. The warehouse's write lock is held only while a batc
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
 import os
 import shutil
 import sys
@@ -31,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ingest import ray_tasks
+from ingest import forked, ray_tasks
 from ingest.assemble import assemble, file_hash
 from ingest.discover import Run
 from ingest.remote import FetchError, discover_paths, fetched, object_hash
@@ -511,11 +510,16 @@ def _parse_all(runs: list[Run], jobs: int, context: tuple, executor: str = "loca
         return
     # pyarrow imports pandas on its first array (~0.2 s): once here, not once per forked worker
     pa.array([], type=pa.string())
-    ctx = mp.get_context("fork" if sys.platform != "win32" else "spawn")
-    with ctx.Pool(jobs, initializer=_parse_worker) as pool:
-        # larger runs first keeps every worker busy to the end
-        work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
-        yield from pool.imap_unordered(_parse_or_fail, work)
+    # larger runs first keeps every worker busy to the end
+    work.sort(key=lambda w: -sum(a.size for a in w[0].artifacts))
+    for (run, _), data, error in forked.imap_unordered(_parse_or_fail, work, jobs=jobs, initializer=_parse_worker):
+        if isinstance(error, forked.WorkerDied):
+            # a worker killed (the OOM killer on a huge log) costs its run alone
+            yield _Failed(run.source_path, error)
+        elif error is not None:
+            raise error
+        else:
+            yield data
 
 
 def _parse_worker() -> None:

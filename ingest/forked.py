@@ -1,0 +1,194 @@
+"""Parsing fanned out to worker processes of this machine (`iwh ingest --jobs N`): the local
+counterpart of `ingest/ray_tasks.py`, with the same contract. The writer stays the calling process.
+
+Not multiprocessing.Pool, for what it cost the writer on the 67 GPU traces:
+- Pool's worker-handler thread waits on the results pipe as well as on its workers, and wakes
+  whenever a result is in it: 13,128 times in a 4 s ingest, 0.33 CPU s, and the GIL taken from the
+  writer each time.
+- Results come back through one pipe, read and unpickled by a thread of the writer's process
+  (0.23 CPU s), and a worker whose result the pipe cannot take yet waits.
+Here a worker writes its result to a file of a temporary folder and sends the file's number; the
+writer reads it when it wants it, and no worker waits for the writer. A worker that dies (the OOM
+killer, a signal) fails its item alone, and another takes its place: a Pool waits for it forever.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing import get_context
+from multiprocessing.connection import Connection, wait
+
+
+class WorkerDied(Exception):
+    """The worker process parsing an item ended without a result."""
+
+
+def imap_unordered(fn: Callable, items: Sequence, *, jobs: int,
+                   initializer: Callable[[], None] | None = None) -> Iterator[tuple[object, object, BaseException | None]]:
+    """(item, fn(item), None) or (item, None, the exception) for each item, in the order they end,
+    `fn` run in `jobs` worker processes (forked where the platform can), items handed out in order.
+    `initializer` runs once in each worker. A caller that stops early stops the workers."""
+    folder = tempfile.mkdtemp(prefix="iwh-parse-")
+    ended: queue.SimpleQueue = queue.SimpleQueue()
+    crew = _Crew(fn, initializer, folder, min(jobs, len(items)))
+    thread = threading.Thread(target=crew.hand_out, args=(items, ended),
+                              name="iwh-parse-dispatch", daemon=True)
+    thread.start()
+    try:
+        for _ in range(len(items)):
+            i, error = ended.get()
+            if i is None:  # the dispatching thread itself failed (no process could be started)
+                raise error
+            if error is not None:
+                yield items[i], None, error
+                continue
+            path = f"{folder}/{i}"
+            with open(path, "rb") as fh:
+                ok, value = pickle.load(fh)
+            os.unlink(path)
+            if ok:
+                yield items[i], value, None
+            else:
+                error, trace = value
+                error.__cause__ = _Traceback(trace)
+                yield items[i], None, error
+    finally:
+        crew.stop()
+        thread.join()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Crew:
+    """The worker processes, and the thread that hands each the next item as it ends one."""
+
+    def __init__(self, fn: Callable, initializer, folder: str, size: int):
+        self.fn, self.initializer, self.folder, self.size = fn, initializer, folder, size
+        self.ctx = get_context("fork" if sys.platform != "win32" else "spawn")
+        self.lock = threading.Lock()
+        self.stopping = False
+        self.procs: list = []
+        self.proc_of: dict[Connection, object] = {}
+
+    def start(self) -> Connection | None:
+        parent, child = self.ctx.Pipe()
+        with self.lock:
+            if self.stopping:
+                return None
+            proc = self.ctx.Process(target=_serve, args=(child, self.fn, self.initializer, self.folder), daemon=True)
+            proc.start()
+            self.procs.append(proc)
+        child.close()
+        self.proc_of[parent] = proc
+        return parent
+
+    def hand_out(self, items: Sequence, ended: queue.SimpleQueue) -> None:
+        try:
+            self._hand_out(items, ended)
+        except BaseException as e:  # noqa: BLE001 - the caller must not wait for items never handed out
+            ended.put((None, e))
+
+    def _hand_out(self, items: Sequence, ended: queue.SimpleQueue) -> None:
+        todo = deque(range(len(items)))
+        busy: dict[Connection, int] = {}
+        idle = [c for c in (self.start() for _ in range(self.size)) if c is not None]
+        while (todo or busy) and not self.stopping:
+            while idle and todo:
+                conn, i = idle.pop(), todo.popleft()
+                try:
+                    conn.send_bytes(pickle.dumps((i, items[i]), protocol=pickle.HIGHEST_PROTOCOL))
+                except OSError:  # it died between items: the item goes to another
+                    todo.appendleft(i)
+                    self._replace(conn, idle)
+                    continue
+                busy[conn] = i
+            if not busy:
+                break
+            for conn in wait(list(busy)):
+                i = busy.pop(conn)
+                try:
+                    conn.recv_bytes()
+                except (EOFError, OSError):
+                    proc = self.proc_of[conn]
+                    proc.join()
+                    ended.put((i, WorkerDied(f"the parse worker (pid {proc.pid}) ended without a result, "
+                                             f"{_how(proc.exitcode)}")))
+                    self._replace(conn, idle)
+                    continue
+                ended.put((i, None))
+                idle.append(conn)
+        for conn in idle + list(busy):
+            conn.close()
+
+    def _replace(self, conn: Connection, idle: list) -> None:
+        conn.close()
+        fresh = self.start()
+        if fresh is not None:
+            idle.append(fresh)
+
+    def stop(self) -> None:
+        """Every worker ends: at once when items are left (the caller stopped early), else at the
+        end of its message loop."""
+        with self.lock:
+            self.stopping = True
+            procs = list(self.procs)
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+            p.join()
+
+
+def _how(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        return f"killed by {signal.Signals(-exitcode).name}"
+    return f"exit status {exitcode}"
+
+
+def _serve(conn: Connection, fn: Callable, initializer, folder: str) -> None:
+    # Ctrl-C is the writer's to handle: it stops the workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer()
+    while True:
+        try:
+            i, item = pickle.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        try:
+            out = (True, fn(item))
+        except BaseException as e:  # noqa: BLE001 - the writer decides what an exception means
+            out = (False, (_portable(e), "".join(traceback.format_exception(type(e), e, e.__traceback__))))
+        path = f"{folder}/{i}"
+        try:
+            with open(path, "wb") as fh:
+                pickle.dump(out, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # a result that cannot be pickled
+            with open(path, "wb") as fh:
+                pickle.dump((False, (RuntimeError(f"the parse worker could not hand over its result: "
+                                                  f"{type(e).__name__}: {e}"), "")), fh)
+        conn.send_bytes(b"")
+
+
+def _portable(e: BaseException) -> BaseException:
+    """The exception, or its text where it cannot be pickled."""
+    try:
+        pickle.loads(pickle.dumps(e))
+        return e
+    except Exception:
+        return RuntimeError(f"{type(e).__name__}: {e}")
+
+
+class _Traceback(Exception):
+    """The worker's traceback, as the cause of the exception it handed over (as Pool does)."""
+
+    def __str__(self) -> str:
+        return "\n" + self.args[0]
