@@ -682,7 +682,10 @@ def _recover(con) -> None:
 
 
 def _insert(con, table: str, tbl: pa.Table) -> None:
-    con.register("_rows", tbl)
+    # a batch has one Arrow chunk a run, and DuckDB's scan hands each on as a vector of its own,
+    # the small ones copied again, strings and all, to fill bigger ones: Arrow's one copy of the
+    # whole is cheaper (inserts 0.31-0.40 to 0.23-0.27 CPU s over the 67 GPU traces)
+    con.register("_rows", tbl.combine_chunks())
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
     con.unregister("_rows")
 
