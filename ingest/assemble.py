@@ -403,7 +403,7 @@ def _pop_shared(tables, shared: dict[str, dict[str, str]]) -> None:
     for g in tables.get("guards", ()):
         text = g.pop("text", None)
         if text is not None:
-            g["tree_hash"] = tree_hash = hashlib.md5(text.encode()).hexdigest()
+            g["tree_hash"] = tree_hash = g.get("tree_hash") or hashlib.md5(text.encode()).hexdigest()
             trees[tree_hash] = text
 
 

@@ -76,6 +76,31 @@ def test_a_guard_tree_is_kept_once_however_many_runs_have_it(tmp_path):
         con.close()
 
 
+def test_a_guard_tree_that_is_not_utf8_is_kept_by_the_md5_of_what_is_stored(tmp_path):
+    """A tree's key is the md5 of its text's UTF-8 bytes. The md5 the has_payload check made of the
+    payload is that key only where the payload decodes as it is; a byte that does not (here one
+    put into a real log's first guard tree) is stored as U+FFFD, and the key is of what is stored."""
+    lines = gzip.decompress(LOGS[0].read_bytes()).split(b"\n")
+    first = next(i for i, line in enumerate(lines) if b'"dynamo_cpp_guards_str"' in line and b"\t" not in line[:1])
+    lines[first + 1] = lines[first + 1] + b"\xff"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / LOGS[0].name.removesuffix(".gz")).write_bytes(b"\n".join(lines))
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths([tmp_path / "run"], db)
+    assert summary.runs == 1
+    assert any("md5 mismatch on a dynamo_cpp_guards_str record" in e["message"] for e in summary.error_rows)
+    con = reader(db)
+    try:
+        trees = dict(con.execute("SELECT tree_hash, text FROM guard_trees").fetchall())
+        assert all(h == hashlib.md5(t.encode()).hexdigest() for h, t in trees.items())
+        damaged = [t for t in trees.values() if "\ufffd" in t]
+        first_line, _, rest = _guard_trees(LOGS[0])[0].partition("\n")
+        assert damaged == [f"{first_line}\ufffd\n{rest}"]
+        assert len(trees) == len(set(_guard_trees(LOGS[0])))
+    finally:
+        con.close()
+
+
 def test_a_record_leaves_out_what_is_kept_elsewhere(tmp_path):
     """inductor_provenance of a compilation_metrics record is the kernel stack-trace payloads of
     that compile (checked here on the log), which lineage holds; inductor_config is a column."""

@@ -432,10 +432,10 @@ class _TraceState:
         dynamo_error_row(self.parsed, cid, text)
 
     def on_cpp_guards(self, lineno, meta, cid, data):
-        guard_row(self.parsed, cid, data.decode("utf-8", "replace"), is_json_list=False)
+        guard_row(self.parsed, cid, *self._text_and_md5(data), is_json_list=False)
 
     def on_json_guards(self, lineno, meta, cid, data):
-        guard_row(self.parsed, cid, data.decode("utf-8", "replace"), is_json_list=True)
+        guard_row(self.parsed, cid, *self._text_and_md5(data), is_json_list=True)
 
     def on_chromium(self, lineno, meta, cid, data):
         try:
@@ -548,6 +548,15 @@ class _TraceState:
         if graph_id is None:
             self.parsed.counters[f"{name}_without_output_code"] += 1
         return graph_id
+
+    def _text_and_md5(self, data: bytes) -> tuple[str, str | None]:
+        """The payload as text, and the md5 of its bytes (has_payload's check made it) where the
+        text is those bytes: a guard tree is kept by that md5, and hashing 37 MB of trees again
+        costs what the check did."""
+        try:
+            return data.decode("utf-8"), self.payload_md5
+        except UnicodeDecodeError:
+            return data.decode("utf-8", "replace"), None
 
     def _json(self, text, lineno, what):
         try:

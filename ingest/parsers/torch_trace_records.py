@@ -249,11 +249,12 @@ def dynamo_error_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
     parsed.add("compile_events", _event(compile_id, "failure", reason, user_file, user_line))
 
 
-def guard_row(parsed: Parsed, compile_id: str | None, text: str, is_json_list: bool) -> None:
+def guard_row(parsed: Parsed, compile_id: str | None, text: str, text_md5: str | None, is_json_list: bool) -> None:
     """guard_count = leaf guards of the C++ guard tree (`+- TENSOR_MATCH: ...`, upper-case kind),
     GuardManager nodes not counted; for the old JSON `dynamo_guards` kind, the list length.
     compilation_metrics.guard_count counts Dynamo Guard objects instead, which can expand to
-    several leaves, so the two differ."""
+    several leaves, so the two differ. `text_md5`: the md5 of the text's UTF-8 bytes when known
+    (the tree's key in guard_trees), else None."""
     if is_json_list:
         try:
             value = orjson.loads(text)
@@ -262,7 +263,7 @@ def guard_row(parsed: Parsed, compile_id: str | None, text: str, is_json_list: b
         count = len(value) if isinstance(value, list) else None
     else:
         count = len(_LEAF_GUARD_AFTER_NEWLINE.findall(text)) + (_LEAF_GUARD.match(text) is not None)
-    parsed.add("guards", {"compile_id": compile_id, "guard_count": count, "text": text})
+    parsed.add("guards", {"compile_id": compile_id, "guard_count": count, "text": text, "tree_hash": text_md5})
 
 
 def stack_trace_rows(parsed: Parsed, graph_id: str, stacks: dict) -> int:
