@@ -136,8 +136,8 @@ class _Crew:
             idle.append(fresh)
 
     def stop(self) -> None:
-        """Every worker ends: at once when items are left (the caller stopped early), else at the
-        end of its message loop."""
+        """Every worker ends. One still alive is killed: when the caller stopped early it may be
+        mid-item, whose result nobody will read; otherwise it only waits for an item."""
         with self.lock:
             self.stopping = True
             procs = list(self.procs)
