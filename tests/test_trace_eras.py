@@ -157,3 +157,28 @@ def test_a_value_its_column_cannot_hold_is_stored_null_and_reported(tmp_path):
     assert sorted(m["message"].split(" of ")[1].split(" ")[0] for m in misfits) == [
         "compilations.duration_us", "compilations.graph_op_count"]
     assert all(m["severity"] == "warning" for m in misfits)
+
+
+def test_a_name_past_64_kb_is_kept_cut_and_a_document_whole(tmp_path):
+    """A name, a path, a shape past NAME_BYTES is damage (a 20 MB node name repeated on every lineage
+    row, as the fuzzer made): kept cut, with a warning. Many names whose sum passes it are not; a
+    document column (kernel details) keeps its text whole."""
+    from ingest.load import NAME_BYTES, _Schema
+    from schema.warehouse import connect
+
+    con = connect(str(tmp_path / "w.duckdb"))
+    schema = _Schema(con)
+    con.close()
+    misfits: list[dict] = []
+    long_name, long_details = "n" * (NAME_BYTES + 10), "d" * (NAME_BYTES + 10)
+    many = [{"kernel_name": f"triton_poi_fused_{i:06d}", "details": "{}"} for i in range(5000)]  # 115 KB of names
+    rows = many + [{"kernel_name": long_name, "details": long_details}]
+    got = schema.arrow("kernels", [("r1", rows)], misfits).to_pydict()
+    assert got["kernel_name"][:5000] == [r["kernel_name"] for r in many]
+    assert got["kernel_name"][5000] == long_name[:NAME_BYTES]
+    assert got["details"][5000] == long_details
+    [m] = misfits
+    assert m["severity"] == "warning" and "1 value(s) of kernels.kernel_name are longer than 64 KB" in m["message"]
+    misfits.clear()
+    assert schema.arrow("kernels", [("r1", many)], misfits).to_pydict()["kernel_name"] == [r["kernel_name"] for r in many]
+    assert misfits == []
