@@ -15,9 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
-	# compiled as pip compiles an installed package: every command would compile them at start
-	# where PYTHONDONTWRITEBYTECODE is set (50 to 90 ms)
-	$(PY) -m compileall -q cli ingest schema analysis dashboards
+	$(PY) -c 'from bench.measure import byte_compile; byte_compile()'  # as pip compiles an installed package
 	touch $@
 
 setup: $(VENV)/.installed

@@ -17,7 +17,6 @@ backfill: the GPU archive through Ray tasks and from an S3 prefix, beside local 
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import platform
@@ -32,7 +31,7 @@ from bench import backfill as backfill_bench
 from bench import corpus, scale
 from bench import ingest as ingest_bench
 from bench import queries as query_bench
-from bench.measure import ROOT, load_average, run
+from bench.measure import ROOT, byte_compile, load_average, run
 
 SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake", "backfill")
 WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
@@ -89,14 +88,6 @@ def growth(db: Path) -> dict:
     finally:
         copy.unlink(missing_ok=True)  # as large as the warehouse it copies
     return {"force_ingest_cpu15_s": forced, "reingest_unchanged_s": p2.wall_s, "skipped": info["skipped"]}
-
-
-def byte_compile() -> None:
-    """The project's modules compiled, as an installed package's are: pip compiles a wheel's at
-    install, while an editable checkout compiles them at first import, or at every start of every
-    command where PYTHONDONTWRITEBYTECODE is set (as on our machine: 50 to 90 ms a command)."""
-    for package in ("cli", "ingest", "schema", "analysis", "dashboards"):
-        compileall.compile_dir(ROOT / package, quiet=1)
 
 
 def main(argv: list[str] | None = None) -> int:
