@@ -7,6 +7,7 @@ lines (lines not starting with a TAB), or by hand where a comment says so.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import re
 from collections import Counter
 from pathlib import Path
@@ -363,3 +364,41 @@ def test_corpus_kernel_counts_equal_the_debug_trees():
         parsed = _parse(log)
         got = {g["graph_id"]: (g["kernel_count"], g["compile_order"]) for g in parsed.rows["graphs"]}
         assert got == _debug_tree_graphs(torchinductor), run
+
+
+def test_payloads_with_tabs_inside_their_lines_verify_and_keep_them():
+    """Payload lines start with a TAB that is not part of the payload; a TAB inside a line is. The
+    log's payloads get one TAB inside each non-empty line, their has_payload md5 made anew: every
+    one must verify, which it does only if the TABs inside are kept and the leading ones dropped."""
+    with gzip.open(DYNAMIC_213, "rb") as f:
+        lines = f.read().split(b"\n")
+    out, header, payload, tabbed = [], None, [], 0
+
+    def close():
+        nonlocal header, payload
+        if header is not None:
+            md5 = hashlib.md5(b"\n".join(payload)).hexdigest().encode()
+            out.append(re.sub(rb'"has_payload": "[0-9a-f]+"', b'"has_payload": "' + md5 + b'"', header))
+            out.extend(b"\t" + p for p in payload)
+        header, payload = None, []
+
+    for line in lines:
+        if line.startswith(b"\t") and header is not None:
+            content = line[1:]
+            if content:
+                content = content[:1] + b"\t" + content[1:]
+                tabbed += 1
+            payload.append(content)
+            continue
+        close()
+        if b'"has_payload": "' in line:
+            header = line
+        else:
+            out.append(line)
+    close()
+    assert tabbed > 1000
+    parsed = parse_torch_trace(out)
+    assert parsed.counters["md5_mismatch"] == 0
+    assert parsed.counters["md5_verified"] == _count(_headers(DYNAMIC_213), '"has_payload": ')
+    guards = [g["text"] for g in parsed.rows["guards"] if g.get("text")]
+    assert guards and all("\t" in g for g in guards)

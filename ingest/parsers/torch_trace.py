@@ -623,8 +623,12 @@ def _payload_bytes(blocks: list[bytes], crlf: bool, newlines: int) -> bytes:
     `newlines`: the b"\\n" in the blocks joined; each is followed by a payload line's TAB.
     `crlf`: the file's line ends were converted to CRLF after writing, so drop the CRs."""
     joined = blocks[0] if len(blocks) == 1 else b"\n\t".join(blocks)
-    # with no TAB but those that start lines, deleting TABs (twice as fast) does the same
-    data = joined.translate(None, b"\t") if joined.count(b"\t") == newlines else joined.replace(b"\n\t", b"\n")
+    # deleting every TAB is twice as fast, and right when it deleted only those that start lines;
+    # told by the length, not by counting TABs first (a pass over every payload byte, 0.07 CPU s
+    # over the 67 GPU traces)
+    data = joined.translate(None, b"\t")
+    if len(joined) - len(data) != newlines:
+        data = joined.replace(b"\n\t", b"\n")
     if crlf:
         data = data.replace(b"\r\n", b"\n")
         if data[-1:] == b"\r":
