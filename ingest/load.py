@@ -27,8 +27,6 @@ from itertools import chain, repeat
 import duckdb
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ingest import forked, ray_tasks
 from ingest.assemble import assemble, file_hash
@@ -147,6 +145,8 @@ class _Spill:
                 self.generated_kernels += sum(1 for k in part if k.get("generated"))
             self.dir = self.dir or tempfile.mkdtemp(prefix="iwh-spill-")
             path = f"{self.dir}/{len(self.parts)}-{table}.parquet"
+            import pyarrow.parquet as pq  # only logs long enough to spill need it (17 ms to import)
+
             pq.write_table(self.schema.arrow(table, [(None, part)], self.misfits), path)
             self.parts.append((table, path))
 
@@ -201,14 +201,17 @@ def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[di
             inferred = pa.array(values)
             if inferred.type == arrow_type:
                 return inferred
-            if pa.types.is_integer(inferred.type) or pa.types.is_null(inferred.type):
-                return inferred.cast(arrow_type)
+            if pa.types.is_null(inferred.type):
+                return pa.nulls(len(values), arrow_type)
+            if pa.types.is_integer(inferred.type):
+                # not inferred.cast: it imports pyarrow.compute, 47 ms in every parse worker
+                return pa.array(values, type=arrow_type)
         else:
             array = pa.array(values, type=arrow_type)
-            # a value can pass NAME_BYTES only where the whole column does: the compute call (tens
-            # of µs, thousands of columns an ingest) is spent only on those
+            # a value can pass NAME_BYTES only where the whole column does: the values are looked
+            # at only there
             if pa.types.is_string(arrow_type) and column not in DOCUMENT_COLUMNS and array.nbytes > NAME_BYTES \
-                    and (pc.max(pc.binary_length(array)).as_py() or 0) > NAME_BYTES:
+                    and _has_long_name(values):
                 return _cut_names(values, column, misfits)
             return array
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, TypeError, ValueError):
@@ -222,14 +225,25 @@ def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[di
     return pa.array(fitted, type=arrow_type)
 
 
+def _has_long_name(values: list) -> bool:
+    # a str of n characters is n to 4n bytes of UTF-8: only the longest are encoded. Not
+    # pyarrow.compute, whose import (47 ms) was a fifth of the command line's start
+    return any(len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES
+               for v in values if isinstance(v, str) and len(v) * 4 > NAME_BYTES)
+
+
 def _cut_names(values: list, column: str, misfits: list[dict] | None) -> pa.Array:
     long = [v for v in values if isinstance(v, str) and len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES]
     if misfits is not None:
         misfits.append({"path": "", "kind": "load", "line": None, "severity": "warning",
                         "message": f"{len(long)} value(s) of {column} are longer than {NAME_BYTES >> 10} KB, too long "
                                    f"for a name or a path: kept cut to that, e.g. {long[0][:80]!r}..."})
-    return pa.array([v[:NAME_BYTES] if isinstance(v, str) and len(v) > NAME_BYTES else v for v in values],
-                    type=pa.string())
+    return pa.array([_cut(v) if isinstance(v, str) and len(v) * 4 > NAME_BYTES else v for v in values], type=pa.string())
+
+
+def _cut(name: str) -> str:
+    """The name's first NAME_BYTES bytes of UTF-8, less a character they would split."""
+    return name.encode("utf-8", "surrogatepass")[:NAME_BYTES].decode("utf-8", "ignore")
 
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -636,7 +650,7 @@ def _write(con, batch: list[_Loaded]) -> None:
             if texts:
                 # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
                 key, text = SHARED_TEXTS[table]
-                con.register("_texts", pa.table({key: list(texts), text: list(texts.values())}))
+                con.register("_texts", _stream(pa.table({key: list(texts), text: list(texts.values())})))
                 con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _texts "
                             f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
                 con.unregister("_texts")
@@ -685,11 +699,17 @@ def _recover(con) -> None:
         con.execute("COMMIT")
 
 
+def _stream(tbl: pa.Table):
+    """The table as an Arrow C stream for DuckDB to scan once. A pa.Table itself DuckDB scans through
+    pyarrow.dataset, whose import (with pyarrow.compute's, 50 to 70 ms) every ingest paid."""
+    return tbl.__arrow_c_stream__()
+
+
 def _insert(con, table: str, tbl: pa.Table) -> None:
     # a batch has one Arrow chunk a run, and DuckDB's scan hands each on as a vector of its own,
     # the small ones copied again, strings and all, to fill bigger ones: Arrow's one copy of the
     # whole is cheaper (inserts 0.31-0.40 to 0.23-0.27 CPU s over the 67 GPU traces)
-    con.register("_rows", tbl.combine_chunks())
+    con.register("_rows", _stream(tbl.combine_chunks()))
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
     con.unregister("_rows")
 

@@ -182,3 +182,12 @@ def test_a_name_past_64_kb_is_kept_cut_and_a_document_whole(tmp_path):
     misfits.clear()
     assert schema.arrow("kernels", [("r1", many)], misfits).to_pydict()["kernel_name"] == [r["kernel_name"] for r in many]
     assert misfits == []
+    # the limit is in bytes: a name of 2-byte characters passes it with half as many, one of 3-byte
+    # characters under it stays whole, and a cut never splits a character
+    wide, under = "é" * (NAME_BYTES // 2 + 5), "€" * (NAME_BYTES // 3 - 1)
+    got = schema.arrow("kernels", [("r1", [{"kernel_name": wide}, {"kernel_name": under}])], misfits).to_pydict()
+    assert got["kernel_name"] == ["é" * (NAME_BYTES // 2), under]
+    assert len(misfits) == 1 and "1 value(s) of kernels.kernel_name" in misfits[0]["message"]
+    misfits.clear()
+    odd = "x" + "é" * (NAME_BYTES // 2)  # the last character would be cut in two
+    assert schema.arrow("kernels", [("r1", [{"kernel_name": odd}])], misfits).to_pydict()["kernel_name"] == [odd[:-1]]
