@@ -9,7 +9,7 @@ PORT   ?= 8501
 TORCH_VERSION ?= 2.13.0
 TORCH_VENV    := .venv-torch-2.13
 
-.PHONY: setup setup-torch demo demo-ingest test test-fast bench fuzz lint golden clean
+.PHONY: setup setup-torch demo demo-ingest test test-fast bench fuzz lint golden schema clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ fuzz: setup
 
 golden: setup
 	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden
+
+# schema/current.sql, the schema a new warehouse is made with, after adding a migration
+schema: setup
+	$(PY) -c "from schema.warehouse import write_current_sql; write_current_sql()"
 
 lint: setup
 	$(VENV)/bin/ruff check ingest schema analysis cli dashboards tests bench zoo demo

@@ -10,3 +10,47 @@ def test_the_table_list_is_the_migrations_tables():
     made = {name for name, _ in current_tables() if not name.startswith("_")}
     assert set(TABLES) == made and len(TABLES) == len(set(TABLES))
     assert set(FACT_TABLES) == made - {"runs", *SHARED_TEXTS}
+
+
+def test_current_sql_is_what_the_migrations_make():
+    from schema.warehouse import CURRENT, current_sql
+
+    assert CURRENT.read_text() == current_sql(), "schema/current.sql is out of date: run `make schema`"
+
+
+def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
+    """A new file is made from current.sql in one transaction, an old one migration by migration:
+    both end with the same tables, views, macros and migrations recorded."""
+    import duckdb
+
+    from schema.warehouse import connect, migrated_tables, migration_files
+
+    con = connect(str(tmp_path / "new.duckdb"))
+    try:
+        tables = con.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall()
+        views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY 1").fetchall()
+        macros = con.execute("SELECT function_name, function_type FROM duckdb_functions() "
+                             "WHERE function_type IN ('macro', 'table_macro') AND NOT internal ORDER BY 1").fetchall()
+        recorded = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
+    finally:
+        con.close()
+    assert tables == migrated_tables()
+    assert recorded == [p.stem for p in migration_files()]
+    old = duckdb.connect(str(tmp_path / "old.duckdb"))
+    try:
+        old.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+        old.execute(migration_files()[0].read_text())  # a warehouse of the first version ...
+        old.execute("INSERT INTO _migrations VALUES (?, now())", [migration_files()[0].stem])
+        from schema.warehouse import migrate
+
+        assert migrate(old) == [p.stem for p in migration_files()[1:]]  # ... upgraded in place
+        assert old.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall() == tables
+        assert old.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY 1").fetchall() == views
+        assert old.execute("SELECT function_name, function_type FROM duckdb_functions() WHERE function_type "
+                           "IN ('macro', 'table_macro') AND NOT internal ORDER BY 1").fetchall() == macros
+    finally:
+        old.close()
+    from schema.warehouse import _DEFINED, view_files
+
+    defined = {name for path in view_files() for name in _DEFINED.findall(path.read_text())}
+    assert {name for name, _ in views + macros} == defined and len(defined) == 14
