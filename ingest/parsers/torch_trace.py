@@ -85,6 +85,8 @@ _PASSIVE_KINDS = frozenset({
 })
 # a record starts at every line that is not a payload line (those start with a TAB)
 _RECORD_START = re.compile(rb"\n(?=[^\t])")
+_NL, _TAB = ord("\n"), ord("\t")
+_RECORD_FIRST_BYTES = frozenset(b"[VIWEC")  # what a glog line starts with: never a blank line
 _LINES_PER_CHUNK_BYTES = 1 << 20
 _MAX_REPEATED_PROBLEMS = 100  # per kind of problem; a file of garbage gives 100 errors, then a count
 
@@ -190,6 +192,7 @@ class _TraceState:
         self.payload: list[bytes] | None = None  # the open record's payload lines, in blocks (see segment)
         self.payload_newlines = 0  # b"\n" inside the open record's blocks: each starts a payload line
         self.skipping = False  # payload lines of a record whose header was bad
+        self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
         self.payload_md5: str | None = None  # of the record being finished, when it has has_payload
 
     def scan(self, buf: bytes) -> int:
@@ -202,23 +205,27 @@ class _TraceState:
         return pos
 
     def segment(self, buf: bytes, start: int, end: int) -> None:
-        """buf[start:end]: one line that is not a payload line (or, at the start of a file, a
-        payload line) and the payload lines after it, each with its b"\\n" (the file's last maybe not)."""
+        """buf[start:end] (never empty): one line that is not a payload line (or, at the start of a
+        file, a payload line) and the payload lines after it, each with its b"\\n" (the file's last
+        maybe not). Runs once a record: bytes are compared as ints, without slicing."""
         lineno = self.lineno + 1
         nl = buf.find(b"\n", start, end)
         first_end = end if nl < 0 else nl
         newlines = buf.count(b"\n", start, end)
-        self.lineno += newlines + (buf[end - 1:end] != b"\n")
-        if buf[start:start + 1] == b"\t":
+        self.lineno += newlines + (buf[end - 1] != _NL)
+        first = buf[start]
+        if first == _TAB:
             self.payload_lines(buf, start, end, lineno, newlines)
             return
         line = buf[start:first_end]
-        if not line.strip():
+        if first not in _RECORD_FIRST_BYTES and not line.strip():
             # not part of any payload (payload lines start with a TAB even when empty): the
             # payload lines after it go on the open record
             self.parsed.counters["blank_lines"] += 1
         else:
-            self.flush()
+            if self.header is not None:
+                self.finish(self.header, self.payload)
+            self.header = self.payload = None
             self.skipping = False
             self.record_line(line, lineno)
         if first_end + 1 < end:
@@ -296,7 +303,11 @@ class _TraceState:
                 facts["rank"] = rank
             elif m.group(1) is not None:
                 facts["rank"] = int(m.group(1))
-        kind = next((k for k in envelope if k not in _CONTEXT_KEYS), None)
+        for kind in envelope:  # the first key that is not context: a loop, not next() of a generator
+            if kind not in _CONTEXT_KEYS:
+                break
+        else:
+            kind = None
         key = (envelope.get("frame_id"), envelope.get("frame_compile_id"), envelope.get("attempt"),
                envelope.get("compiled_autograd_id"))
         try:
@@ -311,7 +322,7 @@ class _TraceState:
     def finish(self, header: tuple, payload: list[bytes]) -> None:
         lineno, kind, envelope, cid = header
         counters = self.parsed.counters
-        counters["records"] += 1
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
         data = _payload_bytes(payload, self.crlf, self.payload_newlines + len(payload) - 1) if payload else b""
         expected = envelope.get("has_payload")
         self.payload_md5 = None
@@ -328,13 +339,8 @@ class _TraceState:
             counters["payload_without_md5"] += 1
         handler = _HANDLERS.get(kind)
         if handler is not None:
-            counters[f"kind:{kind}"] += 1
             self.lineno_of_record = lineno
             handler(self, lineno, envelope[kind], cid, data)
-        elif kind in _PASSIVE_KINDS:
-            counters[f"kind:{kind}"] += 1
-        else:
-            counters[f"unknown_kind:{kind}"] += 1
 
     # -- handlers: (lineno, kind metadata, compile id, payload bytes) ---------------------
 
@@ -573,6 +579,10 @@ class _TraceState:
 
     def close(self) -> Parsed:
         parsed = self.parsed
+        for kind, n in self.kinds.items():
+            parsed.counters["records"] += n
+            known = kind in _HANDLERS or kind in _PASSIVE_KINDS
+            parsed.counters[f"kind:{kind}" if known else f"unknown_kind:{kind}"] += n
         self.chromium.finish(parsed)
         unpaired = sum(len(q) for q in self.pending_ops.values())
         if unpaired:
