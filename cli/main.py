@@ -14,7 +14,7 @@ from cli.commands import capture, compare, dashboard, export, ingest, query
 from cli.lean import lean_imports
 from cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
 from schema.location import redact
-from schema.warehouse import WarehouseError
+from schema.warehouse import WarehouseError, damage_report
 
 EXAMPLES = """\b
 Examples:
@@ -62,7 +62,8 @@ def main() -> None:
         code = 130
     except (duckdb.Error, WarehouseError) as e:
         # a command that did not say it: one line, never a traceback
-        click.echo(f"Error: {redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)}", err=True)
+        said = damage_report(e) or redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        click.echo(f"Error: {said}", err=True)
         code = 1
     _exit(code)
 

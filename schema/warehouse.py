@@ -163,17 +163,84 @@ def _open_file(loc: Location, read_only: bool, wait: float | None, config: dict)
     with _waiting(loc) as waiting:
         if read_only:
             _let_waiting_writer_first(loc, deadline, waiting)
-        return _connect_file(loc, read_only, wait, config, deadline, waiting)
+        con = _connect_file(loc, read_only, wait, config, deadline, waiting)
+    try:
+        _check_whole(con, loc)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+_HEADERS = 3 * 4096  # a DuckDB file's main header and its two database headers, before its blocks
+
+
+def _check_whole(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
+    """A file cut short (a copy stopped midway, a disk that filled) opens when its catalog survived,
+    as it does in any file checkpointed more than once, and fails only in the query that reads a
+    lost block, or never (`SELECT 1`). Its blocks in use say how long it must at least be (free
+    ones may lie past its end, after a writer was killed): 1 ms at each open. Not while a WAL waits
+    to be replayed: its blocks may not be in the file yet."""
+    if os.path.exists(loc.path + ".wal"):
+        return
+    block_size, blocks = con.execute("SELECT block_size, used_blocks FROM pragma_database_size()").fetchone()
+    have, need = os.path.getsize(loc.path), _HEADERS + blocks * block_size
+    if have < need:
+        raise WarehouseError(_unreadable(loc, Exception(f"it holds {have} bytes, its blocks in use take {need}")))
 
 
 def _create_file(loc: Location) -> None:
-    """An empty file in STORAGE_VERSION's format, which it keeps. Made by a connection of its own:
-    given to the connection that writes, the setting would be part of its configuration, and
-    DuckDB refuses a second connection of this process to the file with any other."""
+    """A new warehouse file, made whole before it appears under its name: written beside it under a
+    name of this process's (in STORAGE_VERSION's format, which it keeps), closed, then linked in,
+    which fails when another process made the warehouse first. Made where it is named, a file
+    killed before its schema was committed was left empty, and readers called it older than this
+    version. A kill midway now leaves only the file beside it, which the next creation removes."""
+    new = f"{loc.path}{_NEW_SUFFIX}{os.getpid()}"
+    _remove_abandoned(loc)
     try:
-        duckdb.connect(loc.path, config={"storage_compatibility_version": STORAGE_VERSION}).close()
-    except duckdb.IOException:
-        pass  # another process made it first and holds it, or it cannot be made: the open says which
+        con = duckdb.connect(new, config={"storage_compatibility_version": STORAGE_VERSION})
+        try:
+            quiet(con)
+            migrate(con)
+        finally:
+            con.close()
+        try:
+            os.link(new, loc.path)
+        except FileExistsError:
+            pass  # another process made it first: that one stays
+        except OSError:  # a file system without hard links: the same, but not proof against a race
+            if not os.path.exists(loc.path):
+                os.replace(new, loc.path)
+    except (duckdb.Error, OSError):
+        pass  # it cannot be made here (a read-only folder, a full disk): the open says why
+    finally:
+        for leftover in (new, new + ".wal"):
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+
+
+_NEW_SUFFIX = ".iwh-new-"
+
+
+def _remove_abandoned(loc: Location) -> None:
+    """Files of new warehouses whose makers died before linking them in."""
+    folder, name = os.path.split(os.path.abspath(loc.path))
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(folder):
+            pid = entry[len(name) + len(_NEW_SUFFIX):].removesuffix(".wal")
+            if entry.startswith(name + _NEW_SUFFIX) and pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(folder, entry))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _connect_file(loc: Location, read_only: bool, wait: float | None, config: dict, deadline: float,
@@ -387,6 +454,17 @@ def _cut_short(loc: Location, e: Exception) -> bool:
     """A file cut short: it opens (its header and catalog come first), then a read fails where its
     blocks are missing."""
     return not loc.is_lake and isinstance(e, duckdb.IOException) and "Could not read" in str(e)
+
+
+_READ_FROM = re.compile(r'Could not read .*? from file "(?P<path>[^"]+)"')
+
+
+def damage_report(e: Exception) -> str | None:
+    """What to tell people when a read of a file warehouse fails where its blocks are missing, from
+    whichever query met it: a file whose catalog survived a cut (it was written early, by an older
+    checkpoint) opens, and only then fails."""
+    m = _READ_FROM.search(str(e)) if isinstance(e, duckdb.IOException) else None
+    return _unreadable(locate(m["path"]), e) if m else None
 
 
 def _unreadable(loc: Location, e: Exception) -> str:

@@ -72,3 +72,37 @@ def test_a_damaged_warehouse_file_gives_one_line(tmp_path, damage):
         lines = res.stderr.strip().splitlines()
         assert "Traceback" not in res.stderr and len(lines) == 1, (damage, args, res.stderr)
         assert str(db) in lines[0] and "restore it from a copy" in lines[0], (damage, args, lines)
+
+
+def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_path, monkeypatch):
+    """A new file warehouse is made beside its name and linked in whole: a maker that fails midway
+    leaves no file under the name (readers found an empty one, "older than this version"), and the
+    next maker removes what dead makers left beside it."""
+    import duckdb
+
+    import schema.warehouse as wh
+
+    db = tmp_path / "wh.duckdb"
+    dead, living = subprocess.Popen(["true"]), subprocess.Popen(["sleep", "60"])
+    dead.wait()
+    abandoned = [tmp_path / f"wh.duckdb.iwh-new-{dead.pid}", tmp_path / f"wh.duckdb.iwh-new-{dead.pid}.wal"]
+    for path in abandoned:
+        path.write_bytes(b"half made")
+    alive = tmp_path / f"wh.duckdb.iwh-new-{living.pid}"  # a maker still at work
+    alive.write_bytes(b"someone else's")
+
+    def fail(con):
+        con.execute("CREATE TABLE runs (run_id VARCHAR)")  # some of the schema, then the maker dies
+        raise duckdb.IOException("killed")
+
+    monkeypatch.setattr(wh, "migrate", fail)
+    wh._create_file(wh.locate(str(db)))
+    assert not db.exists() and not any(p.exists() for p in abandoned)
+    assert not any(p.name.startswith(f"wh.duckdb.iwh-new-{os.getpid()}") and p != alive for p in tmp_path.iterdir())
+    monkeypatch.undo()
+    ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], str(db))
+    con = wh.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+    con.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if ".iwh-new-" in p.name) == [alive.name]
+    living.kill()
