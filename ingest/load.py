@@ -650,10 +650,8 @@ def _write(con, batch: list[_Loaded]) -> None:
             if texts:
                 # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
                 key, text = SHARED_TEXTS[table]
-                con.register("_texts", _stream(pa.table({key: list(texts), text: list(texts.values())})))
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _texts "
-                            f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
-                con.unregister("_texts")
+                _insert(con, table, pa.table({key: list(texts), text: list(texts.values())}),
+                        f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
         con.execute("COMMIT")
     except Exception:
         rollback(con)
@@ -699,19 +697,19 @@ def _recover(con) -> None:
         con.execute("COMMIT")
 
 
-def _stream(tbl: pa.Table):
-    """The table as an Arrow C stream for DuckDB to scan once. A pa.Table itself DuckDB scans through
-    pyarrow.dataset, whose import (with pyarrow.compute's, 50 to 70 ms) every ingest paid."""
-    return tbl.__arrow_c_stream__()
+def _insert(con, table: str, tbl: pa.Table, where: str = "") -> None:
+    """Insert the Arrow table's rows (those `where` keeps) into `table`, by column name.
 
-
-def _insert(con, table: str, tbl: pa.Table) -> None:
-    # a batch has one Arrow chunk a run, and DuckDB's scan hands each on as a vector of its own,
-    # the small ones copied again, strings and all, to fill bigger ones: Arrow's one copy of the
-    # whole is cheaper (inserts 0.31-0.40 to 0.23-0.27 CPU s over the 67 GPU traces)
-    con.register("_rows", _stream(tbl.combine_chunks()))
-    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
-    con.unregister("_rows")
+    Given to DuckDB as an Arrow C stream: a pa.Table it scans through pyarrow.dataset, whose import
+    (with pyarrow.compute's, 50 to 70 ms) every ingest paid. A batch has one Arrow chunk a run, and
+    DuckDB's scan hands each on as a vector of its own, the small ones copied again, strings and
+    all, to fill bigger ones: Arrow's one copy of the whole is cheaper (inserts 0.31-0.40 to
+    0.23-0.27 CPU s over the 67 GPU traces)."""
+    con.register("_rows", tbl.combine_chunks().__arrow_c_stream__())
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows {where}")
+    finally:
+        con.unregister("_rows")
 
 
 class _Progress:
