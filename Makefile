@@ -15,6 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -c 'from bench.measure import byte_compile; byte_compile()'  # as pip compiles an installed package
 	touch $@
 
 setup: $(VENV)/.installed

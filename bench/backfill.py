@@ -10,6 +10,7 @@ until the one writer's rate bounds it.
 
 from __future__ import annotations
 
+import atexit
 import json
 import resource
 import shutil
@@ -89,11 +90,12 @@ def _timed_iwh() -> None:
     ray_tasks.imap_unordered, ray_tasks._init = timed_imap, timed_init
     from cli.main import main
 
-    try:
-        main()
-    finally:
+    def report():
         t["writer_cpu_s"] = cpu()  # this process only: the writer, not the parse workers
         print(TIMES + json.dumps(t), flush=True)
+
+    atexit.register(report)  # main() ends the process: it runs atexit handlers, not finally blocks
+    main()
 
 
 def _ingest(source: str, db: Path, jobs: int, executor: str, env: dict) -> tuple[Proc, dict]:

@@ -18,12 +18,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def byte_compile() -> None:
-    """The packages pyproject.toml installs, compiled as pip compiles an installed package's. An
-    editable checkout compiles them at first import, or at every start of every command where
-    PYTHONDONTWRITEBYTECODE is set (as on our machine: 50 to 90 ms a command)."""
+    """The packages pyproject.toml installs, compiled as pip compiles an installed package's (`make
+    setup` and the bench call it). An editable checkout compiles them at first import, or at every
+    start of every command where PYTHONDONTWRITEBYTECODE is set (as on our machine: 50 to 90 ms a
+    command)."""
     found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
     for pattern in found["include"]:
         compileall.compile_dir(ROOT / pattern.rstrip("*"), quiet=1)
+
+
 # `iwh` as installed, but through this interpreter whatever PATH says
 IWH = [sys.executable, "-c", "from cli.main import main; main()"]
 

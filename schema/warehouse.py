@@ -16,8 +16,9 @@ Migrations (`migrations/NNNN_*.sql`) are append-only and recorded in `_migration
 warehouse is upgraded in place. A new warehouse starts at the current schema: `current.sql`, the
 tables every migration leaves (generated: `make schema`; a test keeps it equal to them), made in
 one transaction (a lake's without the key constraints DuckLake has no place for); later migrations
-apply to it as written. Views (`views/*.sql`, with their macros) hold the metric definitions and are re-created
-whenever a writer first opens a warehouse, so a changed definition reaches old warehouses too.
+apply to it as written. Views (`views/*.sql`, with their macros) hold the metric definitions and
+are re-created whenever a writer first opens a warehouse, so a changed definition reaches old
+warehouses too.
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # another user's process
     return True
 
 
@@ -784,6 +785,14 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
     if "runs" not in have and "_migrations" not in have:
         return _create_current_schema(con, lake)
+    applied = _apply_migrations(con, lake)
+    _create_views(con)
+    fill_rollups(con)
+    return applied
+
+
+def _apply_migrations(con: duckdb.DuckDBPyConnection, lake: bool) -> list[str]:
+    """The migrations `_migrations` does not list, each in a transaction of its own."""
     con.execute(f"CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR{'' if lake else ' PRIMARY KEY'}, applied_at TIMESTAMP)")
     done = {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()}
     applied = []
@@ -799,8 +808,6 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             rollback(con)
             raise
         applied.append(path.stem)
-    _create_views(con)
-    fill_rollups(con)
     return applied
 
 
@@ -839,9 +846,7 @@ def migrated_tables() -> list[tuple[str, str]]:
     current.sql must hold."""
     mem = duckdb.connect()
     try:
-        mem.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
-        for path in migration_files():
-            mem.execute(path.read_text())
+        _apply_migrations(mem, lake=False)
         _create_views(mem)
         return mem.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall()
     finally:

@@ -30,8 +30,8 @@ def main() -> None:
     elif mode == "stall":
         insert = load._insert
 
-        def insert_then_stall(con, table, tbl):
-            insert(con, table, tbl)
+        def insert_then_stall(con, table, tbl, *rest):
+            insert(con, table, tbl, *rest)
             if table == "kernels":
                 flag.touch()
                 time.sleep(600)  # killed here, inside the transaction, with the write lock held
