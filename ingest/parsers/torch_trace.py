@@ -223,9 +223,7 @@ class _TraceState:
             # payload lines after it go on the open record
             self.parsed.counters["blank_lines"] += 1
         else:
-            if self.header is not None:
-                self.finish(self.header, self.payload)
-            self.header = self.payload = None
+            self.flush()
             self.skipping = False
             self.record_line(line, lineno)
         if first_end + 1 < end:
