@@ -3,7 +3,10 @@ offers TABLES): it must equal what the migrations create, bookkeeping tables asi
 
 from __future__ import annotations
 
-from schema.warehouse import FACT_TABLES, SHARED_TEXTS, TABLES, current_tables
+import duckdb
+
+from schema.warehouse import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, connect, current_sql, current_tables,
+                              migrate, migrated_tables, migration_files, view_files)
 
 
 def test_the_table_list_is_the_migrations_tables():
@@ -13,29 +16,23 @@ def test_the_table_list_is_the_migrations_tables():
 
 
 def test_current_sql_is_what_the_migrations_make():
-    from schema.warehouse import CURRENT, current_sql
-
     assert CURRENT.read_text() == current_sql(), "schema/current.sql is out of date: run `make schema`"
 
 
+_TABLES = "SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name"
 # each view's columns and their types (its SQL as DuckDB prints it varies: `AS DOUBLE`, `AS "DOUBLE"`)
 _VIEW_COLUMNS = ("SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name IN "
                  "(SELECT view_name FROM duckdb_views() WHERE NOT internal) ORDER BY table_name, column_index")
+_MACROS = ("SELECT function_name, function_type FROM duckdb_functions() "
+           "WHERE function_type IN ('macro', 'table_macro') AND NOT internal ORDER BY 1")
 
 
 def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
     """A new file is made from current.sql in one transaction, an old one migration by migration:
     both end with the same tables, views, macros and migrations recorded."""
-    import duckdb
-
-    from schema.warehouse import connect, migrated_tables, migration_files
-
     con = connect(str(tmp_path / "new.duckdb"))
     try:
-        tables = con.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall()
-        views = con.execute(_VIEW_COLUMNS).fetchall()
-        macros = con.execute("SELECT function_name, function_type FROM duckdb_functions() "
-                             "WHERE function_type IN ('macro', 'table_macro') AND NOT internal ORDER BY 1").fetchall()
+        tables, views, macros = (con.execute(q).fetchall() for q in (_TABLES, _VIEW_COLUMNS, _MACROS))
         recorded = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY name").fetchall()]
     finally:
         con.close()
@@ -46,16 +43,9 @@ def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
         old.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
         old.execute(migration_files()[0].read_text())  # a warehouse of the first version ...
         old.execute("INSERT INTO _migrations VALUES (?, now())", [migration_files()[0].stem])
-        from schema.warehouse import migrate
-
         assert migrate(old) == [p.stem for p in migration_files()[1:]]  # ... upgraded in place
-        assert old.execute("SELECT table_name, sql FROM duckdb_tables() ORDER BY table_name").fetchall() == tables
-        assert old.execute(_VIEW_COLUMNS).fetchall() == views
-        assert old.execute("SELECT function_name, function_type FROM duckdb_functions() WHERE function_type "
-                           "IN ('macro', 'table_macro') AND NOT internal ORDER BY 1").fetchall() == macros
+        assert [old.execute(q).fetchall() for q in (_TABLES, _VIEW_COLUMNS, _MACROS)] == [tables, views, macros]
     finally:
         old.close()
-    from schema.warehouse import _DEFINED, view_files
-
     defined = {name for path in view_files() for name in _DEFINED.findall(path.read_text())}
     assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 14
