@@ -225,15 +225,19 @@ def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[di
     return pa.array(fitted, type=arrow_type)
 
 
+def _long_names(values: list):
+    """The values past NAME_BYTES of UTF-8. A str of n characters is n to 4n bytes: only the longest
+    are encoded. Not pyarrow.compute, whose import (47 ms) was a fifth of the command line's start."""
+    return (v for v in values if isinstance(v, str) and len(v) * 4 > NAME_BYTES
+            and len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES)
+
+
 def _has_long_name(values: list) -> bool:
-    # a str of n characters is n to 4n bytes of UTF-8: only the longest are encoded. Not
-    # pyarrow.compute, whose import (47 ms) was a fifth of the command line's start
-    return any(len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES
-               for v in values if isinstance(v, str) and len(v) * 4 > NAME_BYTES)
+    return next(_long_names(values), None) is not None
 
 
 def _cut_names(values: list, column: str, misfits: list[dict] | None) -> pa.Array:
-    long = [v for v in values if isinstance(v, str) and len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES]
+    long = list(_long_names(values))
     if misfits is not None:
         misfits.append({"path": "", "kind": "load", "line": None, "severity": "warning",
                         "message": f"{len(long)} value(s) of {column} are longer than {NAME_BYTES >> 10} KB, too long "

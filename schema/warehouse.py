@@ -199,25 +199,34 @@ def _create_file(loc: Location) -> None:
     new = f"{loc.path}{_NEW_SUFFIX}{os.getpid()}"
     _remove_abandoned(loc)
     try:
-        con = duckdb.connect(new, config={"storage_compatibility_version": STORAGE_VERSION})
-        try:
-            quiet(con)
-            migrate(con)
-        finally:
-            con.close()
-        try:
-            os.link(new, loc.path)
-        except FileExistsError:
-            pass  # another process made it first: that one stays
-        except OSError:  # a file system without hard links: the same, but not proof against a race
-            if not os.path.exists(loc.path):
-                os.replace(new, loc.path)
+        _make_schema(new)
+        _link_in(new, loc.path)
     except (duckdb.Error, OSError):
         pass  # it cannot be made here (a read-only folder, a full disk): the open says why
     finally:
         for leftover in (new, new + ".wal"):
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
+
+
+def _make_schema(path: str) -> None:
+    con = duckdb.connect(path, config={"storage_compatibility_version": STORAGE_VERSION})
+    try:
+        quiet(con)
+        migrate(con)
+    finally:
+        con.close()
+
+
+def _link_in(new: str, path: str) -> None:
+    """`new` under the name `path` too, unless a file has that name already (another maker won)."""
+    try:
+        os.link(new, path)
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links: the same, but not proof against a race
+        if not os.path.exists(path):
+            os.replace(new, path)
 
 
 _NEW_SUFFIX = ".iwh-new-"
@@ -228,8 +237,10 @@ def _remove_abandoned(loc: Location) -> None:
     folder, name = os.path.split(os.path.abspath(loc.path))
     with contextlib.suppress(OSError):
         for entry in os.listdir(folder):
+            if not entry.startswith(name + _NEW_SUFFIX):
+                continue
             pid = entry[len(name) + len(_NEW_SUFFIX):].removesuffix(".wal")
-            if entry.startswith(name + _NEW_SUFFIX) and pid.isdigit() and not _alive(int(pid)):
+            if pid.isdigit() and not _alive(int(pid)):
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(folder, entry))
 
