@@ -4,6 +4,8 @@ The capture writes, under one output folder, what the warehouse ingests:
 
     torch_compile_debug/   TORCH_COMPILE_DEBUG tree (TORCH_COMPILE_DEBUG_DIR=<out>)
     trace/                 TORCH_TRACE structured log
+    triton_cache/          TRITON_CACHE_DIR: each compiled Triton kernel's metadata (warps, stages,
+                           shared memory); not when the caller names its own, or caches are on
     torch_logs.txt         the command's stderr, with TORCH_LOGS="graph_breaks,recompiles,fusion"
     stdout.txt             the command's stdout
     profile.json           with --profile, if the command honours IWH_PROFILE
@@ -72,6 +74,10 @@ def capture_env(out: Path, extra: dict | None = None, cache_dir: Path | None = N
         env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache_dir).resolve())
     env["TORCH_COMPILE_DEBUG_DIR"] = str(out)
     env["TORCH_TRACE"] = str(out / "trace")
+    if cache_dir is None:
+        # Triton's cache holds what no other artifact says of a kernel (shared memory, the target);
+        # with caches on it stays in Inductor's cache folder, where a warm compile finds it
+        env.setdefault("TRITON_CACHE_DIR", str(out / "triton_cache"))
     env["IWH_RUN_FACTS"] = str(out / RUN_FACTS)
     # Python buffers a piped stdout: without this, stdout and stderr lose their relative order.
     env.setdefault("PYTHONUNBUFFERED", "1")
