@@ -24,6 +24,7 @@ from ingest.parsers import (
     fusion_ir,
     fx_graph,
     fx_graph_runnable,
+    harness,
     manifest,
     output_code,
     profiler,
@@ -31,6 +32,7 @@ from ingest.parsers import (
     spyre,
     torch_logs,
     torch_trace,
+    triton_cache,
 )
 from ingest.rows import Parsed
 
@@ -219,6 +221,11 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
 
     _join_autotune(tables)
     _spyre(run, by_kind.get("spyre", []), reader, take, facts)
+    _harness(run, by_kind.get("harness", []), reader, take, facts)
+    for a in by_kind.get("triton_cache", []):
+        if (data := reader.read(a)) is not None:
+            take(triton_cache.parse_triton_metadata(data, a.path.parent.name), a)
+    _choose_triton(tables.get("triton_kernels"))
 
     for a in by_kind.get("unreadable", []):
         reader.error(a, "not a readable regular file (a broken or looping link, no permission, a FIFO or device)")
@@ -296,7 +303,8 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
             take(pre, files["ir_pre_fusion.txt"], graph_id, only=set())
         for src in (code, runnable):
             if src is not None:
-                for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version", "device_name"):
+                for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version", "device_name",
+                          "benchmark_model"):
                     if src.facts.get(k) is not None:
                         facts.setdefault(k, src.facts[k])
         graph_row = {
@@ -430,6 +438,64 @@ def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -
                 facts.setdefault(k, parsed.facts[k])
 
 
+def _choose_triton(rows: list[dict] | None) -> None:
+    """Which of a kernel's Triton binaries ran: the one whose warps and stages are the config the
+    trace or the autotuner's log names for it; the only one, when one was built and the trace says
+    one config. Kernels of the same name in several graphs share their facts: the name is the key
+    Triton's cache and Inductor's logs have in common."""
+    if not rows:
+        return
+    told: dict[str, set] = defaultdict(set)
+    only_one = set()
+    for r in rows:
+        if r["source"] != "triton_cache" and r.get("chosen") and r.get("num_warps") is not None:
+            told[r["kernel_name"]].add((r["num_warps"], r.get("num_stages")))
+        if r.get("num_configs") == 1:
+            only_one.add(r["kernel_name"])
+    binaries: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["source"] == "triton_cache":
+            binaries[r["kernel_name"]].append(r)
+    for name, built in binaries.items():
+        if name in told:
+            for r in built:
+                r["chosen"] = (r["num_warps"], r["num_stages"]) in told[name]
+        elif len(built) == 1 and name in only_one:
+            built[0]["chosen"] = True
+
+
+def _harness(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -> None:
+    """The harness's CSVs, each with what the JSON records beside it say of its models."""
+    sidecars: dict[str, dict] = {}
+    for a in arts:
+        if a.path.name.endswith(".json") and (text := reader.text(a)) is not None:
+            parsed = harness.parse_harness_json(text)
+            take(parsed, a)
+            sidecars[a.path.name[:-len(".json")]] = parsed.facts.get("models") or {}
+    for a in arts:
+        if not a.path.name.endswith(".csv") or (text := reader.text(a)) is None:
+            continue
+        parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]))
+        job = _spelled(run, a.path.parent)
+        for row in parsed.rows.get("harness_results", ()):
+            row["file"], row["job"] = run.rel(a), job
+        take(parsed, a)
+        if parsed.facts.get("suite"):
+            facts.setdefault("harness_suite", parsed.facts["suite"])
+
+
+def _spelled(run: Run, folder: Path) -> str:
+    """A folder of the run's spelled as its source_path is (a path of this machine, or a URL of
+    object storage): the harness's rows find the runs of their job under it."""
+    top = run.folder
+    source = run.source_path.rsplit("/", 1)[0] if run.root_is_log else run.source_path
+    try:
+        rel = folder.relative_to(top).as_posix()
+    except ValueError:
+        return str(folder)
+    return source if rel == "." else f"{source}/{rel}"
+
+
 def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, reader: _Reader,
              tables: dict[str, list[dict]]) -> dict:
     labels = dict(man.get("labels") or {})
@@ -437,7 +503,11 @@ def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dic
         labels.setdefault(k, v)
     if run.job and "job" not in labels:
         labels["job"] = run.job
-    model = man.get("model") or cli_model or _default_model(run)
+    # a manifest of several processes names their job, and each process's `--only` names its model
+    # (the benchmark harness runs a process a model)
+    own, job = (None, man.get("model")) if run.base is not None else (man.get("model"), None)
+    model = (own or cli_model or trace.get("benchmark_model") or facts.get("benchmark_model") or job
+             or facts.get("harness_suite") or _default_model(run))
     started = trace.get("started_at") or _debug_started(run) or labels.get("started_at")
     fingerprint = hashlib.blake2b(digest_size=16)
     for rel, h in sorted(reader.hashes.items()):

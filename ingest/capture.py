@@ -69,6 +69,10 @@ def capture_env(out: Path, extra: dict | None = None, cache_dir: Path | None = N
     users leave them, in that folder (share it between runs to capture a warm compile)."""
     env = dict(os.environ)
     env.update(CAPTURE_ENV)
+    if os.environ.get("TORCH_LOGS"):
+        # the caller's logs as well as the capture's (`+torch._inductor.runtime.triton_heuristics`:
+        # the autotuner's best configs with their registers and spills)
+        env["TORCH_LOGS"] = f"{CAPTURE_ENV['TORCH_LOGS']},{os.environ['TORCH_LOGS']}"
     if cache_dir is not None:
         del env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"]
         env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(cache_dir).resolve())

@@ -9,6 +9,11 @@ A run is one process's artifacts. The rules, in order:
   other, are the same process and so one run.
 - torch-spyre kernel folders (`sdsc_*.json`): the parent of an `inductor-spyre` or `execute`
   folder is one run with a graph per kernel folder; any other folder of sdsc files is a run.
+- The benchmark harness's CSVs (and their JSON records) belong to the run they lie in or beside,
+  when there is one; where a folder holds the artifacts of several processes (the harness runs
+  each model in a process of its own), or none, its harness files are a run of their own, rooted
+  at its first harness CSV: their rows name the models, which the `harness_links` view finds among
+  the runs below that folder.
 - Anything else is skipped and counted, never an error.
 
 Which parser reads a file is decided by its place and name, and for logs and JSON by a sniff of
@@ -32,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from ingest.parsers import profiler, torch_logs, torch_trace
+from ingest.parsers import harness, profiler, torch_logs, torch_trace, triton_cache
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 GRAPH_FILE_KINDS = {
@@ -44,6 +49,8 @@ GRAPH_FILE_KINDS = {
     "output_code.py": "output_code",
     "inductor_provenance_tracking_node_mappings.json": "provenance",
 }
+# Triton's cache folder: each compiled kernel's IR stages and binary, beside the metadata JSON
+TRITON_STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".hsaco", ".amdgcn", ".source", ".spv")
 SPYRE_FILE_RE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
 # Files known to carry nothing the warehouse reads: counted as skipped, never errors.
 KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "debug.log"}
@@ -187,6 +194,8 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
         art.kind, art.graph = "spyre", parent.name
     elif name in KNOWN_UNREAD:
         art.kind = "other"
+    elif name.endswith(TRITON_STAGE_SUFFIXES) or name.startswith("__grp__"):
+        return None  # Triton's IR and binaries beside its metadata: not read, not sniffed
     else:
         first = head(f)
         if first is None:
@@ -199,6 +208,11 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
             art.first_record = (m.group(1), *m.group(2, 3, 4, 5, 7)) if m else None
         elif name.endswith(".json") and profiler.is_profiler_trace(first):
             art.kind = "profiler"
+        elif (name.endswith(".csv") and harness.is_harness_csv(first)) or (
+                name.endswith(".json") and harness.is_harness_json(first)):
+            art.kind = "harness"
+        elif name.endswith(".json") and triton_cache.is_triton_metadata(first):
+            art.kind = "triton_cache"
         elif name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(first):
             art.kind = "torch_logs"
         elif name in ("torch_logs.txt", "stderr.txt"):
@@ -273,6 +287,8 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
     units = _split_by_process(arts)
     placed = {id(x) for u in units for x in u.artifacts}
     shared = [a for a in arts if id(a) not in placed]
+    if len(units) > 1:
+        units.extend(_harness_runs([a for a in shared if a.kind == "harness"]))
     for u in units:
         u.manifest = manifest
         u.job = root.name
@@ -285,7 +301,9 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
     units = _split_by_process(arts)
     placed = {id(a) for u in units for a in u.artifacts}
     # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
-    # found beside them or above them; with none or several candidates they are skipped.
+    # found beside them or above them; with none or several candidates they are skipped, but for
+    # harness files, which are a run of their own then.
+    unowned_harness = []
     for a in arts:
         if id(a) in placed:
             continue
@@ -294,10 +312,29 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
         owners = [u for u in units if _unit_dir(u) in (a.path.parent, a.path.parent.parent)]
         if len(owners) == 1 and a.kind != "other":
             owners[0].artifacts.append(a)
+        elif a.kind == "harness":
+            unowned_harness.append(a)
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
     units.extend(_spyre_runs([a for a in arts if a.kind == "spyre"]))
+    units.extend(_harness_runs(unowned_harness, skipped))
     return units
+
+
+def _harness_runs(arts: list[Artifact], skipped: Counter | None = None) -> list[Run]:
+    """The harness files of each folder as one run, rooted at the folder's first CSV: a folder
+    root would share its source path with the processes joined at that folder."""
+    by_folder: dict[PurePath, list[Artifact]] = {}
+    for a in arts:
+        by_folder.setdefault(a.path.parent, []).append(a)
+    runs = []
+    for files in by_folder.values():
+        csvs = sorted((a for a in files if a.path.name.endswith(".csv")), key=lambda a: a.path)
+        if csvs:
+            runs.append(Run(csvs[0].path, files, root_is_log=True))
+        elif skipped is not None:  # JSON records alone say nothing the warehouse keeps
+            skipped["harness records with no CSV beside them"] += len(files)
+    return runs
 
 
 def _unit_dir(u: Run) -> Path:
@@ -347,6 +384,15 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:
         if len(group) > 1:
             for run in group:
                 run.job = folder.name
+    # processes joined in one folder (TORCH_TRACE and TORCH_COMPILE_DEBUG of a job that starts a
+    # process a model, as the benchmark harness does) would share it as their source path, and each
+    # would replace the last: each is named by its trace log instead, its files still relative to
+    # the folder
+    shared = Counter(u.root for u in units if not u.root_is_log)
+    for u in units:
+        log = next((a for a in u.artifacts if a.kind == "torch_trace"), None)
+        if shared[u.root] > 1 and log is not None:
+            u.base, u.root, u.root_is_log = u.root, log.path, True
     return units
 
 

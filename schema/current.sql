@@ -174,6 +174,42 @@ CREATE TABLE guards(
     run_key BIGINT
 );
 
+CREATE TABLE harness_results(
+    run_id VARCHAR NOT NULL,
+    run_key BIGINT,
+    file VARCHAR,
+    line BIGINT,
+    job VARCHAR,
+    kind VARCHAR,
+    suite VARCHAR,
+    "mode" VARCHAR,
+    dtype VARCHAR,
+    backend VARCHAR,
+    device VARCHAR,
+    model VARCHAR,
+    batch_size BIGINT,
+    tag VARCHAR,
+    accuracy VARCHAR,
+    speedup DOUBLE,
+    abs_latency DOUBLE,
+    compilation_latency DOUBLE,
+    compression_ratio DOUBLE,
+    eager_peak_mem DOUBLE,
+    dynamo_peak_mem DOUBLE,
+    cache_lookup_latency DOUBLE,
+    baseline DOUBLE,
+    speedup_vs_baseline DOUBLE,
+    calls_captured BIGINT,
+    unique_graphs BIGINT,
+    graph_breaks BIGINT,
+    unique_graph_breaks BIGINT,
+    autograd_captures BIGINT,
+    autograd_compiles BIGINT,
+    cudagraph_skips BIGINT,
+    fallbacks_to_eager BIGINT,
+    "columns" JSON
+);
+
 CREATE TABLE inductor_configs(
     config_hash VARCHAR PRIMARY KEY,
     "text" VARCHAR NOT NULL
@@ -372,4 +408,28 @@ CREATE TABLE timings(
     "source" VARCHAR,
     phase VARCHAR,
     run_key BIGINT
+);
+
+CREATE TABLE triton_kernels(
+    run_id VARCHAR NOT NULL,
+    run_key BIGINT,
+    compile_id VARCHAR,
+    kernel_name VARCHAR,
+    "source" VARCHAR,
+    cache_key VARCHAR,
+    num_warps BIGINT,
+    num_stages BIGINT,
+    num_ctas BIGINT,
+    maxnreg BIGINT,
+    shared_bytes BIGINT,
+    "target" VARCHAR,
+    triton_version VARCHAR,
+    config VARCHAR,
+    chosen BOOLEAN,
+    autotune_state VARCHAR,
+    num_configs BIGINT,
+    compile_time_us DOUBLE,
+    n_regs BIGINT,
+    n_spills BIGINT,
+    metadata JSON
 );

@@ -41,6 +41,9 @@ from ingest.normalize import kernel_signature, source_hash
 from ingest.rows import Parsed
 
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
+# the `__main__` block ends with `compiled_module_main('<name>', ...)`: the model of the process's
+# `--only <name>` argument (the benchmark harness's), 'None' without one
+_BENCHMARK_NAME = re.compile(r"compiled_module_main\('(?P<name>[^'\n]+)'")
 _DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
 _BUFFER = re.compile(r"\bbuf\d+\b")
 _CALL_DEF = re.compile(r"^(?P<indent>\s*)def call\(")
@@ -212,6 +215,9 @@ def parse_output_code(text: str) -> Parsed:
     if not saw_call:
         parsed.problem("no `def call(` found: cut short, or not Inductor output code")
     _device_facts(parsed, generated, devices)
+    m = _BENCHMARK_NAME.match(text, max(text.rfind("compiled_module_main("), 0))
+    if m and m["name"] != "None":
+        parsed.facts["benchmark_model"] = m["name"]
     return parsed
 
 

@@ -63,6 +63,8 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
             if autotune.feed(line.rstrip("\r\n"), lineno):
                 continue
         if "[__" not in line:
+            if "Best config for " in line:
+                _best_config(parsed, line, lineno)
             continue
         for tag in _TAGS:
             idx = line.find(tag)
@@ -86,6 +88,45 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
     events.close()
     autotune.close()
     return parsed
+
+
+# Inductor's autotuner at debug level (TORCH_LOGS="+torch._inductor.runtime.triton_heuristics"), once
+# it timed a kernel's configs: the one it keeps, with the registers, spills and shared memory of its
+# binary (Triton reads them at load; no other artifact holds them)
+_BEST_CONFIG = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Best config for (?P<kernel>\S+): (?P<config>.*): (?P<ms>[^:,]+), "
+                          r"nreg (?P<nreg>-?\d+), nspill (?P<nspill>-?\d+), #shared-mem (?P<shared>\S+)$")
+_CONFIG_ITEM = re.compile(r"(\w+): ([^,]+)")
+
+
+def _best_config(parsed: Parsed, line: str, lineno: int) -> None:
+    m = _BEST_CONFIG.search(line.rstrip("\r\n"))
+    if m is None:
+        parsed.counters["torch_logs.best_config_unread"] += 1
+        return
+    items = dict(_CONFIG_ITEM.findall(m["config"]))
+    parsed.add("triton_kernels", {
+        "compile_id": m.group(1), "kernel_name": m["kernel"], "source": SOURCE, "cache_key": None,
+        "num_warps": _int_text(items.get("num_warps")), "num_stages": _int_text(items.get("num_stages")),
+        "num_ctas": _int_text(items.get("num_ctas")), "maxnreg": _int_text(items.get("maxnreg")),
+        "shared_bytes": _int_text(m["shared"]), "target": None, "triton_version": None,
+        "config": m["config"], "chosen": True, "autotune_state": None, "num_configs": None, "compile_time_us": None,
+        "n_regs": int(m["nreg"]), "n_spills": int(m["nspill"]),
+        "metadata": {"time_ms": _float_text(m["ms"]), "line": lineno},
+    })
+
+
+def _int_text(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _float_text(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
 
 
 _AUTOTUNE_STARTS = ("Autotune Choices Stats:", "AUTOTUNE ")

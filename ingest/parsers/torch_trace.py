@@ -494,7 +494,7 @@ class _TraceState:
             "output_code_hash": self.payload_md5 or hashlib.md5(data).hexdigest(),
         })
         parsed.facts["graph_compile_ids"][graph_id] = cid
-        for fact in ("device", "backend"):
+        for fact in ("device", "backend", "benchmark_model"):
             if sub.facts.get(fact) and fact not in parsed.facts:
                 parsed.facts[fact] = sub.facts[fact]
         parsed.counters.update(sub.counters)

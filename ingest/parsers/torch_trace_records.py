@@ -379,17 +379,47 @@ def cache_rows(parsed: Parsed, name: str, payload, compile_id: str | None, graph
 
 def kernel_autotune_rows(parsed: Parsed, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
     """`triton_kernel_info` (2.8+): each kernel's autotune cache state (hit, miss, only 1 config,
-    force_disabled): one cache_events row each."""
+    force_disabled): one cache_events row each; and its Triton facts: number of configs, compile
+    time, and the config that runs where the record knows it (`best_config` on a cache hit,
+    `only_config`: lists of [name, value] pairs)."""
     if not isinstance(payload, dict):
         return
     for kernel, info in payload.items():
-        state = info.get("autotune_cache_state") if isinstance(info, dict) else None
+        if not isinstance(info, dict):
+            continue
+        state = info.get("autotune_cache_state")
         if isinstance(state, str):
             parsed.add("cache_events", {
                 "compile_id": compile_id, "graph_id": graph_id, "cache": "autotune", "outcome": state,
                 "reason": None, "cache_key": None, "location": None, "kernel_name": str(kernel),
                 "time_saved_us": None, "source": "artifact", "line": line,
             })
+        config = _config_pairs(info.get("best_config") or info.get("only_config"))
+        parsed.add("triton_kernels", {
+            "compile_id": compile_id, "kernel_name": str(kernel), "source": SOURCE, "cache_key": None,
+            "num_warps": _as_int(config.get("num_warps")) if config else None,
+            "num_stages": _as_int(config.get("num_stages")) if config else None,
+            "num_ctas": _as_int(config.get("num_ctas")) if config else None,
+            "maxnreg": _as_int(config.get("maxnreg")) if config else None,
+            "shared_bytes": None, "target": None, "triton_version": None,
+            "config": ", ".join(f"{k}={v}" for k, v in config.items()) if config else None,
+            "chosen": True if config else None, "autotune_state": state if isinstance(state, str) else None,
+            "num_configs": _as_int(info.get("num_configs")) if "num_configs" in info
+            else (1 if state == "only 1 config" else None),
+            "compile_time_us": _as_float(info.get("compile_time_us")),
+            "n_regs": None, "n_spills": None, "metadata": info,
+        })
+
+
+def _config_pairs(value) -> dict | None:
+    """A Triton config as Inductor hashes it for its caches: [[name, value], ...]."""
+    if not isinstance(value, list):
+        return None
+    pairs = {}
+    for item in value:
+        if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+            pairs[item[0]] = item[1]
+    return pairs or None
 
 
 # ---- dynamic shapes ---------------------------------------------------------------------------

@@ -1,0 +1,120 @@
+-- The benchmark harness's rows, linked to the runs that compiled their model, and HUD's metrics over
+-- them: each defined here once (README "Benchmark harness"), the canned queries in queries/harness/
+-- read these.
+--
+-- harness_links: a harness row's model among the runs of its job: runs named after the model whose
+-- folder is the CSV's folder or lies below it (the process of the harness that compiled it, with
+-- its graphs, kernels and graph breaks). Runs made of harness files alone are not compiles.
+CREATE OR REPLACE VIEW harness_links AS
+SELECT h.run_id, h.file, h.line, r.run_id AS linked_run_id
+FROM harness_results h
+JOIN runs r ON r.model = h.model
+           AND (r.source_path = h.job OR starts_with(r.source_path, h.job || '/'))
+WHERE h.kind <> 'expected'
+  AND EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = r.run_id AND a.kind NOT IN ('harness', 'manifest'));
+
+-- harness_rows: every harness row with what its runs add: the release (the linked run's compiler,
+-- else the holding run's: its manifest's `torch` or an ingest's --label torch=...), the holding
+-- run's labels, and the linked run (the latest, when a job compiled the model more than once).
+-- suite, mode and dtype fall back on the holding run's labels of those names.
+CREATE OR REPLACE VIEW harness_rows AS
+WITH linked AS (
+    SELECT l.run_id, l.file, l.line, arg_max(r.run_id, r.started_at) AS linked_run_id,
+           count(*) AS linked_runs, max(r.compiler_version) AS linked_version
+    FROM harness_links l
+    JOIN runs r ON r.run_id = l.linked_run_id
+    GROUP BY l.run_id, l.file, l.line
+)
+SELECT
+    h.* EXCLUDE (run_key) REPLACE (
+        coalesce(h.suite, holder.labels ->> 'suite') AS suite,
+        coalesce(h.mode, holder.labels ->> 'mode') AS mode,
+        coalesce(h.dtype, holder.labels ->> 'dtype') AS dtype),
+    coalesce(k.linked_version, holder.compiler_version) AS compiler_version,
+    holder.labels,
+    holder.started_at,
+    k.linked_run_id,
+    coalesce(k.linked_runs, 0)::BIGINT AS linked_runs
+FROM harness_results h
+JOIN runs holder USING (run_id)
+LEFT JOIN linked k USING (run_id, file, line);
+
+-- harness_models(point_key): HUD's record, one per model of a suite at a point: its accuracy (the
+-- latest accuracy row) beside its speedup, latencies and memory (the latest performance row), for
+-- each (suite, point, mode, dtype, backend, device). A point is a compiler version
+-- (point_key = 'compiler' or NULL) or the value of a label (point_key = 'nightly': one point a night).
+-- A model with an accuracy row and no performance row has speedup NULL: it does not pass (HUD counts
+-- speedup 0 as a failure), and the other way round accuracy NULL.
+CREATE OR REPLACE MACRO harness_models(point_key) AS TABLE
+WITH pointed AS (
+    SELECT *, CASE WHEN point_key IS NULL OR point_key = 'compiler' THEN compiler_version
+                   ELSE labels ->> point_key END AS point
+    FROM harness_rows
+    WHERE kind IN ('performance', 'accuracy')
+), latest AS (
+    SELECT * FROM pointed
+    QUALIFY row_number() OVER (PARTITION BY kind, suite, point, mode, dtype, backend, device, model
+                               ORDER BY started_at DESC NULLS LAST, run_id DESC, file DESC, line DESC) = 1
+), p AS (SELECT * FROM latest WHERE kind = 'performance'),
+   a AS (SELECT * FROM latest WHERE kind = 'accuracy')
+SELECT
+    coalesce(p.suite, a.suite) AS suite, coalesce(p.point, a.point) AS point,
+    coalesce(p.compiler_version, a.compiler_version) AS compiler_version,
+    coalesce(p.mode, a.mode) AS mode, coalesce(p.dtype, a.dtype) AS dtype,
+    coalesce(p.backend, a.backend) AS backend, coalesce(p.device, a.device) AS device,
+    coalesce(p.model, a.model) AS model,
+    coalesce(p.batch_size, a.batch_size) AS batch_size,
+    a.accuracy, p.speedup, p.abs_latency,
+    -- the performance run's compile (the timed one); the accuracy run's where there is no other
+    coalesce(p.compilation_latency, a.compilation_latency) AS compilation_latency,
+    p.compression_ratio, p.eager_peak_mem, p.dynamo_peak_mem,
+    coalesce(a.graph_breaks, p.graph_breaks) AS graph_breaks,
+    coalesce(a.unique_graph_breaks, p.unique_graph_breaks) AS unique_graph_breaks,
+    coalesce(a.calls_captured, p.calls_captured) AS calls_captured,
+    coalesce(a.unique_graphs, p.unique_graphs) AS unique_graphs,
+    coalesce(a.fallbacks_to_eager, p.fallbacks_to_eager) AS fallbacks_to_eager,
+    -- HUD's pass: a passing accuracy and a speedup that is not 0, or a pass_due_to_skip
+    coalesce((a.accuracy IN ('pass', 'pass_due_to_skip', 'eager_variation') AND coalesce(p.speedup, 0) <> 0)
+             OR a.accuracy = 'pass_due_to_skip', false) AS passed,
+    coalesce(a.accuracy IN ('pass', 'pass_due_to_skip', 'eager_variation'), false) AS accuracy_passed,
+    p.linked_run_id AS performance_run_id, a.linked_run_id AS accuracy_run_id
+FROM p
+FULL JOIN a
+  ON p.model = a.model AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
+ AND p.mode IS NOT DISTINCT FROM a.mode AND p.dtype IS NOT DISTINCT FROM a.dtype
+ AND p.backend IS NOT DISTINCT FROM a.backend AND p.device IS NOT DISTINCT FROM a.device;
+
+-- harness_summary(point_key): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
+-- device) (torchci/lib/benchmark/compilerUtils.ts):
+--   pass_rate            passing models / models (passed, in harness_models)
+--   geomean_speedup      geometric mean of speedup over the models whose accuracy passes, speedup <> 0
+--   compilation_latency  mean of compilation_latency (s) over those models, when <> 0
+--   compression_ratio    mean of compression_ratio over those models, when <> 0
+--   dynamo_peak_mem      mean over the models whose accuracy passes (GB)
+-- geomean_speedup_all: over every model with a speedup > 0, for jobs that ran no accuracy check.
+CREATE OR REPLACE MACRO harness_summary(point_key) AS TABLE
+SELECT
+    suite, point, mode, dtype, backend, device,
+    min(compiler_version) AS compiler_version,
+    count(*) AS models,
+    count(*) FILTER (WHERE passed) AS passed,
+    count(*) FILTER (WHERE passed)::DOUBLE / count(*) AS pass_rate,
+    exp(avg(ln(speedup)) FILTER (WHERE accuracy_passed AND speedup > 0)) AS geomean_speedup,
+    avg(compilation_latency) FILTER (WHERE accuracy_passed AND compilation_latency <> 0) AS compilation_latency,
+    avg(compression_ratio) FILTER (WHERE accuracy_passed AND compression_ratio <> 0) AS compression_ratio,
+    avg(dynamo_peak_mem) FILTER (WHERE accuracy_passed) AS dynamo_peak_mem,
+    exp(avg(ln(speedup)) FILTER (WHERE speedup > 0)) AS geomean_speedup_all,
+    count(*) FILTER (WHERE accuracy IS NULL) AS models_without_accuracy,
+    count(*) FILTER (WHERE speedup IS NULL) AS models_without_performance
+FROM harness_models(point_key)
+GROUP BY suite, point, mode, dtype, backend, device;
+
+-- harness_phase_times: the compilation-metrics CSVs long: seconds per dynamo_timed function, per
+-- model row (the names are the release's own: a name missing in a release is a row missing).
+CREATE OR REPLACE VIEW harness_phase_times AS
+SELECT h.run_id, h.file, h.line, h.suite, h.mode, h.dtype, h.backend, h.device, h.model, h.batch_size,
+       h.compiler_version, h.labels, h.linked_run_id, k.phase,
+       TRY_CAST(h.columns ->> k.phase AS DOUBLE) AS seconds
+FROM harness_rows h,
+     LATERAL (SELECT unnest(json_keys(h.columns)) AS phase) k
+WHERE h.kind = 'compile_times' AND k.phase NOT IN ('dev', 'name', 'batch_size', 'tag');
