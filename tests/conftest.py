@@ -86,6 +86,37 @@ def build_fixture_warehouse(root: Path) -> str:
     return db
 
 
+HARNESS_CAPTURES = FIXTURES / "captures" / "harness-timm.tar.xz"
+HARNESS_EXPECTED = FIXTURES / "harness" / "cpu_inductor_timm_inference.csv"
+
+
+def unpack_harness_captures(root: Path) -> Path:
+    """PyTorch's benchmark harness under iwh capture, one model a capture (tests/fixtures/SOURCES.md):
+    `cpu-torch2.13/{performance,accuracy}/<model>`, `cpu-torch2.14.1/performance/<model>`,
+    `cpu-torch2.14.1/accuracy-job` (the harness's own loop: a process a model, one folder), and
+    `gpu-torch2.11/{default,single_config}/{performance,accuracy}/<model>` (one H100; single_config:
+    `--inductor-config triton.autotune_pointwise=False`); timm models mobilenetv2_100,
+    deit_tiny_patch16_224.fb_in1k and repvgg_a2 (CPU only)."""
+    dest = root / "harness-timm"
+    with tarfile.open(HARNESS_CAPTURES) as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
+def build_harness_warehouse(root: Path) -> str:
+    """The harness captures (19 runs: 18 compiles and the 2.14.1 job's harness files) and CI's
+    expected values for CPU timm inference (one more run, its CSV alone)."""
+    from ingest.load import ingest_paths
+
+    db = str(root / "harness.duckdb")
+    expected = root / "ci_expected_accuracy"
+    expected.mkdir()
+    shutil.copy(HARNESS_EXPECTED, expected)
+    summary = ingest_paths([unpack_harness_captures(root), expected], db)
+    assert summary.runs == 20 and summary.errors == 0, summary.line()
+    return db
+
+
 def unpacked_corpus(archive: str) -> Path:
     """One of the corpus archives, unpacked once into .corpus-cache/ and shared by every test
     process (the GPU archive is 500 MB unpacked); skip when the corpus is absent."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,228 @@ def test_discovery_recognises_harness_files_by_content(tmp_path):
     run = found.runs[0]
     assert [a.path.name for a in run.artifacts] == ["results.csv"] and run.artifacts[0].kind == "harness"
     assert found.skipped["unrecognised file"] == 1
+
+
+# ---- the harness captures, ingested ----------------------------------------------------------------
+
+PASSING = ("pass", "pass_due_to_skip", "eager_variation")
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory):
+    from tests.conftest import build_harness_warehouse
+
+    root = tmp_path_factory.mktemp("harness")
+    return build_harness_warehouse(root), root
+
+
+def _query(db, name, **params):
+    from schema.api import Warehouse
+
+    with Warehouse(db) as wh:
+        return wh.query(name, **params).to_dicts()
+
+
+def _sql(db, text):
+    from schema.api import Warehouse
+
+    with Warehouse(db) as wh:
+        return wh.sql(text).to_dicts()
+
+
+def _csvs(root: Path):
+    """Every harness CSV the captures hold, with the manifest of its folder (an independent walk:
+    file names and Python's csv module)."""
+    import json
+
+    for path in sorted(root.rglob("*.csv")):
+        manifest = json.loads((path.parent / "manifest.json").read_text()) if (path.parent / "manifest.json").exists() else {}
+        yield path, manifest, dict_rows(path)
+
+
+def test_every_csv_row_lands_once_and_links_to_the_compile_of_its_model(harness):
+    db, root = harness
+    expected = sum(len(rows) for _, _, rows in _csvs(root))
+    rows = _sql(db, "SELECT h.model, h.kind, h.job, l.linked_run_id, r.model AS run_model, r.source_path "
+                    "FROM harness_results h LEFT JOIN harness_links l USING (run_id, file, line) "
+                    "LEFT JOIN runs r ON r.run_id = l.linked_run_id")
+    assert len(rows) == expected
+    compiled = [r for r in rows if r["kind"] != "expected"]
+    assert len(compiled) == expected - 61
+    for r in compiled:
+        # each row of a model names exactly one compile of that model, in its job's folder
+        assert r["linked_run_id"] is not None, r
+        assert r["run_model"] == r["model"] and r["source_path"].startswith(r["job"])
+    assert len({r["linked_run_id"] for r in compiled}) == 18  # every compile is some row's
+    links = _sql(db, "SELECT run_id, file, line, count(*) AS n FROM harness_links GROUP BY ALL")
+    assert max(x["n"] for x in links) == 1
+    # the harness's own loop: one folder, three processes, each row its own process
+    job = [r for r in compiled if r["job"].endswith("accuracy-job")]
+    assert len(job) == 3 and len({r["linked_run_id"] for r in job}) == 3
+    assert all(r["source_path"].endswith(".log") for r in job)
+
+
+def _by_hand(root: Path, key) -> dict:
+    """HUD's summary computed from the CSVs and manifests alone: per (point, device), models' accuracy
+    from *_accuracy.csv and speedup etc. from *_performance.csv."""
+    groups: dict = {}
+    for path, manifest, rows in _csvs(root):
+        kind = "accuracy" if path.name.endswith("_accuracy.csv") else "performance" if path.name.endswith(
+            "_performance.csv") else None
+        if kind is None or "torch" not in manifest:
+            continue
+        point = key(manifest)
+        for row in rows:
+            g = groups.setdefault((point, row["dev"]), {})
+            g.setdefault(row["name"], {})[kind] = row
+    out = {}
+    for group, models in groups.items():
+        passed, speedups, latencies, ratios = 0, [], [], []
+        for rec in models.values():
+            acc = rec.get("accuracy", {}).get("accuracy")
+            perf = rec.get("performance", {})
+            speedup = float(perf.get("speedup", 0) or 0)
+            if (acc in PASSING and speedup != 0) or acc == "pass_due_to_skip":
+                passed += 1
+            if acc in PASSING:
+                if speedup > 0:
+                    speedups.append(speedup)
+                if float(perf.get("compilation_latency", 0) or 0) != 0:
+                    latencies.append(float(perf["compilation_latency"]))
+                if float(perf.get("compression_ratio", 0) or 0) != 0:
+                    ratios.append(float(perf["compression_ratio"]))
+        out[group] = {
+            "models": len(models), "passed": passed, "pass_rate": passed / len(models),
+            "geomean_speedup": math.prod(speedups) ** (1 / len(speedups)) if speedups else None,
+            "compilation_latency": sum(latencies) / len(latencies) if latencies else None,
+            "compression_ratio": sum(ratios) / len(ratios) if ratios else None,
+        }
+    return out
+
+
+@pytest.mark.parametrize("key", ["compiler", "variant"])
+def test_hud_summary_equals_a_hand_computation_from_the_csvs(harness, key):
+    db, root = harness
+    hand = _by_hand(root, (lambda m: m["torch"]) if key == "compiler" else (lambda m: m.get("variant")))
+    got = {(r["point"], r["device"]): r for r in _sql(db, f"SELECT * FROM harness_summary('{key}')")}
+    if key == "compiler":
+        # the GPU captures hold two Inductor configs of one release: the summary keeps them apart
+        hand = {g: v for g, v in hand.items() if g[1] == "cpu"}
+        got = {g: v for g, v in got.items() if g[1] == "cpu"}
+        assert set(got) == {("2.13.0+cpu", "cpu"), ("2.14.1+cu130", "cpu")}
+    else:
+        hand = {g: v for g, v in hand.items() if g[1] == "cuda"}
+        got = {g: v for g, v in got.items() if g[1] == "cuda"}
+        assert set(got) == {("default", "cuda"), ("single_config", "cuda")}
+    assert set(got) == set(hand)
+    for group, want in hand.items():
+        row = got[group]
+        assert (row["models"], row["passed"]) == (want["models"], want["passed"]), group
+        for metric in ("pass_rate", "geomean_speedup", "compilation_latency", "compression_ratio"):
+            if want[metric] is None:
+                assert row[metric] is None, (group, metric)
+            else:
+                assert row[metric] == pytest.approx(want[metric], rel=1e-9), (group, metric)
+
+
+def test_hud_regression_rule(harness):
+    db, _ = harness
+    summary = {r["point"]: r for r in _sql(db, "SELECT * FROM harness_summary('compiler') WHERE device = 'cpu'")}
+    base, head = summary["2.13.0+cpu"], summary["2.14.1+cu130"]
+    rows = {r["metric"]: r for r in _query(db, "harness/hud_regression", base="2.13", head="2.14.1")}
+    rules = {"pass_rate": (0.9, False), "geomean_speedup": (0.95, False), "compression_ratio": (0.95, False),
+             "compilation_latency": (1.15, True)}
+    assert set(rows) == set(rules)
+    for metric, (threshold, lower_is_better) in rules.items():
+        r = rows[metric]
+        b, h = base[metric], head[metric]
+        assert (r["base"], r["head"]) == (round(b, 4), round(h, 4))
+        worse = h > b * threshold if lower_is_better else h < b * threshold
+        assert r["verdict"] == ("regression" if worse else "no_regression"), metric
+    # 2.14.1's compile took 87.5 s a model against 2.13's 58.1: past 1.15x, a regression
+    assert rows["compilation_latency"]["verdict"] == "regression"
+    # a side with no point is never a pass
+    none = _query(db, "harness/hud_regression", base="2.13", head="2.99")
+    assert {r["verdict"] for r in none} == {"insufficient_data"}
+    # windows: the median of the baseline's points (here two releases) against the head's
+    both = {r["metric"]: r for r in _query(db, "harness/hud_regression", base="2.13,2.14", head="2.14.1")}
+    # 2.14.1 is named by both windows: it counts in the base, the first that names it
+    assert both["compilation_latency"]["base_points"] == 2 and both["compilation_latency"]["head_points"] == 0
+    assert both["compilation_latency"]["base"] == round((base["compilation_latency"] + head["compilation_latency"]) / 2, 4)
+    assert both["compilation_latency"]["verdict"] == "insufficient_data"
+
+
+def test_graph_break_gate_against_a_release_and_against_ci_expected_values(harness):
+    db, root = harness
+    gate = {r["model"]: r for r in _query(db, "harness/graph_break_gate", head="2.14.1", base="2.13")}
+    acc = {}
+    for path, manifest, rows in _csvs(root):
+        if path.name.endswith("_accuracy.csv") and manifest.get("torch", "").startswith(("2.13", "2.14.1")):
+            for row in rows:
+                acc.setdefault(row["name"], {})[manifest["torch"][:4]] = row
+    assert set(gate) == set(acc)
+    for model, sides in acc.items():
+        new, old = sides["2.14"], sides["2.13"]
+        worse = [c for c, lower in (("graph_breaks", True), ("calls_captured", False), ("unique_graphs", False))
+                 if (int(new[c]) > int(old[c]) if lower else int(new[c]) < int(old[c]))]
+        assert gate[model]["status"] == ("FAIL" if worse else "PASS"), model
+        assert gate[model]["expected_fallbacks_to_eager"] is None  # 2.13's harness did not count them
+    ci = {r["model"]: r["status"] for r in _query(db, "harness/graph_break_gate", head="2.14.1")}
+    # CI's file lists mobilenetv2_100 and repvgg_a2 with 0 graph breaks; deit_tiny is not in it
+    assert ci == {"mobilenetv2_100": "PASS", "repvgg_a2": "PASS", "deit_tiny_patch16_224.fb_in1k": "MISSING"}
+
+
+def test_a_regressed_counter_fails_the_gate(harness, tmp_path):
+    """A head whose graph breaks rose and whose captured calls fell: FAIL, naming both."""
+    from ingest.load import ingest_paths
+
+    db, root = harness
+    job = root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job" / "inductor_timm_models_float32_inference_cpu_accuracy.csv"
+    text = job.read_text().replace("cpu,repvgg_a2,2,pass,170,1,0,0,", "cpu,repvgg_a2,2,pass,160,1,0,3,")
+    assert "160,1,0,3" in text
+    worse = tmp_path / "worse"
+    worse.mkdir()
+    (worse / job.name).write_text(text)
+    copy = str(tmp_path / "w.duckdb")
+    shutil.copy(db, copy)
+    ingest_paths([worse], copy, labels={"torch": "2.15.0"})
+    gate = {r["model"]: r for r in _query(copy, "harness/graph_break_gate", head="2.15", base="2.14.1")}
+    assert gate["repvgg_a2"]["status"] == "FAIL"
+    assert gate["repvgg_a2"]["regressed"] == "graph_breaks=3, expected=0; calls_captured=160, expected=170"
+    assert gate["mobilenetv2_100"]["status"] == "PASS"
+
+
+def _chromium_phases(log: Path) -> dict[str, float]:
+    """Seconds per span name: each chromium_event payload (the TAB-indented lines after its envelope)
+    read with json, B and E events matched per (name, pid, tid)."""
+    import json
+
+    lines, totals, open_ = log.read_text().splitlines(), {}, {}
+    for i, line in enumerate(lines):
+        if '{"chromium_event"' not in line:
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        ev = json.loads("\n".join(x[1:] for x in lines[i + 1:j]))
+        key = (ev["name"], ev.get("pid"), ev.get("tid"))
+        if ev["ph"] == "B":
+            open_.setdefault(key, []).append(ev["ts"])
+        elif ev["ph"] == "E" and open_.get(key):
+            totals[ev["name"]] = totals.get(ev["name"], 0.0) + (ev["ts"] - open_[key].pop()) / 1e6
+    return totals
+
+
+def test_compile_time_per_phase_is_every_span_of_the_trace(harness):
+    db, root = harness
+    for release, names in (("cpu-torch2.13", 52), ("cpu-torch2.14.1", 54)):
+        folder = root / "harness-timm" / release / "performance" / "mobilenetv2_100"
+        want = _chromium_phases(next((folder / "trace").glob("*.log")))
+        got = {r["phase"]: r["seconds"] for r in _sql(
+            db, f"SELECT p.phase, p.seconds FROM run_phase_times p JOIN runs r USING (run_id) "
+                f"WHERE r.source_path = '{folder}'")}
+        assert got.keys() == want.keys() and len(got) == names, release
+        for phase, seconds in want.items():
+            assert got[phase] == pytest.approx(seconds, abs=1e-6), phase
+    series = _query(db, "compile/phase_series", model="mobilenetv2_100", phase="inductor_compile")
+    assert [r["compiler_version"] for r in series if r["device"] == "cpu"] == ["2.13.0+cpu", "2.14.1+cu130"]

@@ -16,7 +16,7 @@ import pytest
 
 from schema import queries
 from schema.api import Warehouse
-from tests.conftest import build_fixture_warehouse
+from tests.conftest import build_fixture_warehouse, build_harness_warehouse
 
 ROOT = Path(__file__).resolve().parent
 GOLDEN = ROOT / "golden"
@@ -36,6 +36,12 @@ PARAMS = {
     "changes/kernel_identities": {"model": "transformer"},
     "changes/kernel_identity_digests": {"model": "transformer"},
     "fusion/fusion_rate_by_model_version": {"label": "mode"},
+    "harness/hud_regression": {"base": "2.13", "head": "2.14.1"},
+    "harness/graph_break_gate": {"head": "2.14.1"},
+    "triton/config_changes": {"key": "variant", "base": "default", "head": "single_config",
+                               "pair_on": "mode,dtype,batch,device,harness"},
+    "triton/kernel_facts": {"model": "mobilenetv2_100"},
+    "compile/phase_series": {"model": "transformer", "phase": "inductor"},
 }
 RUN_PARAMS = {"run_id": GPU_MLP_TRAIN}
 GRAPH_PARAMS = {"run_id": TRANSFORMER_213, "graph_id": "0_forward"}
@@ -43,9 +49,19 @@ GRAPH_PARAMS = {"run_id": TRANSFORMER_213, "graph_id": "0_forward"}
 VOLATILE = {"ingested_at", "ingest_seconds", "source_path"}
 
 
+# areas whose queries read the benchmark harness's and Triton's facts, which the shared warehouse
+# has none of: they run on the harness captures (conftest.build_harness_warehouse)
+HARNESS_AREAS = {"harness", "triton"}
+
+
 @pytest.fixture(scope="session")
 def golden_db(tmp_path_factory) -> str:
     return build_fixture_warehouse(tmp_path_factory.mktemp("golden_wh"))
+
+
+@pytest.fixture(scope="session")
+def harness_db(tmp_path_factory) -> str:
+    return build_harness_warehouse(tmp_path_factory.mktemp("harness_wh"))
 
 
 def _params(q: queries.Query) -> dict:
@@ -75,8 +91,9 @@ def golden_csv(df: pl.DataFrame, root: str) -> str:
 
 
 @pytest.mark.parametrize("name", [q.name for q in queries.all_queries()])
-def test_query_matches_golden(name, golden_db, request):
+def test_query_matches_golden(name, request):
     q = queries.get(name)
+    golden_db = request.getfixturevalue("harness_db" if q.area in HARNESS_AREAS else "golden_db")
     with Warehouse(golden_db) as wh:
         df = wh.query(q.name, **_params(q))
     got = golden_csv(df, str(Path(golden_db).parent))

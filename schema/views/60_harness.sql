@@ -41,19 +41,21 @@ LEFT JOIN linked k USING (run_id, file, line);
 
 -- harness_models(point_key): HUD's record, one per model of a suite at a point: its accuracy (the
 -- latest accuracy row) beside its speedup, latencies and memory (the latest performance row), for
--- each (suite, point, mode, dtype, backend, device). A point is a compiler version
+-- each (suite, point, mode, dtype, backend, device, variant: the holding run's label, so two Inductor
+-- configs of one release stay apart). A point is a compiler version
 -- (point_key = 'compiler' or NULL) or the value of a label (point_key = 'nightly': one point a night).
 -- A model with an accuracy row and no performance row has speedup NULL: it does not pass (HUD counts
 -- speedup 0 as a failure), and the other way round accuracy NULL.
 CREATE OR REPLACE MACRO harness_models(point_key) AS TABLE
 WITH pointed AS (
     SELECT *, CASE WHEN point_key IS NULL OR point_key = 'compiler' THEN compiler_version
-                   ELSE labels ->> point_key END AS point
+                   ELSE labels ->> point_key END AS point,
+           labels ->> 'variant' AS variant
     FROM harness_rows
     WHERE kind IN ('performance', 'accuracy')
 ), latest AS (
     SELECT * FROM pointed
-    QUALIFY row_number() OVER (PARTITION BY kind, suite, point, mode, dtype, backend, device, model
+    QUALIFY row_number() OVER (PARTITION BY kind, suite, point, mode, dtype, backend, device, variant, model
                                ORDER BY started_at DESC NULLS LAST, run_id DESC, file DESC, line DESC) = 1
 ), p AS (SELECT * FROM latest WHERE kind = 'performance'),
    a AS (SELECT * FROM latest WHERE kind = 'accuracy')
@@ -62,7 +64,7 @@ SELECT
     coalesce(p.compiler_version, a.compiler_version) AS compiler_version,
     coalesce(p.mode, a.mode) AS mode, coalesce(p.dtype, a.dtype) AS dtype,
     coalesce(p.backend, a.backend) AS backend, coalesce(p.device, a.device) AS device,
-    coalesce(p.model, a.model) AS model,
+    coalesce(p.variant, a.variant) AS variant, coalesce(p.model, a.model) AS model,
     coalesce(p.batch_size, a.batch_size) AS batch_size,
     a.accuracy, p.speedup, p.abs_latency,
     -- the performance run's compile (the timed one); the accuracy run's where there is no other
@@ -82,10 +84,11 @@ FROM p
 FULL JOIN a
   ON p.model = a.model AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
  AND p.mode IS NOT DISTINCT FROM a.mode AND p.dtype IS NOT DISTINCT FROM a.dtype
- AND p.backend IS NOT DISTINCT FROM a.backend AND p.device IS NOT DISTINCT FROM a.device;
+ AND p.backend IS NOT DISTINCT FROM a.backend AND p.device IS NOT DISTINCT FROM a.device
+ AND p.variant IS NOT DISTINCT FROM a.variant;
 
 -- harness_summary(point_key): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
--- device) (torchci/lib/benchmark/compilerUtils.ts):
+-- device, variant) (torchci/lib/benchmark/compilerUtils.ts):
 --   pass_rate            passing models / models (passed, in harness_models)
 --   geomean_speedup      geometric mean of speedup over the models whose accuracy passes, speedup <> 0
 --   compilation_latency  mean of compilation_latency (s) over those models, when <> 0
@@ -94,7 +97,7 @@ FULL JOIN a
 -- geomean_speedup_all: over every model with a speedup > 0, for jobs that ran no accuracy check.
 CREATE OR REPLACE MACRO harness_summary(point_key) AS TABLE
 SELECT
-    suite, point, mode, dtype, backend, device,
+    suite, point, mode, dtype, backend, device, variant,
     min(compiler_version) AS compiler_version,
     count(*) AS models,
     count(*) FILTER (WHERE passed) AS passed,
@@ -107,7 +110,7 @@ SELECT
     count(*) FILTER (WHERE accuracy IS NULL) AS models_without_accuracy,
     count(*) FILTER (WHERE speedup IS NULL) AS models_without_performance
 FROM harness_models(point_key)
-GROUP BY suite, point, mode, dtype, backend, device;
+GROUP BY suite, point, mode, dtype, backend, device, variant;
 
 -- harness_phase_times: the compilation-metrics CSVs long: seconds per dynamo_timed function, per
 -- model row (the names are the release's own: a name missing in a release is a row missing).

@@ -1,0 +1,69 @@
+-- CI's graph-break gate: Dynamo's counters of each model against expected values
+-- PyTorch CI's rule (benchmarks/dynamo/check_graph_breaks.py): per model of the head point's accuracy
+-- rows, graph_breaks and fallbacks_to_eager may not rise, calls_captured and unique_graphs may not
+-- fall, against the expected values: the base point's accuracy rows, or (base not given) the
+-- ci_expected_accuracy CSVs ingested (kind expected; `expected` picks one file by a part of its name).
+-- A counter missing on either side is not checked; a model with no expected graph_breaks is MISSING,
+-- one whose unique_graphs is 0 (Dynamo never ran: eager failed) EAGER_FAILED. status: FAIL when any
+-- counter got worse, else IMPROVED when any got better, else PASS.
+-- @param head VARCHAR the point checked (a compiler version or family, or a label value with key)
+-- @param base VARCHAR the point whose counters are expected; NULL: the ingested expected CSVs
+-- @param key VARCHAR default=compiler what a point is: compiler (version) or a label key
+-- @param expected VARCHAR only expected CSVs whose file name contains this (e.g. cpu_inductor_timm_inference)
+-- @param suite VARCHAR only this suite
+WITH rows_at AS (
+    SELECT *, CASE WHEN $key IS NULL OR $key = 'compiler' THEN compiler_version ELSE labels ->> $key END AS point,
+           labels ->> 'variant' AS variant
+    FROM harness_rows
+), pick AS (
+    SELECT r.*, CASE WHEN r.kind = 'accuracy' AND (r.point = $head OR (coalesce($key, 'compiler') = 'compiler' AND version_matches(r.point, $head))) THEN 'actual'
+                     WHEN $base IS NOT NULL AND r.kind = 'accuracy' AND (r.point = $base OR (coalesce($key, 'compiler') = 'compiler' AND version_matches(r.point, $base))) THEN 'expected'
+                     WHEN $base IS NULL AND r.kind = 'expected' AND ($expected IS NULL OR contains(r.file, $expected)) THEN 'expected' END AS side
+    FROM rows_at r
+    WHERE $suite IS NULL OR r.suite = $suite
+), latest AS (
+    SELECT * FROM pick WHERE side IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY side, suite, mode, dtype, backend, device, variant, model
+                               ORDER BY started_at DESC NULLS LAST, run_id DESC, file DESC, line DESC) = 1
+), actual AS (SELECT * FROM latest WHERE side = 'actual'),
+   expected AS (SELECT * FROM latest WHERE side = 'expected'),
+paired AS (
+    SELECT a.suite, a.mode, a.dtype, a.backend, a.device, a.variant, a.model, a.linked_run_id AS run_id,
+           a.graph_breaks, e.graph_breaks AS expected_graph_breaks,
+           a.fallbacks_to_eager, e.fallbacks_to_eager AS expected_fallbacks_to_eager,
+           a.calls_captured, e.calls_captured AS expected_calls_captured,
+           a.unique_graphs, e.unique_graphs AS expected_unique_graphs,
+           e.model IS NOT NULL AS has_expected
+    FROM actual a
+    LEFT JOIN expected e
+      ON e.model = a.model AND (e.suite IS NULL OR a.suite IS NULL OR e.suite = a.suite)
+     AND (e.mode IS NULL OR a.mode IS NULL OR e.mode = a.mode)
+     AND ($base IS NULL OR (e.dtype IS NOT DISTINCT FROM a.dtype AND e.backend IS NOT DISTINCT FROM a.backend
+                            AND e.device IS NOT DISTINCT FROM a.device AND e.variant IS NOT DISTINCT FROM a.variant))
+), checked AS (
+    SELECT *,
+           -- CI's TRACKED_METRICS: (counter, lower is better); worse = FAIL, better = IMPROVED
+           [CASE WHEN graph_breaks > expected_graph_breaks THEN 'graph_breaks=' || graph_breaks || ', expected=' || expected_graph_breaks END,
+            CASE WHEN calls_captured < expected_calls_captured THEN 'calls_captured=' || calls_captured || ', expected=' || expected_calls_captured END,
+            CASE WHEN unique_graphs < expected_unique_graphs THEN 'unique_graphs=' || unique_graphs || ', expected=' || expected_unique_graphs END,
+            CASE WHEN fallbacks_to_eager > expected_fallbacks_to_eager THEN 'fallbacks_to_eager=' || fallbacks_to_eager || ', expected=' || expected_fallbacks_to_eager END
+           ] AS worse,
+           [CASE WHEN graph_breaks < expected_graph_breaks THEN 'graph_breaks=' || graph_breaks || ', expected=' || expected_graph_breaks END,
+            CASE WHEN calls_captured > expected_calls_captured THEN 'calls_captured=' || calls_captured || ', expected=' || expected_calls_captured END,
+            CASE WHEN unique_graphs > expected_unique_graphs THEN 'unique_graphs=' || unique_graphs || ', expected=' || expected_unique_graphs END,
+            CASE WHEN fallbacks_to_eager < expected_fallbacks_to_eager THEN 'fallbacks_to_eager=' || fallbacks_to_eager || ', expected=' || expected_fallbacks_to_eager END
+           ] AS better
+    FROM paired
+)
+SELECT suite, mode, dtype, backend, device, variant, model,
+       CASE WHEN expected_graph_breaks IS NULL THEN 'MISSING'
+            WHEN coalesce(unique_graphs, 0) = 0 THEN 'EAGER_FAILED'
+            WHEN len(list_filter(worse, x -> x IS NOT NULL)) > 0 THEN 'FAIL'
+            WHEN len(list_filter(better, x -> x IS NOT NULL)) > 0 THEN 'IMPROVED'
+            ELSE 'PASS' END AS status,
+       array_to_string(list_filter(worse, x -> x IS NOT NULL), '; ') AS regressed,
+       array_to_string(list_filter(better, x -> x IS NOT NULL), '; ') AS improved,
+       graph_breaks, expected_graph_breaks, calls_captured, expected_calls_captured,
+       unique_graphs, expected_unique_graphs, fallbacks_to_eager, expected_fallbacks_to_eager, run_id
+FROM checked
+ORDER BY status = 'PASS', suite, mode, variant, model;

@@ -1,0 +1,111 @@
+"""Triton's facts of each generated kernel: the cache's metadata, the trace's triton_kernel_info, the
+autotuner's debug log; and a kernel whose num_warps changed between two Inductor configs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+
+from ingest.assemble import _choose_triton
+from ingest.discover import discover
+from ingest.parsers.triton_cache import is_triton_metadata, parse_triton_metadata
+from tests.test_harness import _query, _sql, harness  # noqa: F401 (the module fixture)
+
+CACHE = Path(__file__).parent / "fixtures" / "triton_cache"
+META = next(CACHE.glob("*/triton_poi_fused_add_0.json"))
+
+
+def test_cache_metadata():
+    data = META.read_bytes()
+    assert is_triton_metadata(data[:8192])
+    rows = parse_triton_metadata(data, META.parent.name).rows["triton_kernels"]
+    doc = json.loads(data)
+    assert rows == [{
+        "compile_id": None, "kernel_name": "triton_poi_fused_add_0", "source": "triton_cache",
+        "cache_key": META.parent.name, "num_warps": doc["num_warps"], "num_stages": doc["num_stages"],
+        "num_ctas": doc["num_ctas"], "maxnreg": None, "shared_bytes": doc["shared"], "target": "cuda:90",
+        "triton_version": doc["triton_version"], "config": None, "chosen": None, "autotune_state": None,
+        "num_configs": None, "compile_time_us": None, "n_regs": None, "n_spills": None,
+        "metadata": {k: v for k, v in doc.items() if k != "extern_libs"},
+    }]
+    assert not is_triton_metadata((CACHE.parent / "harness" / "cpu-2.13-deit_tiny-performance.json").read_bytes()[:8192])
+    bad = parse_triton_metadata(b'{"num_warps": 4, "target": {}}', "x")
+    assert bad.problems[0].message == "Triton cache metadata without a kernel name"
+
+
+def test_discovery_reads_the_metadata_and_skips_ir_and_groups(tmp_path):
+    run = tmp_path / "run"
+    (run / "triton_cache").mkdir(parents=True)
+    (run / "manifest.json").write_text('{"model": "m"}')
+    import shutil
+    shutil.copytree(META.parent, run / "triton_cache" / META.parent.name)
+    found = discover([run])
+    kinds = sorted((a.path.name, a.kind) for a in found.runs[0].artifacts)
+    assert kinds == [("manifest.json", "manifest"), ("triton_poi_fused_add_0.json", "triton_cache")]
+    assert found.skipped["unrecognised file"] == 2  # the group file and the IR, never read
+
+
+def test_the_binary_that_ran_is_the_one_the_trace_or_log_names():
+    def cache(name, warps, stages):
+        return {"kernel_name": name, "source": "triton_cache", "num_warps": warps, "num_stages": stages, "chosen": None}
+    rows = [cache("k_tuned", 4, 1), cache("k_tuned", 8, 1), cache("k_single", 2, 1), cache("k_unknown", 4, 1),
+            cache("k_unknown", 8, 1), cache("k_lone", 4, 2),
+            {"kernel_name": "k_tuned", "source": "torch_logs", "num_warps": 8, "num_stages": 1, "chosen": True},
+            {"kernel_name": "k_single", "source": "torch_trace", "num_warps": 2, "num_stages": 1, "chosen": True,
+             "num_configs": 1},
+            {"kernel_name": "k_lone", "source": "torch_trace", "num_warps": None, "num_stages": None, "chosen": None,
+             "num_configs": 1}]
+    _choose_triton(rows)
+    chosen = {(r["kernel_name"], r["num_warps"]): r["chosen"] for r in rows if r["source"] == "triton_cache"}
+    assert chosen == {("k_tuned", 4): False, ("k_tuned", 8): True, ("k_single", 2): True,
+                      ("k_unknown", 4): None, ("k_unknown", 8): None, ("k_lone", 4): True}
+
+
+_BEST = re.compile(r"Best config for (\S+): .*?num_warps: (\d+), .*nreg (\d+), nspill (\d+), #shared-mem (\d+)$")
+
+
+def _best_configs(log: Path) -> dict[str, tuple]:
+    """The autotuner's choices, straight from stderr."""
+    return {m[1]: (int(m[2]), int(m[3]), int(m[4]), int(m[5]))
+            for line in log.read_text().splitlines() if (m := _BEST.search(line))}
+
+
+def _only_configs(trace: Path) -> dict[str, int]:
+    """num_warps of each kernel that had one config, from the trace's triton_kernel_info payloads."""
+    out, lines = {}, trace.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if '"name": "triton_kernel_info"' in line:
+            for kernel, info in json.loads(lines[i + 1].lstrip("\t")).items():
+                if "only_config" in info:
+                    out[kernel] = dict(info["only_config"])["num_warps"]
+    return out
+
+
+def test_gpu_facts_and_a_kernel_whose_num_warps_changed(harness):  # noqa: F811
+    db, root = harness
+    gpu = root / "harness-timm" / "gpu-torch2.11"
+    model = "mobilenetv2_100"
+    best = _best_configs(gpu / "default" / "performance" / model / "torch_logs.txt")
+    single = gpu / "single_config" / "performance" / model
+    only = _only_configs(next((single / "trace").glob("*.log")))
+    assert len(best) == 24 and len(only) >= 24
+    # autotune_pointwise=False leaves reductions autotuned: their choice is in that run's log
+    head = {**only, **{k: v[0] for k, v in _best_configs(single / "torch_logs.txt").items()}}
+    assert len(head) > len(only)
+    run = _sql(db, "SELECT run_id FROM runs WHERE source_path LIKE '%gpu-torch2.11/default/performance/mobilenetv2_100'")
+    facts = {r["kernel_name"]: r for r in _query(db, "triton/kernel_facts", run=run[0]["run_id"])}
+    for kernel, (warps, regs, spills, shared) in best.items():
+        f = facts[kernel]
+        assert (f["num_warps"], f["n_regs"], f["n_spills"], f["shared_bytes"]) == (warps, regs, spills, shared)
+    changes = [r for r in _query(db, "triton/config_changes", key="variant", base="default", head="single_config",
+                                 pair_on="mode,dtype,batch,device,harness")
+               if r["model"] == model]
+    want = {k for k in best if k in head and best[k][0] != head[k]}
+    assert want and {r["base_kernel"] for r in changes} == want
+    for r in changes:
+        assert (r["base_num_warps"], r["head_num_warps"]) == (best[r["base_kernel"]][0], head[r["head_kernel"]])
+    # registers and spills only where the autotuner logged them: not for the single config's kernels
+    assert all((r["head_n_regs"] is None) == (r["head_kernel"] in only) for r in changes)
+    assert _sql(db, "SELECT count(*) AS n FROM triton_kernels WHERE source = 'torch_logs' AND n_regs IS NULL")[0]["n"] == 0
