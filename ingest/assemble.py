@@ -575,7 +575,7 @@ def _default_model(run: Run) -> str:
             parent = root.parent
             return parent.parent.name if parent.name == "trace" else parent.name
         name = root.name.removesuffix(".gz")
-        return name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json")) else name
+        return name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json", ".csv")) else name
     return root.name
 
 
