@@ -24,11 +24,13 @@ from ingest.parsers import (
     fusion_ir,
     fx_graph,
     fx_graph_runnable,
+    kernel_information,
     manifest,
     output_code,
     profiler,
     provenance,
     spyre,
+    spyre_provenance,
     torch_logs,
     torch_trace,
 )
@@ -219,6 +221,8 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
 
     _join_autotune(tables)
     _spyre(run, by_kind.get("spyre", []), reader, take, facts)
+    _sidecars(by_kind, reader, take, tables, facts.get("aoti_graphs", []) + trace_facts.get("aoti_graphs", []),
+              counters, facts)
 
     for a in by_kind.get("unreadable", []):
         reader.error(a, "not a readable regular file (a broken or looping link, no permission, a FIFO or device)")
@@ -283,12 +287,17 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
                            code_art.path.suffix == ".py" else output_code.parse_aoti_code)
         if code is not None and code.facts.get("aoti"):
             ids.add(torch_trace.AOTI_CODE)
+            aoti_graph = True
+        else:
+            aoti_graph = False
         aot_id = code.facts.get("aot_id") if code else None
         phase = code.facts.get("phase") if code else None
         if aot_id is None and m:
             aot_id, phase = int(m.group("aot_id")), m.group("phase")
         graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
         ids.add(graph_id)
+        if aoti_graph:
+            facts.setdefault("aoti_graphs", []).append(graph_id)
         for name in REQUIRED_GRAPH_FILES:
             if name not in files and not (name == "output_code.py" and code_art is not None):
                 reader.error(any_art, f"graph folder {folder} has no {name} (process killed mid-compile?)",
@@ -467,6 +476,38 @@ def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -
         for k in ("device", "backend"):
             if parsed.facts.get(k):
                 facts.setdefault(k, parsed.facts[k])
+
+
+def _sidecars(by_kind, reader: _Reader, take, tables, aoti_graphs: list[str], counters: Counter, facts: dict) -> None:
+    """JSON a compiler writes beside its code: AOTInductor's kernel_information.json (lineage of the
+    run's AOTInductor graph, when it has exactly one) and torch-spyre's spyre_provenance.json
+    (whose kernel identities become the cross-run identity of the kernels of the folders it names:
+    their signature is prefixed with the identity's event name)."""
+    for a in by_kind.get("kernel_information", []):
+        data = reader.read(a)
+        if data is None:
+            continue
+        parsed = kernel_information.parse_kernel_information(data)
+        if len(aoti_graphs) == 1:
+            for row in parsed.rows.get("lineage", ()):
+                row["graph_id"] = aoti_graphs[0]
+        else:
+            counters["kernel_information_without_one_aoti_graph"] += 1
+            parsed.rows.pop("lineage", None)
+        take(parsed, a)
+    for a in by_kind.get("spyre_provenance", []):
+        data = reader.read(a)
+        if data is None:
+            continue
+        parsed = spyre_provenance.parse_spyre_provenance(data)
+        take(parsed, a)
+        for k in ("device", "backend"):
+            if k in parsed.facts:
+                facts.setdefault(k, parsed.facts[k])
+        identities = parsed.facts.get("identities") or {}
+        for k in tables.get("kernels", ()):
+            if k.get("backend") == "spyre" and k.get("graph_id") in identities:
+                k["signature"] = f"{identities[k['graph_id']]}:{k.get('signature')}"
 
 
 def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, reader: _Reader,

@@ -291,8 +291,13 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
 def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
     # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
     units = _split_by_process(arts) + _spyre_runs([a for a in arts if a.kind == "spyre"])
+    # a provenance sidecar with no run beside it (copied out on its own) is a run: what lies beside
+    # it (a profile) belongs to it
+    for a in arts:
+        if a.kind == "spyre_provenance" and not any(a in u.artifacts or _unit_dir(u) in (a.path.parent, a.path.parent.parent)
+                                                    for u in units):
+            units.append(Run(a.path.parent, [a]))
     placed = {id(a) for u in units for a in u.artifacts}
-    alone: list[Run] = []
     # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
     # found beside them or above them; with none or several candidates they are skipped.
     for a in arts:
@@ -303,11 +308,9 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
         owners = [u for u in units if _unit_dir(u) in (a.path.parent, a.path.parent.parent)]
         if len(owners) == 1 and a.kind != "other":
             owners[0].artifacts.append(a)
-        elif not owners and a.kind == "spyre_provenance":
-            alone.append(Run(a.path.parent, [a]))  # a sidecar copied out on its own is a run
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
-    return units + alone
+    return units
 
 
 def _unit_dir(u: Run) -> Path:

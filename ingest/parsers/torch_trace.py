@@ -595,6 +595,8 @@ class _TraceState:
             "partitions": sub.facts.get("partitions"),
         })
         parsed.facts["graph_compile_ids"][graph_id] = cid
+        if sub.facts.get("aoti"):
+            parsed.facts.setdefault("aoti_graphs", []).append(graph_id)
         for fact in ("device", "backend"):
             if sub.facts.get(fact) and fact not in parsed.facts:
                 parsed.facts[fact] = sub.facts[fact]
