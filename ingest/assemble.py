@@ -248,7 +248,8 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
             # outputs are its inputs, or views of them)
             counters["empty_graph_folder_of_a_finished_compile"] += 1
             take(_single("graphs", {
-                "graph_id": graph_id, "compile_id": codeless.pop(0) if codeless else None, "phase": m.group("phase") if m else None,
+                "graph_id": graph_id, "compile_id": codeless.pop(0) if codeless else None,
+                "phase": m.group("phase") if m else None,
                 "aot_id": int(m.group("aot_id")) if m else None, "folder": a.graph, "pre_fusion_nodes": None,
                 "post_fusion_nodes": None, "kernel_count": 0, "extern_kernel_count": 0,
                 "compile_order": int(m.group("ctr")) if m else None, "source": "debug_tree",
@@ -283,8 +284,9 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
         folder = any_art.path.parent.name
         m = GRAPH_DIR_RE.match(folder)
         code_art = files.get("output_code.py") or files.get("output_code.cpp")
-        code = _parse_file(code_art, reader, output_code.parse_output_code if code_art is None or
-                           code_art.path.suffix == ".py" else output_code.parse_aoti_code)
+        parse = output_code.parse_aoti_code if code_art is not None and code_art.path.suffix == ".cpp" \
+            else output_code.parse_output_code
+        code = _parse_file(code_art, reader, parse)
         if code is not None and code.facts.get("aoti"):
             ids.add(torch_trace.AOTI_CODE)
             aoti_graph = True

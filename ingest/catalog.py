@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fnmatch import translate
-from functools import lru_cache
+from functools import cache, lru_cache
 
 # record kinds whose metadata names what they hold: counted by (kind, name)
 NAMED_KINDS = frozenset({"artifact", "graph_dump", "link", "dump_file"})
@@ -61,11 +61,14 @@ CATALOG: tuple[Entry, ...] = (
     _e("inductor_pre_grad_graph", "", "2.7", "2.7", IGNORED, _INTERMEDIATE),
     _e("inductor_post_grad_graph", "", "2.3", "", PARSED, "ops (the graph Inductor compiled; an artifact from 2.10)"),
     _e("inductor_output_code", "", "2.3", "", KEPT, "graphs, kernels, collectives, fusions' kernels; kernel_sources (the code)"),
-    _e("optimize_ddp_split_graph", "", "2.3", "", IGNORED, "DDPOptimizer's split of a graph at bucket boundaries; each part compiles as a graph"),
+    _e("optimize_ddp_split_graph", "", "2.3", "", IGNORED,
+       "DDPOptimizer's split of a graph at bucket boundaries; each part compiles as a graph"),
     _e("optimize_ddp_split_child", "", "2.3", "", IGNORED, "one part of DDPOptimizer's split; it compiles as a graph of its own"),
-    _e("compilation_metrics", "", "2.4", "", KEPT, "compilations (every field, the record as JSON), timings, compile_events, cudagraph_events"),
+    _e("compilation_metrics", "", "2.4", "", KEPT,
+       "compilations (every field, the record as JSON), timings, compile_events, cudagraph_events"),
     _e("bwd_compilation_metrics", "", "2.4", "", KEPT, "compilations and timings of a lazily compiled backward"),
-    _e("aot_autograd_backward_compilation_metrics", "", "2.4", "2.4+", IGNORED, "the 2.4 backward metrics, superseded by bwd_compilation_metrics"),
+    _e("aot_autograd_backward_compilation_metrics", "", "2.4", "2.4+", IGNORED,
+       "the 2.4 backward metrics, superseded by bwd_compilation_metrics"),
     _e("compilation_metrics_runtime", "", "2.13+", "", PARSED, "cudagraph_events: a cudagraph skipped at run time"),
     _e("bwd_compilation_metrics_runtime", "", "2.13+", "", PARSED, "cudagraph_events: a cudagraph skipped at run time"),
     _e("chromium_event", "", "2.5", "", PARSED, "timings (dynamo_timed spans), shape_events (automatic_dynamic), "
@@ -85,11 +88,15 @@ CATALOG: tuple[Entry, ...] = (
     _e("missing_fake_kernel", "", "2.6", "", IGNORED, "a draft-export diagnostic"),
     _e("mismatched_fake_kernel", "", "2.6", "", IGNORED, "a draft-export diagnostic"),
     _e("export", "", "2.7", "", IGNORED, "the marker torch.export writes as it starts (TORCH_DTRACE)"),
-    _e("exported_program", "", "2.7", "", PARSED, "graphs (an exported program: no Inductor compile, kernel counts NULL) and ops (TORCH_DTRACE)"),
+    _e("exported_program", "", "2.7", "", PARSED,
+       "graphs (an exported program: no Inductor compile, kernel counts NULL) and ops (TORCH_DTRACE)"),
     # -- graph_dump, link, dump_file ------------------------------------------------------------
-    _e("graph_dump", "inductor_aot_code", "2.4", "2.6", KEPT, "graphs, kernels, collectives (AOTInductor's code); kernel_sources"),
-    _e("graph_dump", "inductor_aot_wrapper_code", "2.7", "", KEPT, "graphs, kernels, collectives (AOTInductor's wrapper); kernel_sources"),
-    _e("graph_dump", "inductor_aot_kernel_code", "2.7", "", KEPT, "kernels (AOTInductor's kernel file, read with its wrapper); kernel_sources"),
+    _e("graph_dump", "inductor_aot_code", "2.4", "2.6", KEPT,
+       "graphs, kernels, collectives (AOTInductor's code); kernel_sources"),
+    _e("graph_dump", "inductor_aot_wrapper_code", "2.7", "", KEPT,
+       "graphs, kernels, collectives (AOTInductor's wrapper); kernel_sources"),
+    _e("graph_dump", "inductor_aot_kernel_code", "2.7", "", KEPT,
+       "kernels (AOTInductor's kernel file, read with its wrapper); kernel_sources"),
     _e("graph_dump", "inductor_aot_header_code", "2.9", "", IGNORED, "AOTInductor's C++ header: declarations only"),
     _e("link", "*", "2.4", "", IGNORED, "a URL to a profile in an internal tool (cprofile_manifold_url)"),
     _e("dump_file", "*", "2.5", "", IGNORED, "the source of code Dynamo ran from a string (eval'd frames)"),
@@ -100,7 +107,8 @@ CATALOG: tuple[Entry, ...] = (
     _e("artifact", "dynamo_error", "2.6", "", PARSED, "compile_events (failure)"),
     _e("artifact", "inductor_post_grad_graph", "2.10", "", PARSED, "ops (the graph Inductor compiled)"),
     _e("artifact", "after_post_grad_graph", "2.8", "2.9", PARSED, "ops (its name for the post-grad graph in 2.8 and 2.9)"),
-    _e("artifact", "inductor_provenance_tracking_node_mappings", "2.7", "", PARSED, "lineage (source node -> post-grad node -> kernel)"),
+    _e("artifact", "inductor_provenance_tracking_node_mappings", "2.7", "", PARSED,
+       "lineage (source node -> post-grad node -> kernel)"),
     _e("artifact", "inductor_provenance_tracking_kernel_stack_traces", "2.9", "", PARSED, "lineage (kernel -> user line)"),
     _e("artifact", "triton_kernel_info", "2.8", "", PARSED, "cache_events (each kernel's autotune cache outcome)"),
     _e("artifact", "fx_graph_cache_*", "2.6", "", PARSED, _CACHE + ": fx_graph_cache_hit, _miss, _bypass"),
@@ -112,8 +120,10 @@ CATALOG: tuple[Entry, ...] = (
     _e("artifact", "dynamo_cache_bypass", "2.10", "", PARSED, _CACHE),
     _e("artifact", "dynamo_cache_entries", "2.10", "", PARSED, _CACHE),
     _e("artifact", "dynamo_cache_exception", "2.10", "", PARSED, _CACHE),
-    _e("artifact", "inductor_collective_schedule", "2.9", "", PARSED, "collectives (the order Inductor issues a graph's collectives)"),
-    _e("artifact", "inductor_runtime_and_tensor_meta", "2.9", "", PARSED, "op_estimates (each op's estimated runtime and outputs; needs log_tlparse)"),
+    _e("artifact", "inductor_collective_schedule", "2.9", "", PARSED,
+       "collectives (the order Inductor issues a graph's collectives)"),
+    _e("artifact", "inductor_runtime_and_tensor_meta", "2.9", "", PARSED,
+       "op_estimates (each op's estimated runtime and outputs; needs log_tlparse)"),
     _e("artifact", "graph_execution", "2.9", "", PARSED, "graph_executions (the order compiled graphs ran in)"),
     # -- artifacts left alone ---------------------------------------------------------------------
     _e("artifact", "before_pre_grad_graph", "2.8", "", IGNORED, _INTERMEDIATE),
@@ -140,7 +150,8 @@ CATALOG: tuple[Entry, ...] = (
     _e("artifact", "overlap_scheduling_graph_after", "2.11", "", IGNORED, _INTERMEDIATE),
     _e("artifact", "inductor_fx_passes_overlap_bucketing", "2.11", "", IGNORED, _INTERMEDIATE),
     _e("artifact", "*_fused", "2.13+", "", IGNORED, "the memory planner's fused-graph dump (<graph>_fused)"),
-    _e("artifact", "fx_graph_runnable", "2.5", "", IGNORED, "a repro script; the debug tree's fx_graph_runnable.py gives the run's config"),
+    _e("artifact", "fx_graph_runnable", "2.5", "", IGNORED,
+       "a repro script; the debug tree's fx_graph_runnable.py gives the run's config"),
     _e("artifact", "aot_forward_graph_fw_metadata", "2.6", "", IGNORED, "AOTAutograd's view and mutation metadata"),
     _e("artifact", "aot_forward_graph_fw_subclass_metadata", "2.6", "", IGNORED, "AOTAutograd's tensor-subclass metadata"),
     _e("artifact", "aot_saved_tensors_hooks_graphs", "2.8", "", IGNORED, "saved-tensor hook graphs"),
@@ -149,7 +160,8 @@ CATALOG: tuple[Entry, ...] = (
     _e("artifact", "*_ORIGINAL_BYTECODE", "2.12", "", IGNORED, "Dynamo's bytecode dumps"),
     _e("artifact", "*_MODIFIED_BYTECODE", "2.12", "", IGNORED, "Dynamo's bytecode dumps"),
     _e("artifact", "compiled_autograd_graph_pre_reordering", "2.7", "", IGNORED, "compiled autograd's graph before reordering"),
-    _e("artifact", "compiled_autograd_compile_reasons", "2.7", "", IGNORED, "why compiled autograd recompiled; Dynamo's recompiles are read"),
+    _e("artifact", "compiled_autograd_compile_reasons", "2.7", "", IGNORED,
+       "why compiled autograd recompiled; Dynamo's recompiles are read"),
     _e("artifact", "runtime_wrapper_orchestration", "2.13+", "", IGNORED, _WRAPPER),
     _e("artifact", "compiled_fn_wrapper", "2.13+", "", IGNORED, _WRAPPER),
     _e("artifact", "compiled_function_forward", "2.13+", "", IGNORED, _WRAPPER),
@@ -172,7 +184,8 @@ CATALOG: tuple[Entry, ...] = (
     _e("artifact", "put_extra_remote_code_state", "2.13+", "", IGNORED, _PGO),
     _e("artifact", "get_extra_remote_code_state", "2.10", "", IGNORED, _PGO),
     _e("artifact", "add_extra_remote_code_state", "2.9", "2.9", IGNORED, _PGO),
-    _e("artifact", "compiler_collective", "2.5", "", IGNORED, "Dynamo's cross-rank compile agreement; ranks' compile ids are compared instead"),
+    _e("artifact", "compiler_collective", "2.5", "", IGNORED,
+       "Dynamo's cross-rank compile agreement; ranks' compile ids are compared instead"),
     _e("artifact", "guard_collective", "2.8", "2.8", IGNORED, "Dynamo's cross-rank guard agreement"),
     _e("artifact", "aot_joint_graph_sync_decision_cross_ranks", "2.9", "", IGNORED, _COMMS),
     _e("artifact", "reorder_communication_preserving_peak_memory", "2.8", "", IGNORED, _COMMS),
@@ -203,10 +216,14 @@ CATALOG: tuple[Entry, ...] = (
     _e("artifact", "aotautograd_cache_pickle_failure", "2.11", "", IGNORED, _DIAG),
     _e("artifact", "invoke_subgraph_backward_duplicate", "2.13", "", IGNORED, _DIAG),
     _e("artifact", "fx_net_acc_splitter_finder_events", "2.9", "", IGNORED, _DIAG),
-    _e("artifact", "inductor_autotune_at_compile_time_code", "2.10", "", IGNORED, "the script Inductor autotunes with at compile time"),
-    _e("artifact", "inductor_triton_kernel_to_post_grad_nodes", "2.7", "2.7", IGNORED, "provenance before node mappings; superseded by them"),
-    _e("artifact", "inductor_generated_kernel_to_post_grad_nodes", "2.8", "2.8", IGNORED, "provenance before node mappings; superseded by them"),
-    _e("artifact", "inductor_post_to_pre_grad_nodes", "2.7", "2.8", IGNORED, "provenance before node mappings; superseded by them"),
+    _e("artifact", "inductor_autotune_at_compile_time_code", "2.10", "", IGNORED,
+       "the script Inductor autotunes with at compile time"),
+    _e("artifact", "inductor_triton_kernel_to_post_grad_nodes", "2.7", "2.7", IGNORED,
+       "provenance before node mappings; superseded by them"),
+    _e("artifact", "inductor_generated_kernel_to_post_grad_nodes", "2.8", "2.8", IGNORED,
+       "provenance before node mappings; superseded by them"),
+    _e("artifact", "inductor_post_to_pre_grad_nodes", "2.7", "2.8", IGNORED,
+       "provenance before node mappings; superseded by them"),
     _e("artifact", "compile_worker_status", "2.14", "", IGNORED, "the compile worker pool's health"),
     _e("artifact", "compile_worker_sidecar_death", "2.14", "", IGNORED, "the compile worker pool's health"),
     _e("artifact", "native_dsl_compile", "2.14", "", IGNORED, "native DSL kernel compiles (torch._native)"),
@@ -215,7 +232,7 @@ CATALOG: tuple[Entry, ...] = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _index() -> tuple[dict, list]:
     exact = {(e.kind, e.name): e for e in CATALOG if "*" not in e.name}
     patterns = [(e.kind, re.compile(translate(e.name)), e) for e in CATALOG if "*" in e.name]
@@ -235,6 +252,31 @@ def entry_of(kind: str | None, name: str | None) -> Entry | None:
 def handling_of(kind: str | None, name) -> str:
     e = entry_of(kind, name)
     return e.handling if e is not None else UNKNOWN
+
+
+DOC_HEADER = """# TORCH_TRACE records and what the warehouse does with them
+
+Every record kind and artifact name PyTorch 2.3 to 2.14 writes to a `TORCH_TRACE` log, from a scan of
+every released wheel's `trace_structured` call sites and of the names passed through wrappers
+(`zoo/trace_names.py`), and what the warehouse does with each: **parsed** into tables, **kept**
+(parsed, and the text itself stored), or **ignored** on purpose, and why. `from` and `until` are
+the first and last releases that write it (`until` empty: 2.14 still does); `2.13+` means written
+by 2.13, an earlier first release not established. A name with `*` is a family computed at run
+time. This page is `ingest/catalog.py`'s table (`python -c "from ingest.catalog import markdown;
+print(markdown())"`); `tests/test_catalog.py` keeps the two equal.
+
+A record of a kind or name not in this table is counted, never an error: the `iwh ingest` summary
+names it ("trace records no release up to 2.14 writes"), `trace_records` holds every run's records
+by kind and name with their handling, and `iwh query ingest/unknown_records` lists the unknown ones
+across runs, so a new release's new artifacts show up the day it ships. To extend the table for a
+new release: `python -m zoo.trace_names <its site-packages/torch>` lists the names it can write.
+
+"""
+
+
+def document() -> str:
+    """docs/trace_records.md: what the table means, then the table."""
+    return DOC_HEADER + markdown()
 
 
 def markdown() -> str:

@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(args.out.format(torch=torch.split("+")[0], device=args.device.split(":")[0]))
         names = args.scenarios.split(",") if args.scenarios else listing["scenarios"]
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(lambda s: _one(python, s, out, args, listing["distributed"]), names))
+            results = list(pool.map(_one, [python] * len(names), names, [out] * len(names), [args] * len(names),
+                                    [listing["distributed"]] * len(names)))
         dirs += [r.out for r in results]
         failed += [r for r in results if not r.ok]
     if args.db and dirs:

@@ -98,7 +98,6 @@ def _write_truth(extra: dict | None = None) -> None:
 
 
 def _blocks(dim: int, layers: int):
-    import torch
     from torch import nn
     from torch.nn import functional as F
 

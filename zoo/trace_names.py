@@ -102,14 +102,15 @@ def _writes(tree: ast.AST, writers: dict):
 
 
 def _metadata_name(call: ast.Call) -> ast.expr | None:
-    """The "name" of `metadata_fn=lambda: {"name": ..., ...}` (or of a dict given directly)."""
-    for kw in call.keywords:
-        if kw.arg == "metadata_fn":
-            body = kw.value.body if isinstance(kw.value, ast.Lambda) else kw.value
-            if isinstance(body, ast.Dict):
-                for k, v in zip(body.keys, body.values, strict=True):
-                    if isinstance(k, ast.Constant) and k.value == "name":
-                        return v
+    """The "name" of `metadata_fn=lambda: {"name": ..., ...}` (or of a dict given directly), the
+    metadata function given by keyword or as the second argument."""
+    given = [kw.value for kw in call.keywords if kw.arg == "metadata_fn"] + call.args[1:2]
+    for fn in given:
+        body = fn.body if isinstance(fn, ast.Lambda) else fn
+        if isinstance(body, ast.Dict):
+            for k, v in zip(body.keys, body.values, strict=True):
+                if isinstance(k, ast.Constant) and k.value == "name":
+                    return v
     return None
 
 
