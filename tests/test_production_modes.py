@@ -106,7 +106,7 @@ def test_cudagraph_skips_and_recordings_are_rows(modes):
     con = reader(db)
     got = con.execute("SELECT kind, reason, n FROM cudagraph_events JOIN runs r USING (run_id) "
                       "WHERE r.model = 'reduce_overhead' AND r.device = 'cuda' ORDER BY ALL").fetchall()
-    assert [(k, r) for k, r, _ in got if k == "skip"] == [("skip", s) for s in skips] == [("skip", "mutated inputs (1 instances)")]
+    assert [r for k, r, _ in got if k == "skip"] == skips == ["mutated inputs (1 instances)"]
     assert sum(n for k, _, n in got if k == "record") == records == 2
     # CPU runs of the same scenario have no cudagraphs at all
     assert con.execute("SELECT count(*) FROM cudagraph_events JOIN runs r USING (run_id) WHERE r.device = 'cpu'"
