@@ -9,9 +9,9 @@ SELECT
     r.model,
     r.compiler_version,
     r.device,
-    sum(c.n) FILTER (WHERE c.kind = 'record')   AS recordings,
-    sum(c.n) FILTER (WHERE c.kind = 'rerecord') AS rerecordings,
-    sum(c.n) FILTER (WHERE c.kind = 'skip')     AS skips,
+    CAST(sum(c.n) FILTER (WHERE c.kind = 'record') AS BIGINT)   AS recordings,
+    CAST(sum(c.n) FILTER (WHERE c.kind = 'rerecord') AS BIGINT) AS rerecordings,
+    CAST(sum(c.n) FILTER (WHERE c.kind = 'skip') AS BIGINT)     AS skips,
     string_agg(DISTINCT c.reason, '; ' ORDER BY c.reason) FILTER (WHERE c.kind = 'skip') AS skip_reasons,
     r.run_id
 FROM cudagraph_events c

@@ -6,7 +6,7 @@
 SELECT
     t.record_kind,
     t.name,
-    sum(t.n)                                                AS records,
+    CAST(sum(t.n) AS BIGINT)                                AS records,
     count(DISTINCT t.run_id)                                AS runs,
     string_agg(DISTINCT r.compiler_version, ', ' ORDER BY r.compiler_version) AS compiler_versions,
     min(t.run_id)                                           AS example_run

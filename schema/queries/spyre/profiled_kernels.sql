@@ -19,7 +19,7 @@ lines AS (
     GROUP BY ALL
 ),
 events AS (
-    SELECT run_id, name, sum(calls) AS calls, sum(duration_us) AS us
+    SELECT run_id, name, CAST(sum(calls) AS BIGINT) AS calls, sum(duration_us) AS us
     FROM timings WHERE source = 'profiler' AND kind = 'kernel' AND starts_with(name, 'spyre_kernel_v')
     GROUP BY ALL
 ),
