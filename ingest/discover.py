@@ -6,7 +6,9 @@ A run is one process's artifacts. The rules, in order:
   deeper folder has its own manifest.
 - Elsewhere, each `torch_compile_debug/run_<time>-pid_<pid>` folder and each TORCH_TRACE log is one
   process; a debug folder and a trace log with the same pid, started within minutes of each
-  other, are the same process and so one run.
+  other, are the same process and so one run. Processes that share a folder (torchrun's ranks, the
+  benchmark harness's process a model) are each a run rooted at its own trace log, and together
+  one job.
 - torch-spyre kernel folders (`sdsc_*.json`): the parent of an `inductor-spyre` or `execute`
   folder is one run with a graph per kernel folder; any other folder of sdsc files is a run.
 - The benchmark harness's CSVs (and their JSON records) belong to the run they lie in or beside,
@@ -47,8 +49,11 @@ GRAPH_FILE_KINDS = {
     "ir_pre_fusion.txt": "fusion_ir",
     "ir_post_fusion.txt": "fusion_ir",
     "output_code.py": "output_code",
+    "output_code.cpp": "output_code",  # AOTInductor
     "inductor_provenance_tracking_node_mappings.json": "provenance",
 }
+# JSON files a compiler writes beside its code, by name: AOTInductor's package, torch-spyre's sidecar
+SIDECARS = {"kernel_information.json": "kernel_information", "spyre_provenance.json": "spyre_provenance"}
 # Triton's cache folder: each compiled kernel's IR stages and binary, beside the metadata JSON
 TRITON_STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".hsaco", ".amdgcn", ".source", ".spv")
 SPYRE_FILE_RE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
@@ -79,6 +84,8 @@ class Run:
     rank: int | None = None
     # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
     job: str | None = None
+    # the folder holding the job's ranks: what tells two jobs of the same name apart
+    job_root: PurePath | None = None
     # the folder artifact paths are relative to, when it is not the root's (one process of a
     # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
     base: Path | None = None
@@ -184,7 +191,9 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
         return Artifact(f, "unreadable")
     art = Artifact(f, "other", size=e.size, mtime=e.mtime)
     parent = f.parent
-    if name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
+    if name in SIDECARS:
+        art.kind = SIDECARS[name]
+    elif name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
         art.kind, art.graph = GRAPH_FILE_KINDS[name], parent.name
     elif parent.name == "torchinductor" and parent.parent.name.startswith("run_"):
         art.kind = "other"  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
@@ -291,14 +300,21 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
         units.extend(_harness_runs([a for a in shared if a.kind == "harness"]))
     for u in units:
         u.manifest = manifest
-        u.job = root.name
+        u.job, u.job_root = root.name, root
         u.base = root
         u.artifacts.extend(shared if len(units) == 1 else [a for a in shared if a.kind == "manifest"])
     return units
 
 
 def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
-    units = _split_by_process(arts)
+    # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
+    units = _split_by_process(arts) + _spyre_runs([a for a in arts if a.kind == "spyre"])
+    # a provenance sidecar with no run beside it (copied out on its own) is a run: what lies beside
+    # it (a profile) belongs to it
+    for a in arts:
+        if a.kind == "spyre_provenance" and not any(a in u.artifacts or _unit_dir(u) in (a.path.parent, a.path.parent.parent)
+                                                    for u in units):
+            units.append(Run(a.path.parent, [a]))
     placed = {id(a) for u in units for a in u.artifacts}
     # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
     # found beside them or above them; with none or several candidates they are skipped, but for
@@ -316,22 +332,24 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
             unowned_harness.append(a)
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
-    units.extend(_spyre_runs([a for a in arts if a.kind == "spyre"]))
-    units.extend(_harness_runs(unowned_harness, skipped))
+    units.extend(_harness_runs(unowned_harness, skipped, units))
     return units
 
 
-def _harness_runs(arts: list[Artifact], skipped: Counter | None = None) -> list[Run]:
+def _harness_runs(arts: list[Artifact], skipped: Counter | None = None, processes: Iterable[Run] = ()) -> list[Run]:
     """The harness files of each folder as one run, rooted at the folder's first CSV: a folder
-    root would share its source path with the processes joined at that folder."""
+    root would share its source path with the processes joined at that folder. Beside the
+    processes of a job (a folder several processes share), the run is one of that job."""
     by_folder: dict[PurePath, list[Artifact]] = {}
     for a in arts:
         by_folder.setdefault(a.path.parent, []).append(a)
+    jobs = {u.job_root: u.job for u in processes if u.job_root is not None}
     runs = []
-    for files in by_folder.values():
+    for folder, files in by_folder.items():
         csvs = sorted((a for a in files if a.path.name.endswith(".csv")), key=lambda a: a.path)
         if csvs:
-            runs.append(Run(csvs[0].path, files, root_is_log=True))
+            runs.append(Run(csvs[0].path, files, root_is_log=True, job=jobs.get(folder),
+                            job_root=folder if folder in jobs else None))
         elif skipped is not None:  # JSON records alone say nothing the warehouse keeps
             skipped["harness records with no CSV beside them"] += len(files)
     return runs
@@ -383,17 +401,29 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:
     for folder, group in rank_logs.items():
         if len(group) > 1:
             for run in group:
-                run.job = folder.name
-    # processes joined in one folder (TORCH_TRACE and TORCH_COMPILE_DEBUG of a job that starts a
-    # process a model, as the benchmark harness does) would share it as their source path, and each
-    # would replace the last: each is named by its trace log instead, its files still relative to
-    # the folder
-    shared = Counter(u.root for u in units if not u.root_is_log)
-    for u in units:
-        log = next((a for a in u.artifacts if a.kind == "torch_trace"), None)
-        if shared[u.root] > 1 and log is not None:
-            u.base, u.root, u.root_is_log = u.root, log.path, True
+                run.job, run.job_root = folder.name, folder
+    _own_roots(units)
     return units
+
+
+def _own_roots(units: list[Run]) -> None:
+    """Processes whose debug folder and log share a folder with another process's (torchrun: one
+    `torch_compile_debug/` and one `trace/` for every rank; the benchmark harness: a process a
+    model) would all be rooted at that folder, and so share a source path, and each would replace
+    the one before: each is rooted at its own log instead, its files still named relative to the
+    shared folder, and the processes of that folder are one job."""
+    by_root: dict[PurePath, list[Run]] = {}
+    for u in units:
+        by_root.setdefault(u.root, []).append(u)
+    for root, group in by_root.items():
+        if len(group) < 2:
+            continue
+        for u in group:
+            log = next((a for a in u.artifacts if a.kind == "torch_trace"), None)
+            if log is not None and not u.root_is_log:
+                u.base, u.root, u.root_is_log = u.base or root, log.path, True
+                if u.job is None:
+                    u.job, u.job_root = root.name, root
 
 
 def _close(a: tuple, b: tuple) -> bool:

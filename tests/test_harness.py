@@ -216,6 +216,37 @@ def test_every_csv_row_lands_once_and_links_to_the_compile_of_its_model(harness)
     assert all(r["source_path"].endswith(".log") for r in job)
 
 
+@pytest.mark.parametrize("manifest", [True, False])
+def test_the_harness_loop_is_one_job_of_a_run_a_process_with_or_without_its_manifest(harness, tmp_path, manifest):
+    """The harness's own loop (one folder, a process a model), as torchrun's ranks are: each process
+    a run of its own named by its model, the CSVs' run beside them, all one job (`runs.job`: the
+    folder); with no manifest to say so too."""
+    from ingest.load import ingest_paths
+
+    _, root = harness
+    job = tmp_path / "accuracy-job"
+    shutil.copytree(root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job", job)
+    if not manifest:
+        (job / "manifest.json").unlink()
+    logs = sorted((job / "trace").glob("*.log"))
+    csv_path = job / "inductor_timm_models_float32_inference_cpu_accuracy.csv"
+    models = {r["name"] for r in dict_rows(csv_path)}
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths([job], db)
+    assert (summary.runs, summary.replaced, summary.errors) == (len(logs) + 1, 0, 0) == (4, 0, 0)
+    runs = _sql(db, "SELECT run_id, model, job, labels ->> 'job' AS label, source_path FROM runs")
+    assert {r["job"] for r in runs} == {str(job)} and {r["label"] for r in runs} == {"accuracy-job"}
+    processes = {r["source_path"]: r for r in runs if r["source_path"].endswith(".log")}
+    assert sorted(processes) == [str(p) for p in logs]
+    assert {r["model"] for r in processes.values()} == models
+    holder = next(r for r in runs if r["source_path"] == str(csv_path))
+    assert holder["model"] == ("timm_models_accuracy" if manifest else "timm_models")
+    links = _sql(db, "SELECT h.model, r.model AS run_model, r.run_id FROM harness_results h "
+                     "JOIN harness_links l USING (run_id, file, line) JOIN runs r ON r.run_id = l.linked_run_id")
+    assert sorted(x["model"] for x in links) == sorted(models)
+    assert all(x["model"] == x["run_model"] for x in links) and len({x["run_id"] for x in links}) == 3
+
+
 def _by_hand(root: Path, key) -> dict:
     """HUD's summary computed from the CSVs and manifests alone: per (point, device), models' accuracy
     from *_accuracy.csv and speedup etc. from *_performance.csv."""
