@@ -50,7 +50,9 @@ from ingest.parsers.torch_trace_records import (
     cache_rows,
     compilation_rows,
     compile_id_of,
-    dynamo_error_row,
+    dynamo_error_event,
+    failure_event,
+    frame_key,
     graph_break_row,
     guard_row,
     kernel_autotune_rows,
@@ -75,7 +77,7 @@ _CONTEXT_KEYS = frozenset({
 })
 # kinds torch writes that carry nothing the warehouse keeps: counted as known, not read
 _PASSIVE_KINDS = frozenset({
-    "dynamo_start", "describe_storage", "describe_source",
+    "describe_storage", "describe_source",
     "propagate_real_tensors_provenance", "expression_created",
     "dynamo_output_graph", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
     "aot_inference_graph", "compiled_autograd_graph", "inductor_pre_grad_graph", "dump_file",
@@ -194,6 +196,14 @@ class _TraceState:
         self.skipping = False  # payload lines of a record whose header was bad
         self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
         self.payload_md5: str | None = None  # of the record being finished, when it has has_payload
+        # A failed compile is reported twice: a `dynamo_error` artifact, then the compile's metrics
+        # (fail_type). One failure is stored: the metrics', which every release writes; an error
+        # waits here (by compile id without attempt) for them, and stands alone when none come.
+        self.pending_errors: dict[str | None, dict] = {}
+        self.failed_compiles: set[str | None] = set()
+        # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
+        # (written before a compile's events) or compilation_metrics: library frames are told apart
+        self.frame_files: dict[str | None, str] = {}
 
     def scan(self, buf: bytes) -> int:
         """Takes every complete segment of `buf`; returns where the last, maybe unfinished, one starts."""
@@ -352,7 +362,10 @@ class _TraceState:
             self.parsed.problem(
                 f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning"
             )
+        if isinstance(metrics.get("co_filename"), str):
+            self.frame_files.setdefault(frame_key(compile_id), metrics["co_filename"])
         compilation_rows(self.parsed, record_kind, metrics, compile_id)
+        self.on_failure(failure_event(record_kind, metrics, compile_id))
         row = self.parsed.rows["compilations"][-1]
         counts = self.cache_counts.setdefault(compile_id, {})
         for cache, prefix in (("fx_graph", "fx_cache"), ("aot_autograd", "aot_cache")):
@@ -373,6 +386,14 @@ class _TraceState:
 
     def on_bwd_metrics(self, lineno, metrics, cid, data):
         self.on_metrics(lineno, metrics, cid, data, "bwd_compilation_metrics")
+
+    def on_dynamo_start(self, lineno, meta, cid, data):
+        stack = meta.get("stack") if isinstance(meta, dict) else None
+        if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
+            name = stack[-1].get("filename")
+            name = self.strings.get(name) if isinstance(name, int) else name
+            if isinstance(name, str):
+                self.frame_files[frame_key(cid)] = name
 
     def on_str(self, lineno, meta, cid, data):
         if isinstance(meta, list) and len(meta) == 2 and isinstance(meta[1], int):
@@ -427,13 +448,32 @@ class _TraceState:
                 facts["compiler_commit"] = value["commit"]
 
     def on_graph_break(self, lineno, cid, text):
-        graph_break_row(self.parsed, cid, text)
+        graph_break_row(self.parsed, cid, text, self.frame_files.get(frame_key(cid)))
 
     def on_recompile(self, lineno, cid, text):
-        recompile_rows(self.parsed, cid, text)
+        recompile_rows(self.parsed, cid, text, self.frame_files.get(frame_key(cid)))
 
     def on_dynamo_error(self, lineno, cid, text):
-        dynamo_error_row(self.parsed, cid, text)
+        event = dynamo_error_event(cid, text, self.frame_files.get(frame_key(cid)))
+        key = without_attempt(cid)
+        if key in self.failed_compiles or key in self.pending_errors:
+            self.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+        else:
+            self.pending_errors[key] = event
+
+    def on_failure(self, event: dict | None) -> None:
+        """A compile's metrics reported a failure (or none): store it once, with the frame its
+        dynamo_error named when the metrics name none."""
+        if event is None:
+            return
+        key = without_attempt(event["compile_id"])
+        error = self.pending_errors.pop(key, None)
+        if error is not None:
+            self.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+            if event["user_file"] is None:
+                event["user_file"], event["user_line"] = error["user_file"], error["user_line"]
+        self.failed_compiles.add(key)
+        self.parsed.add("compile_events", event)
 
     def on_cpp_guards(self, lineno, meta, cid, data):
         guard_row(self.parsed, cid, *self._text_and_md5(data), is_json_list=False)
@@ -577,6 +617,9 @@ class _TraceState:
 
     def close(self) -> Parsed:
         parsed = self.parsed
+        for event in self.pending_errors.values():  # errors of compiles whose metrics never came
+            parsed.add("compile_events", event)
+        self.pending_errors.clear()
         for kind, n in self.kinds.items():
             parsed.counters["records"] += n
             known = kind in _HANDLERS or kind in _PASSIVE_KINDS
@@ -667,6 +710,7 @@ _HANDLERS = {
     **{kind: (lambda state, lineno, meta, cid, data, kind=kind: state.on_shape(lineno, meta, cid, data, kind))
        for kind in SHAPE_KINDS},
     "describe_tensor": _TraceState.on_describe_tensor,
+    "dynamo_start": _TraceState.on_dynamo_start,
     "compilation_metrics": _TraceState.on_metrics,
     "bwd_compilation_metrics": _TraceState.on_bwd_metrics,
     "artifact": _TraceState.on_artifact,

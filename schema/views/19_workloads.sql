@@ -1,0 +1,17 @@
+-- The workload a run measured, the one identity every grouping, delta, trend and "latest" uses:
+-- the model plus the workload labels (mode, dtype, variant, batch) and the run's device. Other
+-- labels (command lines, hosts, commits, nightly dates) say how a run was made, not what it
+-- measured. workload_key(model, device, labels, keys) spells it `mlp [batch=8 device=cpu dtype=fp32
+-- mode=infer variant=default]` (the keys a run has, sorted); `iwh compare --pair-on` names other keys.
+CREATE OR REPLACE MACRO workload_labels() AS ['batch', 'device', 'dtype', 'mode', 'variant'];
+
+CREATE OR REPLACE MACRO workload_key(model, device, labels, keys) AS
+    coalesce(model, '(no model)') || coalesce(' [' || nullif(array_to_string(list_filter(
+        list_transform(list_sort(keys),
+                       lambda k: k || '=' || coalesce(CASE WHEN k = 'device' THEN device END, labels ->> k)),
+        lambda kv: kv IS NOT NULL), ' '), '') || ']', '');
+
+CREATE OR REPLACE VIEW run_workloads AS
+SELECT run_id, model, device, compiler_version, started_at, labels,
+       workload_key(model, device, labels, workload_labels()) AS workload
+FROM runs;
