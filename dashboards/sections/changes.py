@@ -29,7 +29,7 @@ if not report.points:
     st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion "
             "and graph breaks of the run before it." if runs > 1 else
             "A series needs at least two runs of one workload; this model has fewer.")
-    data.show_sql("compare/runs", "changes/kernel_identities")
+    data.show_sql("compare/runs")
     st.stop()
 
 rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
@@ -47,4 +47,4 @@ st.subheader("Kernels before and after")
 show_kernel_diff(chosen.before_run, chosen.after_run, model, "changes")
 st.caption(data.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} --model {model} "
                       "--kernels --show-code"))
-data.show_sql("compare/runs", "changes/kernel_identities", "compare/kernels", "compare/autotune")
+data.show_sql("compare/runs", "compare/kernels", "compare/autotune")
