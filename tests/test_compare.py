@@ -13,7 +13,6 @@ import difflib
 import io
 import math
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest

@@ -1,4 +1,4 @@
--- Compiler versions and devices: runs and models of each, newest first
+-- Compiler versions and devices: runs, workloads and models of each, newest first
 -- One row per compiler version x device x backend; `first_run` / `last_run` are the runs' start times.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
@@ -12,6 +12,7 @@ SELECT
     device,
     backend,
     count(*)                 AS runs,
+    count(DISTINCT workload_key(model, device, labels, workload_labels())) AS workloads,
     count(DISTINCT model)    AS models,
     min(started_at)          AS first_run,
     max(started_at)          AS last_run
