@@ -2,7 +2,7 @@
 metric or the identity of the generated kernels changed from the run before, with the before and
 after of each.
 
-A series is the runs of one workload (views/19_workloads.sql: the model plus mode, dtype, variant,
+A series is the runs of one workload (views/12_workloads.sql: the model plus mode, dtype, variant,
 batch and device), ordered by compiler version (as releases, then build, then start time), or by a
 label such as `nightly` (its values sorted as text: dates sort as dates). Structural metrics are
 those `compare` reports, compile failures, fallbacks to eager and restarts among them; a kernel's

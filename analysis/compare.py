@@ -5,7 +5,7 @@ Computing lives here and returns plain dataclasses (the dashboard calls `compare
 that call a change a regression are in `analysis/regress.py`; the command is
 `cli/commands/compare.py`. The SQL is in schema/queries/compare/.
 
-Like for like: runs pair when their workloads agree (views/19_workloads.sql: the model plus the
+Like for like: runs pair when their workloads agree (views/12_workloads.sql: the model plus the
 workload labels mode, dtype, variant, batch and the device; `--pair-on` names others). A label a
 selector names (`variant=default` vs `variant=aggressive_fusion`, `device=cpu` vs `device=cuda`) is
 the compared variable, not part of the workload. Workloads on one side only are listed apart and
@@ -185,13 +185,13 @@ def run_query(con, name: str, **params) -> list[dict]:
 
 def select_runs(con, selector: Selector, model: str | None = None, pair_on: tuple[str, ...] | None = None) -> list[dict]:
     """The runs a selector picks, with their metrics and `workload` over the `pair_on` labels
-    (None: the workload labels of views/19_workloads.sql)."""
+    (None: the workload labels of views/12_workloads.sql)."""
     params = dict(selector.params)
     if model is not None:
         params["model"] = model
     if selector.labels:
         params["labels"] = orjson.dumps(selector.labels).decode()
-    if pair_on is not None:
+    if pair_on is not None and set(pair_on) != set(workload_labels(con)):
         params["pair_on"] = ",".join(pair_on)
     rows = run_query(con, "compare/runs", **params)
     for r in rows:
@@ -200,7 +200,7 @@ def select_runs(con, selector: Selector, model: str | None = None, pair_on: tupl
 
 
 def workload_labels(con) -> tuple[str, ...]:
-    """The labels that name a workload (views/19_workloads.sql's workload_labels())."""
+    """The labels that name a workload (views/12_workloads.sql's workload_labels())."""
     con = getattr(con, "con", con)
     return tuple(r[0] for r in con.execute("SELECT unnest(workload_labels())").fetchall())
 

@@ -316,6 +316,7 @@ CREATE TABLE run_rollups(
     autotune_misses BIGINT,
     time_saved_s DOUBLE,
     run_key BIGINT,
+    workload VARCHAR,
     failures BIGINT,
     fallbacks BIGINT,
     restarts BIGINT,

@@ -199,7 +199,7 @@ def test_compare_releases(warehouse, monkeypatch):
     # 2.6.0's cpp_fused_gelu_2 is 2.14.1's cpp_fused_gelu_view_2: the same fusion, renamed
     kernels = frame_with(at, "status", "base_kernel", "head_kernel")
     renamed = kernels[kernels["status"] == "renamed"]
-    assert ("cpp_fused_gelu_2", "cpp_fused_gelu_view_2") in set(zip(renamed["base_kernel"], renamed["head_kernel"]))
+    assert ("cpp_fused_gelu_2", "cpp_fused_gelu_view_2") in set(zip(renamed["base_kernel"], renamed["head_kernel"], strict=True))
     assert int(metrics(at)["Renamed kernels"]) == len(renamed)
     shown = {c.value.rstrip() for c in at.code if c.language in ("python", "cpp")}
     con = reader(warehouse + ".check")

@@ -101,7 +101,7 @@ def test_every_page_renders_with_nulls(base, monkeypatch, case):
         assert "Comparing needs runs of at least two compiler versions or label values" in said["compare"]
     if case is ONE_RUN_WITHOUT_DEVICE:
         # the run picker names the run whose device column is NULL (the crash was in naming it): by the
-        # device its manifest's label gives, as its workload does (views/19_workloads.sql), else as unknown
+        # device its manifest's label gives, as its workload does (views/12_workloads.sql), else as unknown
         con = duckdb.connect(base, read_only=True)
         run_id, model, label = con.execute("SELECT run_id, model, labels ->> 'device' FROM runs "
                                            "ORDER BY run_id LIMIT 1").fetchone()

@@ -23,7 +23,8 @@ for col, (label, key) in zip(cols, [
 if counts["runs"] == 1:
     st.info("One run in view: Trends and Compare need runs of at least two compiler versions or dates.")
 runs = int(counts["runs"])
-profiles = [f"{plural(int(counts['runs_with_kernel_times']), 'run')} of {runs:,} {'has' if counts['runs_with_kernel_times'] == 1 else 'have'} profiled kernel times"]
+timed = int(counts["runs_with_kernel_times"])
+profiles = [f"{plural(timed, 'run')} of {runs:,} {'has' if timed == 1 else 'have'} profiled kernel times"]
 if counts["runs_profile_without_kernels"]:
     n = int(counts["runs_profile_without_kernels"])
     profiles.append(f"{plural(n, 'run')} {'has a profile' if n == 1 else 'have a profile'} without kernel events "

@@ -37,7 +37,7 @@ _KEY = re.compile(r"^(.*?)(?: \[(.*)\])?$")
 
 def series_name(workload: str) -> str:
     """`mlp [batch=8 device=cuda dtype=fp32 mode=train variant=default]` -> `mlp · cuda · train · fp32 ·
-    default · batch 8`: the workload key (views/19_workloads.sql) in fewer characters."""
+    default · batch 8`: the workload key (views/12_workloads.sql) in fewer characters."""
     model, labels = _KEY.match(workload).groups()
     values = dict(kv.split("=", 1) for kv in (labels or "").split(" ") if "=" in kv)
     values.setdefault("device", "device unknown")  # a run killed early, or written by another tool

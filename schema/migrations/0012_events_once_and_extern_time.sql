@@ -61,9 +61,10 @@ WHERE in_library IS NULL;
 ALTER TABLE timings ADD COLUMN launched_by VARCHAR;
 ALTER TABLE timings ADD COLUMN launch_index BIGINT;
 
--- New per-run sums (views/15_run_rollups_of.sql), and graph_breaks and recompiles now count user
+-- New per-run sums (views/15_run_rollups_of.sql) and the run's workload, and graph_breaks and recompiles now count user
 -- frames only (library_* the rest) and recompiles once each: every rollup is made again by the
 -- migration's caller (fill_rollups fills each run without one).
+ALTER TABLE run_rollups ADD COLUMN workload VARCHAR;
 ALTER TABLE run_rollups ADD COLUMN failures BIGINT;
 ALTER TABLE run_rollups ADD COLUMN fallbacks BIGINT;
 ALTER TABLE run_rollups ADD COLUMN restarts BIGINT;

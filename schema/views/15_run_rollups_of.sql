@@ -28,6 +28,8 @@
 --     eager = kernels outside any compiled region; compiled_kernel_us = generated + extern
 --     (kernels inside a compiled region); max_kernel_us = the run's slowest profiled kernel (its
 --     time per compile id, phase and name, over every launch site)
+--   workload                     the run's workload (views/12_workloads.sql), kept so that grouping
+--                                100,000 runs by it does not read their labels' JSON (0.1 to 0.5 s)
 --   profiler_files               profiler traces read for the run (a CPU run's has no kernel events)
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
@@ -50,7 +52,8 @@ FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
-    SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT unnest(ids))
+    SELECT run_id, run_key, workload_key(model, device, labels, workload_labels()) AS workload
+    FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT
         run_id,
@@ -150,6 +153,7 @@ WITH picked AS (
 )
 SELECT
     p.run_id,
+    p.workload,
     coalesce(g.graphs, 0)::BIGINT               AS graphs,
     coalesce(g.kernel_count, 0)::BIGINT         AS kernel_count,
     coalesce(g.extern_kernel_count, 0)::BIGINT  AS extern_kernel_count,

@@ -1,4 +1,4 @@
--- Per-run metrics: the run's own columns, its workload (views/19_workloads.sql) and its rollup
+-- Per-run metrics: the run's own columns, its workload (views/12_workloads.sql) and its rollup
 -- (run_rollups_of says how each sum is made). The fusion rate uses the same formula as
 -- graph_metrics over the summed node counts. The compile events, one definition everywhere:
 -- graph_breaks and recompiles in user frames, library_* those in library frames (a recompile once,
@@ -13,7 +13,7 @@ SELECT
     r.backend,
     r.labels,
     r.started_at,
-    workload_key(r.model, r.device, r.labels, workload_labels()) AS workload,
+    u.workload,
     coalesce(u.graphs, 0)::BIGINT               AS graphs,
     coalesce(u.kernel_count, 0)::BIGINT         AS kernel_count,
     coalesce(u.extern_kernel_count, 0)::BIGINT  AS extern_kernel_count,

@@ -11,29 +11,20 @@
 --               literals by <str>, other numbers (not subscripts) by N, and a local's source
 --               `L['x']` (2.6) by its name as later releases write it
 --   cause       what groups events: the registry id where the message has one, else `normalised`
--- The raw text stays in `reason` (and a recompile's failed guards in `details`).
+-- The raw text stays in `reason` (and a recompile's failed guards in `details`). The headline is one
+-- match at the start of the reason, not a split of all its lines: reasons carry whole tracebacks
+-- (860,000 events: 1.7 s instead of 7).
 CREATE OR REPLACE VIEW compile_event_reasons AS
-WITH split AS (
-    SELECT
-        e.*,
-        list_filter(
-            string_split(regexp_replace(coalesce(e.reason, ''), '^(Graph Break Reason|Reason): ', ''), chr(10)),
-            lambda x: trim(x) <> ''
-        ) AS reason_lines
-    FROM compile_events e
-), headed AS (
+WITH headed AS (
     SELECT
         run_id, compile_id, kind, reason, user_file, user_line, source, details, fallback,
         coalesce(in_library, false) AS in_library, run_key,
-        left(regexp_replace(trim(
-            CASE WHEN len(reason_lines) > 1
-                      AND (reason_lines[1] LIKE 'Encountered graph break when attempting%'
-                           OR reason_lines[1] LIKE 'Failed to handle graph break gracefully%')
-                 THEN reason_lines[2]
-                 ELSE coalesce(reason_lines[1], '') END
-        ), '^!?[0-9-]+(/[0-9-]+)+(_[0-9]+)?: |\s{2,}#.*$', '', 'g'), 200) AS headline,
+        left(regexp_replace(
+            regexp_extract(coalesce(reason, ''),
+                           '^\s*(?:(?:Graph Break Reason|Reason): )?\s*(?:(?:Encountered graph break when attempting|Failed to handle graph break gracefully)[^\n]*\n\s*)?([^\n]*[^\s])', 1),
+            '^!?[0-9-]+(/[0-9-]+)+(_[0-9]+)?: |\s{2,}#.*$', '', 'g'), 200) AS headline,
         nullif(regexp_extract(coalesce(reason, ''), '/gb/(gb[0-9]+)\.html', 1), '') AS break_id
-    FROM split
+    FROM compile_events
 ), normalised AS (
     SELECT *,
         regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(headline,

@@ -1,5 +1,5 @@
 -- Autotune winners that changed between two compiler versions
--- For each workload (views/19_workloads.sql) and each autotuned op (op, shapes, strides, dtypes), the
+-- For each workload (views/12_workloads.sql) and each autotuned op (op, shapes, strides, dtypes), the
 -- winner on the base and the head side (the latest run of each: release_order), and whether it changed:
 -- another template or extern choice, or the same template with another config. Choices are compared
 -- without their per-graph counter (triton_mm_12 = triton_mm_3).

@@ -1,6 +1,6 @@
 -- Cache hit rates per workload and compiler version
 -- FX graph and AOTAutograd cache lookups, hits and hit rates (view run_cache), summed over the runs
--- of each workload (views/19_workloads.sql) and compiler version; runs with caches off are counted apart.
+-- of each workload (views/12_workloads.sql) and compiler version; runs with caches off are counted apart.
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13
 SELECT

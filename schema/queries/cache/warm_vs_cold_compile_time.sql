@@ -1,5 +1,5 @@
 -- Warm against cold compile time per workload and compiler version
--- Median compile time (run_compile_time.total_s) of the runs of one workload (views/19_workloads.sql)
+-- Median compile time (run_compile_time.total_s) of the runs of one workload (views/12_workloads.sql)
 -- whose every cache lookup missed (cold) and of those whose every lookup hit (warm), and what the
 -- caches saved; runs with caches off or a partly warm cache are left out.
 -- @param model VARCHAR only this model

@@ -8,8 +8,8 @@
 -- inspect.py frames under compiled autograd, which break and recompile there without any change to
 -- the user's graphs. failures, fallbacks (frames that then ran eagerly) and restarts count every
 -- frame (views/20_run_metrics.sql).
--- workload: the run's workload (views/19_workloads.sql) over the labels `pair_on` names (default
--- workload_labels()): runs pair when their workloads are equal.
+-- workload: the run's workload (views/12_workloads.sql), or over the labels `pair_on` names
+-- (an empty text: the model alone): runs pair when their workloads are equal.
 -- inductor_config_hash names the run's first compilation_metrics inductor_config (its JSON text is
 -- in inductor_configs: compare/inductor_configs); a text a run would repeat thousands of times.
 -- fx_cache_hit_rate and cache_temperature (off, cold, warm, partial) are the view run_cache's.
@@ -43,8 +43,8 @@ SELECT
     p.run_id, p.model, p.compiler_version, p.device, p.backend, env.device_name,
     env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
     p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
-    workload_key(p.model, p.device, p.labels,
-                 coalesce(string_split(nullif($pair_on, ''), ','), workload_labels())) AS workload,
+    CASE WHEN $pair_on IS NULL THEN p.workload
+         ELSE workload_key(p.model, p.device, p.labels, string_split($pair_on, ',')) END AS workload,
     p.pre_fusion_nodes, p.post_fusion_nodes, p.fusion_rate,
     p.graph_breaks, p.recompiles, p.library_graph_breaks, p.library_recompiles,
     p.failures, p.fallbacks, p.restarts,

@@ -1,5 +1,5 @@
 -- Compile time per workload x compiler version: the median run's dynamo / aot / inductor / code gen
--- One row per workload (views/19_workloads.sql) and compiler version: of its runs with compile times,
+-- One row per workload (views/12_workloads.sql) and compiler version: of its runs with compile times,
 -- the median run by total (the lower median of an even count), and that run's exclusive phases, which
 -- add up to its total (view run_compile_time: dynamo_s + aot_s + inductor_s + code_gen_s = total_s;
 -- autotune_s and cxx_triton_compile_s are parts of code_gen_s), in seconds. A part is NULL when a

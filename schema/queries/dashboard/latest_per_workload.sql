@@ -1,5 +1,5 @@
 -- Latest fusion rate, kernel count and compile failures per workload
--- One row per workload (views/19_workloads.sql: model, mode, dtype, variant, batch, device) among
+-- One row per workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device) among
 -- the picked runs: its latest run, the newest compiler release, then build, then start time
 -- (release_order, views/30_version_key.sql), with that run's fusion rate (views/20_run_metrics.sql),
 -- kernels and failed compiles; `runs` counts all the workload's picked runs.

@@ -1,7 +1,7 @@
 -- Trend points: one row per run with its workload, fusion rate, kernels, compile events and compile time
 -- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (graph_breaks and
 -- recompiles in user frames, library_* apart, failures of every frame); compile_s is total_s of the
--- view run_compile_time. A trend's series is a workload (views/19_workloads.sql).
+-- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).
 -- `version_rank` orders versions as releases.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)

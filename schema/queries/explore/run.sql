@@ -1,5 +1,5 @@
 -- One run: its identity, environment, labels and totals
--- workload as in views/19_workloads.sql; profiler_files counts the profiler traces read (a trace
+-- workload as in views/12_workloads.sql; profiler_files counts the profiler traces read (a trace
 -- whose kernel events are 0 is a CPU run's: the profiler records CPU ops, not Inductor's C++ kernels).
 -- @param run_id VARCHAR the run
 SELECT

@@ -1,7 +1,7 @@
 -- Fusion rate and kernel counts per workload x compiler version (x label value)
 -- fusion_rate = 1 - post_fusion_nodes / pre_fusion_nodes over the group's graphs (the definition
 -- of views/10_graph_metrics.sql): the share of pre-fusion scheduler nodes that fusion merged away.
--- One group a workload (views/19_workloads.sql) and compiler version (and value of `label`); counts
+-- One group a workload (views/12_workloads.sql) and compiler version (and value of `label`); counts
 -- are sums over the group's runs (one run a group: that run's numbers), `runs` says how many.
 -- @param label VARCHAR group by this label too (e.g. nightly); its value is in label_value
 -- @param model VARCHAR only this model

@@ -1,7 +1,7 @@
 -- Kernel category mix per workload x compiler version
 -- Generated kernels by category (pointwise, reduction, persistent_reduction, template, foreach;
 -- any other category in `other`) and extern call sites; counts summed over the group's runs of one
--- workload (views/19_workloads.sql), `runs` says how many.
+-- workload (views/12_workloads.sql), `runs` says how many.
 -- @param model VARCHAR only this model
 -- @param device VARCHAR only this device
 SELECT

@@ -1,5 +1,5 @@
 -- Kernel count trend of each workload across compiler versions and dates
--- One row per run, by workload (views/19_workloads.sql), then release (version_key), then date:
+-- One row per run, by workload (views/12_workloads.sql), then release (version_key), then date:
 -- generated kernels, extern calls and fusion rate (views/20_run_metrics.sql); kernels_delta is the
 -- change from the workload's run before (never across workloads).
 -- @param model VARCHAR only this model (all models when not given)

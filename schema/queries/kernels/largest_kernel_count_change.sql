@@ -1,5 +1,5 @@
 -- Largest kernel-count changes between releases of one workload
--- For runs of the same workload (views/19_workloads.sql: model, mode, dtype, variant, batch, device;
+-- For runs of the same workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device;
 -- runs without these labels pair only with each other); older release on the left.
 -- @param limit INTEGER default=5 how many changes to list
 WITH keyed AS (

@@ -1,6 +1,6 @@
 -- Runs: model, workload, compiler version, device, graphs, kernels, failures and ingest errors per run
 -- Newest first. Kernels are generated kernels; extern calls are counted apart; failures are failed
--- frame compiles (views/20_run_metrics.sql); workload as in views/19_workloads.sql.
+-- frame compiles (views/20_run_metrics.sql); workload as in views/12_workloads.sql.
 -- @param model VARCHAR only this model
 -- @param limit INTEGER at most this many runs
 SELECT

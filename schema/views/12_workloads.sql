@@ -7,11 +7,12 @@ CREATE OR REPLACE MACRO workload_labels() AS ['batch', 'device', 'dtype', 'mode'
 
 CREATE OR REPLACE MACRO workload_key(model, device, labels, keys) AS
     coalesce(model, '(no model)') || coalesce(' [' || nullif(array_to_string(list_filter(
-        list_transform(list_sort(keys),
+        list_transform(list_sort(list_filter(keys, lambda k: coalesce(k, '') <> '')),
                        lambda k: k || '=' || coalesce(CASE WHEN k = 'device' THEN device END, labels ->> k)),
         lambda kv: kv IS NOT NULL), ' '), '') || ']', '');
 
+-- a run's workload is kept in its rollup (run_rollups_of), made with the run
 CREATE OR REPLACE VIEW run_workloads AS
-SELECT run_id, model, device, compiler_version, started_at, labels,
-       workload_key(model, device, labels, workload_labels()) AS workload
-FROM runs;
+SELECT r.run_id, r.model, r.device, r.compiler_version, r.started_at, r.labels, u.workload
+FROM runs r
+LEFT JOIN run_rollups u USING (run_id);
