@@ -49,3 +49,54 @@ def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
         old.close()
     defined = {name for path in view_files() for name in _DEFINED.findall(path.read_text())}
     assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 19
+
+
+def as_before_0012(con) -> None:
+    """Make a warehouse as one written before migration 0012: each failed guard of a recompile a row,
+    each failure a second time as its dynamo_error artifact said it, no details / fallback /
+    in_library, no extern ops on timings, rollups without the new sums; the migration not recorded."""
+    con.execute("""
+        CREATE TEMP TABLE split AS
+        SELECT e.* EXCLUDE (reason, details, fallback, in_library), unnest(e.details) AS reason
+        FROM compile_events e WHERE kind = 'recompile'""")
+    con.execute("DELETE FROM compile_events WHERE kind = 'recompile'")
+    con.execute("""
+        INSERT INTO compile_events BY NAME
+        SELECT * FROM split
+        UNION ALL
+        SELECT * EXCLUDE (reason, details, fallback, in_library), 'torch._dynamo.exc.' || reason AS reason
+        FROM compile_events WHERE kind = 'failure'""")
+    for table, column in (("compile_events", "details"), ("compile_events", "fallback"),
+                          ("compile_events", "in_library"), ("timings", "launched_by"), ("timings", "launch_index"),
+                          ("run_rollups", "workload"), ("run_rollups", "failures"), ("run_rollups", "fallbacks"),
+                          ("run_rollups", "restarts"), ("run_rollups", "profiler_files")):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DELETE FROM _migrations WHERE name = '0012_events_once_and_extern_time'")
+
+
+EVENTS = "SELECT run_id, compile_id, kind, reason, details, fallback, in_library FROM compile_events ORDER BY ALL"
+
+
+def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path):
+    """A warehouse written before 0012 (ca 2.14.1: 6 failure rows for 3 failed compiles, 7 recompile
+    rows for 4 recompiles) gets the rows a fresh ingest writes, and its rollups made again."""
+    from ingest.load import ingest_paths
+    from tests.conftest import unpack_cpu_corpora
+
+    root = unpack_cpu_corpora(tmp_path / "corpora")
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([next(root[2].glob("cpu-torch*")) / "ca", next(root[1].glob("cpu-torch*")) / "dynamic"], db)
+    con = connect(db)
+    fresh = con.execute(EVENTS).fetchall()
+    rollups = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall()
+    as_before_0012(con)
+    counts = dict(con.execute("SELECT kind, count(*) FROM compile_events JOIN runs USING (run_id) "
+                              "WHERE model = 'ca' GROUP BY kind").fetchall())
+    assert (counts["failure"], counts["recompile"]) == (6, 7)
+    con.close()
+    con = connect(db)  # a writer's open migrates
+    try:
+        assert con.execute(EVENTS).fetchall() == fresh
+        assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+    finally:
+        con.close()
