@@ -627,15 +627,23 @@ def _op_words(signature: str) -> frozenset[str]:
 
 
 def _structure(a: dict, b: dict) -> tuple[float, str]:
-    """How alike two kernels are, by the richest description both have: the source nodes their
-    lineage links them to, the source nodes or ATen ops their code names, else the op words of their
-    fused names. (Jaccard similarity, what was compared)."""
-    for column, what in (("lineage_nodes", "lineage"), ("source_nodes", "source nodes"), ("aten_ops", "ATen ops")):
-        x, y = set(a.get(column) or ()), set(b.get(column) or ())
-        if x and y:
-            return len(x & y) / len(x | y), what
-    x, y = _op_words(a["signature"] or ""), _op_words(b["signature"] or "")
-    return (len(x & y) / len(x | y) if x and y else 0.0), "op words"
+    """How alike two kernels are (Jaccard similarity, by what): the best agreement of any description
+    both have: the source nodes their lineage links them to, the source nodes or ATen ops their code
+    names, the scheduler nodes their fusion groups hold (in graphs of as many nodes: node names number
+    a graph's nodes), the op words of their fused names. Releases describe kernels differently (2.6's
+    C++ kernels have neither lineage nor op words in `cpp_fused_0`), so no one description decides."""
+    best = (0.0, "")
+    described = [(a.get(c) or (), b.get(c) or (), what) for c, what in (
+        ("lineage_nodes", "lineage"), ("source_nodes", "source nodes"), ("aten_ops", "ATen ops"),
+        ("scheduler_nodes", "scheduler nodes"))]
+    described.append((_op_words(a["signature"] or ""), _op_words(b["signature"] or ""), "op words"))
+    for x, y, what in described:
+        x, y = set(x), set(y)
+        if what == "scheduler nodes" and not {n.partition(":")[0] for n in x} & {n.partition(":")[0] for n in y}:
+            continue
+        if x and y and len(x & y) / len(x | y) > best[0]:
+            best = (len(x & y) / len(x | y), what)
+    return best
 
 
 def _counter(name: str | None) -> int:
