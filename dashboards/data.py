@@ -164,6 +164,7 @@ def number(value) -> str:
 # columns that hold a fraction of 1, shown as a percentage
 _SHARES = ("_share", "_hit_rate", "saved_share")
 _RIGHT = st.column_config.TextColumn(alignment="right")
+_NUMBER_TEXT = re.compile(r"^[-+]?[0-9][0-9,]*(\.[0-9]+)?%?$")
 
 
 def _text(col: str, value, integer: bool) -> str:
@@ -185,9 +186,12 @@ def readable(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     for col in out.columns:
         values = out[col]
         if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
-            if values.dtype == object and values.isna().any() and values.map(
-                    lambda v: v is None or isinstance(v, (str, float))).all():
-                out[col] = values.where(values.notna(), "")
+            text = pd.api.types.is_string_dtype(values) and not isinstance(values.dtype, pd.CategoricalDtype)
+            if text and values.isna().any() and values.map(lambda v: v is None or isinstance(v, (str, float))).all():
+                out[col] = values.astype(object).where(values.notna(), "")
+            if text and values.notna().any() and values.dropna().map(
+                    lambda v: isinstance(v, str) and _NUMBER_TEXT.match(v) is not None).all():
+                config[col] = _RIGHT  # numbers as text (`+3`, `-11.9%`): aligned as numbers are
             continue
         known = values.dropna()
         integer = pd.api.types.is_integer_dtype(values) or (

@@ -108,11 +108,12 @@ def cell(col: str, value) -> str:
     if value is None or pd.isna(value):
         return ""
     metric, part = col.rsplit("_", 1)
+    signed = part in ("delta", "pct") and round(value, 3) != 0
     if part == "pct":
-        return f"{value:+.1f}%"
+        return f"{value:+.1f}%" if signed else "0%"
     if metric in COUNTS:
-        return f"{value:+,.0f}" if part == "delta" else f"{value:,.0f}"
-    return f"{value:+.3f}" if part == "delta" else f"{value:.3f}"
+        return f"{value:+,.0f}" if signed else f"{value:,.0f}"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
 shown = compared[columns].copy()
