@@ -212,6 +212,19 @@ def table(frame: pd.DataFrame, column_config: dict | None = None, **kwargs):
                         **kwargs)
 
 
+_WORKLOAD = re.compile(r"^(.*?)(?: \[(.*)\])?$")
+
+
+def workload_name(workload: str) -> str:
+    """`mlp [batch=8 device=cuda dtype=fp32 mode=train variant=default]` -> `mlp · cuda · train · fp32 ·
+    default · batch 8`: a workload key (views/12_workloads.sql) in fewer characters."""
+    model, labels = _WORKLOAD.match(workload).groups()
+    values = dict(kv.split("=", 1) for kv in (labels or "").split(" ") if "=" in kv)
+    values.setdefault("device", "device unknown")  # a run killed early, or written by another tool
+    parts = [model] + [values.pop(k) for k in ("device", "mode", "dtype", "variant") if k in values]
+    return " · ".join(parts + [f"{k} {v}" for k, v in sorted(values.items())])
+
+
 def shown(value, missing: str = "unknown") -> str:
     """A label part for people: the value, or a word for a NULL (NaN in a frame): runs killed early
     or written by older tools lack devices, versions and dates."""

@@ -19,12 +19,12 @@ if phases.empty:
     data.show_sql("compile/compile_time_breakdown")
     st.stop()
 
-st.caption(f"{plural(len(phases), 'workload × compiler version')} from {plural(int(phases['runs'].sum()), 'run')}. "
+st.caption(f"{plural(len(phases), 'group')} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')}. "
            "Each bar is the median run of its group (by total compile time): its exclusive phases add up to its "
            "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
 CHART_GROUPS = 60
-phases["group"] = [" · ".join(data.shown(v) for v in r) for r in
-                   phases[["workload", "compiler_version"]].itertuples(index=False)]
+phases["group"] = [f"{data.workload_name(w)} · {data.shown(v)}" for w, v in
+                   zip(phases["workload"], phases["compiler_version"], strict=True)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:
     st.caption(f"The chart shows the first {CHART_GROUPS} groups; the table below has all {len(phases):,}. "

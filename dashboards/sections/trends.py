@@ -2,7 +2,6 @@
 releases, one line per workload."""
 
 import colorsys
-import re
 
 import streamlit as st
 
@@ -32,17 +31,6 @@ PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
 # Tableau 10: distinct at a glance; more series get evenly spaced hues (palette)
 TABLEAU = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac"]
-_KEY = re.compile(r"^(.*?)(?: \[(.*)\])?$")
-
-
-def series_name(workload: str) -> str:
-    """`mlp [batch=8 device=cuda dtype=fp32 mode=train variant=default]` -> `mlp · cuda · train · fp32 ·
-    default · batch 8`: the workload key (views/12_workloads.sql) in fewer characters."""
-    model, labels = _KEY.match(workload).groups()
-    values = dict(kv.split("=", 1) for kv in (labels or "").split(" ") if "=" in kv)
-    values.setdefault("device", "device unknown")  # a run killed early, or written by another tool
-    parts = [model] + [values.pop(k) for k in ("device", "mode", "dtype", "variant") if k in values]
-    return " · ".join(parts + [f"{k} {v}" for k, v in sorted(values.items())])
 
 
 def palette(n: int) -> list[str]:
@@ -109,7 +97,7 @@ else:
     if unversioned:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
         points = points.dropna(subset=["compiler_version"])
-points = points.assign(series=[series_name(w) for w in points["workload"]])
+points = points.assign(series=[data.workload_name(w) for w in points["workload"]])
 # the workloads with the most runs first: those a trend says most about
 by_runs = points.groupby("series").size().sort_values(ascending=False, kind="stable")
 everyone = sorted(by_runs.index)
