@@ -61,6 +61,17 @@ CREATE TABLE cache_events(
     run_key BIGINT
 );
 
+CREATE TABLE collectives(
+    run_id VARCHAR NOT NULL,
+    graph_id VARCHAR,
+    compile_id VARCHAR,
+    seq BIGINT,
+    op VARCHAR,
+    "source" VARCHAR,
+    line BIGINT,
+    run_key BIGINT
+);
+
 CREATE TABLE compilations(
     run_id VARCHAR NOT NULL,
     compile_id VARCHAR,
@@ -121,6 +132,16 @@ CREATE TABLE compile_events(
     in_library BOOLEAN
 );
 
+CREATE TABLE cudagraph_events(
+    run_id VARCHAR NOT NULL,
+    compile_id VARCHAR,
+    kind VARCHAR,
+    reason VARCHAR,
+    n BIGINT,
+    "source" VARCHAR,
+    run_key BIGINT
+);
+
 CREATE TABLE fusion_decisions(
     run_id VARCHAR NOT NULL,
     compile_id VARCHAR,
@@ -145,6 +166,13 @@ CREATE TABLE fusions(
     run_key BIGINT
 );
 
+CREATE TABLE graph_executions(
+    run_id VARCHAR NOT NULL,
+    seq BIGINT,
+    compile_id VARCHAR,
+    run_key BIGINT
+);
+
 CREATE TABLE graphs(
     run_id VARCHAR NOT NULL,
     graph_id VARCHAR NOT NULL,
@@ -161,7 +189,8 @@ CREATE TABLE graphs(
     output_code_hash VARCHAR,
     cache_state VARCHAR,
     unknown_because VARCHAR,
-    run_key BIGINT
+    run_key BIGINT,
+    partitions BIGINT
 );
 
 CREATE TABLE guard_trees(
@@ -247,6 +276,18 @@ CREATE TABLE lineage(
     user_file VARCHAR,
     user_line BIGINT,
     "source" VARCHAR,
+    run_key BIGINT
+);
+
+CREATE TABLE op_estimates(
+    run_id VARCHAR NOT NULL,
+    compile_id VARCHAR,
+    seq BIGINT,
+    "name" VARCHAR,
+    op_type VARCHAR,
+    estimated_runtime_ns DOUBLE,
+    outputs JSON,
+    line BIGINT,
     run_key BIGINT
 );
 
@@ -350,7 +391,8 @@ CREATE TABLE runs(
     cuda_version VARCHAR,
     artifact_bytes BIGINT,
     ingest_seconds DOUBLE,
-    run_key BIGINT
+    run_key BIGINT,
+    job VARCHAR
 );
 
 CREATE TABLE shape_events(
@@ -369,6 +411,53 @@ CREATE TABLE shape_events(
     run_key BIGINT
 );
 
+CREATE TABLE spyre_compiles(
+    run_id VARCHAR NOT NULL,
+    compile_key VARCHAR,
+    upstream_join VARCHAR,
+    projection_failed BOOLEAN,
+    provenance_level BIGINT,
+    structured_tracing BOOLEAN,
+    torch_spyre_version VARCHAR,
+    torch_version VARCHAR,
+    kernels BIGINT,
+    uncollected_kernels VARCHAR[],
+    run_key BIGINT
+);
+
+CREATE TABLE spyre_handles(
+    run_id VARCHAR NOT NULL,
+    handle_id VARCHAR,
+    source_file VARCHAR,
+    source_line BIGINT,
+    source_col BIGINT,
+    aten_op VARCHAR,
+    ir_chain VARCHAR[],
+    fused_from VARCHAR[],
+    transform_history JSON,
+    run_key BIGINT
+);
+
+CREATE TABLE spyre_kernel_identities(
+    run_id VARCHAR NOT NULL,
+    identity_key VARCHAR,
+    event_name_base VARCHAR,
+    aten_ops VARCHAR[],
+    handle_ids VARCHAR[],
+    spec_bindings JSON,
+    run_key BIGINT
+);
+
+CREATE TABLE spyre_kernel_occurrences(
+    run_id VARCHAR NOT NULL,
+    occurrence_key VARCHAR,
+    identity_key VARCHAR,
+    compile_key VARCHAR,
+    compiler_kernel_name VARCHAR,
+    aliases VARCHAR[],
+    run_key BIGINT
+);
+
 CREATE TABLE timings(
     run_id VARCHAR NOT NULL,
     compile_id VARCHAR,
@@ -382,4 +471,13 @@ CREATE TABLE timings(
     run_key BIGINT,
     launched_by VARCHAR,
     launch_index BIGINT
+);
+
+CREATE TABLE trace_records(
+    run_id VARCHAR NOT NULL,
+    record_kind VARCHAR,
+    "name" VARCHAR,
+    n BIGINT,
+    handling VARCHAR,
+    run_key BIGINT
 );

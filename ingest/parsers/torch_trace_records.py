@@ -191,6 +191,7 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
                 "duration_us": float(v) * factor, "calls": 1, "source": "compilation_metrics",
             })
 
+    cudagraph_skip_row(parsed, metrics, compile_id, "compilation_metrics")
     for reason in row["restart_reasons"] or ():
         parsed.add("compile_events", _event(compile_id, "restart", reason, None, None, row["co_filename"]))
 
@@ -209,6 +210,17 @@ def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> di
     event["fallback"] = record_kind == "compilation_metrics" and (
         fail_type.rsplit(".", 1)[-1] in _SOFT_FAILURES or metrics.get("config_suppress_errors") is True)
     return event
+
+
+_CUDAGRAPH_SKIP_PREFIX = re.compile(r"^skipping cudagraphs? due to ")
+
+
+def cudagraph_skip_row(parsed: Parsed, metrics: dict, compile_id: str | None, source: str) -> None:
+    """A compile's `cudagraph_skip_reason` (2.7+), without its "skipping cudagraphs due to " lead."""
+    reason = metrics.get("cudagraph_skip_reason")
+    if isinstance(reason, str) and reason:
+        parsed.add("cudagraph_events", {"compile_id": compile_id, "kind": "skip", "n": 1, "source": source,
+                                        "reason": _CUDAGRAPH_SKIP_PREFIX.sub("", reason).strip()})
 
 
 def _event(compile_id, kind, reason, user_file, user_line, frame_file=None) -> dict:
