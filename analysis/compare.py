@@ -316,7 +316,11 @@ def _nearest_versions(wanted: str, known: list[str], n: int = 5) -> list[str]:
 
 
 def _label(run: dict, key: str):
-    value = run["device"] if key == "device" else run["labels"].get(key)
+    """A workload part of a run: device and rank are its columns (a label where the column is NULL),
+    as workload_key (views/12_workloads.sql) reads them."""
+    value = run.get(key) if key in ("device", "rank") else None
+    if value is None:
+        value = run["labels"].get(key)
     return None if value is None else str(value)
 
 

@@ -212,6 +212,35 @@ def test_a_ddp_job_is_one_job_of_both_ranks(modes):
     assert con.execute("SELECT count(*) FROM rank_divergences").fetchone()[0] == 0
 
 
+def test_each_rank_of_a_job_is_a_workload_and_pairs_with_the_same_rank(modes):
+    """Ranks of a job are runs of their own that may compile differently: rank is part of the
+    workload (views/12_workloads.sql), so compare and changes set rank 1 against rank 1, never a
+    median of the job's ranks; the job's name is not part of it, so two releases' jobs pair."""
+    from analysis.changes import changes
+    from analysis.compare import compare
+
+    root, db, _ = modes
+    con = reader(db)
+    jobs = [p for p in _runs(root) if p.name == "ddp"]
+    ranks = {(str(job), int(re.search(r"rank_(\d+)", p.name).group(1))) for job in jobs
+             for p in (job / "trace").glob("*rank_*")}
+    rows = con.execute("SELECT r.job, w.rank, w.workload FROM run_workloads w JOIN runs r USING (run_id) "
+                       "WHERE w.model = 'ddp'").fetchall()
+    assert {(j, r) for j, r, _ in rows} == ranks and len(ranks) == 2 * len(jobs) == 6
+    assert all(w.startswith("ddp [") and f" rank={r} " in w for _, r, w in rows)
+    assert len({w for _, _, w in rows}) == 4  # (cpu, cuda) x (rank 0, rank 1)
+    result = compare(con, "compiler=2.13", "compiler=2.14.1", model="ddp")
+    assert sorted(p.config.get("rank") for p in result.pairs) == ["0", "1"]
+    rank_of = dict(con.execute("SELECT run_id, rank FROM runs WHERE model = 'ddp'").fetchall())
+    for p in result.pairs:
+        assert len(p.base_runs) == len(p.head_runs) == 1
+        assert rank_of[p.base_runs[0]] == rank_of[p.head_runs[0]] == int(p.config["rank"])
+    report = changes(con, "ddp")
+    assert sorted(len(runs) for runs in report.series.values()) == [1, 1, 2, 2]  # cuda 2.11; cpu 2.13 -> 2.14.1
+    for runs in report.series.values():
+        assert len({r["rank"] for r in runs}) == 1
+
+
 def _payloads(log: str, artifact: str) -> list[str]:
     out = []
     for part in log.split(f'{{"artifact": {{"name": "{artifact}"')[1:]:

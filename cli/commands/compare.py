@@ -19,8 +19,8 @@ Examples:
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
 """
-PAIR_ON_HELP = ("labels that name a workload (device: the run's): runs pair when the model and these agree "
-                "[default: mode,dtype,variant,batch,device, the view run_workloads']")
+PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
+                "[default: mode,dtype,variant,batch,device,rank, the view run_workloads']")
 
 
 @click.command("compare", epilog=EXAMPLES)

@@ -52,7 +52,7 @@ FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
-    SELECT run_id, run_key, workload_key(model, device, labels, workload_labels()) AS workload
+    SELECT run_id, run_key, workload_key(model, device, rank, labels, workload_labels()) AS workload
     FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT

@@ -11,6 +11,7 @@ SELECT
     r.compiler_version,
     r.device,
     r.backend,
+    r.rank,
     r.labels,
     r.started_at,
     u.workload,

@@ -19,7 +19,7 @@
 -- @param backend VARCHAR backend
 -- @param model VARCHAR only this model
 -- @param labels VARCHAR JSON object of label values, e.g. {"variant": "default"}
--- @param pair_on VARCHAR comma-separated workload labels (device: the run's), e.g. mode,dtype,device
+-- @param pair_on VARCHAR comma-separated workload labels (device, rank: the run's), e.g. mode,dtype,device
 WITH picked AS (
     SELECT m.*
     FROM run_metrics m
@@ -40,11 +40,11 @@ WITH picked AS (
     WHERE run_id IN (SELECT run_id FROM picked)
 )
 SELECT
-    p.run_id, p.model, p.compiler_version, p.device, p.backend, env.device_name,
+    p.run_id, p.model, p.compiler_version, p.device, p.backend, p.rank, env.device_name,
     env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
     p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
     CASE WHEN $pair_on IS NULL THEN p.workload
-         ELSE workload_key(p.model, p.device, p.labels, string_split($pair_on, ',')) END AS workload,
+         ELSE workload_key(p.model, p.device, p.rank, p.labels, string_split($pair_on, ',')) END AS workload,
     p.pre_fusion_nodes, p.post_fusion_nodes, p.fusion_rate,
     p.graph_breaks, p.recompiles, p.library_graph_breaks, p.library_recompiles,
     p.failures, p.fallbacks, p.restarts,
