@@ -111,7 +111,7 @@ def test_each_run_says_which_records_it_had_and_unknown_ones_are_named(tmp_path)
     assert [(k, h) for k, _, _, h in rows if h == UNKNOWN] == [("some_future_kind", UNKNOWN)]
     assert s.unknown_records() == {"some_future_kind": 1} and s.errors == 0
     out = CliRunner().invoke(cli, ["--db", db, "query", "ingest/unknown_records", "--format", "csv"]).output
-    assert out.splitlines()[1].startswith("some_future_kind,,1,1,")
+    assert out.splitlines()[1].startswith("some_future_kind,,1,1,1,")
     # the summary names it
     again = CliRunner().invoke(cli, ["--db", str(tmp_path / "other.duckdb"), "ingest", str(log)])
     assert "trace records no release up to 2.14 writes" in again.output and "some_future_kind x1" in again.output

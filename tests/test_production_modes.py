@@ -19,7 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from cli.main import cli
 from ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader
 
@@ -111,6 +113,12 @@ def test_cudagraph_skips_and_recordings_are_rows(modes):
     # CPU runs of the same scenario have no cudagraphs at all
     assert con.execute("SELECT count(*) FROM cudagraph_events JOIN runs r USING (run_id) WHERE r.device = 'cpu'"
                        ).fetchone()[0] == 0
+    # the canned query: one row per run, named by its workload
+    rows = json.loads(CliRunner().invoke(cli, ["--db", db, "query", "compile/cudagraph_skips", "--format", "json"]).output)
+    workload = con.execute("SELECT workload FROM run_workloads WHERE model = 'reduce_overhead' AND device = 'cuda'"
+                           ).fetchone()[0]
+    assert [(r["workload"], r["recordings"], r["skips"], r["skip_reasons"]) for r in rows] == [
+        (workload, records, len(skips), skips[0])]
 
 
 def test_graphs_equal_dynamo_unique_graphs_and_kernel_less_graphs_are_rows(modes):
@@ -274,6 +282,11 @@ def test_ranks_that_diverge_are_rows(tmp_path):
     rows = reader(db).execute("SELECT kind, key, rank, value FROM rank_divergences WHERE kind = 'compile_ids' "
                               "ORDER BY ALL").fetchall()
     assert rows == [("compile_ids", f"{last}/0", 0, None), ("compile_ids", f"{last}/0", 1, "compiled")]
+    # the canned query sets the ranks side by side, each its own workload
+    out = json.loads(CliRunner().invoke(cli, ["--db", db, "query", "multirank/divergences", "-p", "kind=compile_ids",
+                                                  "--format", "json"]).output)
+    assert [(r["key"], r["rank"], r["value"], r["agreeing"], r["workload"].split(" rank=")[1][0]) for r in out] == [
+        (f"{last}/0", 0, "(none)", "1/2", "0"), (f"{last}/0", 1, "compiled", "1/2", "1")]
     assert aot_ids  # the frame was an Inductor compile, whose folder went with it
 
 
