@@ -842,6 +842,8 @@ def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = Non
     if missing:
         con.execute("BEGIN TRANSACTION")
         try:
+            # a migration that drops rollups to have them made again leaves the runs' tallies
+            con.execute("DELETE FROM run_tallies WHERE run_id IN (SELECT unnest(?))", [missing])
             fill_rollups(con, missing)
             con.execute("COMMIT")
         except Exception:

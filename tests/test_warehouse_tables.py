@@ -77,6 +77,7 @@ def as_before_0012(con) -> None:
     con.execute("DELETE FROM _migrations WHERE name = '0012_events_once_and_extern_time'")
 
 
+TALLIES = "SELECT run_id, kind, name, n FROM run_tallies ORDER BY ALL"
 EVENTS = "SELECT run_id, compile_id, kind, reason, details, fallback, in_library FROM compile_events ORDER BY ALL"
 
 
@@ -115,6 +116,7 @@ def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path, older):
     con = connect(db)
     fresh = con.execute(EVENTS).fetchall()
     rollups = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall()
+    tallies = con.execute(TALLIES).fetchall()
     harness = con.execute("SELECT * FROM harness_results ORDER BY ALL").fetchall()
     assert len(harness) == 3
     as_before_0012(con)
@@ -132,6 +134,7 @@ def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path, older):
             harness if "0015" not in OLDER[older] else [])
         assert con.execute(EVENTS).fetchall() == fresh
         assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+        assert con.execute(TALLIES).fetchall() == tallies  # made again with the rollups, not added twice
         assert con.execute(_TABLES).fetchall() == migrated_tables()
     finally:
         con.close()
