@@ -411,3 +411,81 @@ def test_compile_time_per_phase_is_every_span_of_the_trace(harness):
             assert got[phase] == pytest.approx(seconds, abs=1e-6), phase
     series = _query(db, "compile/phase_series", model="mobilenetv2_100", phase="inductor_compile")
     assert [r["compiler_version"] for r in series if r["device"] == "cpu"] == ["2.13.0+cpu", "2.14.1+cu130"]
+
+
+def _relabelled(src: Path, dest: Path, **values) -> Path:
+    """A copy of a capture whose manifest says other values (labels spelled as zoo/ spells them, or
+    another torch for a folder of harness files alone)."""
+    import json
+
+    shutil.copytree(src, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest.update(values)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return dest
+
+
+def test_the_harness_and_the_zoo_spell_one_workload(harness, tmp_path):
+    """A capture labelled in the harness's words (mode=inference, dtype=float32) and one labelled in
+    zoo/'s (mode=infer, dtype=fp32) are one workload: stored as written, keyed and paired as one, a
+    selector in either spelling picks both, and the filters offer one value of each."""
+    from analysis.compare import compare, parse_selector, select_runs
+    from ingest.load import ingest_paths
+    from schema.api import Warehouse
+
+    _, root = harness
+    caps = root / "harness-timm"
+    harness_words = _relabelled(caps / "cpu-torch2.13" / "performance" / "mobilenetv2_100", tmp_path / "a",
+                                dtype="float32")
+    zoo_words = _relabelled(caps / "cpu-torch2.14.1" / "performance" / "mobilenetv2_100", tmp_path / "b",
+                            mode="infer", dtype="fp32")
+    db = str(tmp_path / "w.duckdb")
+    assert ingest_paths([harness_words, zoo_words], db).runs == 2
+    rows = _sql(db, "SELECT labels ->> 'mode' AS mode, labels ->> 'dtype' AS dtype, workload FROM run_workloads "
+                    "ORDER BY compiler_version")
+    assert [(r["mode"], r["dtype"]) for r in rows] == [("inference", "float32"), ("infer", "fp32")]
+    assert {r["workload"] for r in rows} == {"mobilenetv2_100 [device=cpu dtype=fp32 mode=infer]"}
+    with Warehouse(db) as wh:
+        result = compare(wh.con, "compiler=2.13", "compiler=2.14.1")
+        picked = {s: len(select_runs(wh.con, parse_selector(s)))
+                  for s in ("mode=inference", "mode=infer", "dtype=float32", "dtype=fp32", "mode=training")}
+    assert [p.workload for p in result.pairs] == ["mobilenetv2_100 [device=cpu dtype=fp32 mode=infer]"]
+    assert result.base_only == result.head_only == []
+    assert picked == {"mode=inference": 2, "mode=infer": 2, "dtype=float32": 2, "dtype=fp32": 2, "mode=training": 0}
+    assert _sql(db, "SELECT k, v, runs FROM label_value_runs WHERE k IN ('mode', 'dtype') ORDER BY k") == [
+        {"k": "dtype", "v": "fp32", "runs": 2}, {"k": "mode", "v": "infer", "runs": 2}]
+
+
+def test_migration_0015_keys_a_harness_labelled_run_again(harness, tmp_path):
+    """A warehouse written before the one spelling keyed a run labelled mode=inference apart from the
+    zoo's mode=infer: migration 0015 has its rollup made again, in the one spelling, and leaves every
+    other rollup and the runs' tallies as they were."""
+    import duckdb
+
+    from ingest.load import ingest_paths
+    from schema.warehouse import connect, migrate
+    from tests.test_warehouse_tables import TALLIES, as_before
+
+    _, root = harness
+    caps = root / "harness-timm"
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([caps / "cpu-torch2.13" / "performance" / "mobilenetv2_100",
+                  _relabelled(caps / "cpu-torch2.14.1" / "performance" / "mobilenetv2_100", tmp_path / "b",
+                              mode="infer")], db)
+    con = connect(db)
+    rollups, tallies = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall(), con.execute(TALLIES).fetchall()
+    assert len({r[-1] for r in con.execute("SELECT run_id, workload FROM run_workloads").fetchall()}) == 1
+    old = con.execute("UPDATE run_rollups SET workload = 'mobilenetv2_100 [device=cpu mode=inference]' "
+                      "WHERE run_id IN (SELECT run_id FROM runs WHERE labels ->> 'mode' = 'inference') "
+                      "RETURNING run_id").fetchall()
+    assert len(old) == 1
+    as_before(con, "0015")
+    con.close()
+    con = duckdb.connect(db)
+    try:
+        assert [a[:4] for a in migrate(con)] == ["0015"]
+        assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+        assert con.execute(TALLIES).fetchall() == tallies
+    finally:
+        con.close()
+

@@ -72,3 +72,13 @@ CREATE TABLE triton_kernels (
     n_spills         BIGINT,
     metadata         JSON         -- the cache JSON or trace entry, whole
 );
+
+-- A workload's mode and dtype are now spelled one way (views/12_workloads.sql, workload_value: the
+-- harness's inference/training and float32/float16/bfloat16 read as infer/train and fp32/fp16/bf16):
+-- the rollups of runs labelled the harness's way keep their old workload key, so they are dropped and
+-- made again by the migration's caller (fill_rollups). The words are restated here, once, for the
+-- rows written before.
+DELETE FROM run_rollups
+WHERE run_id IN (SELECT run_id FROM runs
+                 WHERE lower(labels ->> 'mode') IN ('inference', 'training')
+                    OR lower(labels ->> 'dtype') IN ('float32', 'float16', 'bfloat16'));

@@ -6,15 +6,28 @@
 -- (command lines, hosts, commits, nightly dates, the `job` name) say how a run was made, not what it
 -- measured. workload_key(model, device, rank, labels, keys) spells it `mlp [batch=8 device=cpu
 -- dtype=fp32 mode=infer variant=default]` (the keys a run has, sorted; device and rank are the run's
--- columns, else its labels); `iwh compare --pair-on` names other keys.
+-- columns, else its labels; values as workload_value spells them); `iwh compare --pair-on` names
+-- other keys.
 CREATE OR REPLACE MACRO workload_labels() AS ['batch', 'device', 'dtype', 'mode', 'rank', 'variant'];
+
+-- workload_value(key, value): a workload label's value in its one spelling, so that two tools'
+-- words for one thing make one workload. PyTorch's benchmark harness says mode inference/training
+-- and dtype float32/float16/bfloat16 (its flags, CSV file names and JSON records; captures labelled
+-- with them); zoo/ and the warehouse say infer/train and fp32/fp16/bf16, which every workload key
+-- uses. Any other value is kept as written. Labels are stored as written; keys, selectors and
+-- filter choices read them through this.
+CREATE OR REPLACE MACRO workload_value(k, v) AS
+    CASE WHEN k = 'mode' THEN CASE lower(v) WHEN 'inference' THEN 'infer' WHEN 'training' THEN 'train' ELSE v END
+         WHEN k = 'dtype' THEN CASE lower(v) WHEN 'float32' THEN 'fp32' WHEN 'float16' THEN 'fp16'
+                                             WHEN 'bfloat16' THEN 'bf16' ELSE v END
+         ELSE v END;
 
 CREATE OR REPLACE MACRO workload_key(model, device, rank, labels, keys) AS
     coalesce(model, '(no model)') || coalesce(' [' || nullif(array_to_string(list_filter(
         list_transform(list_sort(list_filter(keys, lambda k: coalesce(k, '') <> '')),
-                       lambda k: k || '=' || coalesce(CASE WHEN k = 'device' THEN device
-                                                           WHEN k = 'rank' THEN CAST(rank AS VARCHAR) END,
-                                                      labels ->> k)),
+                       lambda k: k || '=' || workload_value(k, coalesce(CASE WHEN k = 'device' THEN device
+                                                                             WHEN k = 'rank' THEN CAST(rank AS VARCHAR) END,
+                                                                        labels ->> k))),
         lambda kv: kv IS NOT NULL), ' '), '') || ']', '');
 
 -- a run's workload is kept in its rollup (run_rollups_of), made with the run
@@ -22,3 +35,4 @@ CREATE OR REPLACE VIEW run_workloads AS
 SELECT r.run_id, r.model, r.device, r.rank, r.compiler_version, r.started_at, r.labels, u.workload
 FROM runs r
 LEFT JOIN run_rollups u USING (run_id);
+

@@ -1,5 +1,6 @@
 -- The runs the shared dashboard filters pick. Each filter is a comma-separated list or NULL (no
--- filter); labels are k=v pairs: several values of one key mean any of them, several keys all.
+-- filter); labels are k=v pairs: several values of one key mean any of them, several keys all;
+-- values match as workload_value (views/12_workloads.sql) spells them.
 CREATE OR REPLACE MACRO picked_runs(compilers, models, devices, labels) AS TABLE
     SELECT r.*
     FROM runs r
@@ -10,4 +11,5 @@ CREATE OR REPLACE MACRO picked_runs(compilers, models, devices, labels) AS TABLE
             SELECT 1
             FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
                   FROM unnest(string_split(labels, ',')) AS t(l) GROUP BY 1) AS want
-            WHERE NOT coalesce(list_contains(want.vs, r.labels ->> want.k), false)));
+            WHERE NOT coalesce(list_contains(list_transform(want.vs, v -> workload_value(want.k, v)),
+                                             workload_value(want.k, r.labels ->> want.k)), false)));

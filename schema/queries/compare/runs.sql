@@ -1,7 +1,8 @@
 -- Compare: the runs one selector picks, with every metric `iwh compare` compares
 -- A selector is a conjunction: compiler version (a release or family: 2.13 = any 2.13.x build),
 -- run id (or a unique prefix), device, backend, model, and labels given as a JSON object of
--- string values (all must match; a run without the label does not). compile_s = dynamo + lazily compiled backward (compilation_metrics);
+-- string values (all must match, as workload_value spells them: mode=inference picks mode=infer;
+-- a run without the label does not). compile_s = dynamo + lazily compiled backward (compilation_metrics);
 -- kernel_us = profiled kernel time inside compiled regions (NULL when not profiled).
 -- graph_breaks / recompiles count events in user frames; library_* those of frames whose code lies
 -- in the standard library, site-packages or torch (compile_events.in_library): 2.14 compiles
@@ -29,7 +30,8 @@ WITH picked AS (
       AND ($backend IS NULL OR m.backend = $backend)
       AND ($model IS NULL OR m.model = $model)
       AND ($labels IS NULL OR list_bool_and(list_transform(json_keys($labels::JSON),
-                                            lambda k: coalesce((m.labels ->> k) = ($labels::JSON ->> k), false))))
+                                            lambda k: coalesce(workload_value(k, m.labels ->> k)
+                                                               = workload_value(k, $labels::JSON ->> k), false))))
 ), rolled AS (
     -- breaks, recompiles, kernel time, config and cache: the run's rollup (run_rollups_of)
     SELECT u.*

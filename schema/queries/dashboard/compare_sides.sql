@@ -5,8 +5,11 @@ SELECT selector, runs, models FROM (
            0 AS grp, version_key(compiler_version) AS vk
     FROM runs WHERE compiler_version IS NOT NULL GROUP BY ALL
     UNION ALL
-    -- run_tallies' label rows are key=value, one a run and key: rows are runs
-    SELECT l.name, count(*), count(DISTINCT r.model), 1, NULL
+    -- run_tallies' label rows are key=value, one a run and key: rows are runs; values as
+    -- workload_value spells them (mode=inference is mode=infer)
+    SELECT split_part(l.name, '=', 1) || '=' || workload_value(split_part(l.name, '=', 1),
+                                                               substr(l.name, strpos(l.name, '=') + 1)),
+           count(*), count(DISTINCT r.model), 1, NULL
     FROM run_tallies l JOIN runs r USING (run_id)
     WHERE l.kind = 'label' AND split_part(l.name, '=', 1) IN (SELECT k FROM choice_label_keys) GROUP BY ALL
 )
