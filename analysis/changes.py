@@ -57,7 +57,9 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     if unknown:
         raise ValueError(f"no metric {', '.join(sorted(unknown))}; choose from {', '.join(CHOICES)}")
     keys = tuple(k for k in (pair_on if pair_on is not None else workload_labels(con)) if k != series_label)
-    runs = select_runs(con, Selector(f"model={model}", {"model": model}, {}), pair_on=keys)
+    # a run of benchmark-harness results alone compiled nothing: no point of a series
+    runs = [r for r in select_runs(con, Selector(f"model={model}", {"model": model}, {}), pair_on=keys)
+            if not r["harness_only"]]
     if series_label:
         runs = [r for r in runs if r["labels"].get(series_label) is not None]
     series: dict[str, list[dict]] = {}

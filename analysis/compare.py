@@ -210,7 +210,7 @@ def compare(con, base: str, head: str, model: str | None = None,
     """Compare the runs `base` selects with those `head` selects, workload by workload."""
     rules = rules or regress.DEFAULT_RULES
     sel_b, sel_h = parse_selector(base), parse_selector(head)
-    groups_b, groups_h, common, _ = _paired_groups(con, sel_b, sel_h, model, pair_on)
+    groups_b, groups_h, common, _, holders = _paired_groups(con, sel_b, sel_h, model, pair_on)
     failures = _failures(con, [r for key in common for g in (groups_b, groups_h) for r in g[key]
                                if r.get("failures")])
     pairs = [_pair(key, groups_b[key], groups_h[key], rules, failures) for key in common]
@@ -222,6 +222,10 @@ def compare(con, base: str, head: str, model: str | None = None,
     )
     configs = _configs(con, [groups[p.workload] for p in pairs for groups in (groups_b, groups_h)])
     result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h, configs)
+    if holders:
+        result.notes.append(f"left out: {plural(len(holders), 'run')} of benchmark-harness results alone, no compile "
+                            f"({', '.join(sorted({r['model'] or '(no model)' for r in holders}))}); "
+                            "`iwh query harness/hud_regression` compares their numbers")
     return result
 
 
@@ -252,8 +256,10 @@ def _first_config(runs: list[dict]) -> str | None:
 
 def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...] | None):
     """The runs each selector picks, grouped by workload: (base groups, head groups, the workloads on
-    both sides, the labels the workloads are told apart by). A label both selectors name is the
-    compared variable, not part of the workload; runs both picked by id pair by model."""
+    both sides, the labels the workloads are told apart by, the runs left out). A label both selectors
+    name is the compared variable, not part of the workload; runs both picked by id pair by model.
+    Runs of benchmark-harness results alone (compare/runs' harness_only) compiled nothing: they are
+    left out, and a selector that picks only such runs is an error."""
     keys = tuple(pair_on) if pair_on is not None else workload_labels(con)
     if "run" in sel_b.params and "run" in sel_h.params:
         keys = ()
@@ -264,9 +270,16 @@ def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pai
         if not runs:
             raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
                                 + "; " + _nearest_values(con, sel, model) + " (`iwh runs` lists every run)")
+        if all(r["harness_only"] for r in runs):
+            raise SelectorError(f"selector {sel.text!r} picks only runs of benchmark-harness results, which compiled "
+                                f"nothing ({plural(len(runs), 'run')}); compare their numbers with "
+                                "`iwh query harness/hud_regression -p base=... -p head=...`")
+    holders = [r for r in runs_b + runs_h if r["harness_only"]]
+    runs_b, runs_h = [r for r in runs_b if not r["harness_only"]], [r for r in runs_h if not r["harness_only"]]
     dims = _shown_labels(runs_b + runs_h, keys)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
-    return groups_b, groups_h, sorted(set(groups_b) & set(groups_h), key=lambda w: _sort_key(groups_b[w])), dims
+    common = sorted(set(groups_b) & set(groups_h), key=lambda w: _sort_key(groups_b[w]))
+    return groups_b, groups_h, common, dims, holders
 
 
 def _nearest_values(con, sel: Selector, model: str | None) -> str:
@@ -561,8 +574,8 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     as `compare` gives it, ModelPair.workload) picks the workload to diff; else the first of the
     model's (the notes list the others). When a side has several runs of it, the earliest (pass run
     ids to choose)."""
-    groups_b, groups_h, common, dims = _paired_groups(con, parse_selector(base), parse_selector(head), model,
-                                                      pair_on)
+    groups_b, groups_h, common, dims, _ = _paired_groups(con, parse_selector(base), parse_selector(head), model,
+                                                         pair_on)
     if not common:
         shown = dims.get(model, [])
         hint = f"; narrow the selectors, e.g. add {shown[0]}=..." if shown else ""

@@ -489,3 +489,38 @@ def test_migration_0015_keys_a_harness_labelled_run_again(harness, tmp_path):
     finally:
         con.close()
 
+
+def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
+    """The runs that hold harness CSVs and nothing compiled (the 2.14.1 job's CSV, CI's expected CSV)
+    are harness_holders; with a 2.13 copy of the job's CSV folder both sides have one, which compare
+    used to pair as a workload of 0 graphs: it leaves them out, says so, and a selector of holders
+    alone is an error; changes makes no series of them."""
+    from analysis.changes import changes
+    from analysis.compare import SelectorError, compare
+    from ingest.load import ingest_paths
+    from schema.api import Warehouse
+
+    db, root = harness
+    copy = str(tmp_path / "w.duckdb")
+    shutil.copy(db, copy)
+    job = root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job"
+    folder = tmp_path / "job-2.13"
+    folder.mkdir()
+    for f in job.iterdir():  # the job's own files: its processes' logs and debug trees are runs of their own
+        if f.is_file() and f.suffix in (".csv", ".json"):
+            shutil.copy(f, folder / f.name)
+    _relabelled(folder, tmp_path / "job213", torch="2.13.0+cpu")
+    assert ingest_paths([tmp_path / "job213"], copy).runs == 1
+    holders = _sql(copy, "SELECT r.model, r.compiler_version, m.graphs FROM harness_holders JOIN runs r USING (run_id) "
+                         "JOIN run_metrics m USING (run_id) ORDER BY ALL")
+    assert holders == [{"model": "timm_models", "compiler_version": None, "graphs": 0},
+                       {"model": "timm_models_accuracy", "compiler_version": "2.13.0+cpu", "graphs": 0},
+                       {"model": "timm_models_accuracy", "compiler_version": "2.14.1+cu130", "graphs": 0}]
+    with Warehouse(copy) as wh:
+        result = compare(wh.con, "compiler=2.13", "compiler=2.14.1")
+        assert sorted(p.model for p in result.pairs) == ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"]
+        assert result.base_only == result.head_only == []
+        assert any("left out: 2 runs of benchmark-harness results alone" in n for n in result.notes)
+        with pytest.raises(SelectorError, match="only runs of benchmark-harness results"):
+            compare(wh.con, "compiler=2.13", "compiler=2.14.1", model="timm_models_accuracy")
+        assert changes(wh.con, "timm_models_accuracy").series == {}

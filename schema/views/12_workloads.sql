@@ -36,3 +36,13 @@ SELECT r.run_id, r.model, r.device, r.rank, r.compiler_version, r.started_at, r.
 FROM runs r
 LEFT JOIN run_rollups u USING (run_id);
 
+-- harness_holders: runs that hold a benchmark harness's results (its CSVs and JSON records; kind
+-- harness) and no file a compile wrote, only a manifest or files the warehouse does not read: a
+-- harness job's CSVs held by a run of their own, CI's expected CSVs. Such a run measured no compile,
+-- so it is no workload to pair: `iwh compare` and `iwh changes` leave it out, harness/* read its rows.
+CREATE OR REPLACE VIEW harness_holders AS
+SELECT run_id
+FROM artifacts
+WHERE run_id IN (SELECT run_id FROM artifacts WHERE kind = 'harness')
+GROUP BY run_id
+HAVING bool_and(kind IN ('harness', 'manifest', 'other'));

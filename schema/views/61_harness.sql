@@ -4,14 +4,14 @@
 --
 -- harness_links: a harness row's model among the runs of its job: runs named after the model whose
 -- folder is the CSV's folder or lies below it (the process of the harness that compiled it, with
--- its graphs, kernels and graph breaks). Runs made of harness files alone are not compiles.
+-- its graphs, kernels and graph breaks). Runs of harness files alone (harness_holders) are not compiles.
 CREATE OR REPLACE VIEW harness_links AS
 SELECT h.run_id, h.file, h.line, r.run_id AS linked_run_id
 FROM harness_results h
 JOIN runs r ON r.model = h.model
            AND (r.source_path = h.job OR starts_with(r.source_path, h.job || '/'))
 WHERE h.kind <> 'expected'
-  AND EXISTS (SELECT 1 FROM artifacts a WHERE a.run_id = r.run_id AND a.kind NOT IN ('harness', 'manifest'));
+  AND r.run_id NOT IN (SELECT run_id FROM harness_holders);
 
 -- harness_rows: every harness row with what its runs add: the release (the linked run's compiler,
 -- else the holding run's: its manifest's `torch` or an ingest's --label torch=...), the holding
