@@ -302,7 +302,7 @@ def test_hud_summary_equals_a_hand_computation_from_the_csvs(harness, key):
     assert set(got) == set(hand)
     for group, want in hand.items():
         row = got[group]
-        assert (row["models"], row["passed"]) == (want["models"], want["passed"]), group
+        assert (row["workloads"], row["passed_workloads"]) == (want["models"], want["passed"]), group
         for metric in ("pass_rate", "geomean_speedup", "compilation_latency", "compression_ratio"):
             if want[metric] is None:
                 assert row[metric] is None, (group, metric)
@@ -524,3 +524,29 @@ def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
         with pytest.raises(SelectorError, match="only runs of benchmark-harness results"):
             compare(wh.con, "compiler=2.13", "compiler=2.14.1", model="timm_models_accuracy")
         assert changes(wh.con, "timm_models_accuracy").series == {}
+
+
+def test_the_gate_reads_the_newest_release_of_a_family(harness, tmp_path):
+    """`head=2.14` names 2.14.0 and 2.14.1: each workload's latest accuracy row is 2.14.1's (the newest
+    release, release_order), not that of a 2.14.0 job captured later, whose repvgg_a2 broke its graph
+    three times; its rows carry their workload, spelled as every workload is."""
+    from ingest.load import ingest_paths
+
+    db, root = harness
+    copy = str(tmp_path / "w.duckdb")
+    shutil.copy(db, copy)
+    job = root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job"
+    folder = tmp_path / "job"
+    folder.mkdir()
+    for f in job.iterdir():
+        if f.is_file() and f.suffix in (".csv", ".json"):
+            shutil.copy(f, folder / f.name)
+    csv_path = folder / "inductor_timm_models_float32_inference_cpu_accuracy.csv"
+    csv_path.write_text(csv_path.read_text().replace("cpu,repvgg_a2,2,pass,170,1,0,0,", "cpu,repvgg_a2,2,pass,170,1,0,3,"))
+    later = _relabelled(folder, tmp_path / "job-2.14.0", torch="2.14.0", started_at="2026-12-01T00:00:00+00:00")
+    assert ingest_paths([later], copy).runs == 1
+    gate = {r["model"]: r for r in _query(copy, "harness/graph_break_gate", head="2.14", base="2.13")}
+    assert {m: r["status"] for m, r in gate.items()} == {
+        "deit_tiny_patch16_224.fb_in1k": "PASS", "mobilenetv2_100": "PASS", "repvgg_a2": "PASS"}
+    assert gate["repvgg_a2"]["workload"] == "repvgg_a2 [device=cpu dtype=fp32 mode=infer]"
+    assert _query(copy, "harness/graph_break_gate", head="2.14.0", base="2.13")[0]["status"] == "FAIL"

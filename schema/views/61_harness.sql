@@ -15,34 +15,46 @@ WHERE h.kind <> 'expected'
 
 -- harness_rows: every harness row with what its runs add: the release (the linked run's compiler,
 -- else the holding run's: its manifest's `torch` or an ingest's --label torch=...), the holding
--- run's labels, and the linked run (the latest, when a job compiled the model more than once).
--- suite, mode and dtype fall back on the holding run's labels of those names.
+-- run's labels, and the linked run (the latest by release_order, when a job compiled the model more
+-- than once). suite, mode and dtype fall back on the holding run's labels of those names; mode and
+-- dtype are spelled as workload_value spells them (the harness's inference/float32 read infer/fp32).
+-- workload: the row's model as a workload (workload_key over its device, mode, dtype and the holding
+-- run's variant), without batch: HUD's record of a model pairs its accuracy row, which the harness
+-- runs at a small batch (8, 4 or 1), with its performance row at the model's own.
 CREATE OR REPLACE VIEW harness_rows AS
 WITH linked AS (
-    SELECT l.run_id, l.file, l.line, arg_max(r.run_id, r.started_at) AS linked_run_id,
-           count(*) AS linked_runs, max(r.compiler_version) AS linked_version
+    SELECT l.run_id, l.file, l.line,
+           arg_max(r.run_id, release_order(r.compiler_version, r.started_at)) AS linked_run_id,
+           count(*) AS linked_runs
     FROM harness_links l
     JOIN runs r ON r.run_id = l.linked_run_id
     GROUP BY l.run_id, l.file, l.line
+), spelled AS (
+    SELECT h.* EXCLUDE (run_key) REPLACE (
+               coalesce(h.suite, holder.labels ->> 'suite') AS suite,
+               workload_value('mode', coalesce(h.mode, holder.labels ->> 'mode')) AS mode,
+               workload_value('dtype', coalesce(h.dtype, holder.labels ->> 'dtype')) AS dtype,
+               coalesce(h.device, holder.device) AS device),
+           coalesce(lr.compiler_version, holder.compiler_version) AS compiler_version,
+           holder.labels,
+           holder.started_at,
+           k.linked_run_id,
+           coalesce(k.linked_runs, 0)::BIGINT AS linked_runs
+    FROM harness_results h
+    JOIN runs holder USING (run_id)
+    LEFT JOIN linked k USING (run_id, file, line)
+    LEFT JOIN runs lr ON lr.run_id = k.linked_run_id
 )
-SELECT
-    h.* EXCLUDE (run_key) REPLACE (
-        coalesce(h.suite, holder.labels ->> 'suite') AS suite,
-        coalesce(h.mode, holder.labels ->> 'mode') AS mode,
-        coalesce(h.dtype, holder.labels ->> 'dtype') AS dtype),
-    coalesce(k.linked_version, holder.compiler_version) AS compiler_version,
-    holder.labels,
-    holder.started_at,
-    k.linked_run_id,
-    coalesce(k.linked_runs, 0)::BIGINT AS linked_runs
-FROM harness_results h
-JOIN runs holder USING (run_id)
-LEFT JOIN linked k USING (run_id, file, line);
+SELECT *,
+       workload_key(model, device, NULL,
+                    json_merge_patch(coalesce(labels, '{}'), json_object('mode', mode, 'dtype', dtype)),
+                    list_filter(workload_labels(), k -> k NOT IN ('batch', 'rank'))) AS workload
+FROM spelled;
 
--- harness_models(point_key): HUD's record, one per model of a suite at a point: its accuracy (the
--- latest accuracy row) beside its speedup, latencies and memory (the latest performance row), for
--- each (suite, point, mode, dtype, backend, device, variant: the holding run's label, so two Inductor
--- configs of one release stay apart). A point is a compiler version
+-- harness_models(point_key): HUD's record, one per workload (harness_rows.workload: the model, mode,
+-- dtype, device and variant, the holding run's label, so two Inductor configs of one release stay
+-- apart) of a suite and backend at a point: its accuracy (the latest accuracy row, by release_order)
+-- beside its speedup, latencies and memory (the latest performance row). A point is a compiler version
 -- (point_key = 'compiler' or NULL) or the value of a label (point_key = 'nightly': one point a night).
 -- A model with an accuracy row and no performance row has speedup NULL: it does not pass (HUD counts
 -- speedup 0 as a failure), and the other way round accuracy NULL.
@@ -55,8 +67,9 @@ WITH pointed AS (
     WHERE kind IN ('performance', 'accuracy')
 ), latest AS (
     SELECT * FROM pointed
-    QUALIFY row_number() OVER (PARTITION BY kind, suite, point, mode, dtype, backend, device, variant, model
-                               ORDER BY started_at DESC NULLS LAST, run_id DESC, file DESC, line DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY kind, suite, point, backend, workload
+                               ORDER BY release_order(compiler_version, started_at) DESC, run_id DESC,
+                                        file DESC, line DESC) = 1
 ), p AS (SELECT * FROM latest WHERE kind = 'performance'),
    a AS (SELECT * FROM latest WHERE kind = 'accuracy')
 SELECT
@@ -65,6 +78,7 @@ SELECT
     coalesce(p.mode, a.mode) AS mode, coalesce(p.dtype, a.dtype) AS dtype,
     coalesce(p.backend, a.backend) AS backend, coalesce(p.device, a.device) AS device,
     coalesce(p.variant, a.variant) AS variant, coalesce(p.model, a.model) AS model,
+    coalesce(p.workload, a.workload) AS workload,
     coalesce(p.batch_size, a.batch_size) AS batch_size,
     a.accuracy, p.speedup, p.abs_latency,
     -- the performance run's compile (the timed one); the accuracy run's where there is no other
@@ -82,41 +96,41 @@ SELECT
     p.linked_run_id AS performance_run_id, a.linked_run_id AS accuracy_run_id
 FROM p
 FULL JOIN a
-  ON p.model = a.model AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
- AND p.mode IS NOT DISTINCT FROM a.mode AND p.dtype IS NOT DISTINCT FROM a.dtype
- AND p.backend IS NOT DISTINCT FROM a.backend AND p.device IS NOT DISTINCT FROM a.device
- AND p.variant IS NOT DISTINCT FROM a.variant;
+  ON p.workload = a.workload AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
+ AND p.backend IS NOT DISTINCT FROM a.backend;
 
 -- harness_summary(point_key): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
--- device, variant) (torchci/lib/benchmark/compilerUtils.ts):
---   pass_rate            passing models / models (passed, in harness_models)
---   geomean_speedup      geometric mean of speedup over the models whose accuracy passes, speedup <> 0
---   compilation_latency  mean of compilation_latency (s) over those models, when <> 0
---   compression_ratio    mean of compression_ratio over those models, when <> 0
---   dynamo_peak_mem      mean over the models whose accuracy passes (GB)
--- geomean_speedup_all: over every model with a speedup > 0, for jobs that ran no accuracy check.
+-- device, variant) (torchci/lib/benchmark/compilerUtils.ts), over the group's workloads (a model
+-- each, harness_models): an aggregate over workloads, as HUD's suite numbers are.
+--   workloads            models of the group; passed_workloads: those that pass (harness_models)
+--   pass_rate            passed_workloads / workloads
+--   geomean_speedup      geometric mean of speedup over the workloads whose accuracy passes, speedup <> 0
+--   compilation_latency  mean of compilation_latency (s) over those workloads, when <> 0
+--   compression_ratio    mean of compression_ratio over those workloads, when <> 0
+--   dynamo_peak_mem      mean over the workloads whose accuracy passes (GB)
+-- geomean_speedup_all: over every workload with a speedup > 0, for jobs that ran no accuracy check.
 CREATE OR REPLACE MACRO harness_summary(point_key) AS TABLE
 SELECT
     suite, point, mode, dtype, backend, device, variant,
     min(compiler_version) AS compiler_version,
-    count(*) AS models,
-    count(*) FILTER (WHERE passed) AS passed,
+    count(*) AS workloads,
+    count(*) FILTER (WHERE passed) AS passed_workloads,
     count(*) FILTER (WHERE passed)::DOUBLE / count(*) AS pass_rate,
     exp(avg(ln(speedup)) FILTER (WHERE accuracy_passed AND speedup > 0)) AS geomean_speedup,
     avg(compilation_latency) FILTER (WHERE accuracy_passed AND compilation_latency <> 0) AS compilation_latency,
     avg(compression_ratio) FILTER (WHERE accuracy_passed AND compression_ratio <> 0) AS compression_ratio,
     avg(dynamo_peak_mem) FILTER (WHERE accuracy_passed) AS dynamo_peak_mem,
     exp(avg(ln(speedup)) FILTER (WHERE speedup > 0)) AS geomean_speedup_all,
-    count(*) FILTER (WHERE accuracy IS NULL) AS models_without_accuracy,
-    count(*) FILTER (WHERE speedup IS NULL) AS models_without_performance
+    count(*) FILTER (WHERE accuracy IS NULL) AS workloads_without_accuracy,
+    count(*) FILTER (WHERE speedup IS NULL) AS workloads_without_performance
 FROM harness_models(point_key)
 GROUP BY suite, point, mode, dtype, backend, device, variant;
 
 -- harness_phase_times: the compilation-metrics CSVs long: seconds per dynamo_timed function, per
 -- model row (the names are the release's own: a name missing in a release is a row missing).
 CREATE OR REPLACE VIEW harness_phase_times AS
-SELECT h.run_id, h.file, h.line, h.suite, h.mode, h.dtype, h.backend, h.device, h.model, h.batch_size,
-       h.compiler_version, h.labels, h.linked_run_id, k.phase,
+SELECT h.run_id, h.file, h.line, h.suite, h.mode, h.dtype, h.backend, h.device, h.model, h.workload, h.batch_size,
+       h.compiler_version, h.started_at, h.labels, h.linked_run_id, k.phase,
        TRY_CAST(h.columns ->> k.phase AS DOUBLE) AS seconds
 FROM harness_rows h,
      LATERAL (SELECT unnest(json_keys(h.columns)) AS phase) k

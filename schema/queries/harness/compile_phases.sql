@@ -1,12 +1,13 @@
--- Compile time per dynamo_timed phase from the harness's compilation-metrics CSVs
--- Seconds per phase (torch._dynamo.utils.compile_times, aggregated per model), one row per model,
--- phase and point, a phase's points in release order; a phase a release does not time has no row there.
+-- Compile time per dynamo_timed phase per workload from the harness's compilation-metrics CSVs
+-- Seconds per phase (torch._dynamo.utils.compile_times, aggregated per model), one row per CSV row
+-- and phase: each workload's (harness_rows.workload) phases, a phase's points in release order, then
+-- by start; a phase a release does not time has no row there.
 -- @param key VARCHAR default=compiler what a point is: compiler (version) or a label key
 -- @param model VARCHAR only this model
 -- @param phase VARCHAR only phases whose name contains this
-SELECT suite, model, mode, dtype, device,
+SELECT suite, model, workload, mode, dtype, device,
        CASE WHEN $key IS NULL OR $key = 'compiler' THEN compiler_version ELSE labels ->> $key END AS point,
        phase, round(seconds, 6) AS seconds
 FROM harness_phase_times
 WHERE ($model IS NULL OR model = $model) AND ($phase IS NULL OR contains(phase, $phase))
-ORDER BY suite, model, mode, dtype, device, phase, version_key(point), point;
+ORDER BY suite, workload, phase, version_key(point), point, release_order(compiler_version, started_at), run_id, line;

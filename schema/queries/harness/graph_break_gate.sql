@@ -1,8 +1,10 @@
--- CI's graph-break gate: Dynamo's counters of each model against expected values
--- PyTorch CI's rule (benchmarks/dynamo/check_graph_breaks.py): per model of the head point's accuracy
--- rows, graph_breaks and fallbacks_to_eager may not rise, calls_captured and unique_graphs may not
--- fall, against the expected values: the base point's accuracy rows, or (base not given) the
--- ci_expected_accuracy CSVs ingested (kind expected; `expected` picks one file by a part of its name).
+-- CI's graph-break gate: Dynamo's counters of each workload against expected values
+-- PyTorch CI's rule (benchmarks/dynamo/check_graph_breaks.py): per workload (harness_rows.workload: the
+-- model, mode, dtype, device and variant) of the head point's accuracy rows, its latest row
+-- (release_order), graph_breaks and fallbacks_to_eager may not rise, calls_captured and unique_graphs
+-- may not fall, against the expected values: the same workload's latest accuracy row at the base
+-- point, or (base not given) the model's row in the ci_expected_accuracy CSVs ingested (kind expected,
+-- which name no dtype: matched by model, suite and mode; `expected` picks one file by a part of its name).
 -- A counter missing on either side is not checked; a model with no expected graph_breaks is MISSING,
 -- one whose unique_graphs is 0 (Dynamo never ran: eager failed) EAGER_FAILED. status: FAIL when any
 -- counter got worse, else IMPROVED when any got better, else PASS.
@@ -23,12 +25,13 @@ WITH rows_at AS (
     WHERE $suite IS NULL OR r.suite = $suite
 ), latest AS (
     SELECT * FROM pick WHERE side IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY side, suite, mode, dtype, backend, device, variant, model
-                               ORDER BY started_at DESC NULLS LAST, run_id DESC, file DESC, line DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY side, suite, backend, workload
+                               ORDER BY release_order(compiler_version, started_at) DESC, run_id DESC,
+                                        file DESC, line DESC) = 1
 ), actual AS (SELECT * FROM latest WHERE side = 'actual'),
    expected AS (SELECT * FROM latest WHERE side = 'expected'),
 paired AS (
-    SELECT a.suite, a.mode, a.dtype, a.backend, a.device, a.variant, a.model, a.linked_run_id AS run_id,
+    SELECT a.suite, a.mode, a.dtype, a.backend, a.device, a.variant, a.model, a.workload, a.linked_run_id AS run_id,
            a.graph_breaks, e.graph_breaks AS expected_graph_breaks,
            a.fallbacks_to_eager, e.fallbacks_to_eager AS expected_fallbacks_to_eager,
            a.calls_captured, e.calls_captured AS expected_calls_captured,
@@ -37,9 +40,8 @@ paired AS (
     FROM actual a
     LEFT JOIN expected e
       ON e.model = a.model AND (e.suite IS NULL OR a.suite IS NULL OR e.suite = a.suite)
-     AND (e.mode IS NULL OR a.mode IS NULL OR e.mode = a.mode)
-     AND ($base IS NULL OR (e.dtype IS NOT DISTINCT FROM a.dtype AND e.backend IS NOT DISTINCT FROM a.backend
-                            AND e.device IS NOT DISTINCT FROM a.device AND e.variant IS NOT DISTINCT FROM a.variant))
+     AND CASE WHEN $base IS NULL THEN e.mode IS NULL OR a.mode IS NULL OR e.mode = a.mode
+              ELSE e.workload = a.workload AND e.backend IS NOT DISTINCT FROM a.backend END
 ), checked AS (
     SELECT *,
            -- CI's TRACKED_METRICS: (counter, lower is better); worse = FAIL, better = IMPROVED
@@ -55,7 +57,7 @@ paired AS (
            ] AS better
     FROM paired
 )
-SELECT suite, mode, dtype, backend, device, variant, model,
+SELECT suite, mode, dtype, backend, device, variant, model, workload,
        CASE WHEN expected_graph_breaks IS NULL THEN 'MISSING'
             WHEN coalesce(unique_graphs, 0) = 0 THEN 'EAGER_FAILED'
             WHEN len(list_filter(worse, x -> x IS NOT NULL)) > 0 THEN 'FAIL'
@@ -66,4 +68,4 @@ SELECT suite, mode, dtype, backend, device, variant, model,
        graph_breaks, expected_graph_breaks, calls_captured, expected_calls_captured,
        unique_graphs, expected_unique_graphs, fallbacks_to_eager, expected_fallbacks_to_eager, run_id
 FROM checked
-ORDER BY status = 'PASS', suite, mode, variant, model;
+ORDER BY status = 'PASS', suite, workload;

@@ -1,5 +1,7 @@
--- HUD's compiler regression rule: a comparison window of points against a baseline window
--- For each suite, mode, dtype, backend, device and variant, each HUD metric (harness_summary) is aggregated
+-- HUD's compiler regression rule over each suite's workloads: a comparison window of points against a baseline
+-- For each suite, mode, dtype, backend, device and variant, each HUD metric (harness_summary: an
+-- aggregate over the suite's workloads, a model each; base_workloads and head_workloads say how many,
+-- the most of a window's points, and a suite that gained or lost models moves them) is aggregated
 -- over the baseline window's points and over the comparison window's points (the median, by default,
 -- or best = the best baseline point, as HUD's current configuration takes it), and the comparison
 -- value is held against the baseline value times a threshold, as HUD's RegressionPolicy does
@@ -24,13 +26,13 @@ WITH points AS (
                 THEN 'head' END AS side
     FROM harness_summary($key) s
 ), long AS (
-    SELECT suite, mode, dtype, backend, device, variant, side, point, metric, value
+    SELECT suite, mode, dtype, backend, device, variant, side, point, workloads, metric, value
     FROM points
     UNPIVOT INCLUDE NULLS (value FOR metric IN (pass_rate, geomean_speedup, compression_ratio, compilation_latency))
     WHERE side IS NOT NULL
 ), windows AS (
     SELECT suite, mode, dtype, backend, device, variant, metric, side,
-           count(value) AS points,
+           count(value) AS points, max(workloads) AS workloads,
            CASE WHEN $aggregation = 'best' AND metric = 'compilation_latency' THEN min(value)
                 WHEN $aggregation = 'best' THEN max(value)
                 ELSE median(value) END AS value
@@ -40,7 +42,8 @@ WITH points AS (
     SELECT coalesce(b.suite, h.suite) AS suite, coalesce(b.mode, h.mode) AS mode, coalesce(b.dtype, h.dtype) AS dtype,
            coalesce(b.backend, h.backend) AS backend, coalesce(b.device, h.device) AS device,
            coalesce(b.variant, h.variant) AS variant, coalesce(b.metric, h.metric) AS metric,
-           b.value AS base, h.value AS head, coalesce(b.points, 0) AS base_points, coalesce(h.points, 0) AS head_points
+           b.value AS base, h.value AS head, coalesce(b.points, 0) AS base_points, coalesce(h.points, 0) AS head_points,
+           b.workloads AS base_workloads, h.workloads AS head_workloads
     FROM (SELECT * FROM windows WHERE side = 'base') b
     FULL JOIN (SELECT * FROM windows WHERE side = 'head') h
       ON b.suite IS NOT DISTINCT FROM h.suite AND b.mode IS NOT DISTINCT FROM h.mode
@@ -56,7 +59,7 @@ SELECT suite, mode, dtype, backend, device, variant, metric,
        round(base, 4) AS base, round(head, 4) AS head,
        round(base * threshold, 4) AS limit_value,
        CASE WHEN metric = 'compilation_latency' THEN 'head <= base x ' ELSE 'head >= base x ' END || threshold AS rule,
-       base_points, head_points,
+       base_points, head_points, base_workloads, head_workloads,
        CASE WHEN base IS NULL OR head IS NULL THEN 'insufficient_data'
             WHEN metric = 'compilation_latency' AND head > base * threshold THEN 'regression'
             WHEN metric <> 'compilation_latency' AND head < base * threshold THEN 'regression'
