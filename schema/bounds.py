@@ -54,7 +54,8 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: 
         con.interrupt()
         thread.join(INTERRUPT_GRACE_S)
     if thread.is_alive():
-        raise Stuck(f"{_stopped(seconds)} (it was still waiting on a server that does not answer)")
+        raise Stuck(f"the query was stopped after {seconds:g} s (the limit: IWH_QUERY_TIMEOUT or --timeout) while it "
+                    "waited on a server that does not answer (the lake's catalog or storage)")
     if "error" in done:
         raise done["error"]
     return done["value"]

@@ -522,12 +522,12 @@ def attach_catalog(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, op
     shows a secret's password only redacted."""
     catalog = loc.catalog
     if catalog.startswith("postgres:"):
-        conninfo, password = split_password(catalog[len("postgres:"):])
+        conninfo, password = split_password(with_connect_timeout(catalog[len("postgres:"):]))
         if password is not None:
             secret = f"{alias}_catalog"
             con.execute(f"CREATE OR REPLACE SECRET {secret} (TYPE postgres, PASSWORD {sql_literal(password)})")
             options.append(f"METADATA_PARAMETERS MAP {{'SECRET': {sql_literal(secret)}}}")
-            catalog = "postgres:" + conninfo
+        catalog = "postgres:" + conninfo
     return "ducklake:" + catalog
 
 
@@ -544,6 +544,19 @@ def _lake_problem(loc: Location, e: Exception) -> str:
 
 def _uses_s3(loc: Location) -> bool:
     return (loc.data_path or "").startswith("s3://")
+
+
+CONNECT_TIMEOUT_S = 10  # libpq waits for a catalog server that does not answer forever, unless told
+
+
+def with_connect_timeout(conninfo: str) -> str:
+    """A libpq connection string (`k=v ...` or a URI) that gives up connecting after
+    CONNECT_TIMEOUT_S, unless it says otherwise."""
+    if "connect_timeout" in conninfo:
+        return conninfo
+    if "://" in conninfo:
+        return f"{conninfo}{'&' if '?' in conninfo else '?'}connect_timeout={CONNECT_TIMEOUT_S}"
+    return f"{conninfo} connect_timeout={CONNECT_TIMEOUT_S}"
 
 
 def load_s3(con: duckdb.DuckDBPyConnection) -> None:
@@ -772,12 +785,18 @@ class _LakeLock:
 
     def __enter__(self):
         deadline = time.monotonic() + self.wait
-        if self.loc.catalog.startswith("postgres:"):
+        if not self.loc.catalog.startswith("postgres:"):
+            self._wait_for(self._try_file, deadline)
+            return self
+        import psycopg
+
+        try:
             if self.key is None:
                 self.key = _advisory_key(self._lake_id(deadline))
             self._wait_for(lambda: self._try_advisory(self.key), deadline)
-        else:
-            self._wait_for(self._try_file, deadline)
+        except psycopg.Error as e:
+            raise WarehouseError(f"cannot take the write lock of {self.loc.shown} in its catalog: "
+                                 f"{redact(str(e)).strip()} (README: Team warehouse says which role owns what)") from e
         return self
 
     def _wait_for(self, take, deadline: float) -> None:
@@ -794,7 +813,7 @@ class _LakeLock:
             import psycopg
 
             try:
-                self._pg = psycopg.connect(self.loc.catalog[len("postgres:"):], autocommit=True)
+                self._pg = psycopg.connect(with_connect_timeout(self.loc.catalog[len("postgres:"):]), autocommit=True)
             except psycopg.Error as e:
                 raise WarehouseError(f"cannot reach the lake's catalog {self.loc.shown}: {redact(str(e))}") from e
         return self._pg
@@ -817,13 +836,7 @@ class _LakeLock:
             if found is None:  # no lake in this database yet: DuckLake makes its catalog when attached
                 _open_lake(self.loc, read_only=False).close()
             made = uuid.uuid4().hex
-            try:
-                self._session().execute("INSERT INTO ducklake_metadata (key, value) VALUES (%s, %s)",
-                                        [LAKE_ID_KEY, made])
-            except Exception as e:  # noqa: BLE001 - psycopg's errors, imported only for lakes
-                raise WarehouseError(f"cannot give the lake {self.loc.shown} its id ({redact(str(e)).strip()}): "
-                                     "its first write by this version needs INSERT on ducklake_metadata; "
-                                     "write once as the lake's owner") from e
+            self._session().execute("INSERT INTO ducklake_metadata (key, value) VALUES (%s, %s)", [LAKE_ID_KEY, made])
             return made
         finally:
             self._session().execute("SELECT pg_advisory_unlock(%s)", [_MAKER_KEY])
