@@ -72,7 +72,10 @@ def check_read_statement(sql: str) -> set[str]:
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
-    _Check().node(_parse(text), frozenset())
+    try:
+        _Check().node(_parse(text), frozenset())
+    except RecursionError:
+        raise QueryRefused("the statement is nested too deeply to be checked") from None
     return set(statements[0].named_parameters)
 
 
