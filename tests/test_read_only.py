@@ -259,3 +259,13 @@ def test_iwh_sql_stops_a_runaway_lake_query_in_its_own_process(warehouses, tmp_p
                           "--timeout", "2"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert res.returncode == 1 and "stopped after 2 s" in res.stderr, res.stderr
     assert PASSWORD not in res.stderr + res.stdout
+
+
+def test_the_function_list_is_current_and_leaves_out_the_sessions_own():
+    """read_functions.txt is what `make schema` makes from the DuckDB installed (a DuckDB upgrade
+    shows up here, for its new functions to be looked at), without those that read or change the
+    session."""
+    from schema.readonly import FUNCTIONS_FILE, SESSION_FUNCTIONS, read_functions_text
+
+    assert FUNCTIONS_FILE.read_text() == read_functions_text(), "run `make schema`"
+    assert not SESSION_FUNCTIONS & read_functions() and {"sum", "row_number", "regexp_replace"} <= read_functions()
