@@ -31,6 +31,7 @@ STATEMENTS = FIXTURES / "read_only_sql.txt"
 PASSWORD = "pg-fuzz-sekrit-4711"  # trust auth ignores it: it is there to be leaked, or not
 RUNS = [FIXTURES / "runs" / "cpu-torch2.13" / "transformer", GPU_TRAIN_RUN]
 LIMIT_S = 4.0
+READ_MEMORY = "256MB"
 GRACE_S = 3.0  # the interrupt's grace, and a busy machine's
 
 
@@ -56,9 +57,13 @@ def blackhole():
 
 @pytest.fixture(scope="module")
 def aws(s3):
+    """The S3 server's keys in the environment, and readers of this process bounded to 256 MB: the
+    runaway statements run here, and Linux hands this process's peak RSS on to every child it
+    starts later (tests/fuzz.py measures its children's)."""
     with pytest.MonkeyPatch.context() as mp:
         for k, v in s3.env.items():
             mp.setenv(k, v)
+        mp.setattr("schema.warehouse.READ_MEMORY", READ_MEMORY)
         yield s3
 
 
