@@ -24,11 +24,13 @@ from ingest.parsers import (
     fusion_ir,
     fx_graph,
     fx_graph_runnable,
+    kernel_information,
     manifest,
     output_code,
     profiler,
     provenance,
     spyre,
+    spyre_provenance,
     torch_logs,
     torch_trace,
 )
@@ -219,17 +221,41 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
 
     _join_autotune(tables)
     _spyre(run, by_kind.get("spyre", []), reader, take, facts)
+    _sidecars(by_kind, reader, take, tables, facts.get("aoti_graphs", []) + trace_facts.get("aoti_graphs", []),
+              counters, facts)
 
     for a in by_kind.get("unreadable", []):
         reader.error(a, "not a readable regular file (a broken or looping link, no permission, a FIFO or device)")
-    for a in by_kind.get("empty_graph_folder", []):
+    unfinished = _unfinished(man.facts.get("labels") or {}, trace_facts)
+    traced = {g["graph_id"] for g in tables["graphs"]}
+    # a trace says which finished compiles left no code; without one, nothing says a compile was cut
+    codeless = list(trace_facts.get("codeless_compiles") or ()) if has_trace else None
+    empty = sorted(by_kind.get("empty_graph_folder", []), key=lambda a: _compile_order(a.graph or ""))
+    for a in empty:
         m = GRAPH_DIR_RE.match(a.graph or "")
-        if m and cache_states.get(f"{m.group('aot_id')}_{m.group('phase')}") == "hit":
+        graph_id = f"{m.group('aot_id')}_{m.group('phase')}" if m else a.graph
+        if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1
-            continue
-        reader.error(a, f"graph folder {a.graph} is empty (process killed before Inductor wrote it?)",
-                     kind="debug_tree")
+        elif graph_id in traced:
+            counters["empty_graph_folder_with_code_in_trace"] += 1
+        elif unfinished or codeless == []:
+            why = unfinished or "the trace has no finished compile without code that it could be"
+            reader.error(a, f"graph folder {a.graph} is empty and {why}: the process was killed before "
+                            "Inductor wrote it", kind="debug_tree")
+        else:
+            # a compile that finished and wrote nothing: a graph with nothing to generate (its
+            # outputs are its inputs, or views of them)
+            counters["empty_graph_folder_of_a_finished_compile"] += 1
+            take(_single("graphs", {
+                "graph_id": graph_id, "compile_id": codeless.pop(0) if codeless else None,
+                "phase": m.group("phase") if m else None,
+                "aot_id": int(m.group("aot_id")) if m else None, "folder": a.graph, "pre_fusion_nodes": None,
+                "post_fusion_nodes": None, "kernel_count": 0, "extern_kernel_count": 0,
+                "compile_order": int(m.group("ctr")) if m else None, "source": "debug_tree",
+                "unknown_because": "an empty graph folder of a compile that finished: Inductor generated no code "
+                                  "for this graph (0 kernels) and wrote no IR, so its fusion counts are unknown",
+            }), a)
 
     artifacts = []
     for a in run.artifacts:
@@ -257,15 +283,25 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
         any_art = next(iter(files.values()))
         folder = any_art.path.parent.name
         m = GRAPH_DIR_RE.match(folder)
-        code = _parse_file(files.get("output_code.py"), reader, output_code.parse_output_code)
+        code_art = files.get("output_code.py") or files.get("output_code.cpp")
+        parse = output_code.parse_aoti_code if code_art is not None and code_art.path.suffix == ".cpp" \
+            else output_code.parse_output_code
+        code = _parse_file(code_art, reader, parse)
+        if code is not None and code.facts.get("aoti"):
+            ids.add(torch_trace.AOTI_CODE)
+            aoti_graph = True
+        else:
+            aoti_graph = False
         aot_id = code.facts.get("aot_id") if code else None
         phase = code.facts.get("phase") if code else None
         if aot_id is None and m:
             aot_id, phase = int(m.group("aot_id")), m.group("phase")
         graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
         ids.add(graph_id)
+        if aoti_graph:
+            facts.setdefault("aoti_graphs", []).append(graph_id)
         for name in REQUIRED_GRAPH_FILES:
-            if name not in files:
+            if name not in files and not (name == "output_code.py" and code_art is not None):
                 reader.error(any_art, f"graph folder {folder} has no {name} (process killed mid-compile?)",
                              kind=_kind_of(name), path=str(Path(run.rel(any_art)).parent / name))
         pre = _parse_file(files.get("ir_pre_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
@@ -282,7 +318,7 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
 
         kernels = code.rows.get("kernels", []) if code else []
         generated = sum(1 for k in kernels if k.get("generated"))
-        for parsed, art in ((code, files.get("output_code.py")), (ops, readable), (prov, prov_art),
+        for parsed, art in ((code, code_art), (ops, readable), (prov, prov_art),
                             (runnable, files.get("fx_graph_runnable.py"))):
             if parsed is not None:
                 take(parsed, art, graph_id)
@@ -311,13 +347,27 @@ def _debug_tree(run: Run, by_kind, reader: _Reader, take, facts: dict) -> set[st
             "extern_kernel_count": (len(kernels) - generated) if code else None,
             "compile_order": int(m.group("ctr")) if m else None,
             "source": "debug_tree",
-            "output_code_hash": reader.hashes.get(run.rel(files["output_code.py"])) if "output_code.py" in files else None,
+            "output_code_hash": reader.hashes.get(run.rel(code_art)) if code_art is not None else None,
+            "partitions": code.facts.get("partitions") if code else None,
             "unknown_because": None if pre and post else
             f"the graph folder has no {'ir_pre_fusion.txt' if not pre else 'ir_post_fusion.txt'} (process killed "
             "mid-compile?): fusion counts unknown",
         }
         take(_single("graphs", graph_row), any_art)
     return ids
+
+
+def _unfinished(labels: dict, trace: dict) -> str | None:
+    """Why the run's compiles did not all finish, when its files say so: the manifest's exit code or
+    time-out, or a compile the trace began (dynamo_start) and never reported (compilation_metrics)."""
+    if labels.get("timed_out") is True:
+        return "the command timed out"
+    code = labels.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"the command exited with {code}"
+    if trace.get("unfinished_compiles"):
+        return f"the trace never reports the end of compile {trace['unfinished_compiles'][0]}"
+    return None
 
 
 def _compile_order(folder: str) -> tuple:
@@ -430,6 +480,38 @@ def _spyre(run: Run, arts: list[Artifact], reader: _Reader, take, facts: dict) -
                 facts.setdefault(k, parsed.facts[k])
 
 
+def _sidecars(by_kind, reader: _Reader, take, tables, aoti_graphs: list[str], counters: Counter, facts: dict) -> None:
+    """JSON a compiler writes beside its code: AOTInductor's kernel_information.json (lineage of the
+    run's AOTInductor graph, when it has exactly one) and torch-spyre's spyre_provenance.json
+    (whose kernel identities become the cross-run identity of the kernels of the folders it names:
+    their signature is prefixed with the identity's event name)."""
+    for a in by_kind.get("kernel_information", []):
+        data = reader.read(a)
+        if data is None:
+            continue
+        parsed = kernel_information.parse_kernel_information(data)
+        if len(aoti_graphs) == 1:
+            for row in parsed.rows.get("lineage", ()):
+                row["graph_id"] = aoti_graphs[0]
+        else:
+            counters["kernel_information_without_one_aoti_graph"] += 1
+            parsed.rows.pop("lineage", None)
+        take(parsed, a)
+    for a in by_kind.get("spyre_provenance", []):
+        data = reader.read(a)
+        if data is None:
+            continue
+        parsed = spyre_provenance.parse_spyre_provenance(data)
+        take(parsed, a)
+        for k in ("device", "backend"):
+            if k in parsed.facts:
+                facts.setdefault(k, parsed.facts[k])
+        identities = parsed.facts.get("identities") or {}
+        for k in tables.get("kernels", ()):
+            if k.get("backend") == "spyre" and k.get("graph_id") in identities:
+                k["signature"] = f"{identities[k['graph_id']]}:{k.get('signature')}"
+
+
 def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, reader: _Reader,
              tables: dict[str, list[dict]]) -> dict:
     labels = dict(man.get("labels") or {})
@@ -452,6 +534,7 @@ def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dic
         "device_name": _str(labels.get("device_name")) or facts.get("device_name"),
         "backend": trace.get("backend") or facts.get("backend"),
         "rank": rank,
+        "job": str(run.job_root) if run.job_root is not None else None,
         "labels": labels,
         "source_path": run.source_path,
         "started_at": started,

@@ -4,7 +4,7 @@ The capture writes, under one output folder, what the warehouse ingests:
 
     torch_compile_debug/   TORCH_COMPILE_DEBUG tree (TORCH_COMPILE_DEBUG_DIR=<out>)
     trace/                 TORCH_TRACE structured log
-    torch_logs.txt         the command's stderr, with TORCH_LOGS="graph_breaks,recompiles,fusion"
+    torch_logs.txt         the command's stderr, with TORCH_LOGS="graph_breaks,recompiles,fusion,cudagraphs"
     stdout.txt             the command's stdout
     profile.json           with --profile, if the command honours IWH_PROFILE
     manifest.json          what ran: model, labels, command, start, exit code, wall time, versions
@@ -42,7 +42,7 @@ CAPTURE_ENV = {
     "TORCH_COMPILE_DEBUG": "1",
     "INDUCTOR_PROVENANCE": "1",
     "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
-    "TORCH_LOGS": "graph_breaks,recompiles,fusion",
+    "TORCH_LOGS": "graph_breaks,recompiles,fusion,cudagraphs",
 }
 # Keys capture itself owns: neither labels nor run facts may overwrite them.
 CORE_KEYS = ("model", "command", "started_at", "exit_code", "wall_s", "host", "python", "torch", "caches")

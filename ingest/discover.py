@@ -42,8 +42,11 @@ GRAPH_FILE_KINDS = {
     "ir_pre_fusion.txt": "fusion_ir",
     "ir_post_fusion.txt": "fusion_ir",
     "output_code.py": "output_code",
+    "output_code.cpp": "output_code",  # AOTInductor
     "inductor_provenance_tracking_node_mappings.json": "provenance",
 }
+# JSON files a compiler writes beside its code, by name: AOTInductor's package, torch-spyre's sidecar
+SIDECARS = {"kernel_information.json": "kernel_information", "spyre_provenance.json": "spyre_provenance"}
 SPYRE_FILE_RE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
 # Files known to carry nothing the warehouse reads: counted as skipped, never errors.
 KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "debug.log"}
@@ -72,6 +75,8 @@ class Run:
     rank: int | None = None
     # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
     job: str | None = None
+    # the folder holding the job's ranks: what tells two jobs of the same name apart
+    job_root: PurePath | None = None
     # the folder artifact paths are relative to, when it is not the root's (one process of a
     # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
     base: Path | None = None
@@ -177,7 +182,9 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
         return Artifact(f, "unreadable")
     art = Artifact(f, "other", size=e.size, mtime=e.mtime)
     parent = f.parent
-    if name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
+    if name in SIDECARS:
+        art.kind = SIDECARS[name]
+    elif name in GRAPH_FILE_KINDS and parent.parent.name == "torchinductor":
         art.kind, art.graph = GRAPH_FILE_KINDS[name], parent.name
     elif parent.name == "torchinductor" and parent.parent.name.startswith("run_"):
         art.kind = "other"  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
@@ -275,14 +282,21 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
     shared = [a for a in arts if id(a) not in placed]
     for u in units:
         u.manifest = manifest
-        u.job = root.name
+        u.job, u.job_root = root.name, root
         u.base = root
         u.artifacts.extend(shared if len(units) == 1 else [a for a in shared if a.kind == "manifest"])
     return units
 
 
 def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
-    units = _split_by_process(arts)
+    # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
+    units = _split_by_process(arts) + _spyre_runs([a for a in arts if a.kind == "spyre"])
+    # a provenance sidecar with no run beside it (copied out on its own) is a run: what lies beside
+    # it (a profile) belongs to it
+    for a in arts:
+        if a.kind == "spyre_provenance" and not any(a in u.artifacts or _unit_dir(u) in (a.path.parent, a.path.parent.parent)
+                                                    for u in units):
+            units.append(Run(a.path.parent, [a]))
     placed = {id(a) for u in units for a in u.artifacts}
     # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
     # found beside them or above them; with none or several candidates they are skipped.
@@ -296,7 +310,6 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
             owners[0].artifacts.append(a)
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
-    units.extend(_spyre_runs([a for a in arts if a.kind == "spyre"]))
     return units
 
 
@@ -346,8 +359,28 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:
     for folder, group in rank_logs.items():
         if len(group) > 1:
             for run in group:
-                run.job = folder.name
+                run.job, run.job_root = folder.name, folder
+    _own_roots(units)
     return units
+
+
+def _own_roots(units: list[Run]) -> None:
+    """Processes whose debug folder and log share a folder with another process's (torchrun: one
+    `torch_compile_debug/` and one `trace/` for every rank) would all be rooted at that folder, and
+    so share a source path, and each would replace the one before: each is rooted at its own log
+    instead, its files still named relative to the shared folder."""
+    by_root: dict[PurePath, list[Run]] = {}
+    for u in units:
+        by_root.setdefault(u.root, []).append(u)
+    for root, group in by_root.items():
+        if len(group) < 2:
+            continue
+        for u in group:
+            log = next((a for a in u.artifacts if a.kind == "torch_trace"), None)
+            if log is not None and not u.root_is_log:
+                u.base, u.root, u.root_is_log = u.base or root, log.path, True
+                if u.job is None:
+                    u.job, u.job_root = root.name, root
 
 
 def _close(a: tuple, b: tuple) -> bool:

@@ -61,28 +61,41 @@ class IngestSummary:
     missing: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     error_rows: list[dict] = field(default_factory=list)
+    replaced: int = 0  # runs of this ingest that a later run of it replaced (counted once, as stored)
+    # ("path", source path) and ("id", run id) -> the run of this ingest written under them
+    written: dict = field(default_factory=dict, repr=False)
 
     def line(self) -> str:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds > 0 else 0.0
         notes = ([f"{self.skipped_runs} unchanged, skipped"] if self.skipped_runs else []) + \
             ([f"{self.refused} refused by the warehouse"] if self.refused else []) + \
-            ([f"{self.failed} failed to parse"] if self.failed else [])
+            ([f"{self.failed} failed to parse"] if self.failed else []) + \
+            ([f"{self.replaced} replaced by a later run of the same files"] if self.replaced else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
         return (
             f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
             f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
         )
 
+    def unknown_records(self) -> dict[str, int]:
+        """Trace records the catalog does not know, by `kind` or `kind name` (ingest/catalog.py)."""
+        out = {}
+        for key, n in self.counters.items():
+            if key.startswith("unknown_"):
+                kind, _, name = key[len("unknown_"):].partition(":")
+                out[name if kind == "kind" else f"{kind} {name}"] = n
+        return out
+
     def json(self) -> str:
         """The summary for scripts (`iwh ingest --format json`): counts, the run ids, every error."""
         return orjson.dumps({
             "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
-            "failed_runs": self.failed,
+            "failed_runs": self.failed, "replaced_runs": self.replaced,
             "graphs": self.graphs, "kernels": self.kernels,
             "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
             "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
-            "error_rows": self.error_rows,
+            "error_rows": self.error_rows, "unknown_records": self.unknown_records(),
         }, default=str, option=orjson.OPT_INDENT_2).decode()
 
 
@@ -411,6 +424,9 @@ def _refuse(con, schema: _Schema, d: _Loaded, e: Exception, summary: IngestSumma
     summary.graphs -= d.graphs
     summary.kernels -= d.kernels
     summary.run_ids.remove(run_id)
+    for k in (("path", d.run["source_path"]), ("id", run_id)):
+        if summary.written.get(k) is d:
+            del summary.written[k]
     summary.refused += 1
     summary.errors += 1
     summary.error_rows.append(dict(row, source_path=d.run["source_path"]))
@@ -598,6 +614,20 @@ def _clashes(batch: list[_Loaded], data: _Loaded) -> bool:
 
 
 def _tally(summary: IngestSummary, data: _Loaded) -> None:
+    # a run that replaces one this ingest wrote (the same source path or run id: a copy of a run
+    # beside itself) leaves one run stored, and the summary says so
+    keys = (("path", data.run["source_path"]), ("id", data.run["run_id"]))
+    earlier = next((summary.written[k] for k in keys if k in summary.written), None)
+    if earlier is not None:
+        summary.runs -= 1
+        summary.graphs -= earlier.graphs
+        summary.kernels -= earlier.kernels
+        summary.run_ids.remove(earlier.run["run_id"])
+        summary.replaced += 1
+        for k in (("path", earlier.run["source_path"]), ("id", earlier.run["run_id"])):
+            summary.written.pop(k, None)
+    for k in keys:
+        summary.written[k] = data
     summary.runs += 1
     summary.run_ids.append(data.run["run_id"])
     summary.graphs += data.graphs

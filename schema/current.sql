@@ -61,6 +61,17 @@ CREATE TABLE cache_events(
     run_key BIGINT
 );
 
+CREATE TABLE collectives(
+    run_id VARCHAR NOT NULL,
+    graph_id VARCHAR,
+    compile_id VARCHAR,
+    seq BIGINT,
+    op VARCHAR,
+    "source" VARCHAR,
+    line BIGINT,
+    run_key BIGINT
+);
+
 CREATE TABLE compilations(
     run_id VARCHAR NOT NULL,
     compile_id VARCHAR,
@@ -118,6 +129,16 @@ CREATE TABLE compile_events(
     run_key BIGINT
 );
 
+CREATE TABLE cudagraph_events(
+    run_id VARCHAR NOT NULL,
+    compile_id VARCHAR,
+    kind VARCHAR,
+    reason VARCHAR,
+    n BIGINT,
+    "source" VARCHAR,
+    run_key BIGINT
+);
+
 CREATE TABLE fusion_decisions(
     run_id VARCHAR NOT NULL,
     compile_id VARCHAR,
@@ -142,6 +163,13 @@ CREATE TABLE fusions(
     run_key BIGINT
 );
 
+CREATE TABLE graph_executions(
+    run_id VARCHAR NOT NULL,
+    seq BIGINT,
+    compile_id VARCHAR,
+    run_key BIGINT
+);
+
 CREATE TABLE graphs(
     run_id VARCHAR NOT NULL,
     graph_id VARCHAR NOT NULL,
@@ -158,7 +186,8 @@ CREATE TABLE graphs(
     output_code_hash VARCHAR,
     cache_state VARCHAR,
     unknown_because VARCHAR,
-    run_key BIGINT
+    run_key BIGINT,
+    partitions BIGINT
 );
 
 CREATE TABLE guard_trees(
@@ -244,6 +273,18 @@ CREATE TABLE lineage(
     user_file VARCHAR,
     user_line BIGINT,
     "source" VARCHAR,
+    run_key BIGINT
+);
+
+CREATE TABLE op_estimates(
+    run_id VARCHAR NOT NULL,
+    compile_id VARCHAR,
+    seq BIGINT,
+    "name" VARCHAR,
+    op_type VARCHAR,
+    estimated_runtime_ns DOUBLE,
+    outputs JSON,
+    line BIGINT,
     run_key BIGINT
 );
 
@@ -342,7 +383,8 @@ CREATE TABLE runs(
     cuda_version VARCHAR,
     artifact_bytes BIGINT,
     ingest_seconds DOUBLE,
-    run_key BIGINT
+    run_key BIGINT,
+    job VARCHAR
 );
 
 CREATE TABLE shape_events(
@@ -361,6 +403,53 @@ CREATE TABLE shape_events(
     run_key BIGINT
 );
 
+CREATE TABLE spyre_compiles(
+    run_id VARCHAR NOT NULL,
+    compile_key VARCHAR,
+    upstream_join VARCHAR,
+    projection_failed BOOLEAN,
+    provenance_level BIGINT,
+    structured_tracing BOOLEAN,
+    torch_spyre_version VARCHAR,
+    torch_version VARCHAR,
+    kernels BIGINT,
+    uncollected_kernels VARCHAR[],
+    run_key BIGINT
+);
+
+CREATE TABLE spyre_handles(
+    run_id VARCHAR NOT NULL,
+    handle_id VARCHAR,
+    source_file VARCHAR,
+    source_line BIGINT,
+    source_col BIGINT,
+    aten_op VARCHAR,
+    ir_chain VARCHAR[],
+    fused_from VARCHAR[],
+    transform_history JSON,
+    run_key BIGINT
+);
+
+CREATE TABLE spyre_kernel_identities(
+    run_id VARCHAR NOT NULL,
+    identity_key VARCHAR,
+    event_name_base VARCHAR,
+    aten_ops VARCHAR[],
+    handle_ids VARCHAR[],
+    spec_bindings JSON,
+    run_key BIGINT
+);
+
+CREATE TABLE spyre_kernel_occurrences(
+    run_id VARCHAR NOT NULL,
+    occurrence_key VARCHAR,
+    identity_key VARCHAR,
+    compile_key VARCHAR,
+    compiler_kernel_name VARCHAR,
+    aliases VARCHAR[],
+    run_key BIGINT
+);
+
 CREATE TABLE timings(
     run_id VARCHAR NOT NULL,
     compile_id VARCHAR,
@@ -371,5 +460,14 @@ CREATE TABLE timings(
     calls BIGINT,
     "source" VARCHAR,
     phase VARCHAR,
+    run_key BIGINT
+);
+
+CREATE TABLE trace_records(
+    run_id VARCHAR NOT NULL,
+    record_kind VARCHAR,
+    "name" VARCHAR,
+    n BIGINT,
+    handling VARCHAR,
     run_key BIGINT
 );

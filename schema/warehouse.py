@@ -44,7 +44,8 @@ from schema.location import Location, locate, redact, split_password
 FACT_TABLES = (
     "graphs", "ops", "kernels", "fusions", "layouts", "lineage", "artifacts", "ingest_errors",
     "compilations", "timings", "compile_events", "fusion_decisions", "guards", "cache_events",
-    "autotune_choices", "shape_events",
+    "autotune_choices", "shape_events", "cudagraph_events", "collectives", "op_estimates", "graph_executions",
+    "trace_records", "spyre_handles", "spyre_kernel_identities", "spyre_kernel_occurrences", "spyre_compiles",
     # no parser's: the loader sums a run's rows into these as it writes them (fill_rollups)
     "run_rollups", "run_tallies",
 )

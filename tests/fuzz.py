@@ -11,7 +11,8 @@ are ingested in batches into one warehouse by `iwh ingest`, a process each. Chec
 - it exits 0 (else a crash; the batch is then ingested run by run to name the mutation, printed
   with its seed and number, so it can be replayed and kept as a fixture);
 - it finishes within 60 s a run (a hang);
-- every run found is either written or recorded as refused, never lost;
+- every run found is either written, recorded as refused, or the same files as another run of its
+  batch (stored once), never lost;
 and, at the end, the peak RSS of the largest of those processes.
 """
 
@@ -242,9 +243,11 @@ def _ingest(folder: Path, db: str, cases: dict[Path, str], report: Report, out) 
         report.crashes.append(f"{next(iter(cases.values()))}: stdout is not the JSON summary: {done.stdout[:1500]!r}")
         print(f"CRASH: {report.crashes[-1]}", file=out)
         return
-    # every run found is written, or refused and recorded as such: none is lost on the way
-    if summary["runs"] + summary["refused_runs"] != found:
-        report.lost.append(f"{found} runs found, {summary['runs']} written, {summary['refused_runs']} refused: "
+    # every run found is written, refused and recorded as such, or the same files as another run
+    # of the batch (a mutation that changed nothing the run's id is made of): none is lost on the way
+    if summary["runs"] + summary["refused_runs"] + summary["replaced_runs"] != found:
+        report.lost.append(f"{found} runs found, {summary['runs']} written, {summary['refused_runs']} refused, "
+                           f"{summary['replaced_runs']} the same as another: "
                            + "; ".join(cases.values()))
         print(f"LOST: {report.lost[-1]}", file=out)
 

@@ -134,7 +134,7 @@ def test_capture_sets_artifact_environment_and_profile_path(tmp_path):
     assert seen == {
         "TORCH_COMPILE_DEBUG": "1", "TORCH_COMPILE_DEBUG_DIR": str(tmp_path), "TORCH_TRACE": str(tmp_path / "trace"),
         "INDUCTOR_PROVENANCE": "1", "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
-        "TORCH_LOGS": "graph_breaks,recompiles,fusion", "IWH_PROFILE": str(tmp_path / "profile.json"),
+        "TORCH_LOGS": "graph_breaks,recompiles,fusion,cudagraphs", "IWH_PROFILE": str(tmp_path / "profile.json"),
     }
 
 

@@ -56,7 +56,7 @@ def test_kernels_match_definitions_and_ir_externs(path):
 def test_triton_graph_exact_rows():
     parsed = _parse(GPU_FWD)
     launches = parsed.facts.pop("call_buffers")
-    assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cuda", "backend": "triton"}
+    assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cuda", "backend": "triton", "partitions": 0}
     # launches in call order, with the buffers each passes, as grep reads them off `.run(` lines
     text = GPU_FWD.read_text()
     expected = [(m[0], re.findall(r"\bbuf\d+\b", m[1])) for m in re.findall(r"^\s+(\w+)\.run\((.*)$", text, re.M)]
@@ -90,7 +90,7 @@ def test_torch_26_cpp_kernels_and_module_level_call():
     parsed = _parse(T_26)
     assert [name for name, _ in parsed.facts.pop("call_buffers")] == re.findall(
         r"^\s+(cpp_fused_\w+)\(", T_26.read_text(), re.M)
-    assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cpu", "backend": "cpp"}
+    assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cpu", "backend": "cpp", "partitions": 0}
     rows = parsed.rows["kernels"]
     generated = [(k["kernel_name"], k["category"], k["line"]) for k in rows if k["generated"]]
     # layer norms and mean keep `tmp_acc` accumulators; gelu does not

@@ -11,6 +11,7 @@ Expected values are counted from the files with plain string matching, not by th
 from __future__ import annotations
 
 import gzip
+import itertools
 import re
 from pathlib import Path
 
@@ -88,9 +89,10 @@ def test_the_old_json_guards_and_output_code_of_2_4(wh):
 
 
 def test_an_aotinductor_provenance_log_keeps_its_ops_and_lineage(wh):
-    """No output code, no compile id: the post-grad graph (the 2.8/2.9 artifact name
-    after_post_grad_graph) and the node mappings still give ops and lineage, on a graph whose
-    kernel counts are unknown (NULL), not zero."""
+    """No inductor_output_code, no compile id: AOTInductor's wrapper and kernel code
+    (`graph_dump` records inductor_aot_wrapper_code and inductor_aot_kernel_code) give the graph
+    and its kernels, and the post-grad graph (the 2.8/2.9 artifact name after_post_grad_graph) and
+    the node mappings its ops and lineage."""
     path = ERAS / "tlparse_aot_provenance.log.gz"
     run_id = run_of(wh, path)
     text = lines(path)
@@ -107,7 +109,15 @@ def test_an_aotinductor_provenance_log_keeps_its_ops_and_lineage(wh):
     assert count(wh, "ops", run_id, "op_kind = 'placeholder'") == declared
     [(kernels, externs)] = wh.execute("SELECT kernel_count, extern_kernel_count FROM graphs WHERE run_id = ?",
                                       [run_id]).fetchall()
-    assert kernels is None and externs is None
+    code = {}
+    for name in ("inductor_aot_wrapper_code", "inductor_aot_kernel_code"):
+        at = next(i for i, h in enumerate(text) if f'"name": "{name}"' in h)
+        code[name] = "\n".join(line[1:] for line in itertools.takewhile(lambda x: x.startswith("\t"), text[at + 1:]))
+    # C++ kernels defined (with a body) in the kernel file; C-shim ATen calls in run_impl
+    defined = set(re.findall(r'^extern "C"\s+void\s+(\w+)\([^)]*\)\s*\{', code["inductor_aot_kernel_code"], re.M))
+    run_impl = code["inductor_aot_wrapper_code"].split("AOTInductorModel::run_impl(")[1].split("\n}")[0]
+    shims = re.findall(r"\baoti_torch_cpu_\w+\(", run_impl)
+    assert (kernels, externs) == (len(defined), len(shims)) == (2, 2)
     assert count(wh, "lineage", run_id) > 0
     assert count(wh, "ingest_errors", run_id) == 0
 

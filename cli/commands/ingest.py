@@ -69,10 +69,10 @@ def _report(summary) -> None:
     if summary.skipped_files:
         parts = ", ".join(f"{n} {why}" for why, n in summary.skipped_files.most_common())
         click.echo(f"skipped files: {parts}", err=True)
-    unknown = {k: v for k, v in summary.counters.items() if k.startswith("unknown")}
+    unknown = summary.unknown_records()
     if unknown:
-        click.echo("not understood (counted, not errors): "
-                   + ", ".join(f"{k.split(':', 1)[-1]} x{v}" for k, v in sorted(unknown.items())), err=True)
+        click.echo("trace records no release up to 2.14 writes (counted, not errors; `iwh query ingest/unknown_records`): "
+                   + ", ".join(f"{k} x{v}" for k, v in sorted(unknown.items())), err=True)
     for e in summary.error_rows[:10]:
         base = e["source_path"]
         where = (base if base.endswith(e["path"]) else f"{base}/{e['path']}") + (f":{e['line']}" if e.get("line") else "")

@@ -17,7 +17,8 @@ rows['kernels'], two kinds:
   first `[Provenance debug handles]` comment naming it. `source` is the text inside the triple
   quotes (the loader moves it to kernel_sources); an unterminated string keeps the row with
   source and source_hash NULL, and records a problem.
-* extern call sites inside `def call(` (module level in 2.6, a `Runner` method from 2.13):
+* extern call sites inside `def call(` (module level in 2.6, a `Runner` method from 2.13) and
+  inside every cudagraph partition `def partition_<N>(args)` (facts["partitions"] counts them):
   statements calling `extern_kernels.*`, `torch.ops.<ns>.<op>...` or the `aten.<op>.<overload>`
   shorthand, numbered by `site` in call order, separately from generated kernels. Fallbacks
   that only look auxiliary are launches too and are counted: random seeds
@@ -43,7 +44,9 @@ from ingest.rows import Parsed
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
 _DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
 _BUFFER = re.compile(r"\bbuf\d+\b")
-_CALL_DEF = re.compile(r"^(?P<indent>\s*)def call\(")
+# the wrapper's bodies: `call()`, and with cudagraph partitions (`graph_partition`, 2.9+) each
+# `partition_<N>(args)` it hands to a cudagraph, which holds the partition's launches
+_CALL_DEF = re.compile(r"^(?P<indent>\s*)def (?:call|(?P<partition>partition_\d+))\(")
 _SOURCE_NODES = re.compile(r"#\s*(?:\w+ )*Source Nodes: \[(?P<nodes>.*?)\], Original ATen: \[(?P<aten>.*)\]\s*$")
 _SOURCE_NODES_TAG = "Source Nodes: ["
 _COMMENT_BLOCK = re.compile(r"#[^\n]*(?:\n#[^\n]*)*")  # lines that start with "#", from one of them
@@ -107,6 +110,7 @@ def parse_output_code(text: str) -> Parsed:
     handle: tuple | None = None  # provenance handle waiting for its call
     call_indent: int | None = None
     saw_call = False
+    partitions = 0
 
     # a position in the text rather than a list of lines: kernel sources, most of the text, are
     # skipped in one find of their closing quotes
@@ -188,6 +192,7 @@ def parse_output_code(text: str) -> Parsed:
         if m:
             call_indent = len(m["indent"])
             saw_call = True
+            partitions += m["partition"] is not None
             comment = handle = None
             continue
         if line.strip():
@@ -207,8 +212,12 @@ def parse_output_code(text: str) -> Parsed:
             devices["cpu"] += 1
 
     parsed.rows["kernels"] = list(generated.values()) + externs
+    if collectives := collective_rows(externs):
+        parsed.rows["collectives"] = collectives
     if call_buffers:
         parsed.facts["call_buffers"] = call_buffers
+    if saw_call:
+        parsed.facts["partitions"] = partitions
     if not saw_call:
         parsed.problem("no `def call(` found: cut short, or not Inductor output code")
     _device_facts(parsed, generated, devices)
@@ -298,6 +307,17 @@ def _generated_row(name, method, site, comment, source, lineno, closing) -> dict
     }
 
 
+# collective ops among the extern calls: functional collectives (`torch.ops._c10d_functional.*`,
+# their C shim `aoti_torch_<device>__c10d_functional_*`), legacy c10d ops, symmetric memory
+_COLLECTIVE = re.compile(r"(?:\.|_)(?:_c10d_functional(?:_autograd)?|c10d|symm_mem)[._]")
+
+
+def collective_rows(kernels: list[dict]) -> list[dict]:
+    """rows['collectives']: the collective extern calls, in call order."""
+    return [{"seq": i, "op": k["kernel_name"], "source": "output_code", "compile_id": None, "line": k["line"]}
+            for i, k in enumerate(k for k in kernels if not k["generated"] and _COLLECTIVE.search(k["kernel_name"]))]
+
+
 def _extern_row(callee: str, site: int, comment, debug_handle, lineno: int) -> dict:
     nodes, aten = comment if comment else (None, None)
     return {
@@ -371,3 +391,121 @@ def _device_facts(parsed: Parsed, generated: dict, devices: Counter) -> None:
     backends = Counter(row["backend"] for row in generated.values())
     if backends:
         parsed.facts["backend"] = backends.most_common(1)[0][0]
+
+
+# ---- AOTInductor: output_code.cpp, and the trace's inductor_aot_wrapper_code / _kernel_code ------
+
+# The wrapper runs the model in `AOTInductorModel::run_impl(` (and `_const_run_impl(` for constant
+# folding) until the `}` that closes it at the line start.
+_AOTI_RUN = re.compile(r"^\S.*AOTInductorModel::_?(?:const_)?run_impl\(")
+# C++ kernels: `extern "C" void <name>(` then the parameters; a definition, not a declaration, when
+# the parameters close with `)` and a `{` follows (the wrapper declares each kernel once first)
+_AOTI_CPP_KERNEL = re.compile(r'^extern "C"\s+void\s+(?P<name>\w+)\(', re.M)
+# Triton kernels travel as comments: `async_compile.triton('<name>', '''...''', device_str=...)`
+_AOTI_TRITON = re.compile(r"^(?P<indent>[ \t]*)async_compile\.triton\('(?P<name>\w+)', '''\n", re.M)
+# ATen fallbacks through the C shim: `aoti_torch_<device>_<op>(`; custom ops through the proxy executor
+_AOTI_EXTERN = re.compile(r"\b(?P<callee>aoti_torch_(?:cpu|cuda|xpu|mps|mtia)_\w+|aoti_torch_proxy_executor_call_function)\(")
+_AOTI_LAUNCH = re.compile(r"^\s+(?:call_)?(?P<name>\w+)\(")
+_AOTI_COMMENT = "//"
+
+
+def parse_aoti_code(text: str) -> Parsed:
+    """AOTInductor's C++ wrapper and kernels (the debug tree's `output_code.cpp`: the wrapper, then
+    the kernel file). rows['kernels'] as parse_output_code's: one row per generated kernel (C++
+    `extern "C"` definitions, Triton kernels embedded in comments), one per extern call site inside
+    run_impl (`aoti_torch_<device>_<op>`, the proxy executor's custom-op calls). No AOT ID line:
+    no aot_id or phase facts."""
+    parsed = Parsed()
+    if any(c in text for c in _ODD_BREAKS):
+        text = "\n".join(text.splitlines())
+    generated: dict[str, dict] = {}
+    devices: Counter = Counter()
+    for m in _AOTI_TRITON.finditer(text):
+        body_start = m.end()
+        close = text.find(_QUOTES, body_start)
+        lineno = text.count("\n", 0, m.start()) + 1
+        if close == -1:
+            parsed.problem(f"kernel {m['name']}: source string never closed (file cut short?)", lineno)
+            source, closing = None, None
+        else:
+            indent = m["indent"]
+            source = "\n".join(line[len(indent):] if line.startswith(indent) else line
+                               for line in text[body_start:close].split("\n"))
+            eol = text.find("\n", close)
+            closing = text[close: len(text) if eol == -1 else eol]
+            d = _DEVICE_STR.search(closing)
+            if d:
+                devices[d["device"]] += 1
+        if m["name"] not in generated:
+            generated[m["name"]] = _generated_row(m["name"], "triton", len(generated), None, source, lineno, closing)
+    for m in _AOTI_CPP_KERNEL.finditer(text):
+        name = m["name"]
+        params_end = text.find(")", m.end())
+        after = text[params_end + 1: params_end + 64].lstrip() if params_end != -1 else ""
+        if not after.startswith("{") or name in generated:
+            continue  # a declaration; or the same kernel again
+        end = text.find("\n}", params_end)
+        source = text[m.start(): len(text) if end == -1 else end + 2]
+        lineno = text.count("\n", 0, m.start()) + 1
+        if end == -1:
+            parsed.problem(f"kernel {name}: body never closed (file cut short?)", lineno)
+        generated[name] = _generated_row(name, "cpp", len(generated), None, source, lineno, None if end == -1 else "}")
+        devices["cpu"] += 1
+
+    externs: list[dict] = []
+    calls: Counter = Counter()
+    handles: dict[str, int] = {}
+    comment = handle = None
+    in_run = saw_run = False
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not in_run:
+            if _AOTI_RUN.match(line):
+                in_run = saw_run = True
+            continue
+        if line.startswith("}"):
+            in_run = False
+            continue
+        stripped = line.strip()
+        if stripped.startswith(_AOTI_COMMENT):
+            note = "#" + stripped[2:]
+            if _SOURCE_NODES_TAG in note:
+                m = _SOURCE_NODES.match(note)
+                if m:
+                    comment = _lists(m)
+            elif _HANDLE_TAG in note:
+                m = _HANDLE.match(note)
+                if m:
+                    handle = (m["kernel"], int(m["handle"]))
+            continue
+        m = _AOTI_EXTERN.search(line)
+        if m:
+            callee = m["callee"]
+            debug_handle = handle[1] if handle and handle[0] == callee else None
+            externs.append(_extern_row(callee, len(externs), comment, debug_handle, lineno))
+            comment = handle = None
+            continue
+        m = _AOTI_LAUNCH.match(line)
+        if m and m["name"] in generated:
+            name = m["name"]
+            calls[name] += 1
+            if handle and handle[0] == name:
+                handles.setdefault(name, handle[1])
+            row = generated[name]
+            if comment and row["aten_ops"] is None:
+                row["source_nodes"], row["aten_ops"] = comment
+            comment = handle = None
+    for name, row in generated.items():
+        row["debug_handle"] = handles.get(name)
+        row["details"] = orjson.dumps({**row["details"], "calls": calls[name]}).decode()
+    parsed.rows["kernels"] = list(generated.values()) + externs
+    if collectives := collective_rows(externs):
+        parsed.rows["collectives"] = collectives
+    for m in _AOTI_EXTERN.finditer(text):
+        device = m["callee"].split("_")[2]
+        if device in ("cpu", "cuda", "xpu", "mps", "mtia"):
+            devices[device] += 1
+    if not saw_run:
+        parsed.problem("no `AOTInductorModel::run_impl(` found: cut short, or not AOTInductor code")
+    _device_facts(parsed, generated, devices)
+    parsed.facts["aoti"] = True
+    return parsed

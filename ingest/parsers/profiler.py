@@ -16,6 +16,8 @@ None for eager kernels (optimizer, loss, ...). The phase (inference / forward / 
 but the aot_id is not, so graph_id stays None: the assembler can map (compile_id, phase) through
 the graphs table. Rows are aggregated per (compile_id, phase, kernel name), so a forward and a
 backward kernel of the same name stay apart (cuBLAS gemms run in both); each row carries `phase`.
+torch-spyre's kernel events (`spyre_kernel_v1_<summary>_<key>#<step>`, any category) are kernels
+too, named without their `#<step>`: the name is the kernel identity's eventNameBase.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from collections import defaultdict
 from ingest.rows import Parsed
 
 SOURCE = "profiler"
+# torch-spyre's kernel events, whatever their category: `spyre_kernel_v1_<summary>_<identity key>#<step>`
+SPYRE_EVENT = "spyre_kernel_v"
 _REGION = "Torch-Compiled Region: "
 _LAUNCH_CATEGORIES = frozenset(("cuda_runtime", "cuda_driver"))
 _FORWARD, _BACKWARD = "CompiledFunction", "CompiledFunctionBackward"
@@ -100,13 +104,16 @@ def _collect(events: list, parsed: Parsed):
             parsed.problem(f"traceEvents[{index}] is not an object", severity="warning")
             continue
         cat = ev.get("cat")
-        if cat == "kernel":
+        if cat == "kernel" or str(ev.get("name", "")).startswith(SPYRE_EVENT):
             args = ev.get("args") or {}
             dur = ev.get("dur")
             if not isinstance(dur, (int, float)) or "name" not in ev:
                 parsed.problem(f"kernel event traceEvents[{index}] has no name or dur", severity="warning")
                 continue
-            kernels.append((ev["name"], float(dur), args.get("correlation")))
+            name = ev["name"]
+            if isinstance(name, str) and name.startswith(SPYRE_EVENT):
+                name = name.partition("#")[0]  # the identity's event name; the runtime appends #<step>
+            kernels.append((name, float(dur), args.get("correlation")))
         elif cat in _LAUNCH_CATEGORIES:
             correlation = (ev.get("args") or {}).get("correlation")
             if correlation is not None:

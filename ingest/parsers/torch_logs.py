@@ -1,4 +1,4 @@
-"""TORCH_LOGS text (stderr of a run with TORCH_LOGS="graph_breaks,recompiles,fusion").
+"""TORCH_LOGS text (stderr of a run with TORCH_LOGS="graph_breaks,recompiles,fusion,cudagraphs").
 
 Every glog line of a logged message repeats the full prefix, e.g.
 
@@ -17,6 +17,8 @@ Rows:
 - compile_events: `Graph break ... in user code at FILE:LINE` + `Graph Break Reason: ...`
   (older torch: `Reason: ...`) -> graph_break; `Recompiling function F in FILE:LINE` + its
   `- <guard failure>` lines -> recompile, reason = the failures joined by newlines.
+- cudagraph_events: `skipping cudagraphs due to <reason>` -> skip; `Re-recording function=...` ->
+  rerecord (see _cudagraph_line).
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ _AT_FILE_LINE = re.compile(r" at (.+):(\d+)$")
 _IN_FILE_LINE = re.compile(r" in (.+):(\d+)$")
 _TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
 
-_TAGS = ("[__fusion] ", "[__graph_breaks] ", "[__recompiles] ", "[__recompiles_verbose] ")
+_TAGS = ("[__fusion] ", "[__graph_breaks] ", "[__recompiles] ", "[__recompiles_verbose] ", "[__cudagraphs] ")
+_CUDAGRAPH_SKIP = re.compile(r"skipping cudagraphs? due to (.*?)(?:\. Found from\s*:\s*)?$")
+_CUDAGRAPH_RERECORD = re.compile(r"Re-recording function=(\S+?),? mode=(\S+?),? reason=(.*)$")
+_LEADING_COMPILE_ID = re.compile(r"^\[(!?[\d/_-]+)\] ")
 
 
 def is_torch_logs(head: bytes) -> bool:
@@ -81,6 +86,8 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
         if tag == "[__fusion] ":
             events.close()
             pending_benchmark = _fusion_line(parsed, message, compile_id, lineno, pending_benchmark)
+        elif tag == "[__cudagraphs] ":
+            _cudagraph_line(parsed, message, compile_id)
         else:
             events.feed(head + tag, tag, message, compile_id, lineno)
     events.close()
@@ -208,6 +215,23 @@ def _fusion_line(parsed: Parsed, message: str, compile_id, lineno: int, benchmar
         m = _BENCHMARK.match(_ANSI.sub("", message))
         return f"benchmark: {m.group(1)}" if m else benchmark
     return benchmark
+
+
+def _cudagraph_line(parsed: Parsed, message: str, compile_id) -> None:
+    """`skipping cudagraphs due to <reason>` (a compile or run cudagraphs left alone) and
+    `Re-recording function=<f>, mode=<m>, reason=<why>` (a graph recorded again): cudagraph_events.
+    Recordings themselves are counted from the trace (CUDAGraphNode.record spans)."""
+    m = _LEADING_COMPILE_ID.match(message)
+    if m:
+        compile_id, message = compile_id or m.group(1), message[m.end():]
+    if (m := _CUDAGRAPH_SKIP.match(message)) is not None:
+        kind, reason = "skip", m.group(1)
+    elif (m := _CUDAGRAPH_RERECORD.match(message)) is not None:
+        kind, reason = "rerecord", f"{m.group(1)} ({m.group(2)}): {m.group(3)}"
+    else:
+        return
+    parsed.add("cudagraph_events", {"compile_id": compile_id, "kind": kind, "reason": reason.strip(), "n": 1,
+                                    "source": SOURCE})
 
 
 def _buffers(ordered_set: str) -> str:

@@ -9,8 +9,10 @@ lines, each starting with one TAB:
 Only one record's payload (and one read) is held at a time, so memory stays flat as logs grow. Payloads are
 decoded only for the kinds read below. `has_payload` (md5 of the payload lines without their
 TAB, joined by "\\n") is checked for every record; a mismatch is a warning and the record is
-still used. A bad envelope is an error and its payload lines are skipped. Unknown kinds are
-counted (`unknown_kind:<k>`), never errors. `encoding` is not trusted: JSON is tried, text kept.
+still used. A bad envelope is an error and its payload lines are skipped. Records the catalog
+(`ingest/catalog.py`) does not know are counted (`unknown_kind:<k>`, `unknown_artifact:<name>`),
+never errors, and every run says which records it had (trace_records). `encoding` is not trusted:
+JSON is tried, text kept.
 
 Compile ids are written as the trace writes them (`0/0`, `1/0_1`, `!0/7/0`, `!0/-/-`):
 - graphs, kernels, ops, lineage, guards, graph breaks, recompiles: the envelope's id, attempt
@@ -40,6 +42,7 @@ from datetime import datetime, timezone
 
 import orjson
 
+from ingest.catalog import NAMED_KINDS, UNKNOWN, handling_of
 from ingest.parsers import fx_graph, output_code, provenance
 from ingest.parsers.torch_trace_records import (
     CACHE_ARTIFACT,
@@ -47,6 +50,7 @@ from ingest.parsers.torch_trace_records import (
     ChromiumSpans,
     autotune_winner_row,
     automatic_dynamic_row,
+    cudagraph_skip_row,
     cache_rows,
     compilation_rows,
     compile_id_of,
@@ -54,6 +58,7 @@ from ingest.parsers.torch_trace_records import (
     graph_break_row,
     guard_row,
     kernel_autotune_rows,
+    normalise_torch_compile_id,
     recompile_rows,
     shape_row,
     stack_trace_rows,
@@ -73,16 +78,11 @@ _CONTEXT_KEYS = frozenset({
     "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank", "has_payload",
     "subgraph_name", "stack", "severity", "timestamp", "pathname", "thread",
 })
-# kinds torch writes that carry nothing the warehouse keeps: counted as known, not read
-_PASSIVE_KINDS = frozenset({
-    "dynamo_start", "describe_storage", "describe_source",
-    "propagate_real_tensors_provenance", "expression_created",
-    "dynamo_output_graph", "aot_joint_graph", "aot_forward_graph", "aot_backward_graph",
-    "aot_inference_graph", "compiled_autograd_graph", "inductor_pre_grad_graph", "dump_file",
-    "link", "graph_dump", "optimize_ddp_split_graph", "optimize_ddp_split_child", "exported_program",
-    "missing_fake_kernel", "mismatched_fake_kernel", "compilation_metrics_runtime",
-    "bwd_compilation_metrics_runtime", "aot_autograd_backward_compilation_metrics",
-})
+# graph_dump names of AOTInductor's generated code; AOTI_CODE in known_graphs says the debug tree
+# of the same process holds it (output_code.cpp), so the trace's copy is not parsed again
+AOTI_CODE_NAMES = frozenset({"inductor_aot_wrapper_code", "inductor_aot_kernel_code", "inductor_aot_code"})
+AOTI_CODE = "<aoti code>"
+CUDAGRAPH_RECORD_SPAN = "CUDAGraphNode.record"  # one span per cudagraph recorded (dynamo_timed)
 # a record starts at every line that is not a payload line (those start with a TAB)
 _RECORD_START = re.compile(rb"\n(?=[^\t])")
 _NL, _TAB = ord("\n"), ord("\t")
@@ -194,6 +194,12 @@ class _TraceState:
         self.skipping = False  # payload lines of a record whose header was bad
         self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
         self.payload_md5: str | None = None  # of the record being finished, when it has has_payload
+        self.exports = 0  # exported programs seen
+        self.named: dict[tuple, int] = {}  # (kind, name) -> records, for the kinds whose metadata names them
+        self.aot_compiles: dict = {}  # compile ids AOTAutograd handed a graph on, in order
+        self.started: set = set()  # frame compile ids a dynamo_start opened
+        self.finished: set = set()  # and those a compilation_metrics closed
+        self.aoti_wrapper: tuple | None = None  # (line, compile id, text, md5) of AOTInductor's wrapper code
 
     def scan(self, buf: bytes) -> int:
         """Takes every complete segment of `buf`; returns where the last, maybe unfinished, one starts."""
@@ -335,6 +341,14 @@ class _TraceState:
                 )
         elif payload:
             counters["payload_without_md5"] += 1
+        if kind in NAMED_KINDS:
+            meta = envelope[kind]
+            named = (kind, meta.get("name") if isinstance(meta, dict) else None)
+            self.named[named] = self.named.get(named, 0) + 1
+        elif kind == "dynamo_start":
+            self.started.add(without_attempt(cid))
+        elif kind in _AOT_GRAPH_KINDS and cid not in self.aot_compiles:
+            self.aot_compiles[cid] = None
         handler = _HANDLERS.get(kind)
         if handler is not None:
             self.lineno_of_record = lineno
@@ -353,6 +367,7 @@ class _TraceState:
                 f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning"
             )
         compilation_rows(self.parsed, record_kind, metrics, compile_id)
+        self.finished.add(without_attempt(compile_id))
         row = self.parsed.rows["compilations"][-1]
         counts = self.cache_counts.setdefault(compile_id, {})
         for cache, prefix in (("fx_graph", "fx_cache"), ("aot_autograd", "aot_cache")):
@@ -373,6 +388,14 @@ class _TraceState:
 
     def on_bwd_metrics(self, lineno, metrics, cid, data):
         self.on_metrics(lineno, metrics, cid, data, "bwd_compilation_metrics")
+
+    def on_runtime_metrics(self, lineno, metrics, cid, data):
+        # runtime work of a compiled graph (cudagraphify, autotuning at run time): only a cudagraph
+        # skip is kept; the compile's own metrics hold the rest
+        if isinstance(metrics, dict):
+            own = metrics.get("compile_id")
+            cudagraph_skip_row(self.parsed, metrics, own if isinstance(own, str) and own else cid,
+                               "compilation_metrics")
 
     def on_str(self, lineno, meta, cid, data):
         if isinstance(meta, list) and len(meta) == 2 and isinstance(meta[1], int):
@@ -417,6 +440,37 @@ class _TraceState:
         payload = self._json(text, lineno, "triton_kernel_info")
         kernel_autotune_rows(self.parsed, payload, cid, self.latest_graph.get(cid), lineno)
 
+    def on_collective_schedule(self, lineno, cid, text):
+        """The collectives Inductor scheduled for a compile, in order (2.9+)."""
+        value = self._json(text, lineno, "inductor_collective_schedule")
+        for seq, op in enumerate(value if isinstance(value, list) else ()):
+            self.parsed.add("collectives", {"graph_id": None, "compile_id": cid, "seq": seq, "line": lineno,
+                                            "op": None if op is None else str(op), "source": "collective_schedule"})
+
+    def on_runtime_estimates(self, lineno, cid, text):
+        """Inductor's runtime estimate and output shapes of each scheduled op (2.9+, log_tlparse)."""
+        value = self._json(text, lineno, "inductor_runtime_and_tensor_meta")
+        ops = value.get("ops") if isinstance(value, dict) else None
+        for seq, op in enumerate(ops if isinstance(ops, list) else ()):
+            if isinstance(op, dict):
+                runtime = op.get("estimated_runtime_ns")
+                self.parsed.add("op_estimates", {
+                    "compile_id": cid, "seq": seq, "name": None if op.get("name") is None else str(op["name"]),
+                    "op_type": op.get("type") if isinstance(op.get("type"), str) else None,
+                    "estimated_runtime_ns": float(runtime) if isinstance(runtime, (int, float))
+                    and not isinstance(runtime, bool) else None,
+                    "outputs": op.get("outputs"), "line": lineno,
+                })
+
+    def on_graph_execution(self, lineno, cid, text):
+        """The order compiled graphs ran in (2.9+, under record_and_log_graph_execution_order)."""
+        value = self._json(text, lineno, "graph_execution")
+        order = value.get("graph_execution_order") if isinstance(value, dict) else None
+        for seq, entry in enumerate(order if isinstance(order, list) else ()):
+            run_cid = entry.get("compile_id") if isinstance(entry, dict) else entry
+            self.parsed.add("graph_executions", {"seq": seq, "compile_id": normalise_torch_compile_id(str(run_cid))
+                                                 if run_cid is not None else None})
+
     def on_torch_version(self, lineno, cid, text):
         value = self._json(text, lineno, "torch_version")
         if isinstance(value, dict):
@@ -460,11 +514,10 @@ class _TraceState:
 
     def on_output_code(self, lineno, meta, cid, data):
         parsed = self.parsed
-        order = self.output_codes
-        self.output_codes += 1
         text = data.decode("utf-8", "replace")
         known = output_code.aot_graph_id(text[:200])
         if known in self.known_graphs and known not in parsed.facts["graph_compile_ids"]:
+            self.output_codes += 1
             parsed.facts["graph_compile_ids"][known] = cid
             parsed.counters["output_code_in_debug_tree"] += 1
             self.latest_graph[cid] = known
@@ -472,7 +525,55 @@ class _TraceState:
             if waiting:
                 waiting.popleft()  # its ops come from the debug tree too
             return
-        sub = output_code.parse_output_code(text)
+        self._code_graph(output_code.parse_output_code(text), lineno, cid,
+                         self.payload_md5 or hashlib.md5(data).hexdigest())
+
+    def on_exported_program(self, lineno, meta, cid, data):
+        """torch.export's program (with TORCH_DTRACE): a graph of its own, with its ops; no Inductor
+        compile made it, so it has no kernel counts."""
+        text = data.decode("utf-8", "replace")
+        body = text.split("\nGraph signature:", 1)[0].split("\n")[1:]  # below `ExportedProgram:`
+        graph = "\n".join(line[4:] if line.startswith("    ") else line for line in body)
+        graph_id = f"export_{self.exports}"
+        self.exports += 1
+        ops = fx_graph.parse_fx_graph(graph)
+        self._offset_problems(ops, lineno)
+        for r in ops.rows.get("ops", []):
+            r["graph_id"], r["stage"] = graph_id, "exported"
+            self.parsed.add("ops", r)
+        self.parsed.facts["graph_compile_ids"][graph_id] = cid
+        self.parsed.add("graphs", {
+            "graph_id": graph_id, "compile_id": cid, "phase": None, "aot_id": None, "folder": None,
+            "pre_fusion_nodes": None, "post_fusion_nodes": None, "kernel_count": None, "extern_kernel_count": None,
+            "compile_order": None, "source": "torch_trace", "output_code_hash": None, "partitions": None,
+            "unknown_because": "a torch.export program: no Inductor compile, so no kernels or fusions to count",
+        })
+
+    def on_graph_dump(self, lineno, meta, cid, data):
+        """AOTInductor's code: `inductor_aot_wrapper_code` then `inductor_aot_kernel_code` (2.7+), or
+        one `inductor_aot_code` (2.4 to 2.6); the wrapper and kernels together are one graph, as the
+        debug tree's output_code.cpp is."""
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if name not in AOTI_CODE_NAMES:
+            self.parsed.counters[f"graph_dump:{name}"] += 1
+            return
+        if AOTI_CODE in self.known_graphs:
+            self.parsed.counters["aoti_code_in_debug_tree"] += 1
+            return
+        text = data.decode("utf-8", "replace")
+        if name == "inductor_aot_wrapper_code":
+            self.aoti_wrapper = (lineno, cid, text, self.payload_md5)
+            return
+        wrapper = self.aoti_wrapper if name == "inductor_aot_kernel_code" else None
+        self.aoti_wrapper = None
+        start, whole = (wrapper[0], wrapper[2] + "\n" + text) if wrapper else (lineno, text)
+        self._code_graph(output_code.parse_aoti_code(whole), start, cid, hashlib.md5(whole.encode()).hexdigest())
+
+    def _code_graph(self, sub: Parsed, lineno: int, cid, code_hash: str) -> None:
+        """A graph (and its kernels, and the post-grad graph waiting for it) from a compile's code."""
+        parsed = self.parsed
+        order = self.output_codes
+        self.output_codes += 1
         self._offset_problems(sub, lineno)
         aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
         graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
@@ -490,10 +591,12 @@ class _TraceState:
             "pre_fusion_nodes": None, "post_fusion_nodes": None,
             "kernel_count": sum(1 for k in kernels if k.get("generated")),
             "extern_kernel_count": sum(1 for k in kernels if k.get("generated") is False),
-            "compile_order": order, "source": "torch_trace",
-            "output_code_hash": self.payload_md5 or hashlib.md5(data).hexdigest(),
+            "compile_order": order, "source": "torch_trace", "output_code_hash": code_hash,
+            "partitions": sub.facts.get("partitions"),
         })
         parsed.facts["graph_compile_ids"][graph_id] = cid
+        if sub.facts.get("aoti"):
+            parsed.facts.setdefault("aoti_graphs", []).append(graph_id)
         for fact in ("device", "backend"):
             if sub.facts.get(fact) and fact not in parsed.facts:
                 parsed.facts[fact] = sub.facts[fact]
@@ -577,11 +680,29 @@ class _TraceState:
 
     def close(self) -> Parsed:
         parsed = self.parsed
+        if self.aoti_wrapper is not None:  # a wrapper whose kernel file was never logged
+            lineno, cid, text, md5 = self.aoti_wrapper
+            self.aoti_wrapper = None
+            self._code_graph(output_code.parse_aoti_code(text), lineno, cid, md5 or hashlib.md5(text.encode()).hexdigest())
         for kind, n in self.kinds.items():
             parsed.counters["records"] += n
-            known = kind in _HANDLERS or kind in _PASSIVE_KINDS
-            parsed.counters[f"kind:{kind}" if known else f"unknown_kind:{kind}"] += n
+            if kind in NAMED_KINDS:
+                parsed.counters[f"kind:{kind}"] += n
+                continue
+            handling = handling_of(kind, None)
+            parsed.counters[f"kind:{kind}" if handling != UNKNOWN else f"unknown_kind:{kind}"] += n
+            parsed.add("trace_records", {"record_kind": kind, "name": None, "n": n, "handling": handling})
+        for (kind, name), n in self.named.items():
+            handling = handling_of(kind, name)
+            if handling == UNKNOWN:
+                parsed.counters[f"unknown_{kind}:{name}"] += n
+            parsed.add("trace_records", {"record_kind": kind, "name": None if name is None else str(name), "n": n,
+                                         "handling": handling})
         self.chromium.finish(parsed)
+        for t in parsed.rows.get("timings", ()):
+            if t["name"] == CUDAGRAPH_RECORD_SPAN and t["source"] == "chromium_event":
+                parsed.add("cudagraph_events", {"compile_id": t["compile_id"], "kind": "record", "reason": None,
+                                                "n": t["calls"], "source": "chromium_event"})
         unpaired = sum(len(q) for q in self.pending_ops.values())
         if unpaired:
             parsed.counters["post_grad_graph_without_output_code"] += unpaired
@@ -595,6 +716,15 @@ class _TraceState:
                     r["graph_id"], r["stage"] = graph_id, "transformed"
                     parsed.add("ops", r)
         facts = parsed.facts
+        unfinished = self.started - self.finished
+        if unfinished:
+            facts["unfinished_compiles"] = sorted(str(c) for c in unfinished)
+        # compiles that finished with a graph for Inductor and no code from it: kernel-less graphs,
+        # whose debug folders Inductor leaves empty
+        coded = set(facts["graph_compile_ids"].values())
+        codeless = [c for c in self.aot_compiles if c not in coded and without_attempt(c) in self.finished]
+        if codeless:
+            facts["codeless_compiles"] = codeless
         for e in parsed.rows.get("cache_events", ()):
             # compilation_metrics (2.11+) say which cache served a lookup: where only one did, that is it
             counts = self.cache_counts.get(without_attempt(e["compile_id"])) or self.cache_counts.get(e["compile_id"])
@@ -604,7 +734,7 @@ class _TraceState:
         states = facts["graph_cache_states"]
         for g in parsed.rows.get("graphs", ()):
             g["cache_state"] = states.get(g["graph_id"])
-            if g.get("pre_fusion_nodes") is None:
+            if g.get("pre_fusion_nodes") is None and not g.get("unknown_because"):
                 g["unknown_because"] = _unknown_because(g)
         if self.first_glog is not None:
             started = _started_at(self.first_glog, self.metrics_epoch)
@@ -661,6 +791,7 @@ def _started_at(first_glog: tuple, epoch: float | None) -> str | None:
     return None
 
 
+_AOT_GRAPH_KINDS = frozenset({"aot_forward_graph", "aot_inference_graph"})
 _TENSOR_DEVICE = re.compile(r"device\(type='(\w+)'")
 _HANDLERS = {
     "str": _TraceState.on_str,
@@ -669,11 +800,15 @@ _HANDLERS = {
     "describe_tensor": _TraceState.on_describe_tensor,
     "compilation_metrics": _TraceState.on_metrics,
     "bwd_compilation_metrics": _TraceState.on_bwd_metrics,
+    "compilation_metrics_runtime": _TraceState.on_runtime_metrics,
+    "bwd_compilation_metrics_runtime": _TraceState.on_runtime_metrics,
     "artifact": _TraceState.on_artifact,
     "chromium_event": _TraceState.on_chromium,
     "dynamo_cpp_guards_str": _TraceState.on_cpp_guards,
     "dynamo_guards": _TraceState.on_json_guards,
     "inductor_output_code": _TraceState.on_output_code,
+    "graph_dump": _TraceState.on_graph_dump,
+    "exported_program": _TraceState.on_exported_program,
     "inductor_post_grad_graph": _TraceState.on_post_grad_record,
 }
 _ARTIFACTS = {
@@ -686,4 +821,7 @@ _ARTIFACTS = {
     "inductor_provenance_tracking_kernel_stack_traces": _TraceState.on_stack_traces,
     "inductor_provenance_tracking_node_mappings": _TraceState.on_node_mappings,
     "triton_kernel_info": _TraceState.on_kernel_info,
+    "inductor_collective_schedule": _TraceState.on_collective_schedule,
+    "inductor_runtime_and_tensor_meta": _TraceState.on_runtime_estimates,
+    "graph_execution": _TraceState.on_graph_execution,
 }

@@ -174,6 +174,7 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
                 "duration_us": float(v) * factor, "calls": 1, "source": "compilation_metrics",
             })
 
+    cudagraph_skip_row(parsed, metrics, compile_id, "compilation_metrics")
     for reason in row["restart_reasons"] or ():
         parsed.add("compile_events", _event(compile_id, "restart", reason, None, None))
     fail_type = row["fail_type"]
@@ -183,6 +184,17 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
             compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
             row["fail_user_frame_filename"], row["fail_user_frame_lineno"],
         ))
+
+
+_CUDAGRAPH_SKIP_PREFIX = re.compile(r"^skipping cudagraphs? due to ")
+
+
+def cudagraph_skip_row(parsed: Parsed, metrics: dict, compile_id: str | None, source: str) -> None:
+    """A compile's `cudagraph_skip_reason` (2.7+), without its "skipping cudagraphs due to " lead."""
+    reason = metrics.get("cudagraph_skip_reason")
+    if isinstance(reason, str) and reason:
+        parsed.add("cudagraph_events", {"compile_id": compile_id, "kind": "skip", "n": 1, "source": source,
+                                        "reason": _CUDAGRAPH_SKIP_PREFIX.sub("", reason).strip()})
 
 
 def _event(compile_id, kind, reason, user_file, user_line) -> dict:
