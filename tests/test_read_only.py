@@ -274,3 +274,36 @@ def test_the_function_list_is_current_and_leaves_out_the_sessions_own():
 
     assert FUNCTIONS_FILE.read_text() == read_functions_text(), "run `make schema`"
     assert not SESSION_FUNCTIONS & read_functions() and {"sum", "row_number", "regexp_replace"} <= read_functions()
+
+
+def test_every_table_view_and_macro_is_read_and_every_canned_query_runs(tmp_path):
+    """The allow-list's tables are made from the schema, not written out: every table, view and macro
+    of a new warehouse (the production modes' collectives, rank_divergences, spyre_* included) is on
+    it, and every canned query, typed as it is into a read-only door, runs and gives what
+    `iwh query` gives."""
+    from schema import queries
+
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([*RUNS, FIXTURES / "spyre_provenance" / "level0_and_fused"], db)
+    with Warehouse(db) as wh:
+        listed = wh.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() UNION ALL "
+            "SELECT view_name FROM duckdb_views() WHERE database_name = current_database() AND NOT internal UNION ALL "
+            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE database_name = current_database() "
+            "AND NOT internal AND function_type IN ('macro', 'table_macro')").fetchall()
+        names = {n.lower() for (n,) in listed}
+        assert names == warehouse_names()
+        assert {"collectives", "op_estimates", "graph_executions", "cudagraph_events", "trace_records", "spyre_handles",
+                "rank_signatures", "rank_divergences", "run_rollups_of", "version_key"} <= names
+        for name in sorted(names - {"run_configs_of", "run_rollups_of", "run_tallies_of", "picked_runs", "version_key",
+                                    "version_matches"}):
+            assert wh.sql(f'SELECT * FROM "{name}" LIMIT 1', timeout=LIMIT_S).width > 0, name
+        ran = 0
+        for q in queries.all_queries():
+            typed = wh.sql(q.sql, q.bind({}), timeout=LIMIT_S)
+            canned = wh.query(q.name)
+            assert (typed.columns, typed.height) == (canned.columns, canned.height), q.name
+            ran += typed.height > 0
+        # the Spyre query's select-list unnest ran, on rows
+        assert wh.sql(queries.get("spyre/profiled_kernels").sql, {"run": None}).height == 2
+    assert ran > 20, ran
