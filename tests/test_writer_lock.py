@@ -1,7 +1,9 @@
 """The write lock belongs to the warehouse, not to how its location is spelled, and never outlives
 its writer. Two spellings and roles of one lake (a real PostgreSQL 15 catalog started by the tests)
 ingesting the same runs at once land each run once; `kill -9` of an `iwh ingest --jobs 2` at
-several moments leaves no parse worker behind, and the next writer lands its runs at once.
+several moments leaves no parse worker behind, and the next writer lands its runs at once. Among the
+runs, a 2-rank DDP job (torchrun: both ranks' logs and debug folders in one folder) lands as its two
+ranks, once each.
 
 Expected values come from a serial ingest of the same runs into a plain file."""
 
@@ -12,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +25,7 @@ from ingest.load import ingest_paths
 from schema.api import Warehouse
 from schema.location import locate
 from schema.warehouse import LAKE_ID_KEY, _advisory_key, _intent_file, connect
-from tests.conftest import GPU_TRAIN_RUN, IWH, alive, children, unpack_cpu_corpora, wait_until
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, IWH, alive, children, unpack_cpu_corpora, wait_until
 from tests.test_team_warehouse import counts, machine
 
 
@@ -32,10 +35,24 @@ def corpora(tmp_path_factory) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def serial(corpora, tmp_path_factory) -> dict[str, int]:
+def ddp(tmp_path_factory) -> Path:
+    """The CPU 2-rank gloo DDP job of tests/fixtures/captures (torch 2.13)."""
+    root = tmp_path_factory.mktemp("ddp")
+    with tarfile.open(FIXTURES / "captures" / "cpu-torch2.13-2.14.1-modes.tar.xz") as tf:
+        tf.extractall(root, filter="data", members=[m for m in tf.getmembers() if m.name.startswith("cpu-2.13/ddp")])
+    return root / "cpu-2.13" / "ddp"
+
+
+@pytest.fixture(scope="module")
+def serial(corpora, ddp, tmp_path_factory) -> dict[str, int]:
     db = str(tmp_path_factory.mktemp("serial") / "serial.duckdb")
-    ingest_paths([*corpora, GPU_TRAIN_RUN], db)
+    ingest_paths([*corpora, GPU_TRAIN_RUN, ddp], db)
     return counts(db)
+
+
+def ranks(location, job: Path) -> list[int]:
+    with Warehouse(location) as wh:
+        return wh.sql("SELECT rank FROM runs WHERE job = $job ORDER BY rank", {"job": str(job)})["rank"].to_list()
 
 
 def team_lake(postgres, name: str) -> tuple[str, str]:
@@ -51,16 +68,17 @@ def team_lake(postgres, name: str) -> tuple[str, str]:
     return owner, ci
 
 
-def test_two_spellings_and_roles_of_one_lake_land_each_run_once(postgres, corpora, serial, tmp_path):
+def test_two_spellings_and_roles_of_one_lake_land_each_run_once(postgres, corpora, ddp, serial, tmp_path):
     owner, ci = team_lake(postgres, "spellings")
     ingest_paths([GPU_TRAIN_RUN], locate(owner, str(tmp_path / "lake-data")))
-    runs = [str(p) for p in (*corpora, GPU_TRAIN_RUN)]
+    runs = [str(p) for p in (*corpora, GPU_TRAIN_RUN, ddp)]
     procs = [subprocess.Popen([*IWH, "ingest", *runs, "--db", where, "--jobs", "2"], env=machine(tmp_path, str(i)),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i, where in enumerate((owner, ci))]
     results = [p.communicate(timeout=600) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in results]
-    assert counts(owner) == serial and serial["runs"] == 16
+    assert counts(owner) == serial and serial["runs"] == 18 and serial["collectives"] > 0
+    assert ranks(ci, ddp) == [0, 1]
     with Warehouse(ci) as wh:
         assert wh.sql("SELECT run_id FROM runs GROUP BY run_id HAVING count(*) > 1").height == 0
         assert wh.sql("SELECT source_hash FROM kernel_sources GROUP BY 1 HAVING count(*) > 1").height == 0
@@ -115,14 +133,14 @@ def test_every_spelling_of_a_file_names_one_warehouse(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("moment", ["parsing", "between commits", "mid-commit"])
 @pytest.mark.parametrize("kind", ["file", "lake"])
-def test_a_killed_writer_leaves_no_worker_and_no_lock(kind, moment, postgres, corpora, tmp_path):
+def test_a_killed_writer_leaves_no_worker_and_no_lock(kind, moment, postgres, corpora, ddp, tmp_path):
     where = str(tmp_path / "shared.duckdb") if kind == "file" else "ducklake:postgres:" + postgres.createdb(
         f"killed_{moment.replace(' ', '_').replace('-', '_')}")
     ingest_paths([corpora[0]], locate(where, str(tmp_path / "lake-data")))  # the lake and its id exist
     flag = tmp_path / "flag"
     mode = "stall" if moment == "mid-commit" else "slow"
     victim = subprocess.Popen([sys.executable, "-m", "tests.ingest_driver", mode, str(flag), "--", "ingest",
-                               *map(str, corpora[1:]), "--db", where, "--jobs", "2"],
+                               *map(str, (*corpora[1:], ddp)), "--db", where, "--jobs", "2"],
                               env=machine(tmp_path, "victim") | {"IWH_DRIVER_PARSE_S": "0.5", "IWH_DRIVER_BATCH_RUNS": "1"},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -140,11 +158,11 @@ def test_a_killed_writer_leaves_no_worker_and_no_lock(kind, moment, postgres, co
         victim.wait()
     # the next writer finds the lock free: --wait 10 fails unless it gets it within 10 s
     t0 = time.monotonic()
-    done = subprocess.run([*IWH, "ingest", *map(str, corpora), "--db", where, "--wait", "10", "--format", "json"],
+    done = subprocess.run([*IWH, "ingest", *map(str, (*corpora, ddp)), "--db", where, "--wait", "10", "--format", "json"],
                           env=machine(tmp_path, "next"), capture_output=True, text=True, timeout=300)
     took = time.monotonic() - t0
     assert done.returncode == 0, done.stderr[-2000:]
-    assert counts(where)["runs"] == 15, took
+    assert counts(where)["runs"] == 17 and ranks(where, ddp) == [0, 1], took
 
 
 def test_a_killed_writers_ray_workers_die_with_it(corpora, tmp_path):
