@@ -2,24 +2,25 @@
 metric or the identity of the generated kernels changed from the run before, with the before and
 after of each.
 
-A series is the runs of one model and workload (the labels `compare` pairs on: mode, dtype, variant,
-batch, device), ordered by compiler version (as releases, then build, then start time), or by a label
-such as `nightly` (its values sorted as text: dates sort as dates). Structural metrics are those
-`compare` gates on; a kernel's identity is its signature plus the hash of its normalised source,
-so a kernel renamed by its counter is the same kernel and one whose code changed is not.
+A series is the runs of one workload (views/12_workloads.sql: the model plus mode, dtype, variant,
+batch and device), ordered by compiler version (as releases, then build, then start time), or by a
+label such as `nightly` (its values sorted as text: dates sort as dates). Structural metrics are
+those `compare` reports, compile failures, fallbacks to eager and restarts among them; a kernel's
+identity is its signature plus the hash of its normalised source, so a kernel renamed by its counter
+is the same kernel and one whose code changed is not. Beside a change of identities, the kernels of
+the two runs are paired as `compare --kernels` pairs them (match_kernels: renamed fusions included).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
-from analysis.compare import PAIR_ON, model_key, run_query, select_runs, Selector
+from analysis.compare import (ADDED, CHANGED, EVENTS, REMOVED, RENAMED, Selector, match_kernels, run_query,
+                              select_runs, workload_labels)
 
 IDENTITY = "kernel_identity"
-METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", "graph_breaks",
-           "recompiles")
+METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", *EVENTS)
 CHOICES = METRICS + (IDENTITY,)
 
 
@@ -51,17 +52,17 @@ class SeriesReport:
 
 
 def changes(con, model: str, series_label: str | None = None, metrics: tuple[str, ...] = CHOICES,
-            pair_on: tuple[str, ...] = PAIR_ON) -> SeriesReport:
+            pair_on: tuple[str, ...] | None = None) -> SeriesReport:
     unknown = set(metrics) - set(CHOICES)
     if unknown:
         raise ValueError(f"no metric {', '.join(sorted(unknown))}; choose from {', '.join(CHOICES)}")
-    runs = select_runs(con, Selector(f"model={model}", {"model": model}, {}))
+    keys = tuple(k for k in (pair_on if pair_on is not None else workload_labels(con)) if k != series_label)
+    runs = select_runs(con, Selector(f"model={model}", {"model": model}, {}), pair_on=keys)
     if series_label:
         runs = [r for r in runs if r["labels"].get(series_label) is not None]
     series: dict[str, list[dict]] = {}
     for r in runs:
-        config = {k: str(r["labels"][k]) for k in pair_on if k != series_label and r["labels"].get(k) is not None}
-        series.setdefault(model_key(model, config), []).append(r)
+        series.setdefault(r["workload"], []).append(r)
     order = _by_label(series_label) if series_label else _by_version
     for key in series:
         series[key].sort(key=order)
@@ -75,14 +76,16 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
             kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
             if found or kernels_changed:
                 steps.append((key, i + 1, b, h, found, kernels_changed))
-    beside = sorted({r["run_id"] for *_, b, h, _, changed in steps if changed for r in (b, h)})
-    identities = _identities(con, model, beside) if beside else {}
     at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
     points = []
+    kernels: dict[str, list[dict]] = {}
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
-            before, after = identities.get(b["run_id"], Counter()), identities.get(h["run_id"], Counter())
-            found.append(Change(IDENTITY, sum(before.values()), sum(after.values()), _identity_change(before, after)))
+            for r in (b, h):
+                if r["run_id"] not in kernels:
+                    kernels[r["run_id"]] = [k for k in run_query(con, "compare/kernels", run=r["run_id"]) if k["generated"]]
+            before, after = kernels[b["run_id"]], kernels[h["run_id"]]
+            found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after)))
         points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found))
     return SeriesReport(model, series_label or "compiler version", series, points)
 
@@ -110,25 +113,18 @@ def _identity_digests(con, model: str) -> dict[str, int]:
     return {r["run_id"]: r["digest"] for r in run_query(con, "changes/kernel_identity_digests", model=model)}
 
 
-def _identities(con, model: str, runs: list[str]) -> dict[str, Counter]:
-    out: dict[str, Counter] = {}
-    for r in run_query(con, "changes/kernel_identities", model=model, runs=",".join(runs)):
-        out.setdefault(r["run_id"], Counter())[(r["phase"], r["signature"], r["source_hash"])] += 1
-    return out
-
-
-def _identity_change(before: Counter, after: Counter) -> str:
-    """Kernels whose identity changed, by signature: how many came, went or changed their code."""
-    gone, came = before - after, after - before
-    if not gone and not came:
-        return ""
-    sigs_gone = Counter((p, s) for p, s, _ in gone.elements())
-    sigs_came = Counter((p, s) for p, s, _ in came.elements())
-    changed = sigs_gone & sigs_came
-    removed, added = sigs_gone - changed, sigs_came - changed
+def identity_change(before: list[dict], after: list[dict]) -> str:
+    """The generated kernels of two runs paired (compare's match_kernels), in words: how many changed
+    their code, were renamed (and to what), came or went."""
+    paired = match_kernels(before, after)
     parts = []
-    for what, c in (("code changed", changed), ("added", added), ("removed", removed)):
-        if c:
-            names = sorted({s for _, s in c.elements()})
-            parts.append(f"{sum(c.values())} {what}: {', '.join(names[:6])}{' ...' if len(names) > 6 else ''}")
+    for status, what in ((CHANGED, "code changed"), (RENAMED, "renamed"), (ADDED, "added"), (REMOVED, "removed")):
+        hit = [k for k in paired if k.status == status]
+        if not hit:
+            continue
+        if status == RENAMED:
+            names = sorted(f"{k.base_kernel} -> {k.head_kernel}" for k in hit)
+        else:
+            names = sorted({k.signature for k in hit})
+        parts.append(f"{len(hit)} {what}: {', '.join(names[:6])}{' ...' if len(names) > 6 else ''}")
     return "; ".join(parts)

@@ -5,11 +5,11 @@ Computing lives here and returns plain dataclasses (the dashboard calls `compare
 that call a change a regression are in `analysis/regress.py`; the command is
 `cli/commands/compare.py`. The SQL is in schema/queries/compare/.
 
-Like for like: runs pair on the model plus those workload labels (`PAIR_ON`, or `--pair-on`: mode,
-dtype, variant, batch, device) that tell runs of one side apart. A label constant on each side but
-different between them (`variant=default` vs `variant=aggressive_fusion`) is the compared
-variable, not a pairing key. Models on one side only are listed apart
-and never enter the summary. Several runs of one pairing key on a side are samples.
+Like for like: runs pair when their workloads agree (views/12_workloads.sql: the model plus the
+workload labels mode, dtype, variant, batch and the device; `--pair-on` names others). A label a
+selector names (`variant=default` vs `variant=aggressive_fusion`, `device=cpu` vs `device=cuda`) is
+the compared variable, not part of the workload. Workloads on one side only are listed apart and
+never enter the summary. Several runs of one workload on a side are samples.
 """
 
 from __future__ import annotations
@@ -26,8 +26,12 @@ from analysis import regress
 from ingest.normalize import kernel_signature
 from schema import queries as canned
 
+# compile events as views/20_run_metrics.sql defines them: breaks and recompiles of user frames,
+# library_* those of library frames, failures and fallbacks to eager of every frame
+EVENTS = ("failures", "fallbacks", "restarts", "graph_breaks", "recompiles", "library_graph_breaks",
+          "library_recompiles")
 STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
-              "graph_breaks", "recompiles", "library_graph_breaks", "library_recompiles", "fx_cache_hit_rate")
+              *EVENTS, "fx_cache_hit_rate")
 TIMINGS = ("compile_s", "kernel_us")
 METRICS = STRUCTURAL + TIMINGS
 RATES = ("fusion_rate", "fx_cache_hit_rate")  # a sum of rates means nothing: the summary shows their geomean only
@@ -93,12 +97,27 @@ class MetricDelta:
 
 
 @dataclass
+class Failure:
+    """A failed compile of one run: its cause (registry id or normalised reason), the reason in
+    one line, whether the frame then ran eagerly, and where."""
+    run_id: str
+    compile_id: str | None
+    cause: str
+    reason: str
+    fallback: bool
+    frame: str | None  # file:line
+
+
+@dataclass
 class ModelPair:
     model: str
-    config: dict  # the pairing labels beyond the model
+    config: dict  # the workload labels beyond the model that tell this pair from the others shown
     base_runs: list[str]
     head_runs: list[str]
     metrics: dict[str, MetricDelta]
+    workload: str = ""  # the full workload key the runs paired on
+    new_failures: list[Failure] = field(default_factory=list)  # head failures of a cause the base lacks
+    fixed_failures: list[Failure] = field(default_factory=list)  # base failures of a cause the head lacks
 
     @property
     def key(self) -> str:
@@ -135,6 +154,21 @@ class CompareResult:
     def regressions(self) -> list[tuple[str, str]]:
         return [(p.key, m) for p in self.pairs for m in p.regressions]
 
+    @property
+    def models(self) -> int:
+        return len({p.model for p in self.pairs})
+
+    def headline(self) -> str:
+        """`16 workloads of 6 models on both sides`, in words that agree with the numbers."""
+        return (f"{plural(len(self.pairs), 'workload')} of {plural(self.models, 'model')} on both sides"
+                + (f"; {len(self.base_only)} on the base side only" if self.base_only else "")
+                + (f"; {len(self.head_only)} on the head side only" if self.head_only else ""))
+
+
+def plural(n: int, word: str) -> str:
+    """`1 model`, `2 models`."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
 
 def model_key(model: str | None, config: dict) -> str:
     return (model or "(no model)") + (" [" + " ".join(f"{k}={v}" for k, v in sorted(config.items())) + "]" if config else "")
@@ -149,39 +183,59 @@ def run_query(con, name: str, **params) -> list[dict]:
     return [dict(zip(cols, row, strict=True)) for row in rel.fetchall()]
 
 
-def select_runs(con, selector: Selector, model: str | None = None) -> list[dict]:
+def select_runs(con, selector: Selector, model: str | None = None, pair_on: tuple[str, ...] | None = None) -> list[dict]:
+    """The runs a selector picks, with their metrics and `workload` over the `pair_on` labels
+    (None: the workload labels of views/12_workloads.sql)."""
     params = dict(selector.params)
     if model is not None:
         params["model"] = model
     if selector.labels:
         params["labels"] = orjson.dumps(selector.labels).decode()
+    if pair_on is not None and set(pair_on) != set(workload_labels(con)):
+        params["pair_on"] = ",".join(pair_on)
     rows = run_query(con, "compare/runs", **params)
     for r in rows:
         r["labels"] = orjson.loads(r["labels"]) if r["labels"] else {}
     return rows
 
 
-# Labels that describe the workload a run measured. Other labels (command lines, hosts, start
-# times, commits) record how a run was made: they differ from run to run and must not split pairs.
-PAIR_ON = ("mode", "dtype", "variant", "batch", "device")
+def workload_labels(con) -> tuple[str, ...]:
+    """The labels that name a workload (views/12_workloads.sql's workload_labels())."""
+    con = getattr(con, "con", con)
+    return tuple(r[0] for r in con.execute("SELECT unnest(workload_labels())").fetchall())
 
 
 def compare(con, base: str, head: str, model: str | None = None,
-            rules: dict[str, regress.Rule] | None = None, pair_on: tuple[str, ...] = PAIR_ON) -> CompareResult:
-    """Compare the runs `base` selects with those `head` selects, model by model."""
+            rules: dict[str, regress.Rule] | None = None, pair_on: tuple[str, ...] | None = None) -> CompareResult:
+    """Compare the runs `base` selects with those `head` selects, workload by workload."""
     rules = rules or regress.DEFAULT_RULES
     sel_b, sel_h = parse_selector(base), parse_selector(head)
     groups_b, groups_h, common, _ = _paired_groups(con, sel_b, sel_h, model, pair_on)
-    pairs = [_pair(key, groups_b[key], groups_h[key], rules) for key in common]
+    failures = _failures(con, [r for key in common for g in (groups_b, groups_h) for r in g[key]
+                               if r.get("failures")])
+    pairs = [_pair(key, groups_b[key], groups_h[key], rules, failures) for key in common]
     result = CompareResult(
         base=base, head=head, pairs=pairs,
-        base_only=sorted(model_key(*_unkey(k)) for k in set(groups_b) - set(groups_h)),
-        head_only=sorted(model_key(*_unkey(k)) for k in set(groups_h) - set(groups_b)),
+        base_only=sorted(_shown(groups_b[k]) for k in set(groups_b) - set(groups_h)),
+        head_only=sorted(_shown(groups_h[k]) for k in set(groups_h) - set(groups_b)),
         summary=_summary(pairs),
     )
-    configs = _configs(con, [groups[_key(p)] for p in pairs for groups in (groups_b, groups_h)])
+    configs = _configs(con, [groups[p.workload] for p in pairs for groups in (groups_b, groups_h)])
     result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h, configs)
     return result
+
+
+def _failures(con, runs: list[dict]) -> dict[str, list[Failure]]:
+    """Run id -> its failures, for the runs that have any (compare/failures)."""
+    out: dict[str, list[Failure]] = defaultdict(list)
+    if not runs:
+        return out
+    for r in run_query(con, "compare/failures", runs=",".join(sorted({r["run_id"] for r in runs}))):
+        frame = (r["user_file"].rsplit("/", 1)[-1] + (f":{r['user_line']}" if r["user_line"] is not None else "")
+                 if r["user_file"] else None)
+        out[r["run_id"]].append(Failure(r["run_id"], r["compile_id"], r["cause"], r["reason"],
+                                        bool(r["fallback"]), frame))
+    return out
 
 
 def _configs(con, groups: list[list[dict]]) -> dict[str, dict]:
@@ -196,17 +250,23 @@ def _first_config(runs: list[dict]) -> str | None:
     return next((r["inductor_config_hash"] for r in runs if r.get("inductor_config_hash")), None)
 
 
-def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...]):
-    """The runs each selector picks, grouped like for like: (base groups, head groups, the keys on
-    both sides, the pairing labels used)."""
-    runs_b, runs_h = select_runs(con, sel_b, model), select_runs(con, sel_h, model)
+def _paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...] | None):
+    """The runs each selector picks, grouped by workload: (base groups, head groups, the workloads on
+    both sides, the labels the workloads are told apart by). A label both selectors name is the
+    compared variable, not part of the workload; runs both picked by id pair by model."""
+    keys = tuple(pair_on) if pair_on is not None else workload_labels(con)
+    if "run" in sel_b.params and "run" in sel_h.params:
+        keys = ()
+    both = set(sel_b.labels) & set(sel_h.labels) | ({"device"} & set(sel_b.params) & set(sel_h.params))
+    keys = tuple(k for k in keys if k not in both)
+    runs_b, runs_h = select_runs(con, sel_b, model, keys), select_runs(con, sel_h, model, keys)
     for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
         if not runs:
             raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
                                 + "; " + _nearest_values(con, sel, model) + " (`iwh runs` lists every run)")
-    dims = _pairing_labels(runs_b, runs_h, pair_on)
+    dims = _shown_labels(runs_b + runs_h, keys)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
-    return groups_b, groups_h, sorted(set(groups_b) & set(groups_h)), dims
+    return groups_b, groups_h, sorted(set(groups_b) & set(groups_h), key=lambda w: _sort_key(groups_b[w])), dims
 
 
 def _nearest_values(con, sel: Selector, model: str | None) -> str:
@@ -255,33 +315,51 @@ def _nearest_versions(wanted: str, known: list[str], n: int = 5) -> list[str]:
     return sorted(known, key=distance)[:n]
 
 
-def _pairing_labels(runs_b: list[dict], runs_h: list[dict], candidates: tuple[str, ...]) -> list[str]:
-    """The workload labels that tell runs of one model apart within a side. A label one selector
-    pins (mode=train) still pairs when the other side has several values of it."""
-    keys = set()
-    for r in runs_b + runs_h:
-        keys |= {k for k, v in r["labels"].items() if k in candidates and v is not None}
-    seen = defaultdict(set)  # (side, model, key) -> values
-    for side, runs in ((0, runs_b), (1, runs_h)):
-        for r in runs:
-            for k in keys:
-                seen[(side, r["model"], k)].add(r["labels"].get(k))
-    return sorted({k for (_, _, k), values in seen.items() if len(values) > 1})
+def _label(run: dict, key: str):
+    """A workload part of a run: device and rank are its columns (a label where the column is NULL),
+    as workload_key (views/12_workloads.sql) reads them."""
+    value = run.get(key) if key in ("device", "rank") else None
+    if value is None:
+        value = run["labels"].get(key)
+    return None if value is None else str(value)
 
 
-def _group(runs: list[dict], dims: list[str]) -> dict[tuple, list[dict]]:
+def _shown_labels(runs: list[dict], keys: tuple[str, ...]) -> dict[str, list[str]]:
+    """Model -> the workload labels that tell its workloads apart: those with more than one value
+    (a missing label is a value) among its runs. Workloads are shown with these only."""
+    seen = defaultdict(set)
+    for r in runs:
+        for k in keys:
+            seen[(r["model"], k)].add(_label(r, k))
+    out = defaultdict(list)
+    for (m, k), values in sorted(seen.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        if len(values) > 1:
+            out[m].append(k)
+    return out
+
+
+def _group(runs: list[dict], dims: dict[str, list[str]]) -> dict[str, list[dict]]:
+    """Workload key -> its runs, each with `config`: its labels that tell it apart from the model's others."""
     out = defaultdict(list)
     for r in runs:
-        config = tuple((k, str(r["labels"][k])) for k in dims if r["labels"].get(k) is not None)
-        out[(r["model"], config)].append(r)
+        r["config"] = {k: _label(r, k) for k in dims.get(r["model"], ()) if _label(r, k) is not None}
+        out[r["workload"]].append(r)
     return out
+
+
+def _shown(runs: list[dict]) -> str:
+    return model_key(runs[0]["model"], runs[0]["config"])
+
+
+def _sort_key(runs: list[dict]) -> tuple:
+    return (runs[0]["model"] or "", sorted(runs[0]["config"].items()))
 
 
 def _values(runs: list[dict], metric: str) -> list[float]:
     return [float(r[metric]) for r in runs if r.get(metric) is not None]
 
 
-def _pair(key: tuple, base: list[dict], head: list[dict], rules) -> ModelPair:
+def _pair(workload: str, base: list[dict], head: list[dict], rules, failures: dict[str, list[Failure]]) -> ModelPair:
     metrics = {}
     temperatures = (_temperatures(base), _temperatures(head))
     for m in METRICS:
@@ -292,7 +370,16 @@ def _pair(key: tuple, base: list[dict], head: list[dict], rules) -> ModelPair:
             verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
         pick = min if m in TIMINGS else regress.representative
         metrics[m] = MetricDelta(m, pick(vb) if vb else None, pick(vh) if vh else None, verdict, how)
-    return ModelPair(key[0], dict(key[1]), [r["run_id"] for r in base], [r["run_id"] for r in head], metrics)
+    # a failure of a cause the base never had is new, whatever the counts say
+    found = [[f for r in side for f in failures.get(r["run_id"], ())] for side in (base, head)]
+    causes = [{f.cause for f in side} for side in found]
+    new = [f for f in found[1] if f.cause not in causes[0]]
+    fixed = [f for f in found[0] if f.cause not in causes[1]]
+    judged = metrics["failures"]
+    if new and rules["failures"].threshold is not None and judged.verdict != regress.REGRESSION:
+        judged.verdict, judged.how = regress.REGRESSION, f"new: {new[0].cause}"
+    return ModelPair(base[0]["model"], dict(base[0]["config"]), [r["run_id"] for r in base],
+                     [r["run_id"] for r in head], metrics, workload, new, fixed)
 
 
 def _temperatures(runs: list[dict]) -> tuple[str, ...]:
@@ -332,7 +419,7 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
         if col in expected or (col in ("device", "backend") and col in compared):
             continue
         differing = [p.key for p in pairs
-                     if {r.get(col) for r in groups_b[_key(p)]} != {r.get(col) for r in groups_h[_key(p)]}]
+                     if {r.get(col) for r in groups_b[p.workload]} != {r.get(col) for r in groups_h[p.workload]}]
         if differing:
             warnings.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
                             f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
@@ -344,7 +431,7 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
                         "compile times measure caches, not compilers; compare cold runs with cold runs")
     changed, added, removed = Counter(), Counter(), Counter()
     for p in pairs:
-        diff = config_diff(groups_b[_key(p)], groups_h[_key(p)], configs)
+        diff = config_diff(groups_b[p.workload], groups_h[p.workload], configs)
         changed.update(diff.changed)
         added.update(diff.added)
         removed.update(diff.removed)
@@ -365,14 +452,6 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
 
 def _names(keys: Counter, n: int = 8) -> str:
     return ", ".join(k for k, _ in keys.most_common(n)) + (" ..." if len(keys) > n else "")
-
-
-def _unkey(key: tuple) -> tuple[str, dict]:
-    return key[0], dict(key[1])
-
-
-def _key(p: ModelPair) -> tuple:
-    return (p.model, tuple(p.config.items()))
 
 
 @dataclass(frozen=True)
@@ -406,7 +485,10 @@ def _setting(value):
 
 # ---- kernel-level diff ---------------------------------------------------------------------------
 
-ADDED, REMOVED, CHANGED, SAME = "added", "removed", "changed", "unchanged"
+# unchanged: same name, same code; changed: same name, other code; renamed: the same kernel under
+# another name (same code, or the same fusion by structure: its code may differ too); added, removed
+ADDED, REMOVED, CHANGED, RENAMED, SAME = "added", "removed", "changed", "renamed", "unchanged"
+STATUSES = (CHANGED, RENAMED, ADDED, REMOVED, SAME)
 
 
 @dataclass
@@ -420,6 +502,11 @@ class KernelChange:
     head_kernel: str | None
     base_hash: str | None
     head_hash: str | None
+    how: str = ""  # what paired it: name, source hash, or structure (lineage, source nodes, ATen ops, op words)
+
+    @property
+    def code_changed(self) -> bool:
+        return self.base_hash is not None and self.head_hash is not None and self.base_hash != self.head_hash
 
 
 @dataclass
@@ -457,35 +544,46 @@ class KernelDiff:
 
     def counts(self, generated_only: bool = True) -> dict[str, int]:
         c = Counter(k.status for k in self.kernels if k.generated or not generated_only)
-        return {s: c.get(s, 0) for s in (ADDED, REMOVED, CHANGED, SAME)}
+        return {s: c.get(s, 0) for s in STATUSES}
+
+    @property
+    def code_changes(self) -> list[int]:
+        """Positions in `kernels` of the pairs whose code differs (changed, or renamed with new code)."""
+        return [i for i, k in enumerate(self.kernels) if k.code_changed and k.status in (CHANGED, RENAMED)]
 
 
-def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] = PAIR_ON) -> KernelDiff:
-    """Kernels of `model` matched across the sides by signature, then normalised source hash.
+def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] | None = None,
+                workload: str | None = None) -> KernelDiff:
+    """Kernels of `model` matched across the sides by name and normalised source hash, then by
+    structure (`match_kernels`).
 
-    Base and head selectors are as for `compare`; runs pair like for like as there. When several
-    configurations of the model pair, the first is diffed (the notes list the others); when a side
-    has several runs of it, the earliest (pass run ids to choose)."""
+    Base and head selectors are as for `compare`; runs pair by workload as there. `workload` (a key
+    as `compare` gives it, ModelPair.workload) picks the workload to diff; else the first of the
+    model's (the notes list the others). When a side has several runs of it, the earliest (pass run
+    ids to choose)."""
     groups_b, groups_h, common, dims = _paired_groups(con, parse_selector(base), parse_selector(head), model,
                                                       pair_on)
     if not common:
-        hint = f"; narrow the selectors, e.g. add {dims[0]}=..." if dims else ""
-        raise SelectorError(f"no run of {model} pairs like for like across the sides (they differ in "
-                            f"{', '.join(dims) or 'nothing the pairing labels say'}){hint}")
-    key = common[0]
+        shown = dims.get(model, [])
+        hint = f"; narrow the selectors, e.g. add {shown[0]}=..." if shown else ""
+        raise SelectorError(f"no workload of {model} is on both sides (its runs differ in "
+                            f"{', '.join(shown) or 'nothing the workload labels say'}){hint}")
+    if workload is not None and workload not in common:
+        raise SelectorError(f"workload {workload!r} is not on both sides; those that are: {', '.join(common)}")
+    key = workload or common[0]
     b, h = groups_b[key][0]["run_id"], groups_h[key][0]["run_id"]
     notes = []
-    if len(common) > 1:
-        notes.append(f"{len(common)} configurations of {model} on both sides; diffing {model_key(*_unkey(key))}, "
-                     f"also: {', '.join(model_key(*_unkey(k)) for k in common[1:])} (narrow the selectors)")
+    if len(common) > 1 and workload is None:
+        notes.append(f"{len(common)} workloads of {model} on both sides; diffing {_shown(groups_b[key])}, "
+                     f"also: {', '.join(_shown(groups_b[k]) for k in common if k != key)} (narrow the selectors)")
     if len(groups_b[key]) > 1 or len(groups_h[key]) > 1:
-        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {model_key(*_unkey(key))}: "
+        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {_shown(groups_b[key])}: "
                      f"diffing {b} and {h} (give run ids to choose)")
     kb, kh = run_query(con, "compare/kernels", run=b), run_query(con, "compare/kernels", run=h)
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
                                             run_query(con, "compare/fusions", run=h))
     autotune = _autotune_changes(run_query(con, "compare/autotune", run=b), run_query(con, "compare/autotune", run=h))
-    return KernelDiff(model, b, h, _match_kernels(kb, kh), fusions, notes + fusion_notes, autotune)
+    return KernelDiff(model, b, h, match_kernels(kb, kh), fusions, notes + fusion_notes, autotune)
 
 
 def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange]:
@@ -516,42 +614,106 @@ def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange
     return sorted(out, key=lambda c: order[c.status])
 
 
-def _match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
-    by_sig_b, by_sig_h = defaultdict(list), defaultdict(list)
-    for k in base:
-        by_sig_b[k["signature"] or k["kernel_name"]].append(k)
-    for k in head:
-        by_sig_h[k["signature"] or k["kernel_name"]].append(k)
-    out = []
-    for sig in sorted(set(by_sig_b) | set(by_sig_h)):
-        left, right = list(by_sig_b.get(sig, ())), list(by_sig_h.get(sig, ()))
-        # most specific match first: same source in the same phase, same source anywhere,
-        # then same phase (a changed kernel), then whatever pairs are left
-        for same_hash, same_phase in ((True, True), (True, False), (False, True), (False, False)):
-            for kb in list(left):
-                for kh in right:
-                    if (same_hash and kb["source_hash"] != kh["source_hash"]) or \
-                            (same_phase and kb["phase"] != kh["phase"]):
-                        continue
-                    status = SAME if kb["source_hash"] == kh["source_hash"] else CHANGED
-                    out.append(_change(status, sig, kb, kh))
+# Ops that only move or re-view data: later releases add them to fused kernels' names
+# (cpp_fused_gelu_2 in 2.6 is cpp_fused_gelu_view_2 in 2.13), so they do not tell fusions apart.
+_LAYOUT_WORDS = frozenset({"view", "unsafe", "expand", "transpose", "permute", "clone", "unsqueeze", "squeeze",
+                           "reshape", "as", "strided", "t", "alias", "contiguous", "select", "slice"})
+_FUSED_PREFIX = re.compile(r"^.*?fused_?")
+STRUCTURE_MIN = 0.5  # least Jaccard similarity of two kernels' structure for them to pair
+
+
+def _op_words(signature: str) -> frozenset[str]:
+    """The ops a fused kernel's name lists, as words, less layout ops: `cpp_fused_add_native_layer_norm_view`
+    -> {add, native, layer, norm}."""
+    if "fused" not in signature:
+        return frozenset()
+    return frozenset(w for w in _FUSED_PREFIX.sub("", signature).split("_") if w and w not in _LAYOUT_WORDS)
+
+
+def _structure(a: dict, b: dict) -> tuple[float, str]:
+    """How alike two kernels are (Jaccard similarity, by what): the best agreement of any description
+    both have: the source nodes their lineage links them to, the source nodes or ATen ops their code
+    names, the scheduler nodes their fusion groups hold (in graphs of as many nodes: node names number
+    a graph's nodes), the op words of their fused names. Releases describe kernels differently (2.6's
+    C++ kernels have neither lineage nor op words in `cpp_fused_0`), so no one description decides."""
+    best = (0.0, "")
+    described = [(a.get(c) or (), b.get(c) or (), what) for c, what in (
+        ("lineage_nodes", "lineage"), ("source_nodes", "source nodes"), ("aten_ops", "ATen ops"),
+        ("scheduler_nodes", "scheduler nodes"))]
+    described.append((_op_words(a["signature"] or ""), _op_words(b["signature"] or ""), "op words"))
+    for x, y, what in described:
+        x, y = set(x), set(y)
+        if what == "scheduler nodes" and not {n.partition(":")[0] for n in x} & {n.partition(":")[0] for n in y}:
+            continue
+        if x and y and len(x & y) / len(x | y) > best[0]:
+            best = (len(x & y) / len(x | y), what)
+    return best
+
+
+def _counter(name: str | None) -> int:
+    m = re.search(r"_(\d+)$", name or "")
+    return int(m.group(1)) if m else 0
+
+
+def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
+    """Kernels of two runs paired, most certain first: the same name and code (unchanged); the same
+    code under another name (renamed); the same name (changed code); then, among the generated
+    kernels of a phase still unpaired, the most alike by structure (`_structure`, at least
+    STRUCTURE_MIN: renamed, its code compared too). What stays unpaired is added or removed.
+    Names compare without their per-graph counter (signature)."""
+    left, right = list(base), list(head)
+    out: list[KernelChange] = []
+
+    def sig(k):
+        return k["signature"] or k["kernel_name"]
+
+    def pair(test, how):
+        for kb in list(left):
+            for kh in right:
+                if test(kb, kh):
+                    status = SAME if sig(kb) == sig(kh) and kb["source_hash"] == kh["source_hash"] else \
+                        CHANGED if sig(kb) == sig(kh) else RENAMED
+                    out.append(_change(status, kb, kh, how))
                     left.remove(kb)
                     right.remove(kh)
                     break
-        out += [_change(REMOVED, sig, kb, None) for kb in left]
-        out += [_change(ADDED, sig, None, kh) for kh in right]
-    order = {CHANGED: 0, ADDED: 1, REMOVED: 2, SAME: 3}
+
+    # the same phase first, then any: a kernel can move between graphs of a run
+    for same_phase in (True, False):
+        def phase_ok(kb, kh, same_phase=same_phase):
+            return not same_phase or kb["phase"] == kh["phase"]
+        pair(lambda kb, kh: phase_ok(kb, kh) and sig(kb) == sig(kh) and kb["source_hash"] == kh["source_hash"], "name")
+        pair(lambda kb, kh: phase_ok(kb, kh) and kb["source_hash"] is not None
+             and kb["source_hash"] == kh["source_hash"] and kb["generated"] == kh["generated"], "source hash")
+        pair(lambda kb, kh: phase_ok(kb, kh) and sig(kb) == sig(kh), "name")
+    candidates = []
+    for kb in left:
+        for kh in right:
+            if kb["generated"] and kh["generated"] and kb["phase"] == kh["phase"]:
+                score, what = _structure(kb, kh)
+                if score >= STRUCTURE_MIN:
+                    candidates.append((-score, kb["category"] != kh["category"],
+                                       abs(_counter(kb["kernel_name"]) - _counter(kh["kernel_name"])),
+                                       id(kb), id(kh), kb, kh, f"structure: {what} {score:.2f}"))
+    for *_, kb, kh, how in sorted(candidates, key=lambda c: c[:3]):
+        if any(kb is k for k in left) and any(kh is k for k in right):
+            out.append(_change(RENAMED, kb, kh, how))
+            left.remove(kb)
+            right.remove(kh)
+    out += [_change(REMOVED, kb, None, "") for kb in left]
+    out += [_change(ADDED, None, kh, "") for kh in right]
+    order = {s: i for i, s in enumerate(STATUSES)}
     return sorted(out, key=lambda c: (order[c.status], not c.generated, c.phase or "", c.signature,
                                       c.base_kernel or "", c.head_kernel or ""))
 
 
-def _change(status: str, sig: str, kb: dict | None, kh: dict | None) -> KernelChange:
+def _change(status: str, kb: dict | None, kh: dict | None, how: str) -> KernelChange:
     ref = kh or kb
     return KernelChange(
-        status=status, signature=sig, generated=bool(ref["generated"]), category=ref["category"],
-        phase=ref["phase"], base_kernel=kb["kernel_name"] if kb else None,
+        status=status, signature=ref["signature"] or ref["kernel_name"], generated=bool(ref["generated"]),
+        category=ref["category"], phase=ref["phase"], base_kernel=kb["kernel_name"] if kb else None,
         head_kernel=kh["kernel_name"] if kh else None,
-        base_hash=kb["source_hash"] if kb else None, head_hash=kh["source_hash"] if kh else None,
+        base_hash=kb["source_hash"] if kb else None, head_hash=kh["source_hash"] if kh else None, how=how,
     )
 
 

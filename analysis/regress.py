@@ -1,7 +1,9 @@
 """Regression rules for `iwh compare`: when a change between two sides is a regression.
 
-Structural metrics (kernel counts, fusion, graph breaks, recompiles) are deterministic: the same
-model under the same compiler gives the same number, so any move past the threshold counts.
+Structural metrics (kernel counts, fusion, compile failures, fallbacks to eager, graph breaks,
+recompiles) are deterministic: the same model under the same compiler gives the same number, so any
+move past the threshold counts. A failure of a cause the base side never had is a regression even
+when the count holds (analysis/compare.py).
 Timings are noisy: one sample per side can never be a regression ("insufficient data"); with two
 or three a side the minimums are compared (min-of-N, as LNT does); with four or more the
 Mann-Whitney U test must also find the two sides different.
@@ -29,14 +31,19 @@ class Rule:
     timing: bool = False
 
 
-# More kernels or extern calls, a lower fusion rate, more graph breaks or recompiles in user code
-# are regressions as soon as they move; timings need a 10% move (LNT, asv and HUD use 5-15%).
+# More kernels or extern calls, a lower fusion rate, more compile failures or frames falling back to
+# eager, more graph breaks or recompiles in user code are regressions as soon as they move; restarts
+# and library frames' breaks and recompiles are reported (gate them with --threshold METRIC=0);
+# timings need a 10% move (LNT, asv and HUD use 5-15%).
 DEFAULT_RULES: dict[str, Rule] = {r.metric: r for r in (
     Rule("kernels", True, 0),
     Rule("extern_kernels", True, 0),
     Rule("pre_fusion_nodes", True, None),
     Rule("post_fusion_nodes", True, None),
     Rule("fusion_rate", False, 0.0),
+    Rule("failures", True, 0),
+    Rule("fallbacks", True, 0),
+    Rule("restarts", True, None),
     Rule("graph_breaks", True, 0),
     Rule("recompiles", True, 0),
     Rule("library_graph_breaks", True, None),

@@ -17,19 +17,19 @@ BOTH_SIDES, BASE_ONLY, HEAD_ONLY = "compared", "base only", "head only"
 
 
 def wide_frame(result: CompareResult) -> pl.DataFrame:
-    """One row per model: base, head, delta, % and verdict of every metric as plain cells."""
+    """One row per workload: base, head, delta, % and verdict of every metric as plain cells."""
     rows = []
     for p in result.pairs:
-        row: dict = {"model": p.model, "config": _config(p.config), "status": BOTH_SIDES,
-               "base_runs": " ".join(p.base_runs), "head_runs": " ".join(p.head_runs)}
+        row: dict = {"model": p.model, "config": _config(p.config), "workload": p.workload, "status": BOTH_SIDES,
+                     "base_runs": " ".join(p.base_runs), "head_runs": " ".join(p.head_runs)}
         for m, d in p.metrics.items():
             row |= {f"{m}_base": _num(m, d.base), f"{m}_head": _num(m, d.head), f"{m}_delta": _num(m, d.delta),
                     f"{m}_pct": _round(d.pct, 2), f"{m}_verdict": d.verdict}
         rows.append(row)
     for status, keys in ((BASE_ONLY, result.base_only), (HEAD_ONLY, result.head_only)):
         rows += [{"model": k, "status": status} for k in keys]
-    schema = {"model": pl.String, "config": pl.String, "status": pl.String, "base_runs": pl.String,
-              "head_runs": pl.String}
+    schema = {"model": pl.String, "config": pl.String, "workload": pl.String, "status": pl.String,
+              "base_runs": pl.String, "head_runs": pl.String}
     for m in METRICS:
         t = pl.Int64 if m in COUNTS else pl.Float64
         schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": t,
@@ -38,7 +38,8 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
 
 
 def long_frame(result: CompareResult, changed_only: bool = False) -> pl.DataFrame:
-    """One row per model and metric: base, head, delta, %, verdict and the test that decided."""
+    """One row per workload and metric: base, head, delta, % (as text, with its sign and %), verdict
+    and the test that decided. Counts print as integers, a missing value as nothing."""
     rows = []
     for p in result.pairs:
         for m, d in p.metrics.items():
@@ -46,30 +47,50 @@ def long_frame(result: CompareResult, changed_only: bool = False) -> pl.DataFram
                 continue
             if changed_only and d.verdict in ("unchanged", "n/a"):
                 continue
-            rows.append({"model": p.key, "metric": m, "base": _round(d.base, 4), "head": _round(d.head, 4),
-                         "delta": _round(d.delta, 4), "pct": _round(d.pct, 1), "verdict": d.verdict, "how": d.how})
-    return pl.DataFrame(rows, schema={"model": pl.String, "metric": pl.String, "base": pl.Float64,
-                                      "head": pl.Float64, "delta": pl.Float64, "pct": pl.Float64,
+            rows.append({"workload": p.key, "metric": m, "base": _shown(m, d.base), "head": _shown(m, d.head),
+                         "delta": _shown(m, d.delta, signed=True), "pct": percent(d.pct), "verdict": d.verdict,
+                         "how": d.how})
+    return pl.DataFrame(rows, schema={"workload": pl.String, "metric": pl.String, "base": pl.String,
+                                      "head": pl.String, "delta": pl.String, "pct": pl.String,
                                       "verdict": pl.String, "how": pl.String})
 
 
 def summary_frame(result: CompareResult) -> pl.DataFrame:
-    rows = [{"metric": s.metric, "models": s.models, "base_total": _round(s.base_total, 4),
-             "head_total": _round(s.head_total, 4), "geomean_ratio": _round(s.geomean_ratio, 4),
+    """One row per metric over the workloads on both sides: totals (not for rates), the geomean of
+    head/base, how many workloads regressed or improved."""
+    rows = [{"metric": s.metric, "workloads": s.models, "base_total": _shown(s.metric, s.base_total),
+             "head_total": _shown(s.metric, s.head_total), "geomean_ratio": _round(s.geomean_ratio, 4),
              "regressions": s.regressions, "improvements": s.improvements}
             for s in result.summary if s.models]
-    return pl.DataFrame(rows, schema={"metric": pl.String, "models": pl.Int64, "base_total": pl.Float64,
-                                      "head_total": pl.Float64, "geomean_ratio": pl.Float64,
+    return pl.DataFrame(rows, schema={"metric": pl.String, "workloads": pl.Int64, "base_total": pl.String,
+                                      "head_total": pl.String, "geomean_ratio": pl.Float64,
                                       "regressions": pl.Int64, "improvements": pl.Int64})
 
 
+def failures_frame(result: CompareResult) -> pl.DataFrame:
+    """The compile failures whose cause one side has and the other lacks: `new` (head only: a
+    regression) and `gone` (base only), with the frame and whether it then ran eagerly."""
+    rows = [{"workload": p.key, "failure": status, "compile_id": f.compile_id, "frame": f.frame,
+             "ran_eagerly": f.fallback, "cause": f.cause if f.cause != f.reason else None, "reason": f.reason,
+             "run": f.run_id}
+            for p in result.pairs for status, failures in (("new", p.new_failures), ("gone", p.fixed_failures))
+            for f in failures]
+    return pl.DataFrame(rows, schema={"workload": pl.String, "failure": pl.String, "compile_id": pl.String,
+                                      "frame": pl.String, "ran_eagerly": pl.Boolean, "cause": pl.String,
+                                      "reason": pl.String, "run": pl.String})
+
+
 def kernel_frame(diff: KernelDiff, include_unchanged: bool = False) -> pl.DataFrame:
+    """One row per kernel pair (or kernel on one side): status, whether its code changed, and what
+    paired it (name, source hash, structure)."""
     rows = [{"status": k.status, "phase": k.phase, "generated": k.generated, "category": k.category,
-             "signature": k.signature, "base_kernel": k.base_kernel, "head_kernel": k.head_kernel}
+             "base_kernel": k.base_kernel, "head_kernel": k.head_kernel,
+             "code_changed": k.code_changed if k.base_kernel and k.head_kernel else None, "paired_by": k.how or None,
+             "signature": k.signature}
             for k in diff.kernels if include_unchanged or k.status != "unchanged"]
     return pl.DataFrame(rows, schema={"status": pl.String, "phase": pl.String, "generated": pl.Boolean,
-                                      "category": pl.String, "signature": pl.String,
-                                      "base_kernel": pl.String, "head_kernel": pl.String})
+                                      "category": pl.String, "base_kernel": pl.String, "head_kernel": pl.String,
+                                      "code_changed": pl.Boolean, "paired_by": pl.String, "signature": pl.String})
 
 
 def fusion_frame(diff: KernelDiff) -> pl.DataFrame:
@@ -112,12 +133,18 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     show = frames.markdown if md else frames.table
     h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
-             f"({len(result.pairs)} models on both sides)\n"]
+             f"({result.headline()})\n"]
+    if result.regressions:
+        parts.append(("\n**" if md else "\n") + f"{len(result.regressions)} regressions: "
+                     + ", ".join(f"{k} {m}" for k, m in result.regressions) + ("**\n" if md else "\n"))
     if md and (result.warnings or result.notes):
         parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings)
                      + "".join(f"> note: {n}\n" for n in result.notes))
-    parts += [h("summary (common models; geomean of head/base)"), show(summary_frame(result))]
-    parts += [h("per model" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
+    failures = failures_frame(result)
+    if len(failures):
+        parts += [h("compile failures of a cause one side lacks (new: a regression)"), show(failures)]
+    parts += [h("summary (workloads on both sides; geomean of head/base)"), show(summary_frame(result))]
+    parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))
         parts += [f"- base only: {k}\n" for k in result.base_only]
@@ -130,8 +157,10 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
 def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     counts = diff.counts()
     externs = diff.counts(generated_only=False)
+    recoded = sum(1 for i in diff.code_changes if diff.kernels[i].status == "renamed" and diff.kernels[i].generated)
     parts = [h(f"kernels of {diff.model}: base run {diff.base_run} -> head run {diff.head_run}"),
              "generated kernels: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+             + (f" ({recoded} of the renamed with new code)" if recoded else "")
              + "; with extern calls: " + ", ".join(f"{n} {s}" for s, n in externs.items()) + "\n"]
     parts += [f"note: {n}\n" for n in diff.notes]
     parts.append(show(kernel_frame(diff)))
@@ -152,6 +181,23 @@ def _num(metric: str, v: float | None):
     return None if v is None else (int(v) if metric in COUNTS else v)
 
 
+def _shown(metric: str, v: float | None, signed: bool = False) -> str | None:
+    """A metric's value for people: counts as integers, others to 4 significant digits, NULL as nothing."""
+    if v is None:
+        return None
+    sign = "+" if signed and v > 0 else ""
+    if metric in COUNTS or float(v).is_integer():
+        return f"{sign}{int(v):,}"
+    return f"{sign}{v:.4g}" if abs(v) < 1e4 else f"{sign}{v:,.1f}"
+
+
+def percent(v: float | None) -> str | None:
+    """`+17.2%`, `-3%`, `0%`; nothing when there is no percentage (a base of 0)."""
+    if v is None:
+        return None
+    return "0%" if round(v, 1) == 0 else f"{v:+.1f}%".replace(".0%", "%")
+
+
 def _config(config: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(config.items()))
 
@@ -163,7 +209,7 @@ def _round(v, n):
 def changes_frame(report) -> pl.DataFrame:
     """`iwh changes`: one row per metric that changed at a change point."""
     rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
-             "metric": c.metric, "before_value": _shown(c.before), "after_value": _shown(c.after), "detail": c.detail,
+             "metric": c.metric, "before_value": _value(c.before), "after_value": _value(c.after), "detail": c.detail,
              "before_run": p.before_run, "after_run": p.after_run}
             for p in report.points for c in p.changes]
     return pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String, "after": pl.String,
@@ -171,5 +217,6 @@ def changes_frame(report) -> pl.DataFrame:
                                       "detail": pl.String, "before_run": pl.String, "after_run": pl.String})
 
 
-def _shown(v) -> str | None:
-    return None if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
+def _value(v) -> str | None:
+    return None if v is None else (f"{v:.4g}" if isinstance(v, float) and not v.is_integer() else str(int(v))
+                                   if isinstance(v, float) else str(v))

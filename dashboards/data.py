@@ -180,6 +180,70 @@ def number(value) -> str:
     return f"{int(value):,}"
 
 
+# columns that hold a fraction of 1, shown as a percentage
+_SHARES = ("_share", "_hit_rate", "saved_share")
+_RIGHT = st.column_config.TextColumn(alignment="right")
+_NUMBER_TEXT = re.compile(r"^[-+]?[0-9][0-9,]*(\.[0-9]+)?%?$")
+
+
+def _text(col: str, value, integer: bool) -> str:
+    if value is None or pd.isna(value):
+        return ""
+    if str(col).endswith(_SHARES):
+        return f"{value:.1%}"
+    if integer:
+        return f"{int(value):,}"
+    return f"{value:,.1f}" if abs(value) >= 1000 else (f"{value:.4f}".rstrip("0").rstrip(".") or "0")
+
+
+def readable(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """A query's frame as people read it, and the column settings that go with it: counts as
+    integers (a sum with a NULL in it came back as floats), shares as percentages, and NULL as an
+    empty cell (a table shows `None` for a missing value): a numeric column with a NULL becomes
+    text, aligned right as numbers are."""
+    out, config = frame.copy(), {}
+    for col in out.columns:
+        values = out[col]
+        if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+            text = pd.api.types.is_string_dtype(values) and not isinstance(values.dtype, pd.CategoricalDtype)
+            if text and values.isna().any() and values.map(lambda v: v is None or isinstance(v, (str, float))).all():
+                out[col] = values.astype(object).where(values.notna(), "")
+            if text and values.notna().any() and values.dropna().map(
+                    lambda v: isinstance(v, str) and _NUMBER_TEXT.match(v) is not None).all():
+                config[col] = _RIGHT  # numbers as text (`+3`, `-11.9%`): aligned as numbers are
+            continue
+        known = values.dropna()
+        integer = pd.api.types.is_integer_dtype(values) or (
+            len(known) > 0 and (known == known.round()).all() and not str(col).endswith(("_s", "_us", "_ms"))
+            and str(col) != "fusion_rate")
+        if values.isna().any() or str(col).endswith(_SHARES):
+            out[col] = [_text(col, v, integer) for v in values]
+            config[col] = _RIGHT
+        elif integer:
+            out[col] = values.astype("int64")
+    return out, config
+
+
+def table(frame: pd.DataFrame, column_config: dict | None = None, **kwargs):
+    """st.dataframe of `readable(frame)`: what every page's tables show."""
+    shown, config = readable(frame)
+    return st.dataframe(shown, hide_index=True, width="stretch", column_config=config | (column_config or {}),
+                        **kwargs)
+
+
+_WORKLOAD = re.compile(r"^(.*?)(?: \[(.*)\])?$")
+
+
+def workload_name(workload: str) -> str:
+    """`mlp [batch=8 device=cuda dtype=fp32 mode=train variant=default]` -> `mlp · cuda · train · fp32 ·
+    default · batch 8`: a workload key (views/12_workloads.sql) in fewer characters."""
+    model, labels = _WORKLOAD.match(workload).groups()
+    values = dict(kv.split("=", 1) for kv in (labels or "").split(" ") if "=" in kv)
+    values.setdefault("device", "device unknown")  # a run killed early, or written by another tool
+    parts = [model] + [values.pop(k) for k in ("device", "mode", "dtype", "variant") if k in values]
+    return " · ".join(parts + [f"{k} {v}" for k, v in sorted(values.items())])
+
+
 def shown(value, missing: str = "unknown") -> str:
     """A label part for people: the value, or a word for a NULL (NaN in a frame): runs killed early
     or written by older tools lack devices, versions and dates."""
@@ -214,14 +278,14 @@ def _compare(db: str, base: str, head: str):
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
-    from analysis.compare import CHANGED, code_diff, kernel_diff, kernel_source
+    from analysis.compare import code_diff, kernel_diff, kernel_source
 
     with _driver_connection() as con:
         diff = kernel_diff(con, base_run, head_run, model)
-        sources = {h: kernel_source(con, h) for k in diff.kernels if k.status == CHANGED
-                   for h in (k.base_hash, k.head_hash)}
+        sources = {h: kernel_source(con, h) for i in diff.code_changes
+                   for h in (diff.kernels[i].base_hash, diff.kernels[i].head_hash)}
         # by position in diff.kernels: kernel names repeat across graphs (each graph counts from _0)
-        unified = {i: code_diff(con, k) for i, k in enumerate(diff.kernels) if k.status == CHANGED}
+        unified = {i: code_diff(con, diff.kernels[i]) for i in diff.code_changes}
     return diff, sources, unified
 
 

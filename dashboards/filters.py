@@ -1,10 +1,11 @@
-"""Filters shared by every page: chosen once in the sidebar, kept in st.session_state across pages."""
+"""Filters shared by every page: chosen once in the sidebar, kept in st.session_state across pages
+and in the URL (`?models=mlp,cnn&labels=mode=train`), so a filtered view can be shared."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import data
+from dashboards import data, state
 
 # query parameter -> (filter_options facet, sidebar label)
 FACETS = {
@@ -22,9 +23,11 @@ def sidebar() -> None:
         st.subheader("Filters")
         for param, (facet, label) in FACETS.items():
             values = options.loc[options["facet"] == facet, "value"].tolist()
-            st.multiselect(label, values, key=f"filter_{param}", placeholder="all",
-                           help="Labels: one key picks any of its values; several keys must all match."
-                           if param == "labels" else None)
+            state.from_url(f"filter_{param}", param, values, many=True)
+            chosen = st.multiselect(label, values, key=f"filter_{param}", placeholder="all",
+                                    help="Labels: one key picks any of its values; several keys must all match."
+                                    if param == "labels" else None)
+            state.to_url(param, chosen)
         if any(st.session_state.get(f"filter_{p}") for p in FACETS):
             st.button("Clear filters", on_click=clear)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.compare import CHANGED, change_label
+from analysis.compare import change_label
 from analysis.render import autotune_frame, fusion_frame, kernel_frame
 from dashboards import data
 
@@ -14,31 +14,32 @@ from dashboards import data
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:
     diff, sources, unified = data.kernel_changes(base_run, head_run, model)
     counts = diff.counts()
-    cols = st.columns(4)
-    for col, status in zip(cols, ("changed", "added", "removed", "unchanged"), strict=True):
+    cols = st.columns(5)
+    for col, status in zip(cols, ("changed", "renamed", "added", "removed", "unchanged"), strict=True):
         col.metric(f"{status.capitalize()} kernels", counts[status])
-    st.caption(data.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels matched by "
-                          "signature, then by normalised source hash"))
+    st.caption(data.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels paired by name "
+                          "and normalised source hash, then by structure (lineage, source nodes, ATen ops, or "
+                          "the ops their fused names list): renamed is the same fusion under a new name"))
     for note in diff.notes:
         st.caption(data.plain(note))
     kernels = kernel_frame(diff).to_pandas()
     if kernels.empty:
         st.success("Every kernel is the same on both sides.")
     else:
-        st.dataframe(kernels, hide_index=True, width="stretch")
+        data.table(kernels)
     fusions = fusion_frame(diff).to_pandas()
     if len(fusions):
         st.markdown("**Fusion groups that split or merged**")
-        st.dataframe(fusions, hide_index=True, width="stretch")
+        data.table(fusions)
     tuned = autotune_frame(diff).to_pandas()
     if len(tuned):
         st.markdown("**Autotune winners that changed**")
-        st.dataframe(tuned, hide_index=True, width="stretch")
-    changed = [i for i, k in enumerate(diff.kernels) if k.status == CHANGED]
+        data.table(tuned)
+    changed = diff.code_changes
     if not changed:
         return
     names = {change_label(diff.kernels[i]): i for i in changed}
-    index = names[st.selectbox("Changed kernel", list(names), key=f"{key}_kernel")]
+    index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]
     k = diff.kernels[index]
     code_left, code_right = st.columns(2)
     code_left.caption(data.plain(f"base: {k.base_kernel}"))

@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     with Warehouse(args.db) as wh:
         print("\nIngested, by release:")
         print(table(wh.query("overview/by_release")))
-        print("\nLargest kernel-count changes between releases (same model, mode, dtype, variant, device):")
+        print("\nLargest kernel-count changes between releases of one workload (model, mode, dtype, variant, batch, device):")
         print(table(wh.query("kernels/largest_kernel_count_change", limit=5)))
         errors = wh.sql("SELECT count(*) AS n FROM ingest_errors").item()
     if errors:

@@ -49,7 +49,9 @@ _CACHE = "cache_events (cache, outcome, key, time saved)"
 CATALOG: tuple[Entry, ...] = (
     # -- record kinds -------------------------------------------------------------------------
     _e("str", "", "2.3", "", PARSED, "the log's file-name table: the files of shape_events' user frames"),
-    _e("dynamo_start", "", "2.3", "", PARSED, "counted: a compile with a start and no compilation_metrics did not finish"),
+    _e("dynamo_start", "", "2.3", "", PARSED,
+       "the frame's file (compile_events.in_library: library frames apart); a compile with a start and no "
+       "compilation_metrics did not finish"),
     _e("dynamo_output_graph", "", "2.3", "", IGNORED, "Dynamo's FX graph before AOTAutograd; ops come from the post-grad graph"),
     _e("dynamo_guards", "", "2.3", "", KEPT, "guards (count) and guard_trees (the JSON list as text)"),
     _e("dynamo_cpp_guards_str", "", "2.4", "", KEPT, "guards (leaf guard count) and guard_trees (the tree as text)"),
@@ -65,7 +67,8 @@ CATALOG: tuple[Entry, ...] = (
        "DDPOptimizer's split of a graph at bucket boundaries; each part compiles as a graph"),
     _e("optimize_ddp_split_child", "", "2.3", "", IGNORED, "one part of DDPOptimizer's split; it compiles as a graph of its own"),
     _e("compilation_metrics", "", "2.4", "", KEPT,
-       "compilations (every field, the record as JSON), timings, compile_events, cudagraph_events"),
+       "compilations (every field, the record as JSON), timings, compile_events (restarts; a failure, once, "
+       "with fallback), cudagraph_events"),
     _e("bwd_compilation_metrics", "", "2.4", "", KEPT, "compilations and timings of a lazily compiled backward"),
     _e("aot_autograd_backward_compilation_metrics", "", "2.4", "2.4+", IGNORED,
        "the 2.4 backward metrics, superseded by bwd_compilation_metrics"),
@@ -103,8 +106,10 @@ CATALOG: tuple[Entry, ...] = (
     # -- artifacts read -------------------------------------------------------------------------
     _e("artifact", "torch_version", "2.12", "", PARSED, "runs (compiler_version, compiler_commit)"),
     _e("artifact", "dynamo_graph_break_reason", "2.6", "", PARSED, "compile_events (graph_break)"),
-    _e("artifact", "recompile_reasons", "2.5", "", PARSED, "compile_events (recompile)"),
-    _e("artifact", "dynamo_error", "2.6", "", PARSED, "compile_events (failure)"),
+    _e("artifact", "recompile_reasons", "2.5", "", PARSED,
+       "compile_events (recompile: one per artifact, its failed guards in details)"),
+    _e("artifact", "dynamo_error", "2.6", "", PARSED,
+       "compile_events (failure): stored once, as its compile's compilation_metrics says it when they do"),
     _e("artifact", "inductor_post_grad_graph", "2.10", "", PARSED, "ops (the graph Inductor compiled)"),
     _e("artifact", "after_post_grad_graph", "2.8", "2.9", PARSED, "ops (its name for the post-grad graph in 2.8 and 2.9)"),
     _e("artifact", "inductor_provenance_tracking_node_mappings", "2.7", "", PARSED,

@@ -126,7 +126,10 @@ CREATE TABLE compile_events(
     user_file VARCHAR,
     user_line BIGINT,
     "source" VARCHAR,
-    run_key BIGINT
+    run_key BIGINT,
+    details VARCHAR[],
+    fallback BOOLEAN,
+    in_library BOOLEAN
 );
 
 CREATE TABLE cudagraph_events(
@@ -353,7 +356,12 @@ CREATE TABLE run_rollups(
     autotune_hits BIGINT,
     autotune_misses BIGINT,
     time_saved_s DOUBLE,
-    run_key BIGINT
+    run_key BIGINT,
+    workload VARCHAR,
+    failures BIGINT,
+    fallbacks BIGINT,
+    restarts BIGINT,
+    profiler_files BIGINT
 );
 
 CREATE TABLE run_tallies(
@@ -460,7 +468,9 @@ CREATE TABLE timings(
     calls BIGINT,
     "source" VARCHAR,
     phase VARCHAR,
-    run_key BIGINT
+    run_key BIGINT,
+    launched_by VARCHAR,
+    launch_index BIGINT
 );
 
 CREATE TABLE trace_records(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import orjson
@@ -35,11 +36,17 @@ def _flat(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# a text cell that reads as a number (`+3`, `-11.9%`, `1,234`): aligned right as numbers are
+_NUMBER_TEXT = re.compile(r"^[-+]?[0-9][0-9,]*(\.[0-9]+)?%?$")
+
+
 def _cell(v) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))  # a count summed as a float is still a count
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:,.1f}"
     s = v if isinstance(v, str) else (orjson.dumps(v, default=str).decode() if isinstance(v, (list, dict)) else str(v))
     s = s.replace("\n", "\\n")
     return s if len(s) <= MAX_CELL else s[: MAX_CELL - 1] + "…"
@@ -55,7 +62,9 @@ def table(df: pl.DataFrame) -> str:
     head, rows = _cells(df)
     if not head:
         return "(no columns)\n"
-    numeric = [df.schema[c].is_numeric() for c in head]
+    numeric = [df.schema[c].is_numeric() or (df.schema[c] == pl.String and any(r[i] for r in rows)
+                                             and all(not r[i] or _NUMBER_TEXT.match(r[i]) for r in rows))
+               for i, c in enumerate(head)]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
 
     def fmt(cells):

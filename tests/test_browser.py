@@ -272,3 +272,47 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
     finally:
         tab.close()
         next(served, None)
+
+
+def test_trends_is_readable_at_1280_px(warehouse, server, browser):
+    """At a laptop's 1280 px every Trends chart keeps its plot at least half the main column wide (the
+    legend goes under it), no two charted workloads share a colour, and the legend is there to click."""
+    tab = browser.new_page(viewport={"width": 1280, "height": 2400})
+    problems = watch(tab)
+    try:
+        tab.goto(f"{server}/trends")
+        tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
+        tab.wait_for_selector('[data-testid="stVegaLiteChart"] svg', timeout=60_000)
+        tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
+        tab.wait_for_timeout(500)
+        main = tab.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+        charts = tab.locator('[data-testid="stVegaLiteChart"]').all()
+        assert len(charts) >= 4
+        for chart in charts:
+            # the plot area: the background of Vega's root frame, inside the axes and legend
+            plot = chart.locator("svg g.role-frame.root > g > path.background").first.bounding_box()
+            assert plot["width"] >= main["width"] / 2, (plot, main)
+            assert plot["height"] >= 150, plot
+            legend = chart.locator('g[aria-roledescription="legend"]')
+            assert legend.count() == 1
+            # below the plot, not beside it
+            assert legend.bounding_box()["y"] >= plot["y"] + plot["height"]
+            colours = chart.locator('g[aria-roledescription="legend"] .role-legend-symbol path').evaluate_all(
+                "els => els.map(e => e.getAttribute('fill'))")
+            assert colours and len(set(colours)) == len(colours), colours
+        # a click on a legend entry brings its workload forward: the other lines fade
+        first = charts[0]
+        lines = first.locator("g.mark-line path")
+
+        def faded() -> int:
+            return sum(float(o or 1) < 0.5 for o in lines.evaluate_all("els => els.map(e => e.getAttribute('opacity'))"))
+
+        assert lines.count() >= 2 and faded() == 0
+        first.locator('g[aria-roledescription="legend"] .role-legend-symbol path').first.click(force=True)
+        tab.wait_for_timeout(500)
+        assert faded() == lines.count() - 1
+        SHOTS.mkdir(exist_ok=True)
+        tab.screenshot(path=str(SHOTS / "trends_1280.png"), full_page=True)
+        assert problems == []
+    finally:
+        tab.close()

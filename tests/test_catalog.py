@@ -70,6 +70,23 @@ def test_every_name_a_local_torch_can_write_is_in_the_catalog(torch_dir):
     assert missing == []
 
 
+def test_what_the_parser_reads_the_catalog_says_it_reads():
+    """Every record kind and artifact the TORCH_TRACE parser has a handler for is catalogued as parsed or
+    kept (dynamo_start: the frame's file for in_library, and unfinished compiles), and no kind the
+    catalog calls parsed or kept goes unread."""
+    from ingest.parsers import torch_trace
+
+    handled = [(k, None) for k in torch_trace._HANDLERS if k not in NAMED_KINDS]
+    handled += [("artifact", n) for n in torch_trace._ARTIFACTS]
+    assert len(handled) > 25
+    assert [(k, n) for k, n in handled if (e := entry_of(k, n)) is None or e.handling == "ignored"] == []
+    assert entry_of("dynamo_start", None).handling == "parsed" and "in_library" in entry_of("dynamo_start", None).what
+    read_without_handler = {"aot_forward_graph", "aot_inference_graph"}  # counted where records are taken apart
+    unread = sorted(e.kind for e in CATALOG if e.kind not in NAMED_KINDS and e.handling != "ignored"
+                    and e.kind not in torch_trace._HANDLERS and e.kind not in read_without_handler)
+    assert unread == []
+
+
 def test_the_document_is_the_catalog():
     assert (ROOT / "docs" / "trace_records.md").read_text() == document()
     assert len({(e.kind, e.name) for e in CATALOG}) == len(CATALOG)
@@ -94,7 +111,7 @@ def test_each_run_says_which_records_it_had_and_unknown_ones_are_named(tmp_path)
     assert [(k, h) for k, _, _, h in rows if h == UNKNOWN] == [("some_future_kind", UNKNOWN)]
     assert s.unknown_records() == {"some_future_kind": 1} and s.errors == 0
     out = CliRunner().invoke(cli, ["--db", db, "query", "ingest/unknown_records", "--format", "csv"]).output
-    assert out.splitlines()[1].startswith("some_future_kind,,1,1,")
+    assert out.splitlines()[1].startswith("some_future_kind,,1,1,1,")
     # the summary names it
     again = CliRunner().invoke(cli, ["--db", str(tmp_path / "other.duckdb"), "ingest", str(log)])
     assert "trace records no release up to 2.14 writes" in again.output and "some_future_kind x1" in again.output

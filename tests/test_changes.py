@@ -141,3 +141,31 @@ def test_the_page_lists_change_points_and_opens_a_kernel_diff(series, monkeypatc
     counts = {m.label: m.value for m in at.metric}
     assert int(counts["Changed kernels"]) >= 1  # the layer norm kernel, side by side below
     assert len(at.code) >= 2
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory) -> tuple[str, Path]:
+    """The three CPU corpora as they are: one run of each model a release."""
+    root = tmp_path_factory.mktemp("changes_releases")
+    unpack_cpu_corpora(root)
+    db = str(root / "wh.duckdb")
+    ingest_paths([root], db)
+    return db, root
+
+
+def test_compile_failures_are_a_change_point(releases):
+    """ca under 2.14.1 fails to compile three frames and runs them eagerly (their compilation_metrics
+    carry a fail_type, counted here from the log); 2.6.0 and 2.13 fail none. The 2.14.1 run is a
+    change point of failures and fallbacks, and of the library frames' breaks and recompiles."""
+    db, root = releases
+    logs = {v: next(root.glob(f"*/cpu-torch{v}/ca/trace")).glob("*.log") for v in RELEASES}
+    failed = {v: sum('"fail_type": "' in line and '{"compilation_metrics": ' in line
+                     for line in next(logs[v]).read_text().splitlines()) for v in RELEASES}
+    assert failed == {"2.6.0": 0, "2.13": 0, "2.14.1": 3}
+    res = CliRunner().invoke(cli, ["changes", "--model", "ca", "--format", "json", "--db", db])
+    assert res.exit_code == 0, res.output
+    rows = [r for r in json.loads(res.stdout) if r["after"].startswith("2.14.1")]
+    by_metric = {r["metric"]: (r["before_value"], r["after_value"]) for r in rows}
+    assert by_metric["failures"] == by_metric["fallbacks"] == ("0", str(failed["2.14.1"]))
+    assert {"library_graph_breaks", "library_recompiles"} <= set(by_metric)
+    assert {r["series"] for r in rows} == {"ca [device=cpu]"}

@@ -13,7 +13,6 @@ import difflib
 import io
 import math
 import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from click.testing import CliRunner
 
 from analysis import regress
 from cli.main import cli
-from analysis.compare import CHANGED, SAME, compare, kernel_diff, parse_selector
+from analysis.compare import CHANGED, RENAMED, SAME, compare, kernel_diff, parse_selector
 from ingest.load import ingest_paths
 from tests.conftest import reader, unpack_cpu_corpora
 
@@ -64,10 +63,57 @@ def test_release_upgrade_that_adds_kernels_fails_the_gate(cpu):
     assert "ca kernels" in res.output and "cnn kernels" in res.output
 
 
-def test_structurally_identical_releases_pass_the_gate(cpu):
-    db, _ = cpu
-    res = iwh(db, "--base", "compiler=2.13.0+cpu", "--head", "compiler=2.14.1", "--fail-on", "regression")
+def failed_compiles(log: str) -> dict[str, tuple[str, str, int]]:
+    """compile id -> (fail_type, fail_user_frame file name, line) of the log's compilation_metrics
+    records that report a failure, read here with json, not by the parser under test."""
+    out = {}
+    for line in log.splitlines():
+        if '{"compilation_metrics": ' in line:
+            m = json.loads(line[line.index("{"):])["compilation_metrics"]
+            if m.get("fail_type"):
+                out[m["compile_id"]] = (m["fail_type"], m["fail_user_frame_filename"].rsplit("/", 1)[-1],
+                                        m["fail_user_frame_lineno"])
+    return out
+
+
+def test_new_compile_failures_fail_the_gate_and_are_named(cpu):
+    """2.14.1 fails to compile three of ca's frames under compiled autograd (Dynamo's 'Observed
+    exception', gb0088) and runs them eagerly; 2.13 compiles every frame. Kernels, fusion and the
+    user-frame graph breaks are the same in both: only the failures tell them apart."""
+    db, root = cpu
+    failed = {v: failed_compiles(next((corpus_dir(root, v) / "ca" / "trace").glob("*.log")).read_text())
+              for v in ("2.13", "2.14.1")}
+    assert failed["2.13"] == {} and sorted(failed["2.14.1"]) == ["1/0", "3/0", "5/0"]
+    res = iwh(db, "--base", "compiler=2.13", "--head", "compiler=2.14.1", "--fail-on", "regression")
+    assert res.exit_code == 1, res.output
+    assert "2 regressions: ca failures, ca fallbacks" in res.output
+    for cid, (fail_type, file, line) in failed["2.14.1"].items():
+        row = next(r for r in res.stdout.splitlines() if r.startswith("ca ") and f" {cid} " in r)
+        assert f"{file}:{line}" in row and "gb0088" in row and fail_type in row, row
+    result = compare(reader(db), "compiler=2.13", "compiler=2.14.1", model="ca")
+    m = result.pairs[0].metrics
+    assert (m["failures"].base, m["failures"].head, m["failures"].verdict) == (0, 3, regress.REGRESSION)
+    assert (m["fallbacks"].head, m["fallbacks"].verdict) == (3, regress.REGRESSION)
+    assert [f.compile_id for f in result.pairs[0].new_failures] == sorted(failed["2.14.1"])
+    # with failures not gated, the releases are structurally the same
+    res = iwh(db, "--base", "compiler=2.13", "--head", "compiler=2.14.1", "--fail-on", "regression",
+              "--threshold", "failures=off", "--threshold", "fallbacks=off")
     assert res.exit_code == 0, res.output
+
+
+def test_a_failure_of_a_new_cause_is_a_regression_at_the_same_count():
+    """The count holds (one failure a side) but the head's cause is new: still a regression."""
+    from analysis.compare import Failure, _pair
+
+    def run(run_id, failures):
+        return {"run_id": run_id, "model": "m", "config": {}, "failures": failures, "fallbacks": failures}
+
+    old, new = Failure("b", "0/0", "gb0001", "A", True, None), Failure("h", "0/0", "gb0002", "B", True, None)
+    pair = _pair("m", [run("b", 1)], [run("h", 1)], regress.DEFAULT_RULES, {"b": [old], "h": [new]})
+    assert pair.metrics["failures"].verdict == regress.REGRESSION and pair.metrics["failures"].how == "new: gb0002"
+    assert pair.new_failures == [new] and pair.fixed_failures == [old]
+    same = _pair("m", [run("b", 1)], [run("h", 1)], regress.DEFAULT_RULES, {"b": [old], "h": [old]})
+    assert same.metrics["failures"].verdict == regress.UNCHANGED and not same.new_failures
 
 
 def test_per_model_kernel_counts_equal_the_artifacts_and_the_graphs_table(cpu):
@@ -107,44 +153,74 @@ def test_csv_is_one_row_per_model_with_plain_cells(cpu):
 
 def test_library_frame_events_are_reported_not_gated(cpu):
     """2.14.1 compiles inspect.py frames under compiled autograd (ca): its trace has 14
-    compilation_metrics records against 4 in 2.13, with 3 graph breaks ('Observed exception') and 7
-    recompiles in /usr/local/lib/python3.11/inspect.py; the user-code counts stay 1 and 0."""
+    compilation_metrics records against 4 in 2.13, with 3 graph breaks ('Observed exception') and 4
+    recompiles (4 recompile_reasons artifacts, listing 7 failed guards) in
+    /usr/local/lib/python3.11/inspect.py; the user-code counts stay 1 and 0."""
     db, root = cpu
     log = next((corpus_dir(root, "2.14.1") / "ca" / "trace").glob("*.log")).read_text()
     assert log.count('"compilation_metrics": {') == 14
+    recompiles = log.count('"name": "recompile_reasons"')
+    assert recompiles == 4
     result = compare(reader(db), "compiler=2.13.0", "compiler=2.14.1", model="ca")
     m = result.pairs[0].metrics
     assert (m["graph_breaks"].base, m["graph_breaks"].head, m["graph_breaks"].verdict) == (1, 1, "unchanged")
-    assert (m["library_graph_breaks"].head, m["library_recompiles"].head) == (3, 7)
+    assert (m["library_graph_breaks"].head, m["library_recompiles"].head) == (3, recompiles)
     assert m["library_recompiles"].verdict == regress.NOT_GATED
-    strict = iwh(db, "--base", "compiler=2.13.0", "--head", "compiler=2.14.1", "--fail-on", "regression",
-                 "--threshold", "library_recompiles=0")
-    assert strict.exit_code == 1
+    # both library metrics gate once given a threshold (failures off: they alone would fail it)
+    for metric in ("library_recompiles", "library_graph_breaks"):
+        strict = iwh(db, "--base", "compiler=2.13.0", "--head", "compiler=2.14.1", "--fail-on", "regression",
+                     "--threshold", "failures=off", "--threshold", "fallbacks=off", "--threshold", f"{metric}=0")
+        assert strict.exit_code == 1 and f"1 regressions: ca {metric}" in strict.output
 
 
-def test_kernel_diff_transformer_across_releases(cpu):
+def kernel_names_of_phase(run_dir: Path, phase: str) -> list[str]:
+    return [m.group(1) for f in sorted(run_dir.glob(f"torch_compile_debug/*/torchinductor/*_{phase}_*/output_code.py"))
+            for m in KERNEL_DEF.finditer(f.read_text())]
+
+
+def same_fusion(a: str, b: str) -> bool:
+    """By the names alone: the same per-graph counter and the same ops once `view`, which 2.13 adds to
+    fused names, is left out (cpp_fused_gelu_2 and cpp_fused_gelu_view_2)."""
+    def ops(name):
+        return [w for w in COUNTER.sub("", name).removeprefix("cpp_fused").split("_") if w and w != "view"]
+    return COUNTER.search(a).group() == COUNTER.search(b).group() and ops(a) == ops(b)
+
+
+def test_kernel_diff_pairs_renamed_fusions_across_releases(cpu):
+    """2.13 adds `view` to fused kernels' names and rewrote their code: by name, 2.6.0 -> 2.13 reads
+    as 13 kernels removed and 9 added. Each of the transformer's 4 forward kernels is the same fusion
+    under a new name (same counter, same ops: read from the files here): all 4 pair up, none is added
+    or removed. 2.13 -> 2.14.1 changes nothing."""
     db, root = cpu
     con = reader(db)
-    diff = kernel_diff(con, "compiler=2.6.0", "compiler=2.13.0", "transformer")
-    base = Counter(COUNTER.sub("", n) for n in kernel_names(corpus_dir(root, "2.6.0") / "transformer"))
-    head = Counter(COUNTER.sub("", n) for n in kernel_names(corpus_dir(root, "2.13") / "transformer"))
-    matched = sum((base & head).values())  # signatures on both sides: changed or unchanged
+    base = kernel_names_of_phase(corpus_dir(root, "2.6.0") / "transformer", "forward")
+    head = kernel_names_of_phase(corpus_dir(root, "2.13") / "transformer", "forward")
+    assert len(base) == len(head) == 4
+    expected = {(b, h) for b in base for h in head if same_fusion(b, h)}
+    assert len(expected) == 4 and sum(b == h for b, h in expected) == 1  # only layer_norm_0 kept its name
+    for head_version in ("2.13.0", "2.14.1"):
+        diff = kernel_diff(con, "compiler=2.6.0", f"compiler={head_version}", "transformer")
+        forward = [k for k in diff.kernels if k.generated and k.phase == "forward"]
+        assert {(k.base_kernel, k.head_kernel) for k in forward} == expected, head_version
+        assert {k.status for k in forward if k.base_kernel == k.head_kernel} == {CHANGED}
+        assert {k.status for k in forward if k.base_kernel != k.head_kernel} == {RENAMED}
+        # every 2.6.0 kernel's code differs from its 2.13 fusion's (both files read here)
+        assert all(k.code_changed for k in forward)
     c = diff.counts()
-    assert (sum(base.values()), sum(head.values())) == (14, 10)
-    assert c["changed"] + c["unchanged"] == matched == 1
-    assert c["added"] == sum(head.values()) - matched and c["removed"] == sum(base.values()) - matched
-    [changed] = [k for k in diff.kernels if k.status == CHANGED]
-    assert changed.signature == "cpp_fused_native_layer_norm"
+    assert c["changed"] + c["renamed"] + c["removed"] == len(kernel_names(corpus_dir(root, "2.6.0") / "transformer"))
+    assert c["changed"] + c["renamed"] + c["added"] == len(kernel_names(corpus_dir(root, "2.13") / "transformer"))
     res = iwh(db, "--base", "compiler=2.6.0", "--head", "compiler=2.13.0", "--model", "transformer",
               "--kernels", "--show-code")
     assert "--- base/cpp_fused_native_layer_norm_0\n+++ head/cpp_fused_native_layer_norm_0" in res.stdout
+    assert "--- base/cpp_fused_gelu_2\n+++ head/cpp_fused_gelu_view_2" in res.stdout
     as_json = iwh(db, "--base", "compiler=2.6.0", "--head", "compiler=2.13.0", "--model", "transformer",
                   "--kernels", "--show-code", "--format", "json")
-    codes = json.loads(as_json.stdout)["kernel_diff"]["code"]
-    # one entry per changed kernel, named with its phase: names repeat across graphs
-    assert [c["kernel"] for c in codes] == ["forward: cpp_fused_native_layer_norm_0 -> cpp_fused_native_layer_norm_0"]
+    codes = [c["kernel"] for c in json.loads(as_json.stdout)["kernel_diff"]["code"]]
+    # one entry per pair whose code differs, named with its phase: names repeat across graphs
+    assert "forward: cpp_fused_native_layer_norm_0 -> cpp_fused_native_layer_norm_0" in codes
+    assert "forward: cpp_fused_gelu_2 -> cpp_fused_gelu_view_2" in codes
     same = kernel_diff(con, "compiler=2.13.0", "compiler=2.14.1", "transformer")
-    assert same.counts() == {"added": 0, "removed": 0, "changed": 0, "unchanged": 10}
+    assert same.counts() == {"changed": 0, "renamed": 0, "added": 0, "removed": 0, "unchanged": 10}
 
 
 def test_selectors():
@@ -248,7 +324,7 @@ def test_gpu_kernel_diff_hf_bert(gpu):
     diff = kernel_diff(con, "variant=default,mode=train,dtype=fp32", "variant=aggressive_fusion", "hf_bert")
     [(mode,)] = con.execute("SELECT labels ->> 'mode' FROM runs WHERE run_id = ?", [diff.head_run]).fetchall()
     assert mode == "train"
-    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "unchanged": n}
+    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "renamed": 0, "unchanged": n}
     assert all(k.status == SAME for k in diff.kernels) and not diff.fusions
 
 

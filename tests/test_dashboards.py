@@ -8,6 +8,7 @@ with plain SQL here, never through the canned query files the pages run.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -98,12 +99,43 @@ def test_overview_counts(warehouse, monkeypatch):
     assert errors > 0  # the corrupted trace
     assert m["Ingest errors"] == f"{errors:,}"
     latest = at.dataframe[1].value
-    # the newest run of transformer is its 2.14.1 run (the corpora were captured 2.6.0, 2.13, 2.14.1)
-    row = latest[latest["model"] == "transformer"].iloc[0]
-    expected = one(warehouse, "SELECT run_id FROM runs WHERE model = 'transformer' ORDER BY started_at DESC LIMIT 1")
-    assert row["latest_run_id"] == expected
-    kernels = one(warehouse, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [expected])
+    # "latest" is the newest release, not the last run started: the corpora were captured 2.14.1 first,
+    # then 2.6.0 and 2.13, so ca's last-started run is its 2.13 run, and its latest the 2.14.1 one
+    versions = {v: r for r, v in [(r, v) for r, v in con_rows(warehouse, "SELECT run_id, compiler_version FROM runs "
+                                                                         "WHERE model = 'ca'")]}
+    newest = max(versions, key=lambda v: tuple(int(x) for x in v.split("+")[0].split(".")))
+    assert newest == "2.14.1+cu130"
+    last_started = one(warehouse, "SELECT compiler_version FROM runs WHERE model = 'ca' ORDER BY started_at DESC LIMIT 1")
+    assert last_started == "2.13.0+cpu"
+    row = latest[latest["model"] == "ca"].iloc[0]
+    assert (row["latest_compiler"], row["latest_run_id"]) == (newest, versions[newest])
+    failures = one(warehouse, "SELECT count(*) FROM compile_events WHERE kind = 'failure' AND run_id = ?",
+                   [versions[newest]])
+    assert row["failures"] == failures == 3
+    kernels = one(warehouse, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [versions[newest]])
     assert row["kernels"] == kernels
+    # one row per workload: the GPU mlp runs are two workloads (training, max-autotune inference)
+    assert len(latest) == m_workloads(warehouse) and m["Workloads"] == str(len(latest))
+    # what the profiles say: one run with kernel times, the rest without a profile
+    assert "1 run of 21 has profiled kernel times; 20 runs have no profile." in texts(at)
+
+
+def con_rows(db: str, sql: str, params=None) -> list[tuple]:
+    con = reader(db + ".check")
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def m_workloads(db: str) -> int:
+    """Workloads counted here: model, device and the workload labels of each run, read with json."""
+    import json
+    keys = set()
+    for model, device, labels in con_rows(db, "SELECT model, device, labels FROM runs"):
+        labels = json.loads(labels) if labels else {}
+        keys.add((model, device, *(str(labels.get(k)) for k in ("mode", "dtype", "variant", "batch"))))
+    return len(keys)
 
 
 def test_overview_filters_apply(warehouse, monkeypatch):
@@ -121,12 +153,12 @@ def test_trends_points_and_open_run(warehouse, monkeypatch):
     rate = one(warehouse, "SELECT 1 - sum(post_fusion_nodes) / sum(pre_fusion_nodes) FROM graphs JOIN runs "
                           "USING (run_id) WHERE model = 'transformer' AND compiler_version = '2.13.0+cpu'")
     got = runs[(runs["model"] == "transformer") & (runs["compiler_version"] == "2.13.0+cpu")]["fusion_rate"]
-    assert got.iloc[0] == pytest.approx(rate, abs=1e-4)
+    assert float(got.iloc[0]) == pytest.approx(rate, abs=1e-4)
     breaks = one(warehouse, "SELECT count(*) FROM compile_events e JOIN runs USING (run_id) "
                             "WHERE kind = 'graph_break' AND model = 'dynamic' AND compiler_version = '2.13.0+cpu'")
     assert breaks > 0
     got = runs[(runs["model"] == "dynamic") & (runs["compiler_version"] == "2.13.0+cpu")]["graph_breaks"]
-    assert got.iloc[0] == breaks
+    assert int(got.iloc[0]) == breaks
     # the selectbox fallback for picking a point: the chosen run opens in the explorer
     run_id = one(warehouse, "SELECT run_id FROM runs WHERE model = 'cnn' AND compiler_version = '2.13.0+cpu'")
     at.selectbox(key="trend_run").select(run_id).run()
@@ -135,19 +167,24 @@ def test_trends_points_and_open_run(warehouse, monkeypatch):
     assert at.session_state["explore_run"] == run_id
 
 
+def frame_with(at: AppTest, *columns: str):
+    """The page's table that has these columns."""
+    return next(d.value for d in at.dataframe if set(columns) <= set(getattr(d.value, "columns", [])))
+
+
 def test_compare_releases(warehouse, monkeypatch):
     at = open_page(warehouse, "compare", monkeypatch)
     assert at.selectbox(key="compare_base").value == "compiler=2.6.0+cu124"
     assert at.selectbox(key="compare_head").value == "compiler=2.14.1+cu130"
-    per_model = at.dataframe[1].value
+    per_model = frame_with(at, "model", "kernels_base")
     both = one(warehouse, "SELECT count(*) FROM (SELECT model FROM runs WHERE compiler_version = '2.6.0+cu124' "
                           "INTERSECT SELECT model FROM runs WHERE compiler_version = '2.14.1+cu130')")
     assert len(per_model) == both == 5
     for version, side in (("2.6.0+cu124", "base"), ("2.14.1+cu130", "head")):
         kernels = one(warehouse, "SELECT count(*) FROM kernels JOIN runs USING (run_id) WHERE generated "
                                  "AND model = 'cnn' AND compiler_version = ?", [version])
-        assert per_model.set_index("model").loc["cnn", f"kernels_{side}"] == kernels
-    # the kernel diff of the first model, and a changed kernel shown side by side
+        assert per_model.set_index("model").loc["cnn", f"kernels_{side}"] == f"{kernels:,}"
+    # the kernel diff of a workload, and a changed kernel shown side by side
     at.selectbox(key="compare_model").select("transformer").run()
     assert not at.exception
     base_run, head_run = (one(warehouse, "SELECT run_id FROM runs WHERE model = 'transformer' AND "
@@ -159,16 +196,55 @@ def test_compare_releases(warehouse, monkeypatch):
             SELECT coalesce(signature, kernel_name), source_hash FROM kernels WHERE run_id = ? AND generated)""",
                [base_run, head_run])
     assert metrics(at)["Unchanged kernels"] == str(sigs)
-    changed = int(metrics(at)["Changed kernels"])
-    if changed:
-        shown = {c.value.rstrip() for c in at.code if c.language in ("python", "cpp")}
-        con = reader(warehouse + ".check")
-        # st.code drops trailing whitespace
-        sources = {r[0].rstrip() for r in con.execute(
-            "SELECT s.source FROM kernels k JOIN kernel_sources s USING (source_hash) WHERE k.run_id IN (?, ?)",
-            [base_run, head_run]).fetchall()}
-        con.close()
-        assert len(shown) == 2 and shown <= sources
+    # 2.6.0's cpp_fused_gelu_2 is 2.14.1's cpp_fused_gelu_view_2: the same fusion, renamed
+    kernels = frame_with(at, "status", "base_kernel", "head_kernel")
+    renamed = kernels[kernels["status"] == "renamed"]
+    assert ("cpp_fused_gelu_2", "cpp_fused_gelu_view_2") in set(zip(renamed["base_kernel"], renamed["head_kernel"], strict=True))
+    assert int(metrics(at)["Renamed kernels"]) == len(renamed)
+    shown = {c.value.rstrip() for c in at.code if c.language in ("python", "cpp")}
+    con = reader(warehouse + ".check")
+    # st.code drops trailing whitespace
+    sources = {r[0].rstrip() for r in con.execute(
+        "SELECT s.source FROM kernels k JOIN kernel_sources s USING (source_hash) WHERE k.run_id IN (?, ?)",
+        [base_run, head_run]).fetchall()}
+    con.close()
+    assert len(shown) == 2 and shown <= sources
+    assert at.query_params["workload"] == "transformer"
+
+
+def test_compare_names_new_compile_failures(warehouse, monkeypatch):
+    """ca under 2.14.1 fails to compile 3 frames that 2.13 compiles: the page says so as a regression,
+    lists each failure, and offers the command that gates on it and its markdown."""
+    at = open_page(warehouse, "compare", monkeypatch)
+    at.selectbox(key="compare_base").select("compiler=2.13.0+cpu").run()
+    at.selectbox(key="compare_head").select("compiler=2.14.1+cu130").run()
+    assert not at.exception
+    failed = con_rows(warehouse, "SELECT c.compile_id FROM compilations c JOIN runs r USING (run_id) WHERE r.model = 'ca' "
+                                 "AND r.compiler_version = '2.14.1+cu130' AND c.fail_type IS NOT NULL ORDER BY 1")
+    assert [f for (f,) in failed] == ["1/0", "3/0", "5/0"]
+    errors = " ".join(e.value for e in at.warning)
+    assert "2 regressions: ca failures, ca fallbacks" in errors.replace("\\", "")
+    table = frame_with(at, "failure", "compile_id", "ran_eagerly")
+    assert table["compile_id"].tolist() == [f for (f,) in failed] and set(table["failure"]) == {"new"}
+    codes = [c.value for c in at.code]
+    assert "iwh compare --base compiler=2.13.0+cpu --head compiler=2.14.1+cu130 --fail-on regression" in codes
+    assert any(c.startswith("## compare: base compiler=2.13.0+cpu") and "| ca | new | 1/0 |" in c for c in codes)
+    # the sides are in the page's address: a shared link opens the same comparison
+    assert at.query_params["base"] == "compiler=2.13.0+cpu" and at.query_params["head"] == "compiler=2.14.1+cu130"
+
+
+def test_a_link_opens_the_comparison_it_names(warehouse, monkeypatch):
+    monkeypatch.setenv("IWH_DB", warehouse)
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params.update({"base": "compiler=2.13.0+cpu", "head": "compiler=2.14.1+cu130",
+                            "workload": "ca", "models": "ca,cnn"})
+    at.run()
+    at.switch_page("sections/compare.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert (at.selectbox(key="compare_base").value, at.selectbox(key="compare_head").value) == (
+        "compiler=2.13.0+cpu", "compiler=2.14.1+cu130")
+    assert at.selectbox(key="compare_model").value == "ca"
+    assert at.session_state["filter_models"] == ["ca", "cnn"]
 
 
 def test_explorer_drills_to_kernel_source(warehouse, monkeypatch):
@@ -206,30 +282,62 @@ def test_explorer_fusions_layouts_lineage_events(warehouse, monkeypatch):
 def test_graph_breaks_ranked_and_drill(warehouse, monkeypatch):
     at = open_page(warehouse, "graph_breaks", monkeypatch)
     m = metrics(at)
-    for kind, label in (("graph_break", "Graph breaks"), ("recompile", "Recompiles")):
+    for kind, label in (("graph_break", "Graph breaks"), ("recompile", "Recompiles"), ("failure", "Failures")):
         assert m[label] == f"{one(warehouse, 'SELECT count(*) FROM compile_events WHERE kind = ?', [kind]):,}"
+    # each failed compile once: ca 2.14.1's three, one per compilation_metrics record with a fail_type
+    assert m["Failures"] == str(one(warehouse, "SELECT count(*) FROM compilations WHERE fail_type IS NOT NULL")) == "3"
     reasons = at.dataframe[0].value
     assert reasons["events"].sum() == one(warehouse, "SELECT count(*) FROM compile_events WHERE kind = 'graph_break'")
     top = reasons.iloc[0]
     drill = at.dataframe[1].value
     assert len(drill) == top["events"]
     assert drill["run_id"].nunique() == top["runs"]
+    # 2.14.1's breaks in inspect.py (compiled autograd) are library code's: counted apart
+    library = reasons[reasons["frames"] == "library"]
+    assert library["events"].sum() == 3 and set(library["cause"]) == {"gb0088"}
+
+
+def test_graph_breaks_failures_of_ca(warehouse, monkeypatch):
+    at = open_page(warehouse, "graph_breaks", monkeypatch, breaks_kind="failure")
+    reasons = at.dataframe[0].value
+    assert reasons[["cause", "frames", "events", "models"]].values.tolist() == [["gb0088", "library", 3, 1]]
+    drill = at.dataframe[1].value
+    assert drill["compile_id"].tolist() == ["1/0", "3/0", "5/0"] and set(drill["model"]) == {"ca"}
+    assert at.query_params["kind"] == "failure"
+
+
+def test_changes_page_shows_the_failures_of_ca(warehouse, monkeypatch):
+    at = open_page(warehouse, "changes", monkeypatch, changes_model="ca")
+    points = frame_with(at, "changed", "before", "after")
+    row = points[points["after"] == "2.14.1+cu130"].iloc[0]
+    assert row["before"] == "2.13.0+cpu" and {"failures", "fallbacks"} <= set(row["changed"].split(", "))
+    assert at.query_params["model"] == "ca"
 
 
 def test_compile_time(warehouse, monkeypatch):
     at = open_page(warehouse, "compile_time", monkeypatch)
     table = at.dataframe[0].value
-    groups = one(warehouse, "SELECT count(*) FROM (SELECT DISTINCT model, compiler_version, device FROM runs "
-                            "JOIN compilations USING (run_id))")
-    assert len(table) == groups
-    # one run per group here, so the median is that run's total: dynamo + backward cumulative time
+    # one row per workload and compiler version: the GPU mlp runs are a training and an inference workload
+    groups = {(model, device, version, *(str(json.loads(labels or "{}").get(k)) for k in ("mode", "dtype", "variant", "batch")))
+              for model, device, version, labels in con_rows(
+                  warehouse, "SELECT model, device, compiler_version, labels FROM runs WHERE run_id IN "
+                             "(SELECT run_id FROM compilations)")}
+    assert len(table) == len(groups)
+    # one run per group here, so the median run is that run: dynamo + backward cumulative time
     run_id = one(warehouse, "SELECT run_id FROM runs WHERE model = 'cnn' AND compiler_version = '2.13.0+cpu'")
     total_us = one(warehouse, "SELECT sum(coalesce(dynamo_cumulative_compile_time_us, 0)) FROM compilations "
                               "WHERE run_id = ?", [run_id])
     bwd = one(warehouse, "SELECT coalesce(sum(duration_us), 0) FROM timings WHERE run_id = ? AND "
                          "name = 'bwd_backward_cumulative_compile_time'", [run_id])
     row = table[(table["model"] == "cnn") & (table["compiler_version"] == "2.13.0+cpu")].iloc[0]
-    assert row["total_s"] == pytest.approx((total_us + bwd) / 1e6, abs=1e-3)
+    assert float(row["total_s"]) == pytest.approx((total_us + bwd) / 1e6, abs=1e-3)
+    # the phases shown add up to the total shown, in every group whose release reports them all (a part
+    # a release does not report is an empty cell)
+    parts = table[["dynamo_s", "aot_s", "inductor_s", "code_gen_s"]].replace("", None).astype(float)
+    table = table.assign(total_s=table["total_s"].astype(float))
+    whole = parts.notna().all(axis=1)
+    assert whole.sum() >= 15
+    assert (parts[whole].sum(axis=1) - table.loc[whole, "total_s"]).abs().max() <= 0.002
 
 
 def test_sql_console_reads_but_cannot_write_or_read_files(warehouse, monkeypatch):
@@ -290,3 +398,24 @@ def test_single_run(single_run, monkeypatch):
     assert any("a trend needs runs of at least two" in i.value for i in at.info)
     at = open_page(single_run, "graph_breaks", monkeypatch)
     assert any("No graph breaks" in s.value for s in at.success)
+
+
+def test_explorer_times_extern_calls(warehouse, monkeypatch):
+    """The profiled GPU training run: every extern call of its forward graph has the time of the kernels
+    its op launched, and the graph's time is its generated kernels' plus its extern calls'."""
+    run_id = one(warehouse, "SELECT run_id FROM runs WHERE device = 'cuda' AND run_id IN "
+                            "(SELECT run_id FROM timings WHERE source = 'profiler')")
+    at = open_page(warehouse, "explorer", monkeypatch, explore_run=run_id, explore_graph="0_forward")
+    kernels = frame_with(at, "kernel_name", "time_us", "generated")
+    extern = kernels[~kernels["generated"]]
+    assert len(extern) == one(warehouse, "SELECT count(*) FROM kernels WHERE run_id = ? AND graph_id = '0_forward' "
+                                         "AND NOT generated", [run_id]) == 3
+    assert extern["time_us"].notna().all()
+    graphs = frame_with(at, "graph_id", "generated_us", "extern_us")
+    forward = graphs.set_index("graph_id").loc["0_forward"]
+    launched = one(warehouse, "SELECT sum(duration_us) FROM timings WHERE run_id = ? AND graph_id = '0_forward' "
+                              "AND launched_by IS NOT NULL", [run_id])
+    assert forward["extern_us"] == pytest.approx(launched, abs=0.1)
+    assert forward["extern_us"] == pytest.approx(extern["time_us"].sum(), abs=0.1)
+    assert forward["kernel_time_us"] == pytest.approx(forward["generated_us"] + forward["extern_us"], abs=0.1)
+    assert "an extern call's being the kernels its op launched" in texts(at)

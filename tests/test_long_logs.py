@@ -47,7 +47,8 @@ def test_spilled_rows_equal_unspilled_rows(tmp_path, monkeypatch):
     rollups = []
     for db in ("whole.duckdb", "spilled.duckdb"):
         con = reader(str(tmp_path / db))
-        rollups.append(con.execute("SELECT * FROM run_rollups").fetchall())
+        # the workload names the model, here the folder's name, which differs
+        rollups.append(con.execute("SELECT * EXCLUDE (workload) FROM run_rollups").fetchall())
         con.close()
     assert rollups[0] == rollups[1] and len(rollups[0]) == 1
 

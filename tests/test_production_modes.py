@@ -19,7 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from cli.main import cli
 from ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader
 
@@ -111,6 +113,12 @@ def test_cudagraph_skips_and_recordings_are_rows(modes):
     # CPU runs of the same scenario have no cudagraphs at all
     assert con.execute("SELECT count(*) FROM cudagraph_events JOIN runs r USING (run_id) WHERE r.device = 'cpu'"
                        ).fetchone()[0] == 0
+    # the canned query: one row per run, named by its workload
+    rows = json.loads(CliRunner().invoke(cli, ["--db", db, "query", "compile/cudagraph_skips", "--format", "json"]).output)
+    workload = con.execute("SELECT workload FROM run_workloads WHERE model = 'reduce_overhead' AND device = 'cuda'"
+                           ).fetchone()[0]
+    assert [(r["workload"], r["recordings"], r["skips"], r["skip_reasons"]) for r in rows] == [
+        (workload, records, len(skips), skips[0])]
 
 
 def test_graphs_equal_dynamo_unique_graphs_and_kernel_less_graphs_are_rows(modes):
@@ -212,6 +220,35 @@ def test_a_ddp_job_is_one_job_of_both_ranks(modes):
     assert con.execute("SELECT count(*) FROM rank_divergences").fetchone()[0] == 0
 
 
+def test_each_rank_of_a_job_is_a_workload_and_pairs_with_the_same_rank(modes):
+    """Ranks of a job are runs of their own that may compile differently: rank is part of the
+    workload (views/12_workloads.sql), so compare and changes set rank 1 against rank 1, never a
+    median of the job's ranks; the job's name is not part of it, so two releases' jobs pair."""
+    from analysis.changes import changes
+    from analysis.compare import compare
+
+    root, db, _ = modes
+    con = reader(db)
+    jobs = [p for p in _runs(root) if p.name == "ddp"]
+    ranks = {(str(job), int(re.search(r"rank_(\d+)", p.name).group(1))) for job in jobs
+             for p in (job / "trace").glob("*rank_*")}
+    rows = con.execute("SELECT r.job, w.rank, w.workload FROM run_workloads w JOIN runs r USING (run_id) "
+                       "WHERE w.model = 'ddp'").fetchall()
+    assert {(j, r) for j, r, _ in rows} == ranks and len(ranks) == 2 * len(jobs) == 6
+    assert all(w.startswith("ddp [") and f" rank={r} " in w for _, r, w in rows)
+    assert len({w for _, _, w in rows}) == 4  # (cpu, cuda) x (rank 0, rank 1)
+    result = compare(con, "compiler=2.13", "compiler=2.14.1", model="ddp")
+    assert sorted(p.config.get("rank") for p in result.pairs) == ["0", "1"]
+    rank_of = dict(con.execute("SELECT run_id, rank FROM runs WHERE model = 'ddp'").fetchall())
+    for p in result.pairs:
+        assert len(p.base_runs) == len(p.head_runs) == 1
+        assert rank_of[p.base_runs[0]] == rank_of[p.head_runs[0]] == int(p.config["rank"])
+    report = changes(con, "ddp")
+    assert sorted(len(runs) for runs in report.series.values()) == [1, 1, 2, 2]  # cuda 2.11; cpu 2.13 -> 2.14.1
+    for runs in report.series.values():
+        assert len({r["rank"] for r in runs}) == 1
+
+
 def _payloads(log: str, artifact: str) -> list[str]:
     out = []
     for part in log.split(f'{{"artifact": {{"name": "{artifact}"')[1:]:
@@ -245,6 +282,11 @@ def test_ranks_that_diverge_are_rows(tmp_path):
     rows = reader(db).execute("SELECT kind, key, rank, value FROM rank_divergences WHERE kind = 'compile_ids' "
                               "ORDER BY ALL").fetchall()
     assert rows == [("compile_ids", f"{last}/0", 0, None), ("compile_ids", f"{last}/0", 1, "compiled")]
+    # the canned query sets the ranks side by side, each its own workload
+    out = json.loads(CliRunner().invoke(cli, ["--db", db, "query", "multirank/divergences", "-p", "kind=compile_ids",
+                                                  "--format", "json"]).output)
+    assert [(r["key"], r["rank"], r["value"], r["agreeing"], r["workload"].split(" rank=")[1][0]) for r in out] == [
+        (f"{last}/0", 0, "(none)", "1/2", "0"), (f"{last}/0", 1, "compiled", "1/2", "1")]
     assert aot_ids  # the frame was an Inductor compile, whose folder went with it
 
 

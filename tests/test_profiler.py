@@ -115,3 +115,65 @@ def test_every_gpu_run_sums_match():
             assert got[name] == (calls, pytest.approx(total, abs=1e-6)), (path, name)
         # every Triton kernel ran inside compiled code, so each has a compile id
         assert all(r["compile_id"] for r in parsed.rows["timings"] if r["name"].startswith("triton_")), path
+
+
+def launching_ops(path: Path) -> dict[str, float]:
+    """Kernel time by the CPU op that launched it, read with plain json through the profiler's own link:
+    a kernel event's `External id` is that of the cpu_op it was launched in. Only ops named aten::*
+    that sit inside a compiled region (the extern calls of generated code), by name."""
+    events = json.loads(path.read_text())["traceEvents"]
+    ops = {ev["args"]["External id"]: ev for ev in events if ev.get("cat") == "cpu_op" and "External id" in ev.get("args", {})}
+    regions = [(ev["ts"], ev["ts"] + ev["dur"], ev["tid"]) for ev in events
+               if ev.get("cat") == "cpu_op" and ev["name"].startswith(("## Call CompiledFxGraph", "CompiledFunction"))]
+    out = defaultdict(float)
+    for ev in events:
+        if ev.get("cat") != "kernel":
+            continue
+        op = ops.get(ev["args"].get("External id"))
+        if op and op["name"].startswith("aten::") and any(
+                s <= op["ts"] <= e and tid == op["tid"] for s, e, tid in regions):
+            out[op["name"]] += ev["dur"]
+    return dict(out)
+
+
+def test_kernels_in_a_range_of_their_own_name_name_no_op():
+    """max-autotune's Triton templates run in a cpu_op named after the kernel: no extern op launched them."""
+    parsed = parse_profiler(SMALLEST.read_bytes())
+    assert parsed.rows["timings"] and all(r["launched_by"] is None for r in parsed.rows["timings"])
+
+
+@pytest.mark.parametrize("path", [TRAIN, RECOMPILED], ids=lambda p: p.name)
+def test_extern_kernels_carry_the_op_that_launched_them(path):
+    """cuBLAS kernels of the compiled graphs' extern calls (aten::mm, aten::addmm) are tied to the op
+    that launched them, as the trace's own links say, and each call of an op has its own index."""
+    parsed = parse_profiler(path.read_bytes())
+    by_op = defaultdict(float)
+    for r in parsed.rows["timings"]:
+        if r["launched_by"] is not None:
+            by_op[r["launched_by"]] += r["duration_us"]
+            assert r["compile_id"] is not None and r["launch_index"] >= 0
+        else:
+            assert r["launch_index"] is None
+    expected = launching_ops(path)
+    assert expected, "the profile has extern calls inside a compiled graph"
+    assert by_op.keys() == expected.keys()
+    for op, total in expected.items():
+        assert by_op[op] == pytest.approx(total, abs=1e-6), op
+    # the calls of one op in one graph call are numbered 0, 1, ... in the order they ran
+    indexes = defaultdict(set)
+    for r in parsed.rows["timings"]:
+        if r["launched_by"]:
+            indexes[(r["compile_id"], r["phase"], r["launched_by"])].add(r["launch_index"])
+    assert all(found == set(range(len(found))) for found in indexes.values()), indexes
+
+
+def test_a_cpu_profile_has_no_kernel_events_and_says_so():
+    """A CPU run's profile.json records CPU ops only (Inductor's C++ kernels have no record of their
+    own): no kernel rows, and the parse counts the profile as one without kernel events."""
+    events = [{"ph": "X", "cat": "cpu_op", "name": "Torch-Compiled Region: 0/0", "pid": 1, "tid": 1, "ts": 0,
+               "dur": 100, "args": {"External id": 1}},
+              {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 10, "dur": 50,
+               "args": {"External id": 2}}]
+    parsed = parse_profiler(json.dumps({"traceEvents": events}).encode())
+    assert parsed.rows["timings"] == [] and parsed.problems == []
+    assert parsed.counters["profiler.no_kernel_events"] == 1

@@ -36,9 +36,14 @@ PARAMS = {
     "changes/kernel_identities": {"model": "transformer"},
     "changes/kernel_identity_digests": {"model": "transformer"},
     "fusion/fusion_rate_by_model_version": {"label": "mode"},
+    "compare/failures": {"runs": "02607c43b480369b,e7eb884f134af3d3"},  # ca 2.14.1 and 2.13
+    "dashboard/break_runs": {"cause": "gb0088"},
+    "dashboard/break_reasons": {"kind": "failure"},
 }
 RUN_PARAMS = {"run_id": GPU_MLP_TRAIN}
 GRAPH_PARAMS = {"run_id": TRANSFORMER_213, "graph_id": "0_forward"}
+# a profiled GPU graph: its extern calls' kernel time (explore/kernels)
+PARAMS["explore/kernels"] = {"run_id": GPU_MLP_TRAIN, "graph_id": "0_forward"}
 # columns that depend on where and when the fixture warehouse was built, not on the artifacts
 VOLATILE = {"ingested_at", "ingest_seconds", "source_path"}
 

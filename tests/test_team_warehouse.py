@@ -293,6 +293,27 @@ def test_an_older_lake_is_migrated_in_place(postgres, tmp_path):
         con.close()
 
 
+def test_migration_0012_on_a_lake(postgres, tmp_path):
+    """Migration 0012 on a DuckLake: a lake written before it (ca 2.14.1's failures twice and each
+    failed guard a recompile) gets the rows a fresh ingest writes."""
+    from tests.test_warehouse_tables import EVENTS, as_before_0012
+
+    team = lake(postgres, "before0012")
+    data = str(tmp_path / "lake-data")
+    root = unpack_cpu_corpora(tmp_path / "corpora")
+    assert ingest_paths([next(root[2].glob("cpu-torch*")) / "ca"], locate(team, data_path=data)).runs == 1
+    con = connect(locate(team, data_path=data))
+    fresh = con.execute(EVENTS).fetchall()
+    as_before_0012(con)
+    con.close()
+    con = connect(locate(team, data_path=data))
+    try:
+        assert con.execute(EVENTS).fetchall() == fresh
+        assert con.execute("SELECT failures, fallbacks, library_recompiles FROM run_rollups").fetchall() == [(3, 3, 4)]
+    finally:
+        con.close()
+
+
 def test_secrets_stay_out_of_output(postgres, tmp_path):
     where = f"ducklake:postgres:dbname=nowhere host=127.0.0.1 port={postgres.port} user=nobody password=hunter2"
     for args in (["runs", "--db", where], ["ingest", str(FIXTURE_RUN), "--db", where, "--data-path", str(tmp_path)],

@@ -27,9 +27,9 @@ RANK_0 = TT / "tlparse" / "dedicated_log_torch_trace_rank_0.log.gz"
 BAD_RECORDS = FIXTURES / "broken" / "torch_trace_bad_records.log"
 ALL_LOGS = [DYNAMIC_213, CA_26, CA_2141, CORRUPTED, COMP_FAILURE, RANK_0]
 
-# reasons per fixture, counted by hand in the recompile_reasons payloads: 2.13 dynamic has three
-# one-line text payloads; 2.14.1 ca has two text payloads (one reason each, with a `User stack
-# trace:`) and JSON lists of 2 and 3
+# failed guards per fixture, counted by hand in the recompile_reasons payloads: 2.13 dynamic has
+# three one-line text payloads; 2.14.1 ca has two text payloads (one reason each, with a `User
+# stack trace:`) and JSON lists of 2 and 3
 RECOMPILE_REASONS = {DYNAMIC_213: 3, CA_26: 0, CA_2141: 7, CORRUPTED: 0, COMP_FAILURE: 0, RANK_0: 0}
 
 
@@ -59,9 +59,15 @@ def test_counts_match_the_records_of_the_log(path):
     assert len(parsed.rows["compilations"]) == compilations
     assert len(_events(parsed, "graph_break")) == _count(headers, '"name": "dynamo_graph_break_reason"')
     recompiles = _events(parsed, "recompile")
-    assert len(recompiles) == RECOMPILE_REASONS[path]
-    # a recompile_reasons artifact is logged once per recompiled compile id
-    assert len({e["compile_id"] for e in recompiles}) == _count(headers, '"name": "recompile_reasons"')
+    # a recompile_reasons artifact is logged once per recompile, listing each guard that failed
+    assert len(recompiles) == len({e["compile_id"] for e in recompiles}) == _count(
+        headers, '"name": "recompile_reasons"')
+    assert sum(len(e["details"]) for e in recompiles) == RECOMPILE_REASONS[path]
+    assert all(e["reason"] == "\n".join(e["details"]) for e in recompiles)
+    # a failed compile writes a dynamo_error artifact and its metrics' fail_type: one failure
+    failures = _events(parsed, "failure")
+    assert len(failures) == len({e["compile_id"] for e in failures}) == _count(headers, '"fail_type": "')
+    assert parsed.counters["dynamo_error_of_a_reported_failure"] == _count(headers, '"name": "dynamo_error"')
     assert len(parsed.rows["guards"]) == _count(headers, '] {"dynamo_cpp_guards_str": ')
     assert len(parsed.rows["graphs"]) == _count(headers, '] {"inductor_output_code": ')
     assert parsed.counters["records"] == len([h for h in headers if h.strip()])
@@ -123,7 +129,8 @@ def test_blank_lines_inside_a_payload_are_skipped():
     assert parsed.problems == []
     assert parsed.counters["blank_lines"] == len(lines)
     assert parsed.counters["md5_verified"] == 8
-    assert len(_events(parsed, "failure")) == 2
+    # one failed compile: its dynamo_error artifact and its metrics' fail_type are one failure
+    assert len(_events(parsed, "failure")) == 1
 
 
 def test_gzip_stream_plain_lines_and_crlf_give_the_same_rows():
@@ -259,14 +266,21 @@ def test_timings_from_metrics_and_chromium_spans():
 
 def test_failures_from_metrics_and_dynamo_error():
     parsed = _parse(COMP_FAILURE)
-    failures = _events(parsed, "failure")
-    reasons = sorted(e["reason"] for e in failures)
-    # compilation_metrics fail_type/fail_reason, and the exception line(s) of the dynamo_error traceback
-    assert reasons == [
-        "BackendCompilerFailed: backend='broken_backend' raised:\nRuntimeError: broken backend",
-        "torch._dynamo.exc.BackendCompilerFailed: backend='broken_backend' raised:\nRuntimeError: broken backend",
-    ]
-    assert all(e["compile_id"] == "0/0" for e in failures)
+    # the dynamo_error traceback (line 86) and the metrics' fail_type (line 145) report one failure:
+    # it is stored once, as compilation_metrics' fail_type/fail_reason say it
+    (failure,) = _events(parsed, "failure")
+    assert failure["reason"] == "BackendCompilerFailed: backend='broken_backend' raised:\nRuntimeError: broken backend"
+    assert failure["compile_id"] == "0/0"
+    # a hard failure, but the test suppressed errors (the metrics' config_suppress_errors is true):
+    # the frame ran eagerly
+    assert failure["fallback"] is True
+    # the same log without its metrics record: the dynamo_error's failure stands alone
+    with gzip.open(COMP_FAILURE, "rb") as f:
+        lines = f.read().split(b"\n")
+    cut = parse_torch_trace([x for x in lines if b'{"compilation_metrics": ' not in x])
+    (alone,) = _events(cut, "failure")
+    assert alone["reason"].startswith("torch._dynamo.exc.BackendCompilerFailed: backend='broken_backend'")
+    assert alone["fallback"] is False  # a hard failure, and nothing says errors were suppressed
     (comp,) = parsed.rows["compilations"]
     assert comp["fail_type"] == "BackendCompilerFailed"
     assert comp["restart_reasons"] == []
@@ -353,7 +367,9 @@ def test_crlf_rank_log_verifies():
     parsed = _parse(log)
     assert parsed.problems == []
     assert parsed.counters["md5_verified"] == _count(_headers(log), '"has_payload": ') == 733
-    assert len(_events(parsed, "recompile")) == sum(range(1, 15))  # 14 recompiles listing every earlier id
+    recompiles = _events(parsed, "recompile")
+    # 14 recompiles, each listing the failed guard of every earlier entry: 1 + 2 + ... + 14
+    assert len(recompiles) == 14 and sum(len(e["details"]) for e in recompiles) == sum(range(1, 15))
 
 
 @pytest.mark.corpus

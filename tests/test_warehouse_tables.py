@@ -3,7 +3,10 @@ offers TABLES): it must equal what the migrations create, bookkeeping tables asi
 
 from __future__ import annotations
 
+import re
+
 import duckdb
+import pytest
 
 from schema.warehouse import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, connect, current_sql, current_tables,
                               migrate, migrated_tables, migration_files, view_files)
@@ -48,4 +51,75 @@ def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
     finally:
         old.close()
     defined = {name for path in view_files() for name in _DEFINED.findall(path.read_text())}
-    assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 16
+    assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 21
+
+
+def as_before_0012(con) -> None:
+    """Make a warehouse as one written before migration 0012: each failed guard of a recompile a row,
+    each failure a second time as its dynamo_error artifact said it, no details / fallback /
+    in_library, no extern ops on timings, rollups without the new sums; the migration not recorded."""
+    con.execute("""
+        CREATE TEMP TABLE split AS
+        SELECT e.* EXCLUDE (reason, details, fallback, in_library), unnest(e.details) AS reason
+        FROM compile_events e WHERE kind = 'recompile'""")
+    con.execute("DELETE FROM compile_events WHERE kind = 'recompile'")
+    con.execute("""
+        INSERT INTO compile_events BY NAME
+        SELECT * FROM split
+        UNION ALL
+        SELECT * EXCLUDE (reason, details, fallback, in_library), 'torch._dynamo.exc.' || reason AS reason
+        FROM compile_events WHERE kind = 'failure'""")
+    for table, column in (("compile_events", "details"), ("compile_events", "fallback"),
+                          ("compile_events", "in_library"), ("timings", "launched_by"), ("timings", "launch_index"),
+                          ("run_rollups", "workload"), ("run_rollups", "failures"), ("run_rollups", "fallbacks"),
+                          ("run_rollups", "restarts"), ("run_rollups", "profiler_files")):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DELETE FROM _migrations WHERE name = '0012_events_once_and_extern_time'")
+
+
+EVENTS = "SELECT run_id, compile_id, kind, reason, details, fallback, in_library FROM compile_events ORDER BY ALL"
+
+
+def as_before_0014(con) -> None:
+    """Make a warehouse as one written before migration 0014 too: without the tables and columns it
+    adds (read from the migration itself), the migration not recorded."""
+    text = next(p for p in migration_files() if p.stem.startswith("0014_")).read_text()
+    for table in re.findall(r"^CREATE TABLE (\w+)", text, re.M):
+        con.execute(f"DROP TABLE {table}")
+    for table, column in re.findall(r"^ALTER TABLE (\w+) ADD COLUMN (\w+)", text, re.M):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    con.execute("DELETE FROM _migrations WHERE name = ?", [next(p.stem for p in migration_files()
+                                                                if p.stem.startswith("0014_"))])
+
+
+@pytest.mark.parametrize("older", ["main with 0014", "before 0012 and 0014"])
+def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path, older):
+    """A warehouse written before 0012 (ca 2.14.1: 6 failure rows for 3 failed compiles, 7 recompile
+    rows for 4 recompiles) gets the rows a fresh ingest writes, and its rollups made again: one that
+    has 0014 already (written by a build with the production modes but not 0012), and one older than
+    both, which gets 0012 then 0014, in that order."""
+    from ingest.load import ingest_paths
+    from tests.conftest import unpack_cpu_corpora
+
+    root = unpack_cpu_corpora(tmp_path / "corpora")
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([next(root[2].glob("cpu-torch*")) / "ca", next(root[1].glob("cpu-torch*")) / "dynamic"], db)
+    con = connect(db)
+    fresh = con.execute(EVENTS).fetchall()
+    rollups = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall()
+    as_before_0012(con)
+    if older == "before 0012 and 0014":
+        as_before_0014(con)
+    counts = dict(con.execute("SELECT kind, count(*) FROM compile_events JOIN runs USING (run_id) "
+                              "WHERE model = 'ca' GROUP BY kind").fetchall())
+    assert (counts["failure"], counts["recompile"]) == (6, 7)
+    con.close()
+    con = duckdb.connect(db)
+    try:
+        applied = migrate(con)  # what a writer's open does
+        assert [a[:4] for a in applied] == (["0012"] if older == "main with 0014" else ["0012", "0014"])
+        assert con.execute(EVENTS).fetchall() == fresh
+        assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+        assert con.execute(_TABLES).fetchall() == migrated_tables()
+    finally:
+        con.close()

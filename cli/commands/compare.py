@@ -8,7 +8,7 @@ import click
 
 from analysis import regress
 from analysis.changes import CHOICES
-from analysis.compare import CHANGED, PAIR_ON, SelectorError, change_label, code_diff, compare, kernel_diff
+from analysis.compare import SelectorError, change_label, code_diff, compare, kernel_diff
 from cli.options import FORMATS, db_option, format_option, open_warehouse
 
 EXAMPLES = """\b
@@ -17,7 +17,10 @@ Examples:
   iwh compare --base variant=default --head variant=aggressive_fusion --format markdown
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
+  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
 """
+PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
+                "[default: mode,dtype,variant,batch,device,rank, the view run_workloads']")
 
 
 @click.command("compare", epilog=EXAMPLES)
@@ -28,19 +31,19 @@ Examples:
 @click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
-              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0")
-@click.option("--pair-on", default=",".join(PAIR_ON), show_default=True, metavar="K1,K2",
-              help="labels that name a workload: runs pair when the model and these labels agree")
+              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0 (gates "
+                   "library frames' too), failures=off")
+@click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP)
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
 def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, thresholds, pair_on, fmt):
-    """Compare two sets of runs model by model (--base and --head selectors).
+    """Compare two sets of runs workload by workload (--base and --head selectors).
 
     Selectors: compiler=2.13 (every 2.13.x build; compiler=2.13.0+cpu for one build), a label such as
     variant=default, a run id (or prefix), device=, backend=, model=; join several with commas.
-    Models on one side only are listed apart. Kernel counts, fusion and graph breaks are exact;
-    timings need several runs a side.
+    Workloads on one side only are listed apart. Kernel counts, fusion, compile failures, fallbacks to
+    eager and graph breaks are exact (a new failure is a regression); timings need several runs a side.
     """
     from analysis import render
 
@@ -50,7 +53,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
         rules = regress.parse_thresholds(thresholds)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--threshold") from e
-    keys = tuple(k.strip() for k in pair_on.split(",") if k.strip())
+    keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
         try:
             result = compare(wh, base, head, model, rules, pair_on=keys)
@@ -58,7 +61,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
         except SelectorError as e:
             raise click.ClickException(str(e)) from e
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
-        codes = [(change_label(c), code_diff(wh, c)) for c in diff.kernels if c.status == CHANGED] \
+        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in diff.code_changes] \
             if diff and show_code else []
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     for w in result.warnings:
@@ -78,13 +81,13 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
               help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
 @click.option("--metric", "metrics", multiple=True, type=click.Choice(CHOICES),
               help="only these (repeatable) [default: every structural metric and kernel identity]")
-@click.option("--pair-on", default=",".join(PAIR_ON), show_default=True, metavar="K1,K2",
-              help="labels that name a workload: each workload is a series of its own")
+@click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP.replace("runs pair when the model and these agree",
+                                                                       "each workload is a series of its own"))
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
 def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
-    """Where in a series of runs a model's kernels, fusion or graph breaks changed, and how.
+    """Where in a series of runs a model's kernels, fusion, failures or graph breaks changed, and how.
 
     Each change point is the first run whose metric or generated kernels differ from the run before
     it in the series; `iwh compare --base BEFORE --head AFTER --model M --kernels --show-code` shows
@@ -94,7 +97,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
     from analysis.render import changes_frame
     from schema.frames import emit
 
-    keys = tuple(k.strip() for k in pair_on.split(",") if k.strip())
+    keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
         report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys)
     if not report.series:
@@ -109,3 +112,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
             p = report.points[0]
             click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
                        "--kernels --show-code", err=True)
+
+
+def _keys(pair_on: str | None) -> tuple[str, ...] | None:
+    return None if pair_on is None else tuple(k.strip() for k in pair_on.split(",") if k.strip())

@@ -1,50 +1,59 @@
-"""What changed when: over a series of runs of one model, where its kernels, fusion or graph breaks
-changed from one run to the next, and the kernel diff of one such change."""
+"""What changed when: over a series of runs of one workload, where its kernels, fusion, compile
+failures or graph breaks changed from one run to the next, and the kernel diff of one such change."""
 
+import pandas as pd
 import streamlit as st
 
-from dashboards import data, filters
+from analysis.compare import plural
+from dashboards import data, filters, state
 from dashboards.kernel_view import show_kernel_diff
 
 VERSION = "compiler version"
 
 st.title("What changed when")
-st.caption("Across a series of runs of one model (releases, or nightlies by a label), which run first "
-           "changed its kernels, fusion or graph breaks, and how? Pick a change point to see its kernels.")
+st.caption("Across a series of runs of one workload (releases, or nightlies by a label), which run first "
+           "changed its kernels, fusion, compile failures or graph breaks, and how? Pick a change point to see "
+           "its kernels.")
 data.stop_if_empty()
 options = data.run("dashboard/filter_options")
 models = sorted(options.loc[options["facet"] == "model", "value"].dropna().tolist())
 picked = [m for m in (filters.current()["models"] or "").split(",") if m in models]
 left, right = st.columns(2)
-model = left.selectbox("Model", picked or models, key="changes_model")
 keys = data.run("dashboard/label_keys")
-series = right.selectbox("Order the runs by", [VERSION, *keys["label"].tolist()], key="changes_series",
+orders = [VERSION, *keys["label"].tolist()]
+state.from_url("changes_model", "model", picked or models)
+state.from_url("changes_series", "order", orders)
+model = left.selectbox("Model", picked or models, key="changes_model")
+series = right.selectbox("Order the runs by", orders, key="changes_series",
                          help="A label whose values sort as text, such as a nightly's date")
+state.to_url("model", model)
+state.to_url("order", None if series == VERSION else series)
 report = data.change_points(model, None if series == VERSION else series)
 runs = sum(len(rs) for rs in report.series.values())
-st.caption(data.plain(f"{len(report.points)} change points in {len(report.series)} series of {runs} runs of "
-                      f"{model}, ordered by {report.ordered_by} (one series per workload: mode, dtype, variant, "
-                      "batch, device)."))
+n_series = len(report.series)
+st.caption(data.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
+                      f"{plural(runs, 'run')} of {model}, ordered by {report.ordered_by} (one series per "
+                      "workload: mode, dtype, variant, batch, device)."))
 if not report.points:
-    st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion "
-            "and graph breaks of the run before it." if runs > 1 else
+    st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion, "
+            "compile failures and graph breaks of the run before it." if runs > 1 else
             "A series needs at least two runs of one workload; this model has fewer.")
-    data.show_sql("compare/runs", "changes/kernel_identities")
+    data.show_sql("compare/runs", "changes/kernel_identity_digests")
     st.stop()
 
 rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
          "changed": ", ".join(c.metric for c in p.changes),
          "kernels": next((c.detail for c in p.changes if c.metric == "kernel_identity"), ""),
          "before_run": p.before_run, "after_run": p.after_run} for p in report.points]
-st.dataframe(rows, hide_index=True, width="stretch")
+data.table(pd.DataFrame(rows))
 labels = {i: f"{p.series} · {p.before_at} → {p.after_at} · {', '.join(c.metric for c in p.changes)}"
           for i, p in enumerate(report.points)}
 chosen = report.points[st.selectbox("Change point", list(labels), format_func=labels.get, key="changes_point")]
-values = [{"metric": c.metric, "before": data.number(c.before), "after": data.number(c.after), "detail": c.detail}
-          for c in chosen.changes]
-st.dataframe(values, hide_index=True, width="stretch")
+values = [{"metric": c.metric, "before": data.number(c.before), "after": data.number(c.after),
+           "detail": c.detail or None} for c in chosen.changes]
+data.table(pd.DataFrame(values))
 st.subheader("Kernels before and after")
 show_kernel_diff(chosen.before_run, chosen.after_run, model, "changes")
 st.caption(data.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} --model {model} "
                       "--kernels --show-code"))
-data.show_sql("compare/runs", "changes/kernel_identities", "compare/kernels", "compare/autotune")
+data.show_sql("compare/runs", "changes/kernel_identity_digests", "compare/kernels", "compare/autotune")

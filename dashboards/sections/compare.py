@@ -1,24 +1,29 @@
-"""Compare releases: two sets of runs, model by model, down to the code of a changed kernel."""
+"""Compare releases: two sets of runs, workload by workload, down to the code of a changed kernel."""
+
+import shlex
 
 import pandas as pd
 import streamlit as st
 
-from analysis.compare import SelectorError
-from analysis.render import summary_frame, wide_frame
-from dashboards import data
+from analysis.compare import SelectorError, plural
+from analysis.render import failures_frame, render, summary_frame, wide_frame
+from dashboards import data, state
 from dashboards.kernel_view import show_kernel_diff
 
-SHOWN = ("kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks", "recompiles",
-         "compile_s", "kernel_us")
+SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
+         "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us")
+COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nodes", "graph_breaks",
+          "library_graph_breaks", "recompiles", "library_recompiles"}
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
 
 st.title("Compare releases")
-st.caption("What changed between two compiler versions (or two label values) for each model, is it a "
+st.caption("What changed between two compiler versions (or two label values) for each workload, is it a "
            "regression, and which kernels changed and how?")
 data.stop_if_empty()
 sides = data.run("dashboard/compare_sides")
 choices = sides["selector"].tolist()
-labels = {r.selector: f"{r.selector} ({r.runs} runs, {r.models} models)" for r in sides.itertuples()}
+labels = {r.selector: f"{r.selector} ({plural(r.runs, 'run')}, {plural(r.models, 'model')})"
+          for r in sides.itertuples()}
 compilers = [c for c in choices if c.startswith("compiler=")]
 if len(choices) < 2:
     st.info("Comparing needs runs of at least two compiler versions or label values; this warehouse has "
@@ -28,13 +33,18 @@ if len(choices) < 2:
 left, right = st.columns(2)
 default_base = compilers[0] if len(compilers) >= 2 else choices[0]
 default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
+state.from_url("compare_base", "base", choices)
+state.from_url("compare_head", "head", choices)
 base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=labels.get,
                       key="compare_base")
 head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=labels.get,
                        key="compare_head")
+state.to_url("base", base)
+state.to_url("head", head)
 st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
-           "--head` does. Models run on one side only are listed apart and never enter the summary.")
-data.show_sql("dashboard/compare_sides", "compare/runs")
+           "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device); workloads on one "
+           "side only are listed apart and never enter the summary.")
+data.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
 if base == head:
     st.info("Pick two different sides.")
     st.stop()
@@ -50,16 +60,37 @@ for n in result.notes:
 if not result.pairs:
     st.stop()
 
-st.subheader("Summary over the models on both sides")
-st.dataframe(summary_frame(result).to_pandas(), hide_index=True, width="stretch")
+command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
+regressions = result.regressions
+if regressions:
+    st.warning(data.plain(f"{plural(len(regressions), 'regression')}: "
+                        + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
+else:
+    st.success(data.plain(f"No regression by `iwh compare`'s rules (`{command}` exits 0)."))
+with st.expander("The same comparison from the command line, and as markdown for a PR comment"):
+    st.code(command, language="bash")
+    markdown = render(result, "markdown")
+    st.code(markdown, language="markdown")
+    st.download_button("Download the markdown", markdown, file_name="compare.md", mime="text/markdown",
+                       key="compare_markdown")
 
-st.subheader("Per model")
-st.caption(f"{len(result.pairs)} models on both sides; {len(result.base_only)} on the base side only, "
-           f"{len(result.head_only)} on the head side only.")
+failures = failures_frame(result).to_pandas()
+if len(failures):
+    st.subheader("Compile failures of a cause one side lacks")
+    st.caption("New: the head fails to compile a frame where the base never failed for that cause (a "
+               "regression); gone: the other way round. `ran_eagerly`: Dynamo then ran the frame without compiling it.")
+    data.table(failures)
+
+st.subheader("Summary over the workloads on both sides")
+data.table(summary_frame(result).to_pandas())
+
+st.subheader("Per workload")
+st.caption(data.plain(result.headline() + "."))
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
 columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN for part in ("base", "head", "delta", "pct")
-                                 if f"{m}_{part}" in wide and compared[f"{m}_base"].notna().any()]
+                                 if f"{m}_{part}" in wide and compared[f"{m}_base"].notna().any()
+                                 and (m not in COUNTS or compared[[f"{m}_base", f"{m}_head"]].fillna(0).any().any())]
 
 
 def colour(frame: pd.DataFrame) -> pd.DataFrame:
@@ -72,18 +103,42 @@ def colour(frame: pd.DataFrame) -> pd.DataFrame:
     return styles
 
 
-st.dataframe(compared[columns].style.apply(colour, axis=None).format(precision=3), hide_index=True,
-             width="stretch")
-st.caption("Red: a regression by `iwh compare`'s rules (more kernels, fewer fused nodes, more graph breaks "
-           "or recompiles; timings only with enough samples). Green: an improvement.")
+def cell(col: str, value) -> str:
+    """Counts as integers, percentages with %, rates and times to 3 places; NULL blank."""
+    if value is None or pd.isna(value):
+        return ""
+    metric, part = col.rsplit("_", 1)
+    signed = part in ("delta", "pct") and round(value, 3) != 0
+    if part == "pct":
+        return f"{value:+.1f}%" if signed else "0%"
+    if metric in COUNTS:
+        return f"{value:+,.0f}" if signed else f"{value:,.0f}"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+shown = compared[columns].copy()
+for col in columns[2:]:
+    shown[col] = [cell(col, v) for v in shown[col]]
+st.dataframe(shown.style.apply(colour, axis=None), hide_index=True, width="stretch",
+             column_config={c: st.column_config.TextColumn(alignment="right") for c in columns[2:]})
+st.caption("Red: a regression by `iwh compare`'s rules (a new compile failure or fallback to eager, more kernels, "
+           "fewer fused nodes, more graph breaks or recompiles in user code; timings only with enough samples). "
+           "Green: an improvement. Library frames' breaks and recompiles are reported, gated with "
+           "`--threshold library_graph_breaks=0`.")
 only = wide[wide["status"] != "compared"][["model", "status"]]
 if len(only):
     st.markdown("**On one side only** (not compared)")
-    st.dataframe(only, hide_index=True, width="stretch")
+    data.table(only)
 
 st.subheader("Kernel-level diff")
 pairs = {p.key: p for p in result.pairs}
-key = st.selectbox("Model", list(pairs), key="compare_model")
+state.from_url("compare_model", "workload", list(pairs))
+key = st.selectbox("Workload", list(pairs), key="compare_model",
+                   help="The workload whose kernels are diffed: its first run on each side.")
+state.to_url("workload", key)
 pair = pairs[key]
 show_kernel_diff(pair.base_runs[0], pair.head_runs[0], pair.model, "compare")
+selectors = [f"{s}" + "".join(f",{k}={v}" for k, v in sorted(pair.config.items())) for s in (base, head)]
+st.caption(data.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
+                      f"--model {shlex.quote(pair.model)} --kernels --show-code"))
 data.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")

@@ -1,45 +1,47 @@
-"""Compile time: where the compile time of each model goes, release by release."""
+"""Compile time: where the compile time of each workload goes, release by release."""
 
 import altair as alt
 import streamlit as st
 
+from analysis.compare import plural
 from dashboards import data, filters
 
 PHASES = {"dynamo_s": "Dynamo", "aot_s": "AOT autograd", "inductor_s": "Inductor", "code_gen_s": "Code gen"}
 
 st.title("Compile time")
 st.caption("Where does compile time go (Dynamo, AOT autograd, Inductor, code generation) for each "
-           "model and compiler version, and which release made it slower?")
+           "workload and compiler version, and which release made it slower?")
 data.stop_if_empty()
-phases = data.run("dashboard/compile_phases", **filters.current())
+phases = data.run("compile/compile_time_breakdown", **filters.current())
 if phases.empty:
     st.info(f"No compilation metrics in the runs in view ({filters.describe()}). They come from "
             "TORCH_TRACE logs; runs captured without one have no compile times.")
-    data.show_sql("dashboard/compile_phases")
+    data.show_sql("compile/compile_time_breakdown")
     st.stop()
 
-st.caption(f"{len(phases):,} model × compiler version × device groups from {int(phases['runs'].sum()):,} runs.")
+st.caption(f"{plural(len(phases), 'group')} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')}. "
+           "Each bar is the median run of its group (by total compile time): its exclusive phases add up to its "
+           "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
 CHART_GROUPS = 60
-phases["group"] = [" · ".join(data.shown(v) for v in r) for r in
-                   phases[["model", "compiler_version", "device"]].itertuples(index=False)]
+phases["group"] = [f"{data.workload_name(w)} · {data.shown(v)}" for w, v in
+                   zip(phases["workload"], phases["compiler_version"], strict=True)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:
     st.caption(f"The chart shows the first {CHART_GROUPS} groups; the table below has all {len(phases):,}. "
                "Narrow the sidebar filters to chart others.")
-long = charted.melt(id_vars=["group", "model", "compiler_version", "device", "runs", "total_s"],
-                   value_vars=list(PHASES), var_name="phase", value_name="seconds").dropna(subset=["seconds"])
+long = charted.melt(id_vars=["group", "workload", "compiler_version", "runs", "total_s"],
+                    value_vars=list(PHASES), var_name="phase", value_name="seconds").dropna(subset=["seconds"])
 long["phase"] = long["phase"].map(PHASES)
 chart = alt.Chart(long).mark_bar().encode(
-    y=alt.Y("group:N", title=None, sort=charted["group"].tolist(), axis=alt.Axis(labelLimit=360)),
-    x=alt.X("sum(seconds):Q", title="median compile time per run (s)"),
+    y=alt.Y("group:N", title=None, sort=charted["group"].tolist(), axis=alt.Axis(labelLimit=420)),
+    x=alt.X("sum(seconds):Q", title="compile time of the median run (s)"),
     color=alt.Color("phase:N", sort=list(PHASES.values()), legend=alt.Legend(orient="top")),
     order=alt.Order("phase_order:Q"),
-    tooltip=["model", "compiler_version", "device", "phase", alt.Tooltip("seconds:Q", format=".3f"), "runs"],
+    tooltip=["workload", "compiler_version", "phase", alt.Tooltip("seconds:Q", format=".3f"),
+             alt.Tooltip("total_s:Q", format=".3f"), "runs"],
 ).transform_calculate(
     phase_order=" + ".join(f"(datum.phase == '{v}' ? {i} : 0)" for i, v in enumerate(PHASES.values()))
 ).properties(height=alt.Step(22))
 st.altair_chart(chart, width="stretch", height="content")
-st.caption("Exclusive phases: Dynamo + AOT autograd + Inductor + code gen = total. Median over each "
-           "group's runs; autotune time is part of code gen.")
-st.dataframe(phases.drop(columns="group"), hide_index=True, width="stretch")
-data.show_sql("dashboard/compile_phases")
+data.table(phases.drop(columns="group"))
+data.show_sql("compile/compile_time_breakdown")

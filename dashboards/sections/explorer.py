@@ -24,8 +24,8 @@ def pick_run() -> str | None:
     if runs.empty:
         st.warning(f"No runs match ({filters.describe()}" + (f", search '{data.plain(search)}'" if search else "") + ").")
         return None
-    event = st.dataframe(runs.drop(columns="total"), hide_index=True, width="stretch", height=250,
-                         on_select="rerun", selection_mode="single-row", key="explore_runs_table")
+    event = data.table(runs.drop(columns="total"), height=250, on_select="rerun", selection_mode="single-row",
+                       key="explore_runs_table")
     data.pager(runs["total"].iloc[0], RUN_PAGE, "explore_runs_page")
     rows = event.selection.rows if event else []
     if rows:
@@ -50,18 +50,24 @@ if run.empty:
     st.stop()
 r = run.iloc[0]
 st.subheader(data.plain(f"{r['model']} · {r['compiler_version'] or 'unknown version'} · {r['device']}"))
-st.caption(data.plain(f"run {r['run_id']} from {r['source_path']}"))
-cols = st.columns(6)
+st.caption(data.plain(f"run {r['run_id']} of workload {r['workload']}, from {r['source_path']}"))
+cols = st.columns(7)
 for col, (label, key) in zip(cols, [("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"),
                                      ("Fusion rate", "fusion_rate"), ("Compile events", "compile_events"),
-                                     ("Ingest errors", "ingest_errors")], strict=False):
+                                     ("Failures", "failures"), ("Ingest errors", "ingest_errors")], strict=False):
     col.metric(label, data.number(r[key]))
 with st.expander("Environment and labels"):
     st.json({k: (str(v) if v is not None else None) for k, v in r.items() if k != "labels"}, expanded=False)
     labels = r["labels"] or {}
     st.json(json.loads(labels) if isinstance(labels, str) else labels, expanded=True)
-if r["profiled_kernels"] == 0:
+if r["profiled_kernels"] == 0 and r["profiler_files"]:
+    st.caption("This run's profile has no kernel events (a CPU run: the profiler records CPU ops, not Inductor's "
+               "C++ kernels): kernel times are empty.")
+elif r["profiled_kernels"] == 0:
     st.caption("This run has no profiler trace: kernel times are empty.")
+else:
+    st.caption("Kernel times: the profiler's, an extern call's being the kernels its op launched (cuBLAS, cuDNN, "
+               "attention), so a graph's time is its generated kernels' plus its extern calls'.")
 
 graphs = data.run("explore/graphs", run_id=run_id)
 graph_id = None
@@ -77,7 +83,7 @@ tab_kernels, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(
     ["Graphs and kernels", "Fusion groups", "Layouts", "Lineage", "Compile events"])
 
 with tab_kernels:
-    st.dataframe(graphs, hide_index=True, width="stretch")
+    data.table(graphs)
     data.show_sql("explore/run", "explore/graphs")
     if graph_id:
         st.markdown(f"**Kernels of graph {data.plain(graph_id)}**")
@@ -86,8 +92,8 @@ with tab_kernels:
         if kernels.empty:
             st.info("This graph has no kernels.")
         else:
-            event = st.dataframe(kernels.drop(columns=["total", "source_hash"]), hide_index=True, width="stretch",
-                                 on_select="rerun", selection_mode="single-row", key="explore_kernels_table")
+            event = data.table(kernels.drop(columns=["total", "source_hash"]), on_select="rerun",
+                               selection_mode="single-row", key="explore_kernels_table")
             data.pager(kernels["total"].iloc[0], KERNEL_PAGE, "explore_kernels_page")
             generated = kernels[kernels["generated"]]
             rows = event.selection.rows if event else []
@@ -118,7 +124,7 @@ with tab_fusion:
             fused = fusions[fusions["member_count"] > 1]
             st.write(f"{len(fusions):,} scheduler nodes after fusion; {len(fused):,} of them fused "
                      f"{int(fused['member_count'].sum()):,} nodes.")
-            st.dataframe(fusions, hide_index=True, width="stretch")
+            data.table(fusions)
         data.show_sql("explore/fusions")
 
 with tab_layouts:
@@ -127,7 +133,7 @@ with tab_layouts:
         if layouts.empty:
             st.info("No buffer layouts recorded for this graph.")
         else:
-            st.dataframe(layouts, hide_index=True, width="stretch")
+            data.table(layouts)
         data.show_sql("explore/layouts")
 
 with tab_lineage:
@@ -136,7 +142,7 @@ with tab_lineage:
         if lineage.empty:
             st.info("No lineage for this graph (no provenance tracking file was ingested).")
         else:
-            st.dataframe(lineage, hide_index=True, width="stretch")
+            data.table(lineage)
         data.show_sql("explore/lineage")
 
 with tab_events:
@@ -144,11 +150,11 @@ with tab_events:
     if events.empty:
         st.info("No graph breaks, recompiles, restarts or failures in this run.")
     else:
-        st.dataframe(events, hide_index=True, width="stretch")
+        data.table(events)
     compilations = data.run("explore/compilations", run_id=run_id)
     if compilations.empty:
         st.caption("No compilation metrics (this run has no TORCH_TRACE log).")
     else:
         st.markdown("**Compilations**")
-        st.dataframe(compilations, hide_index=True, width="stretch")
+        data.table(compilations)
     data.show_sql("explore/compile_events", "explore/compilations")

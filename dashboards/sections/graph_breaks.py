@@ -1,24 +1,34 @@
-"""Graph breaks and recompiles: which reasons cost the most, across all runs, and where they happen."""
+"""Graph breaks, recompiles and compile failures: which causes cost the most, across all runs, and where."""
 
 import streamlit as st
 
-from dashboards import data, filters
+from dashboards import data, filters, state
 from dashboards.navigation import open_run_button
 
 KINDS = {"graph_break": "Graph breaks", "recompile": "Recompiles", "restart": "Restarts", "failure": "Failures"}
 
 st.title("Graph breaks & recompiles")
-st.caption("Why does Dynamo break graphs or recompile, how often, in which models and releases, "
-           "and in which runs and user lines?")
+st.caption("Why does Dynamo break graphs, recompile or fail to compile, how often, in which workloads and "
+           "releases, and in which runs and user lines? Events in library code (torch, installed packages, the "
+           "standard library) are counted apart from the user's.")
 data.stop_if_empty()
 f = filters.current()
 
 counts = data.run("dashboard/break_counts", **f).set_index("kind")
 cols = st.columns(len(KINDS))
 for col, (kind, label) in zip(cols, KINDS.items(), strict=False):
-    events = counts["events"].get(kind, 0)
-    runs = counts["runs"].get(kind, 0)
-    col.metric(label, f"{int(events):,}", help=f"in {int(runs):,} runs", delta=None)
+    events = int(counts["events"].get(kind, 0))
+    library = int(counts["library_frames"].get(kind, 0))
+    runs = int(counts["runs"].get(kind, 0))
+    detail = f"in {runs:,} run{'' if runs == 1 else 's'}"
+    if library:
+        detail += f"; {library:,} in library code, {events - library:,} in user code"
+    if kind == "failure" and events:
+        eager = int(counts["ran_eagerly"].get(kind, 0))
+        detail += f"; {eager:,} of the frames then ran eagerly"
+    col.metric(label, f"{events:,}", help=detail)
+    if events:
+        col.caption(detail)
 if counts.empty:
     st.success(f"No graph breaks, recompiles, restarts or failures were recorded in the runs in view "
                f"({filters.describe()}). Runs without a TORCH_TRACE log or TORCH_LOGS output record none.")
@@ -26,27 +36,35 @@ if counts.empty:
     st.stop()
 
 present = [k for k in KINDS if k in counts.index]
+state.from_url("breaks_kind", "kind", present)
 kind = st.segmented_control("Kind", present, format_func=KINDS.get, default=present[0], key="breaks_kind") \
     or present[0]
+state.to_url("kind", kind)
 reasons = data.run("dashboard/break_reasons", **f, kind=kind)
-st.subheader(f"{KINDS[kind]}: reasons ranked")
-event = st.dataframe(reasons, hide_index=True, width="stretch", on_select="rerun",
-                     selection_mode="single-row", key="breaks_reasons_table")
+st.subheader(f"{KINDS[kind]}: causes ranked")
+st.caption("A cause is Dynamo's own graph-break id (gbNNNN, in its messages since 2.8) where the message has "
+           "one, else the reason with object ids, addresses, paths and literal values replaced, so one cause "
+           "groups across runs and releases.")
+event = data.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
 data.show_sql("dashboard/break_counts", "dashboard/break_reasons")
 
 rows = event.selection.rows if event else []
 if rows:
-    st.session_state["breaks_reason"] = reasons.iloc[rows[0]]["reason"]
-choices = reasons["reason"].tolist()
+    st.session_state["breaks_reason"] = reasons.iloc[rows[0]]["cause"]
+choices = reasons["cause"].drop_duplicates().tolist()
+state.from_url("breaks_reason", "cause", choices)
 if st.session_state.get("breaks_reason") not in choices:
     st.session_state["breaks_reason"] = choices[0]
-reason = st.selectbox("Drill into the runs of", choices, key="breaks_reason")
-runs = data.run("dashboard/break_runs", **f, kind=kind, reason=reason)
-st.dataframe(runs, hide_index=True, width="stretch")
+shown = dict(zip(reasons["cause"], reasons["reason"], strict=False))
+cause = st.selectbox("Drill into the runs of", choices, key="breaks_reason",
+                     format_func=lambda c: c if shown.get(c) == c else f"{c}: {shown.get(c)}")
+state.to_url("cause", cause)
+runs = data.run("dashboard/break_runs", **f, kind=kind, cause=cause)
+data.table(runs)
 labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.run_id}" for r in runs.itertuples()}
 run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="breaks_run", index=None,
                       placeholder="choose a run to open")
 open_run_button(run_id, "breaks_open")
 with st.expander("Full reason text"):
-    st.code(runs["reason"].iloc[0] if len(runs) else reason, language=None, wrap_lines=True)
+    st.code(runs["reason"].iloc[0] if len(runs) else cause, language=None, wrap_lines=True)
 data.show_sql("dashboard/break_runs")

@@ -12,7 +12,13 @@ What the trace gives to attribute a kernel (checked on the 67 GPU corpus runs, t
   compiled region; a "fwdbwd" flow event pair (same id; 's' at the forward op's tid/ts, 'f' at
   the backward op's) links it to its `CompiledFunction`, whose region gives the compile id.
 So compile_id is set for kernels launched inside a compiled region (or a backward linked to one),
-None for eager kernels (optimizer, loss, ...). The phase (inference / forward / backward) is known
+None for eager kernels (optimizer, loss, ...).
+Extern calls: the compiled graph's code calls ATen ops (`aten::mm`, cuDNN convolutions, attention)
+as cpu_op ranges directly inside the graph call (`## Call CompiledFxGraph ##`, else the region or
+`CompiledFunction*`); a kernel launched inside one (at any depth) is that op's: `launched_by` names
+it and `launch_index` counts the graph call's earlier calls of the same op (0, 1, ...), which is the
+order of the graph's extern call sites of that op. Inductor's own Triton kernels run in a cpu_op of
+their own name: theirs stay NULL, so their rows stay one per kernel name. The phase (inference / forward / backward) is known
 but the aot_id is not, so graph_id stays None: the assembler can map (compile_id, phase) through
 the graphs table. Rows are aggregated per (compile_id, phase, kernel name), so a forward and a
 backward kernel of the same name stay apart (cuBLAS gemms run in both); each row carries `phase`.
@@ -34,6 +40,7 @@ SPYRE_EVENT = "spyre_kernel_v"
 _REGION = "Torch-Compiled Region: "
 _LAUNCH_CATEGORIES = frozenset(("cuda_runtime", "cuda_driver"))
 _FORWARD, _BACKWARD = "CompiledFunction", "CompiledFunctionBackward"
+_GRAPH_CALL = "## Call CompiledFxGraph"
 
 
 def is_profiler_trace(head: bytes) -> bool:
@@ -56,20 +63,25 @@ def parse_profiler(data: bytes) -> Parsed:
         return parsed
     _device_facts(trace, parsed)
 
-    kernels, launches, ranges, flows = _collect(events, parsed)
+    kernels, launches, ranges, flows, ops = _collect(events, parsed)
     scopes = _Scopes(ranges, flows)
+    callers = _Callers(ops)
     totals: dict[tuple, list] = defaultdict(lambda: [0, 0.0])
     for name, dur, correlation in kernels:
         launch = launches.get(correlation)
         if launch is None:
             parsed.counters["profiler.kernel_without_launch"] += 1
-            key = (None, None, name)
+            key = (None, None, name, None, None)
         else:
-            key = (*scopes.attribute(*launch), name)
+            compile_id, phase = scopes.attribute(*launch)
+            op, index = callers.of(*launch) if compile_id is not None else (None, None)
+            if op == name:  # a Triton kernel's own range
+                op = index = None
+            key = (compile_id, phase, name, op, index)
         total = totals[key]
         total[0] += 1
         total[1] += dur
-    for (compile_id, phase, name), (calls, duration) in totals.items():
+    for (compile_id, phase, name, op, index), (calls, duration) in totals.items():
         parsed.add(
             "timings",
             {
@@ -80,10 +92,13 @@ def parse_profiler(data: bytes) -> Parsed:
                 "duration_us": duration,
                 "calls": calls,
                 "source": SOURCE,
-                # not a timings column yet (asked for): the loader ignores it until then
                 "phase": phase,
+                "launched_by": op,
+                "launch_index": index,
             },
         )
+    if not kernels:
+        parsed.counters["profiler.no_kernel_events"] += 1
     return parsed
 
 
@@ -95,9 +110,10 @@ def _device_facts(trace: dict, parsed: Parsed) -> None:
 
 def _collect(events: list, parsed: Parsed):
     """One pass: kernels (name, dur, correlation), launches {correlation: (tid, ts)}, the
-    compiled-code ranges per CPU thread, and fwdbwd flow ends."""
+    compiled-code ranges per CPU thread, fwdbwd flow ends, and every cpu_op range per thread."""
     kernels, launches = [], {}
     ranges: dict = defaultdict(list)  # tid -> [(ts, end, name)]
+    ops: dict = defaultdict(list)  # tid -> [(ts, end, name)], every cpu_op
     flows: dict = defaultdict(dict)  # flow id -> {'s' | 'f': (tid, ts)}
     for index, ev in enumerate(events):
         if not isinstance(ev, dict):
@@ -120,13 +136,54 @@ def _collect(events: list, parsed: Parsed):
                 launches[correlation] = (ev.get("tid"), ev.get("ts"))
         elif cat == "cpu_op":
             name = ev.get("name", "")
-            if name.startswith(_REGION) or name == _FORWARD or name == _BACKWARD:
-                ts, dur = ev.get("ts"), ev.get("dur")
-                if isinstance(ts, (int, float)) and isinstance(dur, (int, float)):
+            ts, dur = ev.get("ts"), ev.get("dur")
+            if isinstance(ts, (int, float)) and isinstance(dur, (int, float)) and isinstance(name, str):
+                ops[ev.get("tid")].append((ts, ts + dur, name))
+                if name.startswith(_REGION) or name == _FORWARD or name == _BACKWARD:
                     ranges[ev.get("tid")].append((ts, ts + dur, name))
         elif cat == "fwdbwd" and ev.get("ph") in ("s", "f"):
             flows[ev.get("id")][ev["ph"]] = (ev.get("tid"), ev.get("ts"))
-    return kernels, launches, ranges, flows
+    return kernels, launches, ranges, flows, ops
+
+
+class _Callers:
+    """Answers: which op did the compiled graph call around a CPU (tid, ts), and which of the graph
+    call's calls of that op is it? (op name, index), or (None, None) outside any op of a graph call."""
+
+    def __init__(self, ops: dict):
+        # per thread: the direct children of each graph call, as (start, end, name, index)
+        self.children: dict = {}
+        self.starts: dict = {}
+        for tid, spans in ops.items():
+            spans.sort(key=lambda s: (s[0], -s[1]))
+            kids, stack = [], []  # stack: open ranges (end, is a graph call, counts by name or None)
+            for start, end, name in spans:
+                while stack and stack[-1][0] < start:
+                    stack.pop()
+                parent = stack[-1] if stack else None
+                if parent is not None and parent[1]:
+                    counts = parent[2]
+                    kids.append((start, end, name, counts.get(name, 0)))
+                    counts[name] = counts.get(name, 0) + 1
+                stack.append((end, _is_graph_call(name), {}))
+            if kids:
+                self.children[tid] = kids
+                self.starts[tid] = [k[0] for k in kids]
+
+    def of(self, tid, ts) -> tuple:
+        kids = self.children.get(tid)
+        if not kids or not isinstance(ts, (int, float)):
+            return None, None
+        i = bisect.bisect_right(self.starts[tid], ts) - 1
+        if i >= 0 and kids[i][1] >= ts and not _is_graph_call(kids[i][2]):
+            return kids[i][2], kids[i][3]
+        return None, None
+
+
+def _is_graph_call(name: str) -> bool:
+    """The range the compiled graph's code runs in: Inductor's graph call where the release names one
+    (2.6+), else the compiled region or AOT function around it."""
+    return name.startswith(_GRAPH_CALL) or name.startswith(_REGION) or name in (_FORWARD, _BACKWARD)
 
 
 class _Scopes:

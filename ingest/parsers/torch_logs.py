@@ -28,6 +28,7 @@ from collections.abc import Iterable
 
 import orjson
 
+from ingest.parsers.torch_trace_records import is_library_file
 from ingest.rows import Parsed
 
 SOURCE = "torch_logs"
@@ -316,8 +317,11 @@ class _EventBuilder:
 
     def close(self) -> None:
         if self.event is not None:
-            if self.failures:
+            if self.failures:  # one recompile: a failed guard per cached entry
                 self.event["reason"] = "\n".join(self.failures)
+                self.event["details"] = list(self.failures)
+            # the frame a recompile names, the user line of a graph break
+            self.event["in_library"] = is_library_file(self.event["user_file"])
             if self.event["reason"] is None:
                 self.parsed.problem(f"{self.event['kind']} without a reason", self.start_line, "warning")
             self.parsed.add("compile_events", self.event)

@@ -54,7 +54,9 @@ from ingest.parsers.torch_trace_records import (
     cache_rows,
     compilation_rows,
     compile_id_of,
-    dynamo_error_row,
+    dynamo_error_event,
+    failure_event,
+    frame_key,
     graph_break_row,
     guard_row,
     kernel_autotune_rows,
@@ -194,6 +196,14 @@ class _TraceState:
         self.skipping = False  # payload lines of a record whose header was bad
         self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
         self.payload_md5: str | None = None  # of the record being finished, when it has has_payload
+        # A failed compile is reported twice: a `dynamo_error` artifact, then the compile's metrics
+        # (fail_type). One failure is stored: the metrics', which every release writes; an error
+        # waits here (by compile id without attempt) for them, and stands alone when none come.
+        self.pending_errors: dict[str | None, dict] = {}
+        self.failed_compiles: set[str | None] = set()
+        # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
+        # (written before a compile's events) or compilation_metrics: library frames are told apart
+        self.frame_files: dict[str | None, str] = {}
         self.exports = 0  # exported programs seen
         self.named: dict[tuple, int] = {}  # (kind, name) -> records, for the kinds whose metadata names them
         self.aot_compiles: dict = {}  # compile ids AOTAutograd handed a graph on, in order
@@ -345,8 +355,6 @@ class _TraceState:
             meta = envelope[kind]
             named = (kind, meta.get("name") if isinstance(meta, dict) else None)
             self.named[named] = self.named.get(named, 0) + 1
-        elif kind == "dynamo_start":
-            self.started.add(without_attempt(cid))
         elif kind in _AOT_GRAPH_KINDS and cid not in self.aot_compiles:
             self.aot_compiles[cid] = None
         handler = _HANDLERS.get(kind)
@@ -366,7 +374,10 @@ class _TraceState:
             self.parsed.problem(
                 f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning"
             )
+        if isinstance(metrics.get("co_filename"), str):
+            self.frame_files.setdefault(frame_key(compile_id), metrics["co_filename"])
         compilation_rows(self.parsed, record_kind, metrics, compile_id)
+        self.on_failure(failure_event(record_kind, metrics, compile_id))
         self.finished.add(without_attempt(compile_id))
         row = self.parsed.rows["compilations"][-1]
         counts = self.cache_counts.setdefault(compile_id, {})
@@ -388,6 +399,15 @@ class _TraceState:
 
     def on_bwd_metrics(self, lineno, metrics, cid, data):
         self.on_metrics(lineno, metrics, cid, data, "bwd_compilation_metrics")
+
+    def on_dynamo_start(self, lineno, meta, cid, data):
+        self.started.add(without_attempt(cid))
+        stack = meta.get("stack") if isinstance(meta, dict) else None
+        if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
+            name = stack[-1].get("filename")
+            name = self.strings.get(name) if isinstance(name, int) else name
+            if isinstance(name, str):
+                self.frame_files[frame_key(cid)] = name
 
     def on_runtime_metrics(self, lineno, metrics, cid, data):
         # runtime work of a compiled graph (cudagraphify, autotuning at run time): only a cudagraph
@@ -481,13 +501,32 @@ class _TraceState:
                 facts["compiler_commit"] = value["commit"]
 
     def on_graph_break(self, lineno, cid, text):
-        graph_break_row(self.parsed, cid, text)
+        graph_break_row(self.parsed, cid, text, self.frame_files.get(frame_key(cid)))
 
     def on_recompile(self, lineno, cid, text):
-        recompile_rows(self.parsed, cid, text)
+        recompile_rows(self.parsed, cid, text, self.frame_files.get(frame_key(cid)))
 
     def on_dynamo_error(self, lineno, cid, text):
-        dynamo_error_row(self.parsed, cid, text)
+        event = dynamo_error_event(cid, text, self.frame_files.get(frame_key(cid)))
+        key = without_attempt(cid)
+        if key in self.failed_compiles or key in self.pending_errors:
+            self.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+        else:
+            self.pending_errors[key] = event
+
+    def on_failure(self, event: dict | None) -> None:
+        """A compile's metrics reported a failure (or none): store it once, with the frame its
+        dynamo_error named when the metrics name none."""
+        if event is None:
+            return
+        key = without_attempt(event["compile_id"])
+        error = self.pending_errors.pop(key, None)
+        if error is not None:
+            self.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+            if event["user_file"] is None:
+                event["user_file"], event["user_line"] = error["user_file"], error["user_line"]
+        self.failed_compiles.add(key)
+        self.parsed.add("compile_events", event)
 
     def on_cpp_guards(self, lineno, meta, cid, data):
         guard_row(self.parsed, cid, *self._text_and_md5(data), is_json_list=False)
@@ -680,6 +719,9 @@ class _TraceState:
 
     def close(self) -> Parsed:
         parsed = self.parsed
+        for event in self.pending_errors.values():  # errors of compiles whose metrics never came
+            parsed.add("compile_events", event)
+        self.pending_errors.clear()
         if self.aoti_wrapper is not None:  # a wrapper whose kernel file was never logged
             lineno, cid, text, md5 = self.aoti_wrapper
             self.aoti_wrapper = None
@@ -798,6 +840,7 @@ _HANDLERS = {
     **{kind: (lambda state, lineno, meta, cid, data, kind=kind: state.on_shape(lineno, meta, cid, data, kind))
        for kind in SHAPE_KINDS},
     "describe_tensor": _TraceState.on_describe_tensor,
+    "dynamo_start": _TraceState.on_dynamo_start,
     "compilation_metrics": _TraceState.on_metrics,
     "bwd_compilation_metrics": _TraceState.on_bwd_metrics,
     "compilation_metrics_runtime": _TraceState.on_runtime_metrics,

@@ -78,6 +78,9 @@ _REASON_START = re.compile(r"^!?[\d-]+(?:/[\d-]+)+(?:_\d+)?: ")
 _LEAF_GUARD = re.compile(r"[| ]*\+- [A-Z][A-Z0-9_]*:")
 _LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
 _ERROR_TAIL = ("from user code:", "Set TORCH")
+# Exceptions Dynamo treats as soft failures (convert_frame's `soft_fail`): the frame is skipped and
+# runs eagerly. Any other failure falls back to eager only when errors are suppressed.
+_SOFT_FAILURES = frozenset({"Unsupported", "UserError", "CacheLimitExceeded", "RecompileLimitExceeded"})
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
 
 
@@ -133,6 +136,20 @@ def without_attempt(compile_id: str | None) -> str | None:
     return None if compile_id is None else _ATTEMPT_SUFFIX.sub("", compile_id)
 
 
+def is_library_file(path: str | None) -> bool:
+    """Code of torch, an installed package or the standard library: where a frame's graph breaks and
+    recompiles are no change to the user's model (2.14 compiles inspect.py under compiled autograd)."""
+    return bool(path) and any(p in path for p in _LIBRARY_PARTS)
+
+
+def frame_key(compile_id: str | None) -> str | None:
+    """The frame part of a compile id (`6/1_2` -> `6`, `!0/7/0` -> `!0/7`): every compile of a frame
+    compiles the same code object."""
+    if compile_id is None:
+        return None
+    return without_attempt(compile_id).rpartition("/")[0] or compile_id
+
+
 def innermost_user_frame(text: str) -> tuple[str | None, int | None]:
     """Last `File "...", line N` of a traceback that is not library code (torch, site-packages,
     the standard library); the last frame of any kind when every frame is library code."""
@@ -176,14 +193,23 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
 
     cudagraph_skip_row(parsed, metrics, compile_id, "compilation_metrics")
     for reason in row["restart_reasons"] or ():
-        parsed.add("compile_events", _event(compile_id, "restart", reason, None, None))
-    fail_type = row["fail_type"]
-    if fail_type:
-        fail_reason = row["fail_reason"]
-        parsed.add("compile_events", _event(
-            compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
-            row["fail_user_frame_filename"], row["fail_user_frame_lineno"],
-        ))
+        parsed.add("compile_events", _event(compile_id, "restart", reason, None, None, row["co_filename"]))
+
+
+def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> dict | None:
+    """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
+    then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
+    backward that fails is no frame falling back."""
+    fail_type = _as_str(metrics.get("fail_type"))
+    if not fail_type:
+        return None
+    fail_reason = _as_str(metrics.get("fail_reason"))
+    event = _event(compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
+                   _as_str(metrics.get("fail_user_frame_filename")), _as_int(metrics.get("fail_user_frame_lineno")),
+                   _as_str(metrics.get("co_filename")))
+    event["fallback"] = record_kind == "compilation_metrics" and (
+        fail_type.rsplit(".", 1)[-1] in _SOFT_FAILURES or metrics.get("config_suppress_errors") is True)
+    return event
 
 
 _CUDAGRAPH_SKIP_PREFIX = re.compile(r"^skipping cudagraphs? due to ")
@@ -197,12 +223,13 @@ def cudagraph_skip_row(parsed: Parsed, metrics: dict, compile_id: str | None, so
                                         "reason": _CUDAGRAPH_SKIP_PREFIX.sub("", reason).strip()})
 
 
-def _event(compile_id, kind, reason, user_file, user_line) -> dict:
-    return {"compile_id": compile_id, "kind": kind, "reason": reason,
-            "user_file": user_file, "user_line": user_line, "source": SOURCE}
+def _event(compile_id, kind, reason, user_file, user_line, frame_file=None) -> dict:
+    """in_library: the compiled frame's code (else the event's user frame) is library code."""
+    return {"compile_id": compile_id, "kind": kind, "reason": reason, "user_file": user_file,
+            "user_line": user_line, "source": SOURCE, "in_library": is_library_file(frame_file or user_file)}
 
 
-def graph_break_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
+def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
     """Reason = the message between the `Graph break in user code at F:L` line and the user
     traceback; Dynamo's own traceback that follows is dropped."""
     lines = text.split("\n")
@@ -219,13 +246,15 @@ def graph_break_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
     if user_file is None:
         user_file, user_line = innermost_user_frame("\n".join(lines[end:]))
     reason = "\n".join(lines[:end]).strip() or text.strip()
-    parsed.add("compile_events", _event(compile_id, "graph_break", reason, user_file, user_line))
+    parsed.add("compile_events", _event(compile_id, "graph_break", reason, user_file, user_line, frame_file))
 
 
-def recompile_rows(parsed: Parsed, compile_id: str | None, text: str) -> None:
-    """One row per reason. The payload is a JSON list, or (2.13+, one reason) plain text although
-    its encoding says json; text reasons each start with the id of the compile that failed.
-    user_file/user_line: the innermost frame of the guard's user stack trace, when given."""
+def recompile_rows(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
+    """One row per recompile: a `recompile_reasons` artifact lists the guard that failed on each
+    cached entry of the frame, and all of them failing made one recompile. reason = those failures
+    joined by newlines, details = each of them (raw). The payload is a JSON list, or (2.13+) plain
+    text although its encoding says json, each reason starting with the id of the compile whose guard
+    failed. user_file/user_line: the innermost frame of the first guard's user stack trace, when given."""
     reasons: list[str] = []
     try:
         value = orjson.loads(text)
@@ -241,16 +270,20 @@ def recompile_rows(parsed: Parsed, compile_id: str | None, text: str) -> None:
                 reasons[-1] += "\n" + line
             elif line.strip():
                 reasons.append(line)
-    for reason in reasons:
-        # 2.14 appends the `User stack trace:` of the failed guard
-        user_file, user_line = innermost_user_frame(reason)
-        parsed.add("compile_events", _event(compile_id, "recompile", reason.strip(), user_file, user_line))
+    reasons = [r.strip() for r in reasons if r.strip()]
+    if not reasons:
+        return
+    # 2.14 appends the `User stack trace:` of the failed guard
+    user_file, user_line = innermost_user_frame(reasons[0])
+    event = _event(compile_id, "recompile", "\n".join(reasons), user_file, user_line, frame_file)
+    event["details"] = reasons
+    parsed.add("compile_events", event)
 
 
-def dynamo_error_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
-    """Reason = the exception of the last traceback of the (possibly chained) error, up to
-    Dynamo's `from user code:` block or its `Set TORCH...` hints; user_file/user_line = the
-    innermost user frame of that block, else of the whole text."""
+def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None = None) -> dict:
+    """The failure a `dynamo_error` artifact reports. Reason = the exception of the last traceback
+    of the (possibly chained) error, up to Dynamo's `from user code:` block or its `Set TORCH...`
+    hints; user_file/user_line = the innermost user frame of that block, else of the whole text."""
     lines = text.rstrip("\n").split("\n")
     last_tb = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), default=-1)
     start = next((i for i in range(last_tb + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), 0)
@@ -258,7 +291,9 @@ def dynamo_error_row(parsed: Parsed, compile_id: str | None, text: str) -> None:
     user_block = "\n".join(lines[end:]) if end < len(lines) and lines[end].startswith("from user code:") else text
     user_file, user_line = innermost_user_frame(user_block)
     reason = "\n".join(lines[start:end]).strip() or text.strip()
-    parsed.add("compile_events", _event(compile_id, "failure", reason, user_file, user_line))
+    event = _event(compile_id, "failure", reason, user_file, user_line, frame_file)
+    event["fallback"] = reason.split(":", 1)[0].rsplit(".", 1)[-1] in _SOFT_FAILURES
+    return event
 
 
 def guard_row(parsed: Parsed, compile_id: str | None, text: str, text_md5: str | None, is_json_list: bool) -> None:

@@ -6,7 +6,13 @@
 --                                graphs with either count unknown (fusion_rate = 1 - post / pre)
 --   generated_kernel_rows, extern_calls   rows of kernels (generated or not); *_kernels: generated
 --                                rows of that category
---   graph_breaks, recompiles     compile_events of that kind; library_*: those in a library frame
+--   graph_breaks, recompiles     compile_events of that kind in user frames; library_*: those in a
+--                                library frame (compile_events.in_library). A recompile is one row
+--                                however many guards failed (compile_events.details)
+--   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
+--                                fails the user's step as much), those after which the frame ran
+--                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
+--                                analysis
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
@@ -20,7 +26,11 @@
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
 --     Inductor generated in that run (by name), extern = other kernels inside compiled regions,
 --     eager = kernels outside any compiled region; compiled_kernel_us = generated + extern
---     (kernels inside a compiled region); max_kernel_us = the run's slowest profiled kernel
+--     (kernels inside a compiled region); max_kernel_us = the run's slowest profiled kernel (its
+--     time per compile id, phase and name, over every launch site)
+--   workload                     the run's workload (views/12_workloads.sql), kept so that grouping
+--                                100,000 runs by it does not read their labels' JSON (0.1 to 0.5 s)
+--   profiler_files               profiler traces read for the run (a CPU run's has no kernel events)
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
 --   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
@@ -42,7 +52,8 @@ FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
-    SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT unnest(ids))
+    SELECT run_id, run_key, workload_key(model, device, rank, labels, workload_labels()) AS workload
+    FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT
         run_id,
@@ -63,27 +74,22 @@ WITH picked AS (
         count(*) FILTER (WHERE generated AND category = 'template')             AS template_kernels,
         count(*) FILTER (WHERE generated AND category = 'foreach')              AS foreach_kernels
     FROM kernels WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
-), frames AS (
-    SELECT run_id, compile_id, min(co_filename) AS frame_file
-    FROM compilations WHERE run_key IN (SELECT run_key FROM picked) GROUP BY ALL
 ), e AS (
-    -- a break or recompile in a library frame (the frame's file, else the event's user file, under
-    -- site-packages, dist-packages, torch or the standard library) is counted apart
     SELECT
-        ev.run_id,
-        count(*) FILTER (WHERE ev.kind = 'graph_break') AS graph_breaks,
-        count(*) FILTER (WHERE ev.kind = 'recompile')   AS recompiles,
-        count(*) FILTER (WHERE ev.kind = 'graph_break' AND ev.in_library) AS library_graph_breaks,
-        count(*) FILTER (WHERE ev.kind = 'recompile' AND ev.in_library)   AS library_recompiles
-    FROM (
-        SELECT x.run_id, x.kind,
-               regexp_matches(coalesce(f.frame_file, x.user_file, ''),
-                              '/(site-packages|dist-packages|torch)/|/lib/python[0-9.]*/') AS in_library
-        FROM compile_events x
-        LEFT JOIN frames f USING (run_id, compile_id)
-        WHERE x.run_key IN (SELECT run_key FROM picked)
-    ) ev
-    GROUP BY ev.run_id
+        run_id,
+        count(*) FILTER (WHERE kind = 'graph_break' AND NOT coalesce(in_library, false)) AS graph_breaks,
+        count(*) FILTER (WHERE kind = 'recompile' AND NOT coalesce(in_library, false))   AS recompiles,
+        count(*) FILTER (WHERE kind = 'graph_break' AND in_library) AS library_graph_breaks,
+        count(*) FILTER (WHERE kind = 'recompile' AND in_library)   AS library_recompiles,
+        count(*) FILTER (WHERE kind = 'failure')                    AS failures,
+        count(*) FILTER (WHERE kind = 'failure' AND fallback)       AS fallbacks,
+        count(*) FILTER (WHERE kind = 'restart')                    AS restarts
+    FROM compile_events
+    WHERE run_key IN (SELECT run_key FROM picked)
+    GROUP BY run_id
+), pf AS (
+    SELECT run_id, count(*) AS profiler_files
+    FROM artifacts WHERE kind = 'profiler' AND run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), cfg AS (
     SELECT run_id, config_hash AS inductor_config_hash FROM run_configs_of(ids)
 ), cache AS (
@@ -133,15 +139,21 @@ WITH picked AS (
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NULL) AS eager_us,
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_launches,
         sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches,
-        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us,
-        max(t.duration_us) FILTER (WHERE t.source = 'profiler')                      AS max_kernel_us
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us
     FROM timings t
     LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
     WHERE t.kind = 'kernel' AND t.run_key IN (SELECT run_key FROM picked)
     GROUP BY t.run_id
+), slowest AS (
+    -- a kernel's time summed over its launch sites (an extern op's kernels are timed per call)
+    SELECT run_id, max(us) AS max_kernel_us
+    FROM (SELECT run_id, compile_id, phase, name, sum(duration_us) AS us FROM timings
+          WHERE kind = 'kernel' AND source = 'profiler' AND run_key IN (SELECT run_key FROM picked) GROUP BY ALL)
+    GROUP BY run_id
 )
 SELECT
     p.run_id,
+    p.workload,
     coalesce(g.graphs, 0)::BIGINT               AS graphs,
     coalesce(g.kernel_count, 0)::BIGINT         AS kernel_count,
     coalesce(g.extern_kernel_count, 0)::BIGINT  AS extern_kernel_count,
@@ -158,6 +170,10 @@ SELECT
     coalesce(e.recompiles, 0)::BIGINT           AS recompiles,
     coalesce(e.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
     coalesce(e.library_recompiles, 0)::BIGINT   AS library_recompiles,
+    coalesce(e.failures, 0)::BIGINT             AS failures,
+    coalesce(e.fallbacks, 0)::BIGINT            AS fallbacks,
+    coalesce(e.restarts, 0)::BIGINT             AS restarts,
+    coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
     (ct.dynamo + ct.bwd) / 1e6                  AS total_s,
@@ -176,7 +192,7 @@ SELECT
     prof.generated_launches::BIGINT             AS generated_launches,
     prof.extern_launches::BIGINT                AS extern_launches,
     prof.compiled_kernel_us,
-    prof.max_kernel_us,
+    slowest.max_kernel_us,
     cfg.inductor_config_hash,
     coalesce(cache.fx_lookups, 0)::BIGINT       AS fx_lookups,
     coalesce(cache.fx_hits, 0)::BIGINT          AS fx_hits,
@@ -193,8 +209,10 @@ FROM picked p
 LEFT JOIN g USING (run_id)
 LEFT JOIN k USING (run_id)
 LEFT JOIN e USING (run_id)
+LEFT JOIN pf USING (run_id)
 LEFT JOIN ct USING (run_id)
 LEFT JOIN prof USING (run_id)
+LEFT JOIN slowest USING (run_id)
 LEFT JOIN cfg USING (run_id)
 LEFT JOIN cache USING (run_id);
 

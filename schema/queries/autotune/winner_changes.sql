@@ -1,6 +1,6 @@
 -- Autotune winners that changed between two compiler versions
--- For each model and workload (mode, dtype, variant) and each autotuned op (op, shapes, strides,
--- dtypes), the winner on the base and the head side (the latest run of each), and whether it changed:
+-- For each workload (views/12_workloads.sql) and each autotuned op (op, shapes, strides, dtypes), the
+-- winner on the base and the head side (the latest run of each: release_order), and whether it changed:
 -- another template or extern choice, or the same template with another config. Choices are compared
 -- without their per-graph counter (triton_mm_12 = triton_mm_3).
 -- @param base VARCHAR base compiler version or family, e.g. 2.11
@@ -9,12 +9,11 @@
 -- @param all BOOLEAN default=false also list the ops whose winner stayed the same
 WITH winners AS (
     SELECT
-        r.model, r.labels ->> 'mode' AS mode, r.labels ->> 'dtype' AS dtype, r.labels ->> 'variant' AS variant,
-        r.compiler_version, r.started_at, r.run_id, a.op, a.shapes, a.strides, a.dtypes,
+        r.model, r.workload, r.compiler_version, r.started_at, r.run_id, a.op, a.shapes, a.strides, a.dtypes,
         a.choice, regexp_replace(a.choice, '_[0-9]+$', '') AS choice_kind, a.config, a.time_ms,
         row_number() OVER (PARTITION BY r.run_id, a.op, a.shapes, a.strides, a.dtypes ORDER BY a.seq) AS nth
     FROM autotune_choices a
-    JOIN runs r USING (run_id)
+    JOIN run_workloads r USING (run_id)
     WHERE a.winner AND ($model IS NULL OR r.model = $model)
 ), side AS (
     SELECT *, CASE WHEN version_matches(compiler_version, $base) THEN 'base'
@@ -22,12 +21,11 @@ WITH winners AS (
     FROM winners
 ), latest AS (
     SELECT * FROM side WHERE side IS NOT NULL
-    QUALIFY row_number() OVER (PARTITION BY side, model, mode, dtype, variant, op, shapes, strides, dtypes, nth
-                               ORDER BY started_at DESC, run_id) = 1
+    QUALIFY row_number() OVER (PARTITION BY side, workload, op, shapes, strides, dtypes, nth
+                               ORDER BY release_order(compiler_version, started_at) DESC, run_id) = 1
 ), paired AS (
     SELECT
-        coalesce(b.model, h.model) AS model, coalesce(b.mode, h.mode) AS mode, coalesce(b.dtype, h.dtype) AS dtype,
-        coalesce(b.variant, h.variant) AS variant, coalesce(b.op, h.op) AS op, coalesce(b.shapes, h.shapes) AS shapes,
+        coalesce(b.model, h.model) AS model, coalesce(b.workload, h.workload) AS workload, coalesce(b.op, h.op) AS op, coalesce(b.shapes, h.shapes) AS shapes,
         coalesce(b.dtypes, h.dtypes) AS dtypes,
         b.choice AS base_winner, b.config AS base_config, b.time_ms AS base_ms,
         h.choice AS head_winner, h.config AS head_config, h.time_ms AS head_ms,
@@ -38,10 +36,9 @@ WITH winners AS (
         b.run_id AS base_run, h.run_id AS head_run
     FROM (SELECT * FROM latest WHERE side = 'base') b
     FULL JOIN (SELECT * FROM latest WHERE side = 'head') h
-      ON b.model = h.model AND b.mode IS NOT DISTINCT FROM h.mode AND b.dtype IS NOT DISTINCT FROM h.dtype
-     AND b.variant IS NOT DISTINCT FROM h.variant AND b.op = h.op AND b.shapes = h.shapes
+      ON b.workload = h.workload AND b.op = h.op AND b.shapes = h.shapes
      AND b.strides IS NOT DISTINCT FROM h.strides AND b.dtypes IS NOT DISTINCT FROM h.dtypes AND b.nth = h.nth
 )
 SELECT * FROM paired
 WHERE $all OR status <> 'same'
-ORDER BY model, mode, dtype, variant, status, op, shapes;
+ORDER BY model, workload, status, op, shapes;

@@ -1,11 +1,12 @@
--- Warm against cold compile time per model and compiler version
--- Median compile time (run_compile_time.total_s) of the runs whose every cache lookup missed (cold)
--- and of those whose every lookup hit (warm), and what the caches saved; runs with caches off or a
--- partly warm cache are left out.
+-- Warm against cold compile time per workload and compiler version
+-- Median compile time (run_compile_time.total_s) of the runs of one workload (views/12_workloads.sql)
+-- whose every cache lookup missed (cold) and of those whose every lookup hit (warm), and what the
+-- caches saved; runs with caches off or a partly warm cache are left out.
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13
 SELECT
     r.model,
+    r.workload,
     r.compiler_version,
     count(*) FILTER (WHERE c.cache_temperature = 'cold')                        AS cold_runs,
     count(*) FILTER (WHERE c.cache_temperature = 'warm')                        AS warm_runs,
@@ -13,11 +14,11 @@ SELECT
     round(median(t.total_s) FILTER (WHERE c.cache_temperature = 'warm'), 3)     AS warm_compile_s,
     round(1 - median(t.total_s) FILTER (WHERE c.cache_temperature = 'warm')
               / nullif(median(t.total_s) FILTER (WHERE c.cache_temperature = 'cold'), 0), 3) AS saved_share
-FROM runs r
+FROM run_workloads r
 JOIN run_cache c USING (run_id)
 JOIN run_compile_time t USING (run_id)
 WHERE c.cache_temperature IN ('cold', 'warm')
   AND ($model IS NULL OR r.model = $model)
   AND ($compiler IS NULL OR version_matches(r.compiler_version, $compiler))
-GROUP BY r.model, r.compiler_version
-ORDER BY r.model, version_key(r.compiler_version), r.compiler_version;
+GROUP BY r.model, r.workload, r.compiler_version
+ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version;

@@ -4,9 +4,12 @@
 -- string values (all must match; a run without the label does not). compile_s = dynamo + lazily compiled backward (compilation_metrics);
 -- kernel_us = profiled kernel time inside compiled regions (NULL when not profiled).
 -- graph_breaks / recompiles count events in user frames; library_* those of frames whose code lies
--- in the standard library, site-packages or torch (the frame's co_filename from compilation_metrics,
--- else the event's user frame): 2.14 compiles inspect.py frames under compiled autograd, which
--- break and recompile there without any change to the user's graphs.
+-- in the standard library, site-packages or torch (compile_events.in_library): 2.14 compiles
+-- inspect.py frames under compiled autograd, which break and recompile there without any change to
+-- the user's graphs. failures, fallbacks (frames that then ran eagerly) and restarts count every
+-- frame (views/20_run_metrics.sql).
+-- workload: the run's workload (views/12_workloads.sql), or over the labels `pair_on` names
+-- (an empty text: the model alone): runs pair when their workloads are equal.
 -- inductor_config_hash names the run's first compilation_metrics inductor_config (its JSON text is
 -- in inductor_configs: compare/inductor_configs); a text a run would repeat thousands of times.
 -- fx_cache_hit_rate and cache_temperature (off, cold, warm, partial) are the view run_cache's.
@@ -16,6 +19,7 @@
 -- @param backend VARCHAR backend
 -- @param model VARCHAR only this model
 -- @param labels VARCHAR JSON object of label values, e.g. {"variant": "default"}
+-- @param pair_on VARCHAR comma-separated workload labels (device, rank: the run's), e.g. mode,dtype,device
 WITH picked AS (
     SELECT m.*
     FROM run_metrics m
@@ -36,14 +40,14 @@ WITH picked AS (
     WHERE run_id IN (SELECT run_id FROM picked)
 )
 SELECT
-    p.run_id, p.model, p.compiler_version, p.device, p.backend, env.device_name,
+    p.run_id, p.model, p.compiler_version, p.device, p.backend, p.rank, env.device_name,
     env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
     p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
+    CASE WHEN $pair_on IS NULL THEN p.workload
+         ELSE workload_key(p.model, p.device, p.rank, p.labels, string_split($pair_on, ',')) END AS workload,
     p.pre_fusion_nodes, p.post_fusion_nodes, p.fusion_rate,
-    coalesce(u.graph_breaks - u.library_graph_breaks, 0)::BIGINT AS graph_breaks,
-    coalesce(u.recompiles - u.library_recompiles, 0)::BIGINT AS recompiles,
-    coalesce(u.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
-    coalesce(u.library_recompiles, 0)::BIGINT AS library_recompiles,
+    p.graph_breaks, p.recompiles, p.library_graph_breaks, p.library_recompiles,
+    p.failures, p.fallbacks, p.restarts,
     CASE WHEN u.compile_records > 0 THEN u.total_s END AS compile_s,
     u.compiled_kernel_us AS kernel_us, u.inductor_config_hash, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature
 FROM picked p

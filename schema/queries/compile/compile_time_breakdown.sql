@@ -1,25 +1,36 @@
--- Compile time breakdown per model x compiler version: dynamo / aot / inductor / code gen / autotune
--- In seconds, summed over the runs, from the view run_compile_time (its header defines the exclusive
--- phases: dynamo_s + aot_s + inductor_s + code_gen_s = total_s; autotune_s and cxx_triton_compile_s
--- are parts of code_gen_s). A part is NULL when a release does not report the timers it needs.
--- @param model VARCHAR only this model
--- @param device VARCHAR only this device
+-- Compile time per workload x compiler version: the median run's dynamo / aot / inductor / code gen
+-- One row per workload (views/12_workloads.sql) and compiler version: of its runs with compile times,
+-- the median run by total (the lower median of an even count), and that run's exclusive phases, which
+-- add up to its total (view run_compile_time: dynamo_s + aot_s + inductor_s + code_gen_s = total_s;
+-- autotune_s and cxx_triton_compile_s are parts of code_gen_s), in seconds. A part is NULL when a
+-- release does not report the timers it needs. `runs` says how many runs the median is of.
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+WITH timed AS (
+    SELECT m.model, m.workload, m.compiler_version, m.device, t.*,
+           row_number() OVER w AS nth, count(*) OVER (PARTITION BY m.workload, m.compiler_version) AS runs
+    FROM run_compile_time t
+    JOIN run_metrics m USING (run_id)
+    WHERE m.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+    WINDOW w AS (PARTITION BY m.workload, m.compiler_version ORDER BY t.total_s, t.run_id)
+)
 SELECT
-    r.model,
-    r.compiler_version,
-    r.device,
-    count(*)                          AS runs,
-    sum(p.frames)::BIGINT             AS frames,
-    round(sum(p.total_s), 3)          AS total_s,
-    round(sum(p.dynamo_s), 3)         AS dynamo_s,
-    round(sum(p.aot_s), 3)            AS aot_s,
-    round(sum(p.inductor_s), 3)       AS inductor_s,
-    round(sum(p.code_gen_s), 3)       AS code_gen_s,
-    round(sum(p.autotune_s), 3)       AS autotune_s,
-    round(sum(p.cxx_triton_compile_s), 3) AS cxx_triton_compile_s
-FROM run_compile_time p
-JOIN runs r USING (run_id)
-WHERE ($model IS NULL OR r.model = $model)
-  AND ($device IS NULL OR r.device = $device)
-GROUP BY r.model, r.compiler_version, r.device
-ORDER BY r.model, version_key(compiler_version), compiler_version, r.device;
+    model,
+    workload,
+    compiler_version,
+    device,
+    runs,
+    frames,
+    round(total_s, 3)              AS total_s,
+    round(dynamo_s, 3)             AS dynamo_s,
+    round(aot_s, 3)                AS aot_s,
+    round(inductor_s, 3)           AS inductor_s,
+    round(code_gen_s, 3)           AS code_gen_s,
+    round(autotune_s, 3)           AS autotune_s,
+    round(cxx_triton_compile_s, 3) AS cxx_triton_compile_s,
+    run_id                         AS median_run_id
+FROM timed
+WHERE nth = (runs + 1) // 2
+ORDER BY model, workload, version_key(compiler_version), compiler_version;

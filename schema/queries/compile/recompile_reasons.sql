@@ -1,20 +1,26 @@
--- Recompiles: top reasons (the guard that failed)
--- Grouped by the reason's headline (views/30_compile_event_reasons.sql), without the id of the
--- cache entry whose guard failed.
+-- Recompiles: top causes (the guard that failed), across runs
+-- A recompile counts once however many cached entries' guards failed (their texts are in
+-- compile_events.details); its cause is the first failed guard, normalised
+-- (views/31_compile_event_reasons.sql: object ids, addresses, literal values and the id of the
+-- cache entry replaced), so one cause groups across runs. `library_recompiles` are those of library frames.
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
--- @param limit INTEGER default=20 at most this many reasons
+-- @param limit INTEGER default=20 at most this many causes
 SELECT
-    e.headline                                 AS reason,
+    e.cause                                    AS reason,
     count(*)                                   AS recompiles,
+    count(*) FILTER (WHERE e.in_library)       AS library_recompiles,
+    sum(len(e.details))::BIGINT                AS failed_guards,
     count(DISTINCT e.run_id)                   AS runs,
+    count(DISTINCT r.workload)                 AS workloads,
     count(DISTINCT r.model)                    AS models,
-    string_agg(DISTINCT r.model, ' ' ORDER BY r.model) AS model_list
+    string_agg(DISTINCT r.model, ' ' ORDER BY r.model) AS model_list,
+    min(e.headline)                            AS example
 FROM compile_event_reasons e
-JOIN runs r USING (run_id)
+JOIN run_workloads r USING (run_id)
 WHERE e.kind = 'recompile'
   AND ($model IS NULL OR r.model = $model)
   AND ($compiler IS NULL OR r.compiler_version = $compiler)
-GROUP BY ALL
+GROUP BY e.cause
 ORDER BY recompiles DESC, reason
 LIMIT $limit;

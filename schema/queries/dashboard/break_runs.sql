@@ -1,25 +1,26 @@
--- The runs behind one compile-event reason: where it happened and the full reason text
+-- The runs behind one compile-event cause: where it happened and the full reason text
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 -- @param kind VARCHAR default=graph_break graph_break, recompile, restart or failure
--- @param reason VARCHAR the headline (as in dashboard/break_reasons)
+-- @param cause VARCHAR the cause (as in dashboard/break_reasons)
 -- @param limit INTEGER default=200 at most this many events
 WITH picked AS (
-    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
 )
 SELECT
     p.model,
+    p.workload,
     p.compiler_version,
-    p.device,
     e.compile_id,
+    CASE WHEN e.in_library THEN 'library' ELSE 'user' END AS frames,
     e.user_file,
     e.user_line,
     e.reason,
     e.run_id
 FROM compile_event_reasons e
 JOIN picked p USING (run_id)
-WHERE e.kind = $kind AND e.headline = $reason
-ORDER BY version_key(p.compiler_version), p.compiler_version, p.model, e.run_id, e.compile_id
+WHERE e.kind = $kind AND e.cause = $cause
+ORDER BY version_key(p.compiler_version), p.compiler_version, p.model, p.workload, e.run_id, e.compile_id
 LIMIT $limit;

@@ -1,5 +1,7 @@
--- Overview: how many runs, models, compiler versions, devices, graphs, kernels and ingest errors
--- Counts over the runs the filters pick; kernels are generated kernels, extern calls apart.
+-- Overview: how many runs, workloads, models, compiler versions, devices, graphs, kernels and ingest errors
+-- Counts over the runs the filters pick; kernels are generated kernels, extern calls apart. Of the
+-- runs, how many have profiled kernel times, a profile without kernel events (a CPU run's: the
+-- profiler records CPU ops, not Inductor's C++ kernels), or no profile; and how many failed a compile.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
@@ -11,6 +13,7 @@ WITH picked AS (
 )
 SELECT
     (SELECT count(*) FROM picked)                                   AS runs,
+    (SELECT count(DISTINCT workload) FROM run_workloads WHERE run_id IN (SELECT run_id FROM picked)) AS workloads,
     (SELECT count(DISTINCT model) FROM picked)                      AS models,
     (SELECT count(DISTINCT compiler_version) FROM picked)           AS compiler_versions,
     (SELECT count(DISTINCT device) FROM picked)                     AS devices,
@@ -19,4 +22,7 @@ SELECT
     (SELECT coalesce(sum(extern_calls), 0)::BIGINT FROM rolled)     AS extern_calls,
     (SELECT count(*) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS ingest_errors,
     (SELECT count(DISTINCT run_id) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS runs_with_errors,
-    (SELECT count(*) FROM picked WHERE run_id NOT IN (SELECT run_id FROM rolled WHERE kernel_timings > 0)) AS runs_without_profile;
+    (SELECT count(*) FROM rolled WHERE kernel_timings > 0)          AS runs_with_kernel_times,
+    (SELECT count(*) FROM rolled WHERE profiler_files > 0 AND kernel_timings = 0) AS runs_profile_without_kernels,
+    (SELECT count(*) FROM picked WHERE run_id NOT IN (SELECT run_id FROM rolled WHERE profiler_files > 0 OR kernel_timings > 0)) AS runs_without_profile,
+    (SELECT count(*) FROM rolled WHERE failures > 0)                AS runs_with_failures;

@@ -1,6 +1,7 @@
--- Trend points: one row per run with its fusion rate, kernels, graph breaks, recompiles and compile time
--- fusion_rate and kernels as in views/20_run_metrics.sql; graph breaks and recompiles count
--- compile_events; compile_s is total_s of the view run_compile_time.
+-- Trend points: one row per run with its workload, fusion rate, kernels, compile events and compile time
+-- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (graph_breaks and
+-- recompiles in user frames, library_* apart, failures of every frame); compile_s is total_s of the
+-- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).
 -- `version_rank` orders versions as releases.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
@@ -13,19 +14,23 @@ WITH picked AS (
 SELECT
     m.run_id,
     m.model,
+    m.workload,
     m.compiler_version,
     dense_rank() OVER (ORDER BY version_key(m.compiler_version), m.compiler_version) AS version_rank,
     m.device,
-    p.labels,
     m.started_at,
     round(m.fusion_rate, 4)                     AS fusion_rate,
     m.kernel_count                              AS kernels,
     m.extern_kernel_count                       AS extern_calls,
-    coalesce(u.graph_breaks, 0)                 AS graph_breaks,
-    coalesce(u.recompiles, 0)                   AS recompiles,
-    round(CASE WHEN u.compile_records > 0 THEN u.total_s END, 3) AS compile_s
+    m.graph_breaks,
+    m.library_graph_breaks,
+    m.recompiles,
+    m.library_recompiles,
+    m.failures,
+    m.fallbacks,
+    round(c.total_s, 3)                         AS compile_s
 FROM run_metrics m
 JOIN picked p USING (run_id)
-LEFT JOIN run_rollups u USING (run_id)
+LEFT JOIN run_compile_time c USING (run_id)
 ORDER BY m.started_at DESC NULLS LAST, m.model
 LIMIT $limit;

@@ -1,9 +1,15 @@
 -- Compile events of a run: graph breaks, recompiles, restarts and failures, with where they happened
+-- `frames`: user or library code (compile_events.in_library); `ran_eagerly`: a failure after which the
+-- frame ran eagerly; `failed_guards`: a recompile's guards that failed, one per cached entry.
 -- @param run_id VARCHAR the run
 SELECT
     e.kind,
     e.compile_id,
+    e.cause,
     e.headline,
+    CASE WHEN e.in_library THEN 'library' ELSE 'user' END AS frames,
+    e.fallback                             AS ran_eagerly,
+    len(e.details)                         AS failed_guards,
     regexp_extract(e.user_file, '[^/]+$') AS user_file,
     e.user_line,
     e.reason,

@@ -1,13 +1,17 @@
 -- One run: its identity, environment, labels and totals
+-- workload as in views/12_workloads.sql; profiler_files counts the profiler traces read (a trace
+-- whose kernel events are 0 is a CPU run's: the profiler records CPU ops, not Inductor's C++ kernels).
 -- @param run_id VARCHAR the run
 SELECT
     r.run_id, r.model, r.compiler_version, r.compiler_commit, r.device, r.device_name, r.backend, r.rank,
     r.python_version, r.triton_version, r.cuda_version, r.labels, r.source_path, r.started_at, r.ingested_at,
-    r.artifact_bytes,
+    r.artifact_bytes, m.workload,
     m.graphs, m.kernel_count AS kernels, m.extern_kernel_count AS extern_calls,
     m.pre_fusion_nodes, m.post_fusion_nodes, round(m.fusion_rate, 4) AS fusion_rate,
     (SELECT count(*) FROM timings t WHERE t.run_key = r.run_key AND t.run_id = r.run_id AND t.kind = 'kernel') AS profiled_kernels,
+    (SELECT u.profiler_files FROM run_rollups u WHERE u.run_id = r.run_id) AS profiler_files,
     (SELECT count(*) FROM compile_events e WHERE e.run_key = r.run_key AND e.run_id = r.run_id) AS compile_events,
+    m.graph_breaks, m.library_graph_breaks, m.recompiles, m.library_recompiles, m.failures, m.fallbacks,
     (SELECT count(*) FROM ingest_errors e WHERE e.run_id = r.run_id) AS ingest_errors
 FROM runs r
 JOIN run_metrics m USING (run_id)

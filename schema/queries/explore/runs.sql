@@ -13,6 +13,7 @@ WITH picked AS (
 SELECT
     m.run_id,
     m.model,
+    m.workload,
     m.compiler_version,
     m.device,
     m.backend,

@@ -1,14 +1,15 @@
--- Fusion rate and kernel counts per model x compiler version (x label value)
+-- Fusion rate and kernel counts per workload x compiler version (x label value)
 -- fusion_rate = 1 - post_fusion_nodes / pre_fusion_nodes over the group's graphs (the definition
 -- of views/10_graph_metrics.sql): the share of pre-fusion scheduler nodes that fusion merged away.
--- Counts are sums over the group's runs (one run per group: that run's numbers); `runs` says how many.
--- @param label VARCHAR group by this label too (e.g. variant); its value is in label_value
+-- One group a workload (views/12_workloads.sql) and compiler version (and value of `label`); counts
+-- are sums over the group's runs (one run a group: that run's numbers), `runs` says how many.
+-- @param label VARCHAR group by this label too (e.g. nightly); its value is in label_value
 -- @param model VARCHAR only this model
 -- @param device VARCHAR only this device (cpu, cuda, spyre)
 SELECT
     m.model,
+    m.workload,
     m.compiler_version,
-    m.device,
     m.labels ->> $label                        AS label_value,
     count(*)                                   AS runs,
     sum(m.graphs)::BIGINT                      AS graphs,
@@ -21,5 +22,5 @@ SELECT
 FROM run_metrics m
 WHERE ($model IS NULL OR m.model = $model)
   AND ($device IS NULL OR m.device = $device)
-GROUP BY m.model, m.compiler_version, m.device, label_value
-ORDER BY m.model, version_key(compiler_version), compiler_version, m.device, label_value NULLS FIRST;
+GROUP BY m.model, m.workload, m.compiler_version, label_value
+ORDER BY m.model, m.workload, version_key(compiler_version), compiler_version, label_value NULLS FIRST;

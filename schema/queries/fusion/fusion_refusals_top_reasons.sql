@@ -1,4 +1,4 @@
--- Fusion refusals: top reasons the scheduler gave for not fusing two nodes
+-- Fusion refusals: top reasons the scheduler gave for not fusing two nodes, across runs
 -- From TORCH_LOGS="fusion" output (fusion_decisions, decision = 'refused').
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
@@ -8,10 +8,11 @@ SELECT
     coalesce(d.name, '(no reason given)')      AS reason,
     sum(d.n)::BIGINT                           AS refusals,
     count(DISTINCT d.run_id)                   AS runs,
+    count(DISTINCT r.workload)                 AS workloads,
     count(DISTINCT r.model)                    AS models,
     min(r.model)                               AS first_model
 FROM run_tallies d
-JOIN runs r USING (run_id)
+JOIN run_workloads r USING (run_id)
 WHERE d.kind = 'fusion_refusal'
   AND ($model IS NULL OR r.model = $model)
   AND ($compiler IS NULL OR r.compiler_version = $compiler)

@@ -1,17 +1,22 @@
--- Graph breaks per model x compiler version, by reason
--- One row per model, version and reason headline; models without graph breaks are absent.
+-- Graph breaks per model x compiler version by cause, summed over the model's workloads
+-- One row per model, version, cause (views/31_compile_event_reasons.sql: Dynamo's registry id, else
+-- the normalised reason) and frame kind (user or library code); `workloads` and `runs` say how many
+-- the breaks are summed over. Models without graph breaks are absent.
 -- @param model VARCHAR only this model
 SELECT
     r.model,
     r.compiler_version,
-    e.headline                                 AS reason,
-    count(*)                                   AS graph_breaks,
+    e.cause,
+    min(e.normalised)                          AS reason,
+    CASE WHEN e.in_library THEN 'library' ELSE 'user' END AS frames,
+    count(*)                                   AS graph_breaks_all_workloads,
+    count(DISTINCT r.workload)                 AS workloads,
     count(DISTINCT e.run_id)                   AS runs,
     string_agg(DISTINCT regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line, ' '
                ORDER BY regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line) AS user_frames
 FROM compile_event_reasons e
-JOIN runs r USING (run_id)
+JOIN run_workloads r USING (run_id)
 WHERE e.kind = 'graph_break'
   AND ($model IS NULL OR r.model = $model)
-GROUP BY r.model, r.compiler_version, e.headline
-ORDER BY r.model, version_key(compiler_version), compiler_version, graph_breaks DESC, reason;
+GROUP BY r.model, r.compiler_version, e.cause, e.in_library
+ORDER BY r.model, version_key(compiler_version), compiler_version, graph_breaks_all_workloads DESC, cause, frames;

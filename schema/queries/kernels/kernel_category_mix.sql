@@ -1,12 +1,13 @@
--- Kernel category mix per model x compiler version
+-- Kernel category mix per workload x compiler version
 -- Generated kernels by category (pointwise, reduction, persistent_reduction, template, foreach;
--- any other category in `other`) and extern call sites; counts summed over the group's runs.
+-- any other category in `other`) and extern call sites; counts summed over the group's runs of one
+-- workload (views/12_workloads.sql), `runs` says how many.
 -- @param model VARCHAR only this model
 -- @param device VARCHAR only this device
 SELECT
-    r.model,
-    r.compiler_version,
-    r.device,
+    m.model,
+    m.workload,
+    m.compiler_version,
     count(*)                                                       AS runs,
     sum(u.generated_kernel_rows)::BIGINT                           AS generated,
     sum(u.pointwise_kernels)::BIGINT                               AS pointwise,
@@ -19,9 +20,9 @@ SELECT
     sum(u.extern_calls)::BIGINT                                    AS extern,
     round(sum(u.extern_calls)::DOUBLE / sum(u.generated_kernel_rows + u.extern_calls), 4) AS extern_share
 FROM run_rollups u
-JOIN runs r USING (run_id)
+JOIN run_workloads m USING (run_id)
 WHERE u.generated_kernel_rows + u.extern_calls > 0
-  AND ($model IS NULL OR r.model = $model)
-  AND ($device IS NULL OR r.device = $device)
-GROUP BY r.model, r.compiler_version, r.device
-ORDER BY r.model, version_key(compiler_version), compiler_version, r.device;
+  AND ($model IS NULL OR m.model = $model)
+  AND ($device IS NULL OR m.device = $device)
+GROUP BY m.model, m.workload, m.compiler_version
+ORDER BY m.model, m.workload, version_key(compiler_version), compiler_version;

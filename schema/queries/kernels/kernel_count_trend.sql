@@ -1,11 +1,13 @@
--- Kernel count trend of a model across compiler versions and dates
--- One row per run, by release (version_key) then date: generated kernels, extern calls and fusion rate (views/20_run_metrics.sql).
+-- Kernel count trend of each workload across compiler versions and dates
+-- One row per run, by workload (views/12_workloads.sql), then release (version_key), then date:
+-- generated kernels, extern calls and fusion rate (views/20_run_metrics.sql); kernels_delta is the
+-- change from the workload's run before (never across workloads).
 -- @param model VARCHAR only this model (all models when not given)
--- @param label VARCHAR show this label's value too (e.g. variant)
+-- @param label VARCHAR show this label's value too (e.g. nightly)
 SELECT
     m.model,
+    m.workload,
     m.compiler_version,
-    m.device,
     m.labels ->> $label                        AS label_value,
     m.started_at::DATE                         AS started_on,
     m.graphs,
@@ -15,5 +17,5 @@ SELECT
     m.kernel_count - lag(m.kernel_count) OVER w AS kernels_delta
 FROM run_metrics m
 WHERE ($model IS NULL OR m.model = $model)
-WINDOW w AS (PARTITION BY m.model, m.device, m.labels ->> $label ORDER BY version_key(m.compiler_version), m.started_at, m.compiler_version)
-ORDER BY m.model, m.device, label_value NULLS FIRST, version_key(m.compiler_version), m.started_at, m.compiler_version;
+WINDOW w AS (PARTITION BY m.workload ORDER BY version_key(m.compiler_version), m.compiler_version, m.started_at, m.run_id)
+ORDER BY m.model, m.workload, version_key(m.compiler_version), m.compiler_version, m.started_at, m.run_id;

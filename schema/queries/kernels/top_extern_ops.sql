@@ -8,10 +8,11 @@ SELECT
     t.name                                     AS extern_op,
     sum(t.n)::BIGINT                           AS call_sites,
     count(DISTINCT t.run_id)                   AS runs,
+    count(DISTINCT r.workload)                 AS workloads,
     count(DISTINCT r.model)                    AS models,
     count(DISTINCT r.compiler_version)         AS compiler_versions
 FROM run_tallies t
-JOIN runs r USING (run_id)
+JOIN run_workloads r USING (run_id)
 WHERE t.kind = 'extern_op'
   AND ($model IS NULL OR r.model = $model)
   AND ($compiler IS NULL OR r.compiler_version = $compiler)

@@ -1,10 +1,12 @@
--- Runs: model, compiler version, device, graphs, kernels and ingest errors per run
--- Newest first. Kernels are generated kernels; extern calls are counted apart.
+-- Runs: model, workload, compiler version, device, graphs, kernels, failures and ingest errors per run
+-- Newest first. Kernels are generated kernels; extern calls are counted apart; failures are failed
+-- frame compiles (views/20_run_metrics.sql); workload as in views/12_workloads.sql.
 -- @param model VARCHAR only this model
 -- @param limit INTEGER at most this many runs
 SELECT
     m.run_id,
     m.model,
+    m.workload,
     m.compiler_version,
     m.device,
     m.backend,
@@ -12,6 +14,7 @@ SELECT
     m.kernel_count        AS kernels,
     m.extern_kernel_count AS extern_calls,
     round(m.fusion_rate, 3) AS fusion_rate,
+    m.failures,
     coalesce(e.errors, 0)  AS errors,
     m.started_at
 FROM run_metrics m

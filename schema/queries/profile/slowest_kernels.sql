@@ -1,4 +1,4 @@
--- Slowest kernels (where profiled): total GPU time per kernel name and compile id
+-- Slowest kernels (where profiled): total GPU time per kernel name, compile id and phase
 -- From torch.profiler traces (timings kind = 'kernel', source = 'profiler'). `kind` is the
 -- Inductor category when the name is a kernel generated in that run, 'extern' for other kernels
 -- launched inside a compiled region (cuBLAS, ATen fallbacks), 'eager' outside any compiled region.
@@ -18,11 +18,13 @@ WITH picked AS (
     SELECT CASE WHEN count(*) >= $limit THEN min(max_kernel_us) ELSE '-infinity'::DOUBLE END AS us
     FROM (SELECT max_kernel_us FROM picked ORDER BY max_kernel_us DESC LIMIT $limit)
 ), top AS (
-    SELECT t.run_id, t.compile_id, t.name, t.calls, t.duration_us
+    -- a kernel's rows, one per launch site of an extern op, summed
+    SELECT t.run_id, t.compile_id, t.phase, t.name, sum(t.calls) AS calls, sum(t.duration_us) AS duration_us
     FROM timings t
     WHERE t.kind = 'kernel' AND t.source = 'profiler'
-      AND t.duration_us >= (SELECT us FROM floor)
       AND t.run_id IN (SELECT run_id FROM picked WHERE max_kernel_us >= (SELECT us FROM floor))
+    GROUP BY ALL
+    HAVING sum(t.duration_us) >= (SELECT us FROM floor)
 ), generated AS (
     SELECT run_id, kernel_name, any_value(category ORDER BY category) AS category
     FROM kernels
@@ -34,6 +36,7 @@ SELECT
     r.compiler_version,
     r.run_id,
     p.compile_id,
+    p.phase,
     p.name                                     AS kernel_name,
     CASE WHEN g.kernel_name IS NOT NULL THEN g.category
          WHEN p.compile_id IS NOT NULL THEN 'extern'
@@ -46,5 +49,5 @@ FROM top p
 JOIN runs r USING (run_id)
 JOIN run_rollups u USING (run_id)
 LEFT JOIN generated g ON g.run_id = p.run_id AND g.kernel_name = p.name
-ORDER BY p.duration_us DESC, r.model, r.compiler_version, r.run_id, p.compile_id, p.name
+ORDER BY p.duration_us DESC, r.model, r.compiler_version, r.run_id, p.compile_id, p.phase, p.name
 LIMIT $limit;

@@ -1,11 +1,12 @@
--- Dynamic shapes per model and release: symbols, specializations, guards, recompiles
--- Counts of the shape environment's records per model and compiler version (summed over runs), and
--- the recompiles they go with: growth in specializations or guards between releases is where
--- recompiles come from.
+-- Dynamic shapes per workload and release: symbols, specializations, guards, recompiles
+-- Counts of the shape environment's records per workload (views/12_workloads.sql) and compiler
+-- version (summed over its runs), and the recompiles they go with (a recompile once, however many
+-- guards failed; user and library frames): growth in specializations or guards between releases is
+-- where recompiles come from.
 -- @param model VARCHAR only this model
 WITH shapes AS (
     SELECT
-        r.model, r.compiler_version,
+        r.model, r.workload, r.compiler_version,
         count(DISTINCT r.run_id)                             AS runs,
         count(*) FILTER (WHERE s.kind = 'symbol')            AS symbols,
         count(*) FILTER (WHERE s.kind = 'unbacked_symbol')   AS unbacked_symbols,
@@ -13,17 +14,17 @@ WITH shapes AS (
         count(*) FILTER (WHERE s.kind = 'guard')             AS guards,
         count(*) FILTER (WHERE s.kind = 'automatic_dynamic') AS automatic_dynamic
     FROM shape_events s
-    JOIN runs r USING (run_id)
+    JOIN run_workloads r USING (run_id)
     WHERE ($model IS NULL OR r.model = $model)
-    GROUP BY r.model, r.compiler_version
+    GROUP BY r.model, r.workload, r.compiler_version
 ), recompiles AS (
-    SELECT r.model, r.compiler_version, count(*) AS recompiles
+    SELECT r.workload, r.compiler_version, count(*) AS recompiles
     FROM compile_events e
-    JOIN runs r USING (run_id)
+    JOIN run_workloads r USING (run_id)
     WHERE e.kind = 'recompile' AND ($model IS NULL OR r.model = $model)
-    GROUP BY r.model, r.compiler_version
+    GROUP BY r.workload, r.compiler_version
 )
 SELECT s.*, coalesce(rc.recompiles, 0) AS recompiles
 FROM shapes s
-LEFT JOIN recompiles rc ON rc.model = s.model AND rc.compiler_version IS NOT DISTINCT FROM s.compiler_version
-ORDER BY s.model, version_key(s.compiler_version), s.compiler_version;
+LEFT JOIN recompiles rc ON rc.workload = s.workload AND rc.compiler_version IS NOT DISTINCT FROM s.compiler_version
+ORDER BY s.model, s.workload, version_key(s.compiler_version), s.compiler_version;

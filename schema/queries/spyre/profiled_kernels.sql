@@ -3,6 +3,8 @@
 -- the step suffix dropped): joined to the provenance sidecar's identity, the debug handles it binds
 -- and the handles those were fused from, it gives the model lines the time was spent on. Identities
 -- with no profiled event are listed too (calls 0). compiles: how many compiles the identity occurs in.
+-- One row per identity and run: nothing is summed over runs (see a workload's runs side by side with
+-- its `workload` column, views/12_workloads.sql).
 -- @param run VARCHAR only this run (its id, or a prefix of it)
 WITH RECURSIVE reach(run_id, identity_key, handle_id) AS (
     SELECT run_id, identity_key, unnest(handle_ids) FROM spyre_kernel_identities
@@ -35,9 +37,10 @@ SELECT
     array_to_string(i.aten_ops, ' ') AS aten_ops,
     l.source_lines,
     coalesce(c.n, 0)                AS compiles,
+    r.workload,
     i.run_id
 FROM spyre_kernel_identities i
-JOIN runs r USING (run_id)
+JOIN run_workloads r USING (run_id)
 LEFT JOIN events e ON e.run_id = i.run_id AND e.name = i.event_name_base
 LEFT JOIN lines l ON l.run_id = i.run_id AND l.identity_key = i.identity_key
 LEFT JOIN compiles c ON c.run_id = i.run_id AND c.identity_key = i.identity_key

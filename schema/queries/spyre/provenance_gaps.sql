@@ -13,9 +13,10 @@ SELECT
     c.torch_spyre_version,
     c.torch_version,
     c.compile_key,
+    r.workload,
     c.run_id
 FROM spyre_compiles c
-JOIN runs r USING (run_id)
+JOIN run_workloads r USING (run_id)
 WHERE c.upstream_join IS DISTINCT FROM 'ok'
   AND ($model IS NULL OR r.model = $model)
 ORDER BY r.model, c.upstream_join, c.compile_key;

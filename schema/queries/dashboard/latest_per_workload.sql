@@ -1,0 +1,41 @@
+-- Latest fusion rate, kernel count and compile failures per workload
+-- One row per workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device) among
+-- the picked runs: its latest run, the newest compiler release, then build, then start time
+-- (release_order, views/30_version_key.sql), with that run's fusion rate (views/20_run_metrics.sql),
+-- kernels and failed compiles; `runs` counts all the workload's picked runs.
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+-- @param limit INTEGER default=200 at most this many workloads
+-- @param offset INTEGER default=0 skip this many workloads (paging)
+WITH picked AS (
+    SELECT m.*
+    FROM run_metrics m
+    WHERE m.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+), latest AS (
+    SELECT workload, arg_max(run_id, release_order(compiler_version, started_at)) AS run_id, count(*) AS runs
+    FROM picked
+    GROUP BY workload
+), shown AS (
+    SELECT
+        m.model,
+        m.workload,
+        m.device,
+        m.compiler_version        AS latest_compiler,
+        round(m.fusion_rate, 4)   AS fusion_rate,
+        m.kernel_count            AS kernels,
+        m.extern_kernel_count     AS extern_calls,
+        m.graphs,
+        m.failures,
+        l.runs,
+        m.started_at              AS latest_run_at,
+        m.run_id                  AS latest_run_id
+    FROM latest l
+    JOIN picked m USING (run_id)
+)
+-- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
+SELECT s.*, (SELECT count(*) FROM shown) AS total
+FROM shown s
+ORDER BY model, workload
+LIMIT $limit OFFSET $offset;
