@@ -51,9 +51,11 @@ fuzz: setup
 golden: setup
 	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden
 
-# schema/current.sql, the schema a new warehouse is made with, after adding a migration
+# schema/current.sql, the schema a new warehouse is made with, after adding a migration; and
+# schema/read_functions.txt, the functions SQL people type may call, after a DuckDB upgrade
 schema: setup
 	$(PY) -c "from schema.warehouse import write_current_sql; write_current_sql()"
+	$(PY) -c "from schema.readonly import write_read_functions; write_read_functions()"
 
 lint: setup
 	$(VENV)/bin/ruff check ingest schema analysis cli dashboards tests bench zoo demo

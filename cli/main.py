@@ -40,7 +40,7 @@ def cli(ctx: click.Context, db: str | None, fmt: str | None, data_path: str | No
 
 
 COMMANDS = (
-    ingest.ingest, ingest.migrate, ingest.copy,
+    ingest.ingest, ingest.migrate, ingest.copy, ingest.vacuum,
     query.runs, query.sql, query.list_queries, query.query,
     export.export_command,
     compare.compare_command, compare.changes_command,

@@ -13,6 +13,7 @@ import re
 import sys
 
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 from sqlalchemy import event, text
 
@@ -21,7 +22,7 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.pool import NullPool
 
 from schema import queries
-from schema.bounds import bounded, check_read_statement
+from schema.bounds import Stuck, check_read_statement, let_go, run_bounded
 from schema.location import Location, locate, redact
 from schema.warehouse import connect
 
@@ -90,19 +91,37 @@ def _cached_query(where: str, sql: str, params: dict) -> pd.DataFrame:
 
 def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000,
           seconds: float | None = None) -> tuple[pd.DataFrame, bool]:
-    """User-typed SQL (the console): one read statement, stopped after `seconds` (QUERY_SECONDS),
-    within the reader's memory limit; not cached, no retries. Returns (rows, truncated)."""
-    params = params or {}
-    with connection().engine.connect() as con:
-        duck = con.connection.driver_connection  # the DuckDB connection under SQLAlchemy's
-        check_read_statement(duck, sql)
-        with bounded(duck, seconds):
-            result = con.execute(text(to_sqlalchemy(sql, params)), params)
-            if not result.returns_rows:
-                return pd.DataFrame(), False
-            rows = result.fetchmany(max_rows + 1)
-        frame = pd.DataFrame(rows[:max_rows], columns=list(result.keys()))
-    return frame, len(rows) > max_rows
+    """User-typed SQL (the console): one read statement of what a read needs (schema/readonly.py),
+    stopped after `seconds` (QUERY_SECONDS), within the reader's memory limit; not cached, no
+    retries. Returns (rows, truncated). Its rows come through Arrow, which needs no time-zone
+    module for a TIMESTAMPTZ (DuckDB's Python rows need pytz)."""
+    named = check_read_statement(sql)
+    params = {k: v for k, v in (params or {}).items() if k in named}
+    raw = connection().engine.raw_connection()
+    duck = raw.driver_connection  # the DuckDB connection under SQLAlchemy's
+    try:
+        table = run_bounded(duck, lambda: _first_rows(duck, sql, params, max_rows + 1), seconds)
+    except Stuck:
+        raw.detach()  # out of the pool, and closed whenever its statement ends
+        let_go(raw.close)
+        raise
+    except BaseException:
+        raw.close()
+        raise
+    raw.close()
+    frame = table.to_pandas()
+    return frame.head(max_rows), len(frame) > max_rows
+
+
+def _first_rows(duck, sql: str, params: dict, n: int) -> pa.Table:
+    reader = duck.execute(sql, params or None).to_arrow_reader(n)
+    batches, rows = [], 0
+    for batch in reader:
+        batches.append(batch)
+        rows += batch.num_rows
+        if rows >= n:
+            break
+    return pa.Table.from_batches(batches, schema=reader.schema).slice(0, n)
 
 
 def show_sql(*names: str) -> None:

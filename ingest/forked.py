@@ -10,10 +10,12 @@ Not multiprocessing.Pool, for what it cost the writer on the 67 GPU traces:
 Here a worker writes its result to a file of a temporary folder and sends the file's number; the
 writer reads it when it wants it, and no worker waits for the writer. A worker that dies (the OOM
 killer, a signal) fails its item alone, and another takes its place: a Pool waits for it forever.
+A worker dies with its writer, however the writer ends (`_die_with`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
 import queue
@@ -22,6 +24,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -84,7 +87,8 @@ class _Crew:
         with self.lock:
             if self.stopping:
                 return None
-            proc = self.ctx.Process(target=_serve, args=(child, self.fn, self.initializer, self.folder), daemon=True)
+            proc = self.ctx.Process(target=_serve, args=(child, self.fn, self.initializer, self.folder, os.getpid()),
+                                    daemon=True)
             proc.start()
             self.procs.append(proc)
         child.close()
@@ -153,7 +157,8 @@ def _how(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
-def _serve(conn: Connection, fn: Callable, initializer, folder: str) -> None:
+def _serve(conn: Connection, fn: Callable, initializer, folder: str, writer: int) -> None:
+    _die_with(writer)
     # Ctrl-C is the writer's to handle: it stops the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
@@ -176,6 +181,29 @@ def _serve(conn: Connection, fn: Callable, initializer, folder: str) -> None:
                 pickle.dump((False, (RuntimeError(f"the parse worker could not hand over its result: "
                                                   f"{type(e).__name__}: {e}"), "")), fh)
         conn.send_bytes(b"")
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(writer: int) -> None:
+    """End this worker when its writer ends, whatever ends it (SIGKILL included). A forked worker
+    holds copies of the writer's descriptors: a file warehouse's writer lock, a lake's catalog
+    session with its advisory lock. Left alive (blocked on a pipe that a sibling also holds open),
+    it kept the lock from every later writer. Linux signals it (PR_SET_PDEATHSIG: when the thread
+    that forked it ends, which lives as long as the workers are wanted); elsewhere a thread of its
+    own watches for being handed to another parent."""
+    linux = sys.platform.startswith("linux")
+    if not linux or ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        threading.Thread(target=_watch_parent, args=(writer,), name="iwh-parse-orphan", daemon=True).start()
+    if os.getppid() != writer:  # it ended before this worker could ask
+        os._exit(1)
+
+
+def _watch_parent(writer: int) -> None:
+    while os.getppid() == writer:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _portable(e: BaseException) -> BaseException:

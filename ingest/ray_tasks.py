@@ -74,6 +74,6 @@ def _init(ray, address: str | None, cpus: int) -> None:
             # a Ray of this ingest's own: no dashboard, and no usage report leaves the machine
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
-    except (ConnectionError, RuntimeError, ValueError) as e:
+    except (OSError, RuntimeError, ValueError) as e:  # OSError: ConnectionError, a socket path too long
         where = address or "a local Ray"
         raise RayUnavailable(f"cannot start or reach {where}: {str(e).strip().splitlines()[0] if str(e).strip() else e}") from e

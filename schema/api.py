@@ -5,8 +5,9 @@
     wh.query("fusion_rate_by_model_version", model="hf_bert")   # a canned query -> polars.DataFrame
     wh.sql("SELECT model, count(*) FROM runs GROUP BY ALL")     # ad hoc, read-only
 
-A Warehouse reads: SQL on it cannot write, ATTACH, read files or change settings. Opened on a
-file, it holds a read lock that a writer waits for: close it (or use `with`) when done.
+A Warehouse reads: SQL on it names only what a read of the warehouse needs (schema/readonly.py), so
+it cannot write, ATTACH, reach other servers, read files, settings or secrets. Opened on a file, it
+holds a read lock that a writer waits for: close it (or use `with`) when done.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import duckdb
 import polars as pl
 
 from schema import queries
-from schema.bounds import bounded, check_read_statement
+from schema.bounds import Stuck, check_read_statement, let_go, run_bounded
 from schema.location import Location, locate
 from schema.warehouse import connect
 
@@ -23,7 +24,15 @@ from schema.warehouse import connect
 class Warehouse:
     def __init__(self, location: str | Location | None = None, *, wait: float | None = None):
         self.location = locate(location)
-        self.con = connect(self.location, read_only=True, wait=wait, lockdown=True)
+        self._wait = wait
+        self._con: duckdb.DuckDBPyConnection | None = connect(self.location, read_only=True, wait=wait, lockdown=True)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The read-only, locked-down DuckDB connection (a new one after a statement got Stuck)."""
+        if self._con is None:
+            self._con = connect(self.location, read_only=True, wait=self._wait, lockdown=True)
+        return self._con
 
     @property
     def path(self) -> str:
@@ -31,9 +40,14 @@ class Warehouse:
 
     def sql(self, text: str, params: dict | list | None = None, timeout: float | None = 0) -> pl.DataFrame:
         """Ad hoc SQL: one read statement; `timeout` seconds (0: none, None: IWH_QUERY_TIMEOUT)."""
-        check_read_statement(self.con, text)
-        with bounded(self.con, timeout):
-            return frame(self.con, text, params)
+        check_read_statement(text)
+        con = self.con
+        try:
+            return run_bounded(con, lambda: frame(con, text, params), timeout)
+        except Stuck:
+            self._con = None  # busy for good: the next call opens another
+            let_go(con.close)
+            raise
 
     def query(self, name: str, **params) -> pl.DataFrame:
         q = queries.get(name)
@@ -44,7 +58,9 @@ class Warehouse:
         return queries.all_queries()
 
     def close(self) -> None:
-        self.con.close()
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def __enter__(self):
         return self

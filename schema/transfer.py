@@ -12,9 +12,11 @@ from schema.location import Location, locate
 from schema.warehouse import (
     WarehouseError,
     Writer,
+    attach_catalog,
     connect,
     current_tables,
     extension_directory,
+    load_s3,
     rollback,
     s3_secret_sql,
     sql_literal,
@@ -26,10 +28,11 @@ SOURCE = "iwh_source"
 def copy_warehouse(source: str | Location, dest: str | Location, wait: float) -> dict[str, int]:
     """Copy every table of `source` into the empty warehouse `dest`; returns rows copied per table."""
     src, dst = locate(source), locate(dest)
-    if src.text == dst.text:
+    if src.is_lake == dst.is_lake and (src.text == dst.text if src.is_lake else src.path == dst.path):
         raise WarehouseError("the source and the destination are the same warehouse")
     connect(src, read_only=True, wait=wait).close()  # exists and is current, or says what to do
-    tables = [name for name, _ in current_tables() if name != "_migrations"]
+    # the migrations and the views' digest are the destination's own, written when it was made
+    tables = [name for name, _ in current_tables() if name not in ("_migrations", "_views")]
     with Writer(dst, wait=wait) as writer, writer.session() as con:
         runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
         if runs:
@@ -59,8 +62,7 @@ def _attach_source(con, src: Location) -> None:
     con.execute("LOAD ducklake")
     if src.catalog.startswith("postgres:"):
         con.execute("LOAD postgres")
-    secret = s3_secret_sql()
-    if secret:
-        con.execute("LOAD httpfs")
-        con.execute(secret)
-    con.execute(f"ATTACH {sql_literal('ducklake:' + src.catalog)} AS {SOURCE} (READ_ONLY)")
+    if s3_secret_sql():
+        load_s3(con)
+    options = ["READ_ONLY"]
+    con.execute(f"ATTACH {sql_literal(attach_catalog(con, src, SOURCE, options))} AS {SOURCE} ({', '.join(options)})")

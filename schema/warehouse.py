@@ -32,11 +32,12 @@ import re
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import duckdb
 
-from schema.location import Location, locate, redact
+from schema.location import Location, locate, redact, split_password
 
 # The warehouse's tables, as a user sees them: `runs`, the run-level facts (each row carries run_id),
 # and the kernel sources they share. tests/test_warehouse_tables.py checks it against the migrations.
@@ -69,6 +70,10 @@ KEEP_S = float(os.environ.get("IWH_KEEP_OPEN_S", "30"))
 HELD_CHECKPOINT_THRESHOLD = "1GB"
 # what one reader's query may use; past it the query fails with DuckDB's out-of-memory message
 READ_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")
+# a reader's connection, from its start: no extension loaded that this code did not load, and no
+# Python variable read as a table (DuckDB scans a caller's data frames by name)
+READER_CONFIG = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
+                 "allow_community_extensions": False, "python_enable_replacements": False}
 # the storage format a new warehouse file is written in. DuckDB's default keeps files readable by
 # 0.10.2 and so leaves out the string compressions of 1.2 on: the 67 GPU logs' warehouse took
 # 60 MB in it and takes 13 MB in this one (guard trees 35 MB to 1 MB), and its closing checkpoint
@@ -113,13 +118,13 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     if read_only and not loc.exists():
         raise WarehouseError(f"No warehouse at {loc.shown}. Create one with `iwh ingest PATH --db {loc.shown}` "
                              "or point to an existing one with --db or IWH_DB.")
+    config = dict(READER_CONFIG) if lockdown else {}
     if loc.is_lake:
-        con = _open_lake(loc, read_only)
+        con = _open_lake(loc, read_only, config)
     else:
         # in a file, settings are the database's, shared by every connection of this process to it:
         # they are given when it is opened; the lock comes after quiet(), which is per connection
-        locked = {"enable_external_access": False, "memory_limit": READ_MEMORY}
-        config = locked if lockdown else {}
+        config.update({"enable_external_access": False, "memory_limit": READ_MEMORY} if lockdown else {})
         con = _open_file(loc, read_only, wait, config)
         if lockdown:
             _quiet_and_lock(con)
@@ -491,27 +496,41 @@ def _unreadable(loc: Location, e: Exception) -> str:
             "overwritten, restore it from a copy, or move it away and ingest again into a new one.")
 
 
-def _open_lake(loc: Location, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _open_lake(loc: Location, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
-                                             "autoinstall_known_extensions": False})
+                                             "autoinstall_known_extensions": False, **(config or {})})
     try:
         quiet(con)
-        for ext in ("ducklake", "postgres") if loc.catalog.startswith("postgres:") else ("ducklake",):
+        postgres = loc.catalog.startswith("postgres:")
+        for ext in ("ducklake", "postgres") if postgres else ("ducklake",):
             con.execute(f"LOAD {ext}")
         if _uses_s3(loc) or os.environ.get("AWS_ACCESS_KEY_ID"):
-            con.execute("LOAD httpfs")
-            secret = s3_secret_sql()
-            if secret:
-                con.execute(secret)
+            load_s3(con)
         options = ["READ_ONLY"] if read_only else ["DATA_INLINING_ROW_LIMIT 0"]
         if loc.data_path and not read_only:
             options.append(f"DATA_PATH {sql_literal(loc.data_path)}")
-        con.execute(f"ATTACH {sql_literal('ducklake:' + loc.catalog)} AS {LAKE} ({', '.join(options)})")
+        con.execute(f"ATTACH {sql_literal(attach_catalog(con, loc, LAKE, options))} AS {LAKE} ({', '.join(options)})")
         con.execute(f"USE {LAKE}")
     except duckdb.Error as e:
         con.close()
         raise WarehouseError(_lake_problem(loc, e)) from e
     return con
+
+
+def attach_catalog(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, options: list[str]) -> str:
+    """What to ATTACH for the lake at `loc` under `alias`. A password in a PostgreSQL catalog's
+    location goes into a DuckDB secret of its own instead (added to `options`): DuckDB lists an
+    attached database's path in duckdb_databases() and its allowed paths in duckdb_settings(), and
+    shows a secret's password only redacted."""
+    catalog = loc.catalog
+    if catalog.startswith("postgres:"):
+        conninfo, password = split_password(with_connect_timeout(catalog[len("postgres:"):]))
+        if password is not None:
+            secret = f"{alias}_catalog"
+            con.execute(f"CREATE OR REPLACE SECRET {secret} (TYPE postgres, PASSWORD {sql_literal(password)})")
+            options.append(f"METADATA_PARAMETERS MAP {{'SECRET': {sql_literal(secret)}}}")
+        catalog = "postgres:" + conninfo
+    return "ducklake:" + catalog
 
 
 def _lake_problem(loc: Location, e: Exception) -> str:
@@ -529,9 +548,35 @@ def _uses_s3(loc: Location) -> bool:
     return (loc.data_path or "").startswith("s3://")
 
 
+CONNECT_TIMEOUT_S = 10  # libpq waits for a catalog server that does not answer forever, unless told
+
+
+def with_connect_timeout(conninfo: str) -> str:
+    """A libpq connection string (`k=v ...` or a URI) that gives up connecting after
+    CONNECT_TIMEOUT_S, unless it says otherwise."""
+    if "connect_timeout" in conninfo:
+        return conninfo
+    if "://" in conninfo:
+        return f"{conninfo}{'&' if '?' in conninfo else '?'}connect_timeout={CONNECT_TIMEOUT_S}"
+    return f"{conninfo} connect_timeout={CONNECT_TIMEOUT_S}"
+
+
+def load_s3(con: duckdb.DuckDBPyConnection) -> None:
+    """httpfs, with an S3 secret from the usual AWS variables (none stored in the catalog: each
+    process makes its own). httpfs also copies those variables into its settings when it loads,
+    where duckdb_settings() and current_setting() would show them: they are emptied, as the secret
+    is what DuckDB uses."""
+    con.execute("LOAD httpfs")
+    secret = s3_secret_sql()
+    if secret:
+        con.execute(secret)
+    for setting in ("s3_access_key_id", "s3_secret_access_key", "s3_session_token"):
+        con.execute(f"SET {setting} = ''")
+
+
 def s3_secret_sql() -> str | None:
-    """A DuckDB S3 secret from the usual AWS variables (none stored in the catalog: each process
-    makes its own). AWS_ENDPOINT_URL names an S3-compatible server (MinIO, moto, Ceph)."""
+    """A DuckDB S3 secret from the usual AWS variables. AWS_ENDPOINT_URL names an S3-compatible
+    server (MinIO, moto, Ceph)."""
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
     if not key or not secret:
         return None
@@ -726,43 +771,83 @@ class Writer:
 
 
 class _LakeLock:
-    """The lake's write lock: a PostgreSQL session-level advisory lock in the catalog's database
-    (released by PostgreSQL when a killed writer's session ends), or a file lock beside a file
-    catalog. Concurrent DuckLake commits to the same tables conflict and two writers of one run
-    would both insert it: one writer commits at a time, while all of them parse."""
+    """The lake's write lock, which every location reaching the lake takes, however it is spelled
+    (keys in another order, another host name, another role): a PostgreSQL session-level advisory
+    lock in the catalog's database, keyed by the lake's id (`lake_id`), released by PostgreSQL when
+    a killed writer's session ends; or a file lock beside a file catalog's real path. Concurrent
+    DuckLake commits to the same tables conflict and two writers of one run would both insert it:
+    one writer commits at a time, while all of them parse. Keyed by the location's text, two
+    spellings of one lake each took "the" lock, and 43 runs ingested by both made 81 rows."""
 
     def __init__(self, loc: Location, wait: float):
         self.loc, self.wait = loc, wait
-        self.key = int.from_bytes(hashlib.blake2b(f"iwh-writer:{redact(loc.catalog)}".encode(), digest_size=8).digest(),
-                                  "big", signed=True)
+        self.key: int | None = None
         self._pg = None
         self._file = None
 
     def __enter__(self):
         deadline = time.monotonic() + self.wait
+        if not self.loc.catalog.startswith("postgres:"):
+            self._wait_for(self._try_file, deadline)
+            return self
+        import psycopg
+
+        try:
+            if self.key is None:
+                self.key = _advisory_key(self._lake_id(deadline))
+            self._wait_for(lambda: self._try_advisory(self.key), deadline)
+        except psycopg.Error as e:
+            raise WarehouseError(f"cannot take the write lock of {self.loc.shown} in its catalog: "
+                                 f"{redact(str(e)).strip()} (README: Team warehouse says which role owns what)") from e
+        return self
+
+    def _wait_for(self, take, deadline: float) -> None:
         pause = 0.02
-        while not self._try():
+        while not take():
             if time.monotonic() >= deadline:
                 raise WarehouseError(f"another writer held {self.loc.shown} for {self.wait:.0f} s; "
                                      "try again, or wait longer with --wait")
             time.sleep(pause)
             pause = min(pause * 1.5, 0.5)
-        return self
 
-    def _try(self) -> bool:
-        catalog = self.loc.catalog
-        if catalog.startswith("postgres:"):
-            if self._pg is None:
-                import psycopg
+    def _session(self):
+        if self._pg is None:
+            import psycopg
 
-                try:
-                    self._pg = psycopg.connect(catalog[len("postgres:"):], autocommit=True)
-                except psycopg.Error as e:
-                    raise WarehouseError(f"cannot reach the lake's catalog {self.loc.shown}: {redact(str(e))}") from e
-            return bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", [self.key]).fetchone()[0])
+            try:
+                self._pg = psycopg.connect(with_connect_timeout(self.loc.catalog[len("postgres:"):]), autocommit=True)
+            except psycopg.Error as e:
+                raise WarehouseError(f"cannot reach the lake's catalog {self.loc.shown}: {redact(str(e))}") from e
+        return self._pg
+
+    def _try_advisory(self, key: int) -> bool:
+        return bool(self._session().execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0])
+
+    def _lake_id(self, deadline: float) -> str:
+        """The lake's id, given to it by the first writer that finds none (the lake's maker, or the
+        first writer of a lake made before ids): under a lock of the catalog's database (advisory
+        locks are the database's own), which also keeps two makers of a new lake apart."""
+        found = _read_lake_id(self._session())
+        if found:
+            return found
+        self._wait_for(lambda: self._try_advisory(_MAKER_KEY), deadline)
+        try:
+            found = _read_lake_id(self._session())
+            if found:
+                return found
+            if found is None:  # no lake in this database yet: DuckLake makes its catalog when attached
+                _open_lake(self.loc, read_only=False).close()
+            made = uuid.uuid4().hex
+            self._session().execute("INSERT INTO ducklake_metadata (key, value) VALUES (%s, %s)", [LAKE_ID_KEY, made])
+            return made
+        finally:
+            self._session().execute("SELECT pg_advisory_unlock(%s)", [_MAKER_KEY])
+
+    def _try_file(self) -> bool:
         if self._file is None:
+            catalog = self.loc.catalog
             path = catalog.split(":", 1)[1] if re.match(r"^(sqlite|duckdb):", catalog) else catalog
-            self._file = open(f"{path}.iwh-lock", "a")
+            self._file = open(f"{os.path.realpath(path)}.iwh-lock", "a")
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
@@ -782,6 +867,29 @@ class _LakeLock:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+# the lake's id: a key of DuckLake's own ducklake_metadata (which keeps keys it does not know, and
+# lists them in ducklake_options()), so that it lives in the catalog with the lake it names
+LAKE_ID_KEY = "iwh_lake_id"
+
+
+def _advisory_key(name: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"iwh-writer:{name}".encode(), digest_size=8).digest(), "big", signed=True)
+
+
+_MAKER_KEY = _advisory_key("")  # held only while a lake is made or given its id
+
+
+def _read_lake_id(pg) -> str | None:
+    """The id in the catalog's database; "" for a lake without one, None where no lake is."""
+    import psycopg
+
+    try:
+        row = pg.execute("SELECT value FROM ducklake_metadata WHERE key = %s", [LAKE_ID_KEY]).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return None
+    return row[0] if row else ""
 
 
 # ---- the schema ---------------------------------------------------------------------------------

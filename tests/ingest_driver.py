@@ -3,10 +3,15 @@
     python -m tests.ingest_driver slow FLAG -- ingest PATH --db W      each batch one run, a pause after each commit
     python -m tests.ingest_driver stall FLAG -- ingest PATH --db W     stops inside its first commit, after the
                                                                        kernels were inserted; FLAG says when
+
+With IWH_DRIVER_PARSE_S set, each run's parse takes that much longer, and with
+IWH_DRIVER_BATCH_RUNS a batch holds that many runs (parse workers are still busy when the writer
+reaches its moment).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -17,6 +22,16 @@ def main() -> None:
     args = sys.argv[sys.argv.index("--") + 1:]
     from ingest import load
 
+    if os.environ.get("IWH_DRIVER_PARSE_S"):
+        parse, delay = load._parse_one, float(os.environ["IWH_DRIVER_PARSE_S"])
+
+        def slow_parse(*a, **kw):
+            time.sleep(delay)
+            return parse(*a, **kw)
+
+        load._parse_one = slow_parse
+    if os.environ.get("IWH_DRIVER_BATCH_RUNS"):
+        load.BATCH_RUNS = int(os.environ["IWH_DRIVER_BATCH_RUNS"])
     if mode == "slow":
         load.BATCH_RUNS = 1
         commit = load._commit

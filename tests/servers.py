@@ -61,9 +61,19 @@ class Postgres:
                         "-c fsync=off -c max_connections=200")
         return self
 
-    def createdb(self, name: str) -> str:
-        self._run(str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user, name)
-        return self.conninfo(name)
+    def createdb(self, name: str, owner: str | None = None) -> str:
+        """A database (owned by the role `owner`, as README: Team warehouse makes the lake's)."""
+        self._run(str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user,
+                  *(("-O", owner) if owner else ()), name)
+        return self.conninfo(name, owner)
+
+    def role(self, name: str, *grants: str) -> str:
+        """A login role (made once per cluster), granted the given roles' privileges."""
+        self.sql("postgres", f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{name}') "
+                             f"THEN CREATE ROLE {name} LOGIN; END IF; END $$")
+        for granted in grants:
+            self.sql("postgres", f"GRANT {granted} TO {name}")
+        return name
 
     def conninfo(self, db: str, user: str | None = None) -> str:
         return f"dbname={db} host=127.0.0.1 port={self.port} user={user or self.user}"
@@ -130,3 +140,55 @@ class S3:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(10)
             self.proc = None
+
+
+class Relay:
+    """A TCP relay on 127.0.0.1 to another server that can be frozen: its connections stay open and
+    nothing more passes either way, as with a server that stops answering (a hung host, a dropped
+    route), which DuckDB cannot interrupt a read from."""
+
+    def __init__(self, port: int):
+        import threading
+
+        self.target = port
+        self.port = free_port()
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.listener = socket.create_server(("127.0.0.1", self.port))
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        while True:
+            try:
+                data = source.recv(65536)
+                self.flowing.wait()
+                if not data:
+                    sink.shutdown(socket.SHUT_WR)
+                    return
+                sink.sendall(data)
+            except OSError:
+                return
+
+    def freeze(self) -> None:
+        self.flowing.clear()
+
+    def stop(self) -> None:
+        self.listener.close()
+        for s in self.sockets:
+            with contextlib.suppress(OSError):
+                s.close()
+        self.flowing.set()

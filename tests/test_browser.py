@@ -162,7 +162,8 @@ def test_page_renders_in_chromium(page, warehouse, server, browser):
             tile = tab.locator('[data-testid="stMetric"]', has_text=metric).first
             tile.locator('[data-testid="stMetricValue"]').get_by_text(text, exact=True).wait_for(timeout=30_000)
         else:
-            tab.get_by_text(text, exact=False).first.wait_for(timeout=30_000)
+            # the visible one: the same words also stand in collapsed expanders (the markdown behind Compare)
+            tab.get_by_text(text, exact=False).filter(visible=True).first.wait_for(timeout=30_000)
         # charts and lazy widgets stand as skeletons until drawn
         tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
         tab.wait_for_timeout(500)

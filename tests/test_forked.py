@@ -110,3 +110,50 @@ def test_a_parsers_exception_still_stops_the_ingest(tmp_path, monkeypatch):
     with pytest.raises(KeyError) as e:
         ingest_paths(runs, str(tmp_path / "wh.duckdb"), jobs=2)
     assert "in bug" in str(e.value.__cause__)
+
+
+def _slow(x: int) -> int:
+    import time
+
+    time.sleep(60)
+    return x
+
+
+_DRIVER = """
+import os, sys
+from ingest import forked
+from tests.test_forked import _slow
+results = forked.imap_unordered(_slow, list(range(8)), jobs=2)
+import threading, multiprocessing, time
+def say():
+    while len(multiprocessing.active_children()) < 2:
+        time.sleep(0.02)
+    print(" ".join(str(p.pid) for p in multiprocessing.active_children()), flush=True)
+threading.Thread(target=say, daemon=True).start()
+next(results)
+"""
+
+
+def test_the_workers_die_with_their_caller_whatever_kills_it():
+    """A caller killed with SIGKILL (no finally, no atexit) takes its workers with it: forked, they
+    hold its descriptors, a warehouse's lock among them."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+    from tests.conftest import alive
+
+    caller = subprocess.Popen([sys.executable, "-c", _DRIVER], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(p) for p in caller.stdout.readline().split()]
+        assert len(workers) == 2 and all(alive(w) for w in workers)
+        os.kill(caller.pid, signal.SIGKILL)
+        caller.wait()
+        deadline = time.monotonic() + 3
+        while any(alive(w) for w in workers):
+            assert time.monotonic() < deadline, "a worker outlived its caller"
+            time.sleep(0.02)
+    finally:
+        caller.kill()
+        caller.wait()

@@ -23,11 +23,12 @@ from cli.main import cli
 from ingest.load import ingest_paths
 from schema.api import Warehouse
 from schema.location import locate
+from schema.warehouse import TABLES as WAREHOUSE_TABLES
 from schema.warehouse import WarehouseError, connect
 from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, unpack_cpu_corpora
 
-TABLES = ("runs", "graphs", "ops", "kernels", "kernel_sources", "fusions", "layouts", "lineage", "artifacts",
-          "ingest_errors", "compilations", "timings", "compile_events", "fusion_decisions", "guards", "_migrations")
+# every table a run writes (a new table is compared as soon as a migration adds it), and the migrations
+TABLES = (*WAREHOUSE_TABLES, "_migrations")
 
 
 @pytest.fixture(scope="module")
@@ -267,6 +268,9 @@ def test_a_file_moves_into_a_lake_and_back(postgres, corpora, tmp_path):
             assert wh.query("compare/runs", compiler="2.13").height == 5
     again = CliRunner().invoke(cli, ["copy", team, "--db", src])
     assert again.exit_code == 1 and "already holds 16 runs" in again.output
+    for where in (team, back):  # the views' digest is the destination's own, written once
+        with Warehouse(where) as wh:
+            assert wh.con.execute("SELECT count(*) FROM _views").fetchone()[0] == 1
 
 
 def test_an_older_lake_is_migrated_in_place(postgres, tmp_path):
@@ -343,3 +347,110 @@ def test_the_dashboards_door_to_a_lake_reads_and_nothing_else(postgres, tmp_path
     finally:
         con.close()
     assert not Path("/tmp/iwh-leak.csv").exists()
+
+
+def test_the_password_mask_keeps_what_follows_it():
+    from schema.location import redact, split_password
+
+    cases = {
+        "dbname=iwh password=hunter2 user=iwh": "dbname=iwh password=*** user=iwh",
+        'Unable to connect at "dbname=x password=hunter2": failed': 'Unable to connect at "dbname=x password=***": failed',
+        "postgresql://iwh:hunter2@db/iwh?password=hunter2&sslmode=require": "postgresql://iwh:***@db/iwh?password=***&sslmode=require",
+        "password = 'hunter 2' host=db": "password = *** host=db",
+        "PGPASSWORD=hunter2\nnext line": "PGPASSWORD=***\nnext line",
+        "password authentication failed for user \"iwh\"": "password authentication failed for user \"iwh\"",
+    }
+    for text, masked in cases.items():
+        assert redact(text) == masked
+    assert split_password("dbname=iwh password='a b\\'c' user=iwh") == ("dbname=iwh user=iwh", "a b'c")
+    assert split_password("postgresql://iwh:p%40ss@db:5432/iwh?sslmode=require") == \
+        ("postgresql://iwh@db:5432/iwh?sslmode=require", "p@ss")
+    assert split_password("dbname=iwh user=iwh") == ("dbname=iwh user=iwh", None)
+
+
+# ---- tidying a lake -----------------------------------------------------------------------------
+
+def test_vacuum_removes_what_killed_writers_left_and_expires_old_snapshots(postgres, corpora, tmp_path):
+    import psycopg
+
+    name = "tidied"
+    team = lake(postgres, name)
+    data = tmp_path / "lake-data"
+    ingest_paths([corpora[0]], locate(team, str(data)))
+    flag = tmp_path / "in_commit"
+    proc = subprocess.Popen([sys.executable, "-m", "tests.ingest_driver", "stall", str(flag), "--", "ingest",
+                             *map(str, corpora[1:]), "--db", team], env=machine(tmp_path, "victim"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not flag.exists():
+        assert proc.poll() is None and time.time() < deadline, "the writer never reached its commit"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    def referenced() -> set[str]:  # the catalog's own record of the lake's data files
+        with psycopg.connect(postgres.conninfo(name)) as pg:
+            rows = pg.execute("SELECT s.path || t.path || f.path FROM ducklake_data_file f "
+                              "JOIN ducklake_table t USING (table_id) JOIN ducklake_schema s USING (schema_id) "
+                              "WHERE f.end_snapshot IS NULL AND t.end_snapshot IS NULL").fetchall()
+        return {str(data / p) for (p,) in rows}
+
+    on_disk = {str(p) for p in data.rglob("*.parquet")}
+    left = on_disk - referenced()
+    assert left, "the killed writer left no files: nothing to tidy"
+    before = contents(team)
+    dry = CliRunner().invoke(cli, ["vacuum", "--db", team, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert {line.split(": ", 1)[1] for line in dry.output.splitlines() if line.startswith("would delete")} == left
+    assert f"would delete {len(left)} data files no snapshot references" in dry.output
+    assert {str(p) for p in data.rglob("*.parquet")} == on_disk  # a dry run changes nothing
+    done = CliRunner().invoke(cli, ["vacuum", "--db", team])
+    assert done.exit_code == 0 and f"deleted {len(left)} data files no snapshot references" in done.output, done.output
+    assert {str(p) for p in data.rglob("*.parquet")} == referenced() == on_disk - left
+    assert contents(team) == before
+    # every snapshot but the latest expired: the lake reads the same and takes the next writer
+    with psycopg.connect(postgres.conninfo(name)) as pg:
+        assert pg.execute("SELECT count(*) FROM ducklake_snapshot").fetchone()[0] > 1
+    done = CliRunner().invoke(cli, ["vacuum", "--db", team, "--keep-days", "0"])
+    assert done.exit_code == 0, done.output
+    with psycopg.connect(postgres.conninfo(name)) as pg:
+        assert pg.execute("SELECT count(*) FROM ducklake_snapshot").fetchone()[0] == 1
+    assert contents(team) == before
+    assert ingest_paths(corpora, team).runs == 10 and counts(team)["runs"] == 15
+    res = CliRunner().invoke(cli, ["vacuum", "--db", str(tmp_path / "w.duckdb")])
+    assert res.exit_code == 1 and "tidies a lake" in res.output
+
+
+# ---- serving ------------------------------------------------------------------------------------
+
+def test_a_stopped_dashboard_stops_serving(corpora, tmp_path):
+    """`iwh dashboard` is the server: stopping it (a service manager's SIGTERM) leaves nothing serving;
+    its health check answers while it runs."""
+    import urllib.request
+
+    from tests.servers import free_port
+
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([corpora[0]], db)
+    port = free_port()
+    proc = subprocess.Popen([*IWH, "dashboard", "--db", db, "--port", str(port), "--address", "127.0.0.1"],
+                            env=machine(tmp_path, "dash"), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    health = f"http://127.0.0.1:{port}/_stcore/health"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                assert urllib.request.urlopen(health, timeout=2).read() == b"ok"
+                break
+            except OSError:
+                assert proc.poll() is None and time.time() < deadline, "the dashboard never answered"
+                time.sleep(0.2)
+        assert f"kill {proc.pid}" in proc.stdout.readline()
+        proc.terminate()
+        proc.wait(30)
+        with pytest.raises(OSError):
+            urllib.request.urlopen(health, timeout=2)
+    finally:
+        proc.kill()
+        proc.wait()

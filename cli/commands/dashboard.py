@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
+
 import click
 
 from cli.options import db_option, location
@@ -21,6 +21,9 @@ def dashboard_command(ctx: click.Context, port: int, address: str) -> None:
     where = location(ctx)
     if not where.exists():
         raise click.ClickException(f"No warehouse at {where.shown}. Create one with `iwh ingest PATH --db {where.shown}`.")
-    click.echo(f"serving {where.shown} on http://{address}:{port} (Ctrl-C stops)")
+    click.echo(f"serving {where.shown} on http://{address}:{port} (Ctrl-C or `kill {os.getpid()}` stops)")
     db = where.text if where.is_lake else where.path
-    sys.exit(subprocess.call(streamlit_command(db, port, address), env={**os.environ, "IWH_DB": db}))
+    command = streamlit_command(db, port, address)
+    sys.stdout.flush()
+    # this process becomes the server: stopping it stops the server, as a child left serving did not
+    os.execve(command[0], command, {**os.environ, "IWH_DB": db})

@@ -124,3 +124,32 @@ def copy(ctx, dest, dest_data_path):
     total = sum(copied.values())
     click.echo(f"copied {source.shown} into {target.shown}: {copied.get('runs', 0)} runs, {total:,} rows "
                f"in {len(copied)} tables")
+
+
+@click.command("vacuum", epilog="\b\nExamples:\n  iwh vacuum --dry-run      # what would go\n"
+                                "  iwh vacuum --keep-days 30")
+@click.option("--keep-days", type=float, default=7, show_default=True, metavar="DAYS",
+              help="expire the lake's snapshots older than this (the latest always stays)")
+@click.option("--dry-run", is_flag=True, help="list what would be expired and deleted, and change nothing")
+@db_option
+@click.pass_context
+def vacuum(ctx, keep_days, dry_run):
+    """Tidy a lake: expire old snapshots, delete data files no snapshot references (left by killed writers)."""
+    from schema.vacuum import vacuum as tidy
+
+    where = location(ctx)
+    if not where.is_lake:
+        raise click.ClickException(f"{where.shown} is a file: DuckDB reuses its free space itself; "
+                                   "`iwh vacuum` tidies a lake")
+    try:
+        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx) or WRITE_WAIT_S)
+    except WarehouseError as e:
+        raise click.ClickException(str(e)) from e
+    verb = "would delete" if dry_run else "deleted"
+    for path in done.unreferenced:
+        click.echo(f"{verb} (no snapshot references it): {path}")
+    for path in done.expired_files:
+        click.echo(f"{verb} (only expired snapshots referenced it): {path}")
+    click.echo(f"{where.shown}: {'would expire' if dry_run else 'expired'} {done.expired_snapshots} snapshots "
+               f"older than {keep_days:g} days; {verb} {len(done.unreferenced)} data files no snapshot "
+               f"references and {len(done.expired_files)} of expired snapshots")

@@ -13,9 +13,9 @@ PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 BLANK = "(blank)"
 
 st.title("SQL console")
-st.caption("Ask anything the canned queries do not: one read-only statement over the warehouse. The "
-           "connection cannot write, ATTACH, read files or change settings; a query stops after "
-           f"{QUERY_SECONDS:g} s or past {READ_MEMORY} of memory.")
+st.caption("Ask anything the canned queries do not: one read-only statement over the warehouse's tables and "
+           "views, with DuckDB's own functions (no files, other servers, settings or secrets); a query stops "
+           f"after {QUERY_SECONDS:g} s or past {READ_MEMORY} of memory.")
 
 library = {q.name: q for q in queries.all_queries()}
 
