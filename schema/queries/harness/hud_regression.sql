@@ -26,9 +26,12 @@ WITH points AS (
                 THEN 'head' END AS side
     FROM harness_summary($key) s
 ), long AS (
-    SELECT suite, mode, dtype, backend, device, variant, side, point, workloads, metric, value
+    -- one row per metric (an UNPIVOT, written as a join: read-only SQL takes plain SELECTs)
+    SELECT suite, mode, dtype, backend, device, variant, side, point, workloads, m.metric,
+           CASE m.metric WHEN 'pass_rate' THEN pass_rate WHEN 'geomean_speedup' THEN geomean_speedup
+                         WHEN 'compression_ratio' THEN compression_ratio ELSE compilation_latency END AS value
     FROM points
-    UNPIVOT INCLUDE NULLS (value FOR metric IN (pass_rate, geomean_speedup, compression_ratio, compilation_latency))
+    CROSS JOIN (VALUES ('pass_rate'), ('geomean_speedup'), ('compression_ratio'), ('compilation_latency')) m(metric)
     WHERE side IS NOT NULL
 ), windows AS (
     SELECT suite, mode, dtype, backend, device, variant, metric, side,
