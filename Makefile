@@ -9,16 +9,23 @@ PORT   ?= 8501
 TORCH_VERSION ?= 2.13.0
 TORCH_VENV    := .venv-torch-2.13
 
-.PHONY: setup setup-torch demo demo-ingest test test-fast bench fuzz lint golden schema clean
+.PHONY: setup setup-core setup-torch demo demo-ingest test test-fast test-wheel bench fuzz lint golden schema docs clean
 
-$(VENV)/.installed: pyproject.toml
+# .venv: the package, editable, with the core's dependencies only (all `make demo` needs) ...
+$(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e .
 	$(PY) -c 'from bench.measure import byte_compile; byte_compile()'  # as pip compiles an installed package
 	touch $@
 
-setup: $(VENV)/.installed
+# ... and for working on it, the test tools and every extra (lake, s3, ray)
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+setup-core: $(VENV)/.installed
+setup: $(VENV)/.installed-test
 
 $(TORCH_VENV)/.installed:
 	$(PYTHON) -m venv $(TORCH_VENV)
@@ -27,7 +34,7 @@ $(TORCH_VENV)/.installed:
 
 setup-torch: $(TORCH_VENV)/.installed
 
-demo-ingest: setup
+demo-ingest: setup-core
 	$(PY) -m demo.build_demo --db $(DB)
 
 demo: demo-ingest
@@ -54,11 +61,11 @@ golden: setup
 # schema/current.sql, the schema a new warehouse is made with, after adding a migration; and
 # schema/read_functions.txt, the functions SQL people type may call, after a DuckDB upgrade
 schema: setup
-	$(PY) -c "from schema.warehouse import write_current_sql; write_current_sql()"
-	$(PY) -c "from schema.readonly import write_read_functions; write_read_functions()"
+	$(PY) -c "from inductor_warehouse.schema.warehouse import write_current_sql; write_current_sql()"
+	$(PY) -c "from inductor_warehouse.schema.readonly import write_read_functions; write_read_functions()"
 
 lint: setup
-	$(VENV)/bin/ruff check ingest schema analysis cli dashboards tests bench zoo demo
+	$(VENV)/bin/ruff check inductor_warehouse ingest schema analysis cli dashboards tests bench zoo demo setup.py
 
 clean:
 	rm -rf $(DB) $(DB).wal build *.egg-info .pytest_cache

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from analysis.compare import (ADDED, CHANGED, EVENTS, REMOVED, RENAMED, Selector, match_kernels, run_query,
-                              select_runs, workload_labels)
+from inductor_warehouse.analysis.compare import (ADDED, CHANGED, EVENTS, REMOVED, RENAMED, Selector, match_kernels, run_query,
+                                                 select_runs, workload_labels)
 
 IDENTITY = "kernel_identity"
 METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", *EVENTS)

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from analysis import regress
-from ingest.normalize import kernel_signature
-from schema import queries as canned
+from inductor_warehouse.analysis import regress
+from inductor_warehouse.ingest.normalize import kernel_signature
+from inductor_warehouse.schema import queries as canned
 
 # compile events as views/20_run_metrics.sql defines them: breaks and recompiles of user frames,
 # library_* those of library frames, failures and fallbacks to eager of every frame

@@ -8,8 +8,8 @@ import dataclasses
 import orjson
 import polars as pl
 
-from analysis.compare import METRICS, RATES, STRUCTURAL, CompareResult, KernelDiff
-from schema import frames
+from inductor_warehouse.analysis.compare import METRICS, RATES, STRUCTURAL, CompareResult, KernelDiff
+from inductor_warehouse.schema import frames
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
 

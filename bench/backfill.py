@@ -45,7 +45,7 @@ def missing() -> str | None:
 def _timed_iwh() -> None:
     """`iwh` with timers around the writer's commits and Ray's start and stop; they are printed
     after the command's own output, so its summary line is read as ever."""
-    from ingest import load, ray_tasks
+    from inductor_warehouse.ingest import load, ray_tasks
 
     t: dict[str, float] = {"write_s": 0.0, "discover_s": 0.0, "ray_start_s": 0.0, "ray_stop_s": 0.0}
 
@@ -88,7 +88,7 @@ def _timed_iwh() -> None:
         ray.shutdown = timed_stop
 
     ray_tasks.imap_unordered, ray_tasks._init = timed_imap, timed_init
-    from cli.main import main
+    from inductor_warehouse.cli.main import main
 
     def report():
         t["writer_cpu_s"] = cpu()  # this process only: the writer, not the parse workers
@@ -144,9 +144,9 @@ def _probe(cpus: int, tasks: int, repeats: int) -> None:
 
     import ray
 
-    from ingest import load, ray_tasks
-    from ingest.remote import discover_paths
-    from schema.warehouse import Writer
+    from inductor_warehouse.ingest import load, ray_tasks
+    from inductor_warehouse.ingest.remote import discover_paths
+    from inductor_warehouse.schema.warehouse import Writer
 
     tmp = Path(tempfile.mkdtemp(prefix="iwh-probe-"))
     try:

@@ -23,7 +23,7 @@ def render(page: str, run_id: str) -> tuple[float, list[str]]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    from dashboards.navigation import RUN_KEY
+    from inductor_warehouse.dashboards.navigation import RUN_KEY
 
     st.cache_data.clear()
     t0 = time.perf_counter()

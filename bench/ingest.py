@@ -93,12 +93,12 @@ def parse_only(folder: str, db: str, jobs: int) -> None:
     workers turn the logs into Arrow tables and hand them over, as they do for the writer, and the
     tables are dropped. Run as a command of its own (`trace_only`), imports included; `db`, an
     existing warehouse, gives the column types."""
-    from cli.lean import lean_imports
+    from inductor_warehouse.cli.lean import lean_imports
     lean_imports()
     import duckdb
 
-    from ingest import load
-    from ingest.remote import discover_paths
+    from inductor_warehouse.ingest import load
+    from inductor_warehouse.ingest.remote import discover_paths
     runs = discover_paths([folder]).runs
     con = duckdb.connect(db, read_only=True)
     schema = load._Schema(con)

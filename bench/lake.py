@@ -20,9 +20,9 @@ from bench.ingest import SUMMARY_RE, _fresh, _summarise
 from bench.measure import IWH, Proc, check, run
 from bench.queries import bind, canned_latencies, choose_params
 from bench.report import TARGETS, _ok, _table
-from schema import queries as canned
-from schema.api import Warehouse
-from schema.warehouse import connect
+from inductor_warehouse.schema import queries as canned
+from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.schema.warehouse import connect
 from tests.servers import Postgres
 
 PROCESSES = (1, 2, 4)

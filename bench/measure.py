@@ -10,7 +10,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -22,13 +21,17 @@ def byte_compile() -> None:
     setup` and the bench call it). An editable checkout compiles them at first import, or at every
     start of every command where PYTHONDONTWRITEBYTECODE is set (as on our machine: 50 to 90 ms a
     command)."""
-    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
-    for pattern in found["include"]:
-        compileall.compile_dir(ROOT / pattern.rstrip("*"), quiet=1)
+    import importlib.util
+
+    from inductor_warehouse import PACKAGES
+
+    for package in ("inductor_warehouse", *(f"inductor_warehouse.{p}" for p in PACKAGES)):
+        for folder in importlib.util.find_spec(package).submodule_search_locations:
+            compileall.compile_dir(folder, quiet=1)
 
 
 # `iwh` as installed, but through this interpreter whatever PATH says
-IWH = [sys.executable, "-c", "from cli.main import main; main()"]
+IWH = [sys.executable, "-c", "from inductor_warehouse.cli.main import main; main()"]
 
 
 @dataclass

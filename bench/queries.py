@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 
 from bench.measure import IWH, median, run, timed
-from analysis import compare as cmp
-from schema import queries as canned
-from schema.api import Warehouse
+from inductor_warehouse.analysis import compare as cmp
+from inductor_warehouse.schema import queries as canned
+from inductor_warehouse.schema.api import Warehouse
 
 
 def choose_params(wh: Warehouse) -> dict:

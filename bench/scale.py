@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench import corpus
 from bench.ingest import _fresh, ingest
-from schema.warehouse import FACT_TABLES, SHARED_TEXTS, connect
+from inductor_warehouse.schema.warehouse import FACT_TABLES, SHARED_TEXTS, connect
 
 BASE = corpus.WORK / "base.duckdb"
 COPIES_PER_COMMIT = 24

@@ -10,11 +10,11 @@ import threading
 import click
 import duckdb
 
-from cli.commands import capture, compare, dashboard, export, ingest, query
-from cli.lean import lean_imports
-from cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
-from schema.location import redact
-from schema.warehouse import WarehouseError, damage_report
+from inductor_warehouse.cli.commands import capture, compare, dashboard, export, ingest, query
+from inductor_warehouse.cli.lean import lean_imports
+from inductor_warehouse.cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
+from inductor_warehouse.schema.location import redact
+from inductor_warehouse.schema.warehouse import WarehouseError, damage_report
 
 EXAMPLES = """\b
 Examples:

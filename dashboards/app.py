@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `streamlit run dashboards/app.py` from a checkout that is not installed
-    sys.path.insert(0, str(ROOT))
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-from dashboards import data, filters  # noqa: E402
+from inductor_warehouse.dashboards import data, filters
 
 # Not `pages/`: Streamlit would also serve that folder as its older, unfiltered multipage app to a
 # browser whose first request is a page's URL, before app.py has declared the navigation.

@@ -21,10 +21,10 @@ from duckdb_engine import ConnectionWrapper
 from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.pool import NullPool
 
-from schema import queries
-from schema.bounds import Stuck, check_read_statement, let_go, run_bounded
-from schema.location import Location, locate, redact
-from schema.warehouse import connect
+from inductor_warehouse.schema import queries
+from inductor_warehouse.schema.bounds import Stuck, check_read_statement, let_go, run_bounded
+from inductor_warehouse.schema.location import Location, locate, redact
+from inductor_warehouse.schema.warehouse import connect
 
 CACHE_SECONDS = 300
 # text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.
@@ -270,7 +270,7 @@ def kernel_changes(base_run: str, head_run: str, model: str):
 # the warehouse path is part of the cache key: one process may serve (or test) several warehouses
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _compare(db: str, base: str, head: str):
-    from analysis.compare import compare
+    from inductor_warehouse.analysis.compare import compare
 
     with _driver_connection() as con:
         return compare(con, base, head)
@@ -278,7 +278,7 @@ def _compare(db: str, base: str, head: str):
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
-    from analysis.compare import code_diff, kernel_diff, kernel_source
+    from inductor_warehouse.analysis.compare import code_diff, kernel_diff, kernel_source
 
     with _driver_connection() as con:
         diff = kernel_diff(con, base_run, head_run, model)
@@ -296,7 +296,7 @@ def change_points(model: str, series_label: str | None):
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _change_points(db: str, model: str, series_label: str | None):
-    from analysis.changes import changes
+    from inductor_warehouse.analysis.changes import changes
 
     with _driver_connection() as con:
         return changes(con, model, series_label)

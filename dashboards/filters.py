@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import data, state
+from inductor_warehouse.dashboards import data, state
 
 # query parameter -> (filter_options facet, sidebar label)
 FACETS = {

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from analysis.compare import change_label
-from analysis.render import autotune_frame, fusion_frame, kernel_frame
-from dashboards import data
+from inductor_warehouse.analysis.compare import change_label
+from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame
+from inductor_warehouse.dashboards import data
 
 
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:

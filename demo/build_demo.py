@@ -13,10 +13,10 @@ import sys
 import tarfile
 from pathlib import Path
 
-from ingest.load import ingest_paths
-from schema.frames import table
-from schema.api import Warehouse
-from schema.warehouse import default_db_path
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.frames import table
+from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.schema.warehouse import default_db_path
 
 HERE = Path(__file__).parent
 

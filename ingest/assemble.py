@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from collections.abc import Iterator
 
-from ingest.discover import DEBUG_RUN_RE, GRAPH_FILE_KINDS, Artifact, Run
-from ingest.parsers import (
+from inductor_warehouse.ingest.discover import DEBUG_RUN_RE, GRAPH_FILE_KINDS, Artifact, Run
+from inductor_warehouse.ingest.parsers import (
     fusion_ir,
     fx_graph,
     fx_graph_runnable,
@@ -36,7 +36,7 @@ from ingest.parsers import (
     torch_trace,
     triton_cache,
 )
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference|forward|backward)_(?P<nth>\d+)\.(?P<ctr>\d+)$")
 # A graph folder that lacks one of these was cut short (the process was killed, a disk filled).

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from ingest.parsers import harness, profiler, torch_logs, torch_trace, triton_cache
+from inductor_warehouse.ingest.parsers import harness, profiler, torch_logs, torch_trace, triton_cache
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 GRAPH_FILE_KINDS = {

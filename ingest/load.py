@@ -28,13 +28,13 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from ingest import forked, ray_tasks
-from ingest.assemble import assemble, file_hash
-from ingest.discover import Run
-from ingest.remote import FetchError, discover_paths, fetched, object_hash
-from schema.location import Location
-from schema.warehouse import (FACT_TABLES, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer,
-                              fill_rollups, rollback, write_failure)
+from inductor_warehouse.ingest import forked, ray_tasks
+from inductor_warehouse.ingest.assemble import assemble, file_hash
+from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.remote import FetchError, discover_paths, fetched, object_hash
+from inductor_warehouse.schema.location import Location
+from inductor_warehouse.schema.warehouse import (FACT_TABLES, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer,
+                                                 fill_rollups, rollback, write_failure)
 
 _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),

@@ -1,6 +1,6 @@
 """The Python API for notebooks and scripts.
 
-    from schema.api import Warehouse
+    from inductor_warehouse.schema.api import Warehouse
     wh = Warehouse("warehouse.duckdb")          # or "ducklake:postgres:dbname=iwh host=...", or $IWH_DB
     wh.query("fusion_rate_by_model_version", model="hf_bert")   # a canned query -> polars.DataFrame
     wh.sql("SELECT model, count(*) FROM runs GROUP BY ALL")     # ad hoc, read-only
@@ -15,10 +15,10 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from schema import queries
-from schema.bounds import Stuck, check_read_statement, let_go, run_bounded
-from schema.location import Location, locate
-from schema.warehouse import connect
+from inductor_warehouse.schema import queries
+from inductor_warehouse.schema.bounds import Stuck, check_read_statement, let_go, run_bounded
+from inductor_warehouse.schema.location import Location, locate
+from inductor_warehouse.schema.warehouse import connect
 
 
 class Warehouse:

@@ -17,8 +17,8 @@ from typing import TypeVar
 
 import duckdb
 
-from schema.readonly import QueryRefused, check_read_statement
-from schema.warehouse import READ_MEMORY
+from inductor_warehouse.schema.readonly import QueryRefused, check_read_statement
+from inductor_warehouse.schema.warehouse import READ_MEMORY
 
 __all__ = ["QUERY_SECONDS", "QueryRefused", "Stuck", "check_read_statement", "let_go", "run_bounded"]
 

@@ -188,7 +188,7 @@ def _check_table(catalog: str, schema: str, name: str, ctes: frozenset[str]) -> 
 @functools.cache
 def warehouse_names() -> frozenset[str]:
     """The warehouse's tables, views and macros, as this version makes them."""
-    from schema.warehouse import current_tables, view_files
+    from inductor_warehouse.schema.warehouse import current_tables, view_files
 
     views = {n.lower() for path in view_files() for n in _DEFINED.findall(path.read_text())}
     return frozenset({name.lower() for name, _ in current_tables()} | views)

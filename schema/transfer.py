@@ -8,8 +8,8 @@ warehouse or nothing, and its `_migrations` equal the source's.
 
 from __future__ import annotations
 
-from schema.location import Location, locate
-from schema.warehouse import (
+from inductor_warehouse.schema.location import Location, locate
+from inductor_warehouse.schema.warehouse import (
     WarehouseError,
     Writer,
     attach_catalog,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from schema.location import Location, locate
-from schema.warehouse import LAKE, Writer, sql_literal
+from inductor_warehouse.schema.location import Location, locate
+from inductor_warehouse.schema.warehouse import LAKE, Writer, sql_literal
 
 
 @dataclass

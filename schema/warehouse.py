@@ -37,7 +37,7 @@ from pathlib import Path
 
 import duckdb
 
-from schema.location import Location, locate, redact, split_password
+from inductor_warehouse.schema.location import Location, locate, redact, split_password
 
 # The warehouse's tables, as a user sees them: `runs`, the run-level facts (each row carries run_id),
 # and the kernel sources they share. tests/test_warehouse_tables.py checks it against the migrations.

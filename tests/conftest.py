@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 SHARED_CORPUS = Path(os.environ.get("IWH_SHARED_CORPUS", ROOT.parent / "shared" / "corpus"))
 # `iwh` as a process of its own, from this checkout, whatever the PATH holds
-IWH = [sys.executable, "-c", "from cli.main import main; main()"]
+IWH = [sys.executable, "-c", "from inductor_warehouse.cli.main import main; main()"]
 # columns that say when, how fast or in which order runs were written, not what they hold: two
 # ingests of the same runs are equal without them
 VOLATILE = {"ingested_at", "ingest_seconds", "run_key"}
@@ -75,7 +75,7 @@ def build_fixture_warehouse(root: Path) -> str:
     """The shared fixture warehouse: the 15 CPU corpus runs, one profiled GPU training run (profiler
     times, fusion decisions), a trace log with corrupted JSON (ingest errors), and the GPU mlp runs
     captured cold and warm, training and max-autotune inference (caches, autotuning): 21 runs."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     db = str(root / "wh.duckdb")
     captures = unpack_gpu_captures(root)
@@ -107,7 +107,7 @@ def unpack_harness_captures(root: Path) -> Path:
 def build_harness_warehouse(root: Path) -> str:
     """The harness captures (19 runs: 18 compiles and the 2.14.1 job's harness files) and CI's
     expected values for CPU timm inference (one more run, its CSV alone)."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     db = str(root / "harness.duckdb")
     expected = root / "ci_expected_accuracy"
@@ -139,7 +139,7 @@ def unpacked_corpus(archive: str) -> Path:
 def reader(db: str):
     """A connection to read a warehouse the way iwh's readers do (read-only, locked down): in one
     process, DuckDB shares a file among connections only when they open it with the same settings."""
-    from schema.warehouse import connect
+    from inductor_warehouse.schema.warehouse import connect
 
     return connect(db, read_only=True, lockdown=True)
 
@@ -155,7 +155,7 @@ def held_by_another_process(db: str) -> bool:
 def without_run_keys(con) -> None:
     """Make a warehouse as one written before migration 0011: no run_key anywhere, the migration not
     recorded (the next writer's open applies it)."""
-    from schema.warehouse import FACT_TABLES
+    from inductor_warehouse.schema.warehouse import FACT_TABLES
 
     for table in ("runs", *FACT_TABLES):
         con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")

@@ -204,11 +204,11 @@ def run(mutations: int = 10_000, seed: int = 0, batch: int = 25, big: bool = Tru
 # `iwh` that says its peak RSS as it exits, so the worst batch can be named
 CHILD = ("import atexit, resource, sys; atexit.register(lambda: print(f'peak_rss_kb='"
          "f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)); "
-         "from cli.main import main; main()")
+         "from inductor_warehouse.cli.main import main; main()")
 
 
 def _ingest(folder: Path, db: str, cases: dict[Path, str], report: Report, out) -> None:
-    from ingest.discover import discover
+    from inductor_warehouse.ingest.discover import discover
 
     found = len(discover([folder]).runs)
     cmd = [sys.executable, "-c", CHILD, "ingest", str(folder), "--db", db, "--force", "--format", "json"]

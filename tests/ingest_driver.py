@@ -20,7 +20,7 @@ from pathlib import Path
 def main() -> None:
     mode, flag = sys.argv[1], Path(sys.argv[2])
     args = sys.argv[sys.argv.index("--") + 1:]
-    from ingest import load
+    from inductor_warehouse.ingest import load
 
     if os.environ.get("IWH_DRIVER_PARSE_S"):
         parse, delay = load._parse_one, float(os.environ["IWH_DRIVER_PARSE_S"])
@@ -54,7 +54,7 @@ def main() -> None:
         load._insert = insert_then_stall
     else:
         raise SystemExit(f"unknown mode {mode}")
-    from cli.main import cli
+    from inductor_warehouse.cli.main import cli
 
     cli(args=args, standalone_mode=True)
 

@@ -9,10 +9,10 @@ import duckdb
 import polars as pl
 import pytest
 
-from analysis.compare import compare
-from ingest.load import ingest_paths
-from schema.api import Warehouse
-from schema.queries import QueryError
+from inductor_warehouse.analysis.compare import compare
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.schema.queries import QueryError
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"
 TRANSFORMER = RUNS / "cpu-torch2.13" / "transformer"

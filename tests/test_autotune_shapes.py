@@ -20,9 +20,9 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
-from ingest.parsers.torch_trace import parse_torch_trace
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.ingest.parsers.torch_trace import parse_torch_trace
 from tests.conftest import CPU_CORPUS_ARCHIVES, FIXTURES, reader, unpack_gpu_captures
 
 H200_RUN = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__infer__bf16__max_autotune"

@@ -18,12 +18,12 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest import load, remote
-from ingest.discover import SNIFF_BYTES
-from ingest.load import ingest_paths
-from ingest.parsers import torch_trace
-from schema.warehouse import TABLES
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest import load, remote
+from inductor_warehouse.ingest.discover import SNIFF_BYTES
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.ingest.parsers import torch_trace
+from inductor_warehouse.schema.warehouse import TABLES
 from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, reader, unpack_cpu_corpora
 
 BUCKET = "backfill"

@@ -10,8 +10,8 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, IWH, ROOT
 
 RUNAWAY = "SELECT count(*) FROM range(10000000000000)"  # hours of work, no memory
@@ -66,7 +66,7 @@ def test_the_read_only_door_refuses(db, bad):
 def test_the_console_stops_a_runaway_query_and_goes_on_serving(db, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from schema import bounds
+    from inductor_warehouse.schema import bounds
 
     monkeypatch.setattr(bounds, "QUERY_SECONDS", 2.0)
     monkeypatch.setenv("IWH_DB", db)

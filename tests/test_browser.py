@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 from tests.conftest import IWH, held_by_another_process, reader
 import pytest
 
-from dashboards.serve import streamlit_command
+from inductor_warehouse.dashboards.serve import streamlit_command
 from tests.test_dashboards import build_warehouse
 
 CHROMIUM = "/usr/bin/chromium"
@@ -241,7 +241,7 @@ def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path
     ingest from another process must still get in, at once, and the dashboard then shows its run."""
     import json
 
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
     from tests.test_dashboards import FIXTURES, SINGLE_RUN, with_copy
 
     db = str(tmp_path / "served.duckdb")

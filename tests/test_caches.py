@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analysis import regress
-from analysis.compare import compare
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.analysis import regress
+from inductor_warehouse.analysis.compare import compare
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader, unpack_gpu_captures
 
 CPU_CAPTURES = FIXTURES / "captures" / "cpu-torch2.13-2.14.1-caches.tar.xz"

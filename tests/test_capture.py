@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.commands.capture import capture_command
-from ingest.capture import capture
+from inductor_warehouse.cli.commands.capture import capture_command
+from inductor_warehouse.ingest.capture import capture
 from tests.conftest import reader, FIXTURES, ROOT
 
 CAPTURE_FIXTURES = FIXTURES / "capture"
@@ -81,7 +81,7 @@ def test_capture_of_failing_script_keeps_artifacts_and_exit_code(torch_python, t
 
 @pytest.mark.torch
 def test_tiny_capture_ingests_with_model_and_labels(tiny_capture, tmp_path):
-    ingest_paths = pytest.importorskip("ingest.load").ingest_paths
+    ingest_paths = pytest.importorskip("inductor_warehouse.ingest.load").ingest_paths
     out, _ = tiny_capture
     db = str(tmp_path / "wh.duckdb")
     summary = ingest_paths([out], db, model="tiny", labels={"mode": "infer", "suite": "tests"})
@@ -188,7 +188,7 @@ def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path
     import tarfile
 
     from demo.build_demo import unpack
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     archives = sorted((ROOT / "demo").glob("*.tar.xz"))
     manifests = sum(m.name.endswith("/manifest.json") for a in archives for m in tarfile.open(a).getmembers())

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.catalog import CATALOG, NAMED_KINDS, UNKNOWN, document, entry_of
-from ingest.load import ingest_paths
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.catalog import CATALOG, NAMED_KINDS, UNKNOWN, document, entry_of
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, ROOT, corpus_path, reader
 from zoo.trace_names import scan
 
@@ -74,7 +74,7 @@ def test_what_the_parser_reads_the_catalog_says_it_reads():
     """Every record kind and artifact the TORCH_TRACE parser has a handler for is catalogued as parsed or
     kept (dynamo_start: the frame's file for in_library, and unfinished compiles), and no kind the
     catalog calls parsed or kept goes unread."""
-    from ingest.parsers import torch_trace
+    from inductor_warehouse.ingest.parsers import torch_trace
 
     handled = [(k, None) for k in torch_trace._HANDLERS if k not in NAMED_KINDS]
     handled += [("artifact", n) for n in torch_trace._ARTIFACTS]

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analysis.changes import changes
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.analysis.changes import changes
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, unpack_cpu_corpora
 
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.M)

@@ -11,7 +11,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from cli.main import COMMANDS, cli
+from inductor_warehouse.cli.main import COMMANDS, cli
 from tests.conftest import reader, FIXTURES
 
 RUN = FIXTURES / "runs" / "cpu-torch2.13" / "transformer"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from cli import options
-from schema import frames
+from inductor_warehouse.cli import options
+from inductor_warehouse.schema import frames
 
 
 def test_the_cli_offers_the_formats_frames_writes():
@@ -14,14 +14,15 @@ def test_the_cli_offers_the_formats_frames_writes():
 
 
 def test_starting_the_cli_imports_no_polars():
-    code = "import sys, cli.main; print('polars' in sys.modules)"
+    code = "import sys, inductor_warehouse.cli.main; print('polars' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
 
 def test_starting_the_cli_or_a_local_ingest_imports_no_ray_or_boto3():
     # Ray (~0.7 s) and boto3 are imported only by --executor ray and s3:// paths
-    code = "import sys, cli.main, ingest.load; print(sorted({'ray', 'boto3'} & set(sys.modules)))"
+    code = ("import sys, inductor_warehouse.cli.main, inductor_warehouse.ingest.load; "
+            "print(sorted({'ray', 'boto3'} & set(sys.modules)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -82,7 +83,7 @@ def test_the_command_line_skips_teardown_but_not_what_exit_must_do(tmp_path):
     assert done_at.read_text() == "ran" and joined.read_text() == "joined"
     listed = subprocess.run(IWH + ["queries"], capture_output=True, text=True)
     assert listed.returncode == 0
-    from schema import queries
+    from inductor_warehouse.schema import queries
 
     names = [q.name for q in queries.all_queries()]
     assert len(names) > 40 and all(name in listed.stdout for name in names)

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analysis import regress
-from cli.main import cli
-from analysis.compare import CHANGED, RENAMED, SAME, compare, kernel_diff, parse_selector
-from ingest.load import ingest_paths
+from inductor_warehouse.analysis import regress
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.analysis.compare import CHANGED, RENAMED, SAME, compare, kernel_diff, parse_selector
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, unpack_cpu_corpora
 
 # a kernel definition in output_code.py: `cpp_fused_x_0 = async_compile.cpp_pybinding(` (C++),
@@ -103,7 +103,7 @@ def test_new_compile_failures_fail_the_gate_and_are_named(cpu):
 
 def test_a_failure_of_a_new_cause_is_a_regression_at_the_same_count():
     """The count holds (one failure a side) but the head's cause is new: still a regression."""
-    from analysis.compare import Failure, _pair
+    from inductor_warehouse.analysis.compare import Failure, _pair
 
     def run(run_id, failures):
         return {"run_id": run_id, "model": "m", "config": {}, "failures": failures, "fallbacks": failures}

@@ -8,8 +8,8 @@ import gzip
 import duckdb
 import orjson
 
-from ingest.parsers.torch_trace import parse_torch_trace
-from schema.warehouse import connect, migration_files
+from inductor_warehouse.ingest.parsers.torch_trace import parse_torch_trace
+from inductor_warehouse.schema.warehouse import connect, migration_files
 from tests.conftest import FIXTURES
 
 LOGS = sorted((FIXTURES / "torch_trace").rglob("*.log.gz"))

@@ -8,8 +8,8 @@ import json
 
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.parsers import output_code
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.parsers import output_code
 from tests.conftest import FIXTURES, reader
 
 RUNS = FIXTURES / "runs"  # five real runs: 2.6.0 mlp, 2.13 transformer, 2.14.1 mlp, two GPU runs

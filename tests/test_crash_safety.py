@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import ROOT, unpack_cpu_corpora
 from tests.test_team_warehouse import contents, machine
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ingest.load import ingest_paths
-from schema.warehouse import connect
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.warehouse import connect
 from tests.conftest import reader, build_fixture_warehouse
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from schema.warehouse import connect
+from inductor_warehouse.schema.warehouse import connect
 from tests.conftest import ROOT, build_fixture_warehouse
 from tests.test_dashboards import PAGES
 

@@ -7,8 +7,8 @@ import csv
 import duckdb
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, GPU_TRAIN_RUN
 
 

@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import IWH, FIXTURES, ROOT
 
 
@@ -80,7 +80,7 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
     next maker removes what dead makers left beside it."""
     import duckdb
 
-    import schema.warehouse as wh
+    import inductor_warehouse.schema.warehouse as wh
 
     db = tmp_path / "wh.duckdb"
     dead, living = subprocess.Popen(["true"]), subprocess.Popen(["sleep", "60"])

@@ -10,8 +10,8 @@ import tempfile
 
 import pytest
 
-from ingest import forked, load
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest import forked, load
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader
 
 
@@ -121,7 +121,7 @@ def _slow(x: int) -> int:
 
 _DRIVER = """
 import os, sys
-from ingest import forked
+from inductor_warehouse.ingest import forked
 from tests.test_forked import _slow
 results = forked.imap_unordered(_slow, list(range(8)), jobs=2)
 import threading, multiprocessing, time

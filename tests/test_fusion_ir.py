@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from ingest.parsers.fusion_ir import parse_fusion_ir
+from inductor_warehouse.ingest.parsers.fusion_ir import parse_fusion_ir
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"

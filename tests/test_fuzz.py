@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest.load import ingest_paths
 from tests import fuzz
 from tests.conftest import FIXTURES, reader
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from ingest.parsers.fx_graph import parse_fx_graph
+from inductor_warehouse.ingest.parsers.fx_graph import parse_fx_graph
 from tests.conftest import FIXTURES, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.fx_graph_runnable import parse_fx_graph_runnable
+from inductor_warehouse.ingest.parsers.fx_graph_runnable import parse_fx_graph_runnable
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest.discover import discover
-from ingest.parsers.harness import (FLOAT_COLUMNS, INT_COLUMNS, csv_kind, file_words, is_harness_csv,
-                                    is_harness_json, parse_harness_csv, parse_harness_json)
+from inductor_warehouse.ingest.discover import discover
+from inductor_warehouse.ingest.parsers.harness import (FLOAT_COLUMNS, INT_COLUMNS, csv_kind, file_words, is_harness_csv,
+                                                       is_harness_json, parse_harness_csv, parse_harness_json)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harness"
 # real CSVs: (fixture, the name the harness gave it)
@@ -171,14 +171,14 @@ def harness(tmp_path_factory):
 
 
 def _query(db, name, **params):
-    from schema.api import Warehouse
+    from inductor_warehouse.schema.api import Warehouse
 
     with Warehouse(db) as wh:
         return wh.query(name, **params).to_dicts()
 
 
 def _sql(db, text):
-    from schema.api import Warehouse
+    from inductor_warehouse.schema.api import Warehouse
 
     with Warehouse(db) as wh:
         return wh.sql(text).to_dicts()
@@ -221,7 +221,7 @@ def test_the_harness_loop_is_one_job_of_a_run_a_process_with_or_without_its_mani
     """The harness's own loop (one folder, a process a model), as torchrun's ranks are: each process
     a run of its own named by its model, the CSVs' run beside them, all one job (`runs.job`: the
     folder); with no manifest to say so too."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     _, root = harness
     job = tmp_path / "accuracy-job"
@@ -359,7 +359,7 @@ def test_graph_break_gate_against_a_release_and_against_ci_expected_values(harne
 
 def test_a_regressed_counter_fails_the_gate(harness, tmp_path):
     """A head whose graph breaks rose and whose captured calls fell: FAIL, naming both."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     db, root = harness
     job = root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job" / "inductor_timm_models_float32_inference_cpu_accuracy.csv"
@@ -429,9 +429,9 @@ def test_the_harness_and_the_zoo_spell_one_workload(harness, tmp_path):
     """A capture labelled in the harness's words (mode=inference, dtype=float32) and one labelled in
     zoo/'s (mode=infer, dtype=fp32) are one workload: stored as written, keyed and paired as one, a
     selector in either spelling picks both, and the filters offer one value of each."""
-    from analysis.compare import compare, parse_selector, select_runs
-    from ingest.load import ingest_paths
-    from schema.api import Warehouse
+    from inductor_warehouse.analysis.compare import compare, parse_selector, select_runs
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.schema.api import Warehouse
 
     _, root = harness
     caps = root / "harness-timm"
@@ -462,8 +462,8 @@ def test_migration_0015_keys_a_harness_labelled_run_again(harness, tmp_path):
     other rollup and the runs' tallies as they were."""
     import duckdb
 
-    from ingest.load import ingest_paths
-    from schema.warehouse import connect, migrate
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.schema.warehouse import connect, migrate
     from tests.test_warehouse_tables import TALLIES, as_before
 
     _, root = harness
@@ -495,10 +495,10 @@ def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
     are harness_holders; with a 2.13 copy of the job's CSV folder both sides have one, which compare
     used to pair as a workload of 0 graphs: it leaves them out, says so, and a selector of holders
     alone is an error; changes makes no series of them."""
-    from analysis.changes import changes
-    from analysis.compare import SelectorError, compare
-    from ingest.load import ingest_paths
-    from schema.api import Warehouse
+    from inductor_warehouse.analysis.changes import changes
+    from inductor_warehouse.analysis.compare import SelectorError, compare
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.schema.api import Warehouse
 
     db, root = harness
     copy = str(tmp_path / "w.duckdb")
@@ -530,7 +530,7 @@ def test_the_gate_reads_the_newest_release_of_a_family(harness, tmp_path):
     """`head=2.14` names 2.14.0 and 2.14.1: each workload's latest accuracy row is 2.14.1's (the newest
     release, release_order), not that of a 2.14.0 job captured later, whose repvgg_a2 broke its graph
     three times; its rows carry their workload, spelled as every workload is."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     db, root = harness
     copy = str(tmp_path / "w.duckdb")

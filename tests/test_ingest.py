@@ -12,8 +12,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader, rows_off_their_runs_key, without_run_keys
 
 RUNS = FIXTURES / "runs"
@@ -143,7 +143,7 @@ def test_kernel_source_is_kept_by_hash(wh):
 
 
 def test_reingest_skips_unchanged_and_replaces_changed(tmp_path, monkeypatch):
-    from ingest import load
+    from inductor_warehouse.ingest import load
 
     src = tmp_path / "runs"
     shutil.copytree(RUNS / "cpu-torch2.6.0", src / "a")
@@ -262,7 +262,7 @@ def test_cli_runs_and_read_only_sql(wh, tmp_path):
 
 
 def test_an_older_warehouse_is_upgraded_in_place(tmp_path, monkeypatch):
-    from schema import warehouse
+    from inductor_warehouse.schema import warehouse
 
     migs = tmp_path / "migrations"
     migs.mkdir()
@@ -299,7 +299,7 @@ def test_fusion_groups_name_the_kernel_they_became(wh):
 
 
 def test_a_warehouse_missing_a_newer_view_is_refused_read_only_until_migrated(tmp_path):
-    from schema import warehouse
+    from inductor_warehouse.schema import warehouse
 
     db = str(tmp_path / "wh.duckdb")
     warehouse.connect(db).close()
@@ -317,7 +317,7 @@ def test_a_warehouse_missing_a_newer_view_is_refused_read_only_until_migrated(tm
 def test_every_row_of_a_run_carries_the_runs_key(wh):
     """run_key (migration 0011): one number a run, on runs and on every row the run wrote; queries
     of one run find its rows by it (zone maps). Checked table by table against runs."""
-    from schema.warehouse import FACT_TABLES
+    from inductor_warehouse.schema.warehouse import FACT_TABLES
     con, summary = wh
     keys = dict(con.execute("SELECT run_id, run_key FROM runs").fetchall())
     assert len(keys) == summary.runs and sorted(keys.values()) == list(range(1, summary.runs + 1))
@@ -327,7 +327,7 @@ def test_every_row_of_a_run_carries_the_runs_key(wh):
 
 
 def test_a_replaced_run_takes_a_new_key_and_an_old_warehouse_is_numbered(tmp_path):
-    from schema.warehouse import FACT_TABLES, connect
+    from inductor_warehouse.schema.warehouse import FACT_TABLES, connect
 
     src = tmp_path / "runs"
     for name in ("cpu-torch2.6.0", "cpu-torch2.13"):

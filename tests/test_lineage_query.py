@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from ingest.load import ingest_paths
-from schema.api import Warehouse
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.api import Warehouse
 from tests.conftest import FIXTURES
 
 RUN = FIXTURES / "runs" / "cpu-torch2.13" / "transformer"

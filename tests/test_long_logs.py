@@ -9,10 +9,10 @@ import tracemalloc
 import duckdb
 import pytest
 
-from ingest.assemble import assemble
-from ingest.discover import discover
-from ingest.load import ingest_paths
-from ingest.parsers import torch_trace
+from inductor_warehouse.ingest.assemble import assemble
+from inductor_warehouse.ingest.discover import discover
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.ingest.parsers import torch_trace
 from tests.conftest import reader, GPU_TRAIN_RUN
 
 TABLES = ("graphs", "kernels", "ops", "compilations", "timings", "compile_events", "guards", "lineage")
@@ -76,7 +76,7 @@ def test_a_failed_run_leaves_no_spill_folder(tmp_path, monkeypatch):
 
     import pytest
 
-    from ingest import load
+    from inductor_warehouse.ingest import load
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
@@ -96,7 +96,7 @@ def test_a_failed_run_leaves_no_spill_folder(tmp_path, monkeypatch):
 def test_a_failure_while_writing_a_long_log_leaves_nothing(tmp_path, monkeypatch):
     """The parts of a long log go in with the rest of its run, in one transaction: a failure after
     some were inserted leaves no row of the run, and the next ingest writes it whole."""
-    from ingest import load
+    from inductor_warehouse.ingest import load
 
     monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
     src = _long_log(tmp_path / "run", copies=4)

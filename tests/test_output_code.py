@@ -7,8 +7,8 @@ import re
 import orjson
 import pytest
 
-from ingest.normalize import normalize_kernel_source
-from ingest.parsers.output_code import parse_output_code
+from inductor_warehouse.ingest.normalize import normalize_kernel_source
+from inductor_warehouse.ingest.parsers.output_code import parse_output_code
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"

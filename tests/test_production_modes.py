@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader
 
 CAPTURES = FIXTURES / "captures"
@@ -224,8 +224,8 @@ def test_each_rank_of_a_job_is_a_workload_and_pairs_with_the_same_rank(modes):
     """Ranks of a job are runs of their own that may compile differently: rank is part of the
     workload (views/12_workloads.sql), so compare and changes set rank 1 against rank 1, never a
     median of the job's ranks; the job's name is not part of it, so two releases' jobs pair."""
-    from analysis.changes import changes
-    from analysis.compare import compare
+    from inductor_warehouse.analysis.changes import changes
+    from inductor_warehouse.analysis.compare import compare
 
     root, db, _ = modes
     con = reader(db)

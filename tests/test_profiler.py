@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.profiler import is_profiler_trace, parse_profiler
+from inductor_warehouse.ingest.parsers.profiler import is_profiler_trace, parse_profiler
 from tests.conftest import GPU_TRAIN_RUN, gpu_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiler"

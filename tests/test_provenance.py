@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from ingest.parsers.provenance import parse_provenance
+from inductor_warehouse.ingest.parsers.provenance import parse_provenance
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, fixture_files, unpacked_corpus
 
 TREE = FIXTURES / "debug_tree"

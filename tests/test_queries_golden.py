@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from schema import queries
-from schema.api import Warehouse
+from inductor_warehouse.schema import queries
+from inductor_warehouse.schema.api import Warehouse
 from tests.conftest import build_fixture_warehouse, build_harness_warehouse
 
 ROOT = Path(__file__).resolve().parent

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
-from schema.api import Warehouse
-from schema.bounds import QueryRefused
-from schema.location import locate
-from schema.readonly import TABLE_FUNCTIONS, read_functions, warehouse_names
-from schema.warehouse import LAKE, connect
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.schema.bounds import QueryRefused
+from inductor_warehouse.schema.location import locate
+from inductor_warehouse.schema.readonly import TABLE_FUNCTIONS, read_functions, warehouse_names
+from inductor_warehouse.schema.warehouse import LAKE, connect
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, IWH, ROOT
 
 STATEMENTS = FIXTURES / "read_only_sql.txt"
@@ -63,7 +63,7 @@ def aws(s3):
     with pytest.MonkeyPatch.context() as mp:
         for k, v in s3.env.items():
             mp.setenv(k, v)
-        mp.setattr("schema.warehouse.READ_MEMORY", READ_MEMORY)
+        mp.setattr("inductor_warehouse.schema.warehouse.READ_MEMORY", READ_MEMORY)
         yield s3
 
 
@@ -240,7 +240,7 @@ def test_every_door_refuses_alike(warehouses, blackhole):
 def test_a_query_stops_at_the_limit_when_the_catalog_stops_answering(warehouses):
     """DuckDB cannot interrupt a read waiting on a server: the caller still gets its answer at the
     limit (plus a second's grace), the next statement a new connection."""
-    from schema.bounds import Stuck
+    from inductor_warehouse.schema.bounds import Stuck
     from tests.servers import Relay
 
     postgres = warehouses["postgres"]
@@ -270,7 +270,7 @@ def test_the_function_list_is_current_and_leaves_out_the_sessions_own():
     """read_functions.txt is what `make schema` makes from the DuckDB installed (a DuckDB upgrade
     shows up here, for its new functions to be looked at), without those that read or change the
     session."""
-    from schema.readonly import FUNCTIONS_FILE, SESSION_FUNCTIONS, read_functions_text
+    from inductor_warehouse.schema.readonly import FUNCTIONS_FILE, SESSION_FUNCTIONS, read_functions_text
 
     assert FUNCTIONS_FILE.read_text() == read_functions_text(), "run `make schema`"
     assert not SESSION_FUNCTIONS & read_functions() and {"sum", "row_number", "regexp_replace"} <= read_functions()
@@ -281,7 +281,7 @@ def test_every_table_view_and_macro_is_read_and_every_canned_query_runs(tmp_path
     of a new warehouse (the production modes' collectives, rank_divergences, spyre_* included) is on
     it, and every canned query, typed as it is into a read-only door, runs and gives what
     `iwh query` gives."""
-    from schema import queries
+    from inductor_warehouse.schema import queries
 
     db = str(tmp_path / "wh.duckdb")
     ingest_paths([*RUNS, FIXTURES / "spyre_provenance" / "level0_and_fused"], db)

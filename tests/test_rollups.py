@@ -8,8 +8,8 @@ import shutil
 import duckdb
 import pytest
 
-from ingest.load import ingest_paths
-from schema.warehouse import connect
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.warehouse import connect
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, reader
 
 RUNS = [FIXTURES / "runs" / "cpu-torch2.13" / "transformer", GPU_TRAIN_RUN]
@@ -114,7 +114,7 @@ def test_slowest_kernels_equal_a_plain_sort(db, limit):
     """The query reads only runs whose slowest kernel can be in the answer (a floor from the
     rollups, with 1 profiled run active at limit 1 only); a plain sort of every kernel agrees (a
     kernel's time per compile id and phase, summed over the calls of the extern op that launched it)."""
-    from schema.api import Warehouse
+    from inductor_warehouse.schema.api import Warehouse
 
     with Warehouse(db) as wh:
         got = wh.query("profile/slowest_kernels", limit=limit).select("run_id", "kernel_name", "total_us").rows()

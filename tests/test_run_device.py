@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, FIXTURES
 
 KILLED = FIXTURES / "killed"

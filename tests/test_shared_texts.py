@@ -13,8 +13,8 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.load import ingest_paths
-from schema.warehouse import connect, migration_files
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.warehouse import connect, migration_files
 from tests.conftest import FIXTURES, reader
 
 LOGS = [FIXTURES / "torch_trace" / "cpu-torch2.14.1-ca" / "dedicated_log_torch_trace_5bvb0xvn.log.gz",

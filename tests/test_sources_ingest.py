@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import pytest
 
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, FIXTURES
 
 GPU_RUN = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__train__fp32__default"

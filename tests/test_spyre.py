@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.spyre import parse_spyre_folder
+from inductor_warehouse.ingest.parsers.spyre import parse_spyre_folder
 
 FIXTURES = Path(__file__).parent / "fixtures" / "spyre"
 

@@ -8,8 +8,8 @@ import shutil
 
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader
 
 SIDECARS = FIXTURES / "spyre_provenance"

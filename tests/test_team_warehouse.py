@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from ingest.load import ingest_paths
-from schema.api import Warehouse
-from schema.location import locate
-from schema.warehouse import TABLES as WAREHOUSE_TABLES
-from schema.warehouse import WarehouseError, connect
+from inductor_warehouse.cli.main import cli
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.schema.location import locate
+from inductor_warehouse.schema.warehouse import TABLES as WAREHOUSE_TABLES
+from inductor_warehouse.schema.warehouse import WarehouseError, connect
 from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, unpack_cpu_corpora
 
 # every table a run writes (a new table is compared as soon as a migration adds it), and the migrations
@@ -350,7 +350,7 @@ def test_the_dashboards_door_to_a_lake_reads_and_nothing_else(postgres, tmp_path
 
 
 def test_the_password_mask_keeps_what_follows_it():
-    from schema.location import redact, split_password
+    from inductor_warehouse.schema.location import redact, split_password
 
     cases = {
         "dbname=iwh password=hunter2 user=iwh": "dbname=iwh password=*** user=iwh",

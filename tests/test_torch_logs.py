@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.torch_logs import is_torch_logs, parse_torch_logs
+from inductor_warehouse.ingest.parsers.torch_logs import is_torch_logs, parse_torch_logs
 from tests.conftest import gpu_corpus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "torch_logs"

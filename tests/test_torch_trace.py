@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.parsers.torch_trace import is_torch_trace, parse_torch_trace
+from inductor_warehouse.ingest.parsers.torch_trace import is_torch_trace, parse_torch_trace
 from tests.conftest import FIXTURES, corpus_path, unpacked_corpus
 
 TT = FIXTURES / "torch_trace"

@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from ingest.parsers.torch_trace import parse_torch_trace_chunks
+from inductor_warehouse.ingest.parsers.torch_trace import parse_torch_trace_chunks
 from tests.conftest import FIXTURES
 
 COMP_FAILURE = FIXTURES / "torch_trace" / "tlparse" / "comp_failure.log.gz"  # no final newline

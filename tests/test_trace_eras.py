@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.load import ingest_paths
-from ingest.parsers.torch_trace import MAX_PID, parse_torch_trace
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.ingest.parsers.torch_trace import MAX_PID, parse_torch_trace
 from tests.conftest import reader, FIXTURES
 
 ERAS = FIXTURES / "torch_trace" / "eras"
@@ -151,8 +151,8 @@ def test_no_integer_column_is_32_bits(wh):
 def test_a_value_its_column_cannot_hold_is_stored_null_and_reported(tmp_path):
     """The loader's type boundary: a float with a fraction or a number past 64 bits in a BIGINT
     column, a list in a VARCHAR column: stored NULL or as JSON text, with a warning, never a failure."""
-    from ingest.load import _Schema
-    from schema.warehouse import connect
+    from inductor_warehouse.ingest.load import _Schema
+    from inductor_warehouse.schema.warehouse import connect
 
     con = connect(str(tmp_path / "w.duckdb"))
     schema = _Schema(con)
@@ -173,8 +173,8 @@ def test_a_name_past_64_kb_is_kept_cut_and_a_document_whole(tmp_path):
     """A name, a path, a shape past NAME_BYTES is damage (a 20 MB node name repeated on every lineage
     row, as the fuzzer made): kept cut, with a warning. Many names whose sum passes it are not; a
     document column (kernel details) keeps its text whole."""
-    from ingest.load import NAME_BYTES, _Schema
-    from schema.warehouse import connect
+    from inductor_warehouse.ingest.load import NAME_BYTES, _Schema
+    from inductor_warehouse.schema.warehouse import connect
 
     con = connect(str(tmp_path / "w.duckdb"))
     schema = _Schema(con)

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from ingest.load import ingest_paths
+from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, FIXTURES, corpus_path
 
 RUNS = FIXTURES / "runs"

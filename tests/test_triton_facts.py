@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 
-from ingest.assemble import _choose_triton
-from ingest.discover import discover
-from ingest.parsers.triton_cache import is_triton_metadata, parse_triton_metadata
+from inductor_warehouse.ingest.assemble import _choose_triton
+from inductor_warehouse.ingest.discover import discover
+from inductor_warehouse.ingest.parsers.triton_cache import is_triton_metadata, parse_triton_metadata
 from tests.test_harness import _query, _sql, harness  # noqa: F401 (the module fixture)
 
 CACHE = Path(__file__).parent / "fixtures" / "triton_cache"

@@ -8,8 +8,8 @@ import re
 import duckdb
 import pytest
 
-from schema.warehouse import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, connect, current_sql, current_tables,
-                              migrate, migrated_tables, migration_files, view_files)
+from inductor_warehouse.schema.warehouse import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, connect, current_sql,
+                                                 current_tables, migrate, migrated_tables, migration_files, view_files)
 
 
 def test_the_table_list_is_the_migrations_tables():
@@ -106,7 +106,7 @@ def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path, older):
     rows for 4 recompiles) gets the rows a fresh ingest writes, and its rollups made again, whichever
     later migrations it already has: the ones it lacks are applied in order, and a harness CSV it
     holds (0015's table) is kept."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
     from tests.conftest import FIXTURES, unpack_cpu_corpora
 
     root = unpack_cpu_corpora(tmp_path / "corpora")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.load import ingest_paths
-from schema.api import Warehouse
-from schema.location import locate
-from schema.warehouse import LAKE_ID_KEY, _advisory_key, _intent_file, connect
+from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.schema.location import locate
+from inductor_warehouse.schema.warehouse import LAKE_ID_KEY, _advisory_key, _intent_file, connect
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, IWH, alive, children, unpack_cpu_corpora, wait_until
 from tests.test_team_warehouse import counts, machine
 
@@ -107,7 +107,7 @@ def test_a_lake_made_before_ids_gets_one_on_its_first_write(postgres, tmp_path):
     owner, ci = team_lake(postgres, "before_ids")
     ingest_paths([GPU_TRAIN_RUN], locate(owner, str(tmp_path / "lake-data")))
     postgres.sql("before_ids", f"DELETE FROM ducklake_metadata WHERE key = '{LAKE_ID_KEY}'")
-    from schema.warehouse import Writer
+    from inductor_warehouse.schema.warehouse import Writer
 
     with Writer(ci) as writer, writer.session() as con:
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1

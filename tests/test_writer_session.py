@@ -14,8 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from schema import warehouse
-from schema.warehouse import WATCH_S, Writer, connect
+from inductor_warehouse.schema import warehouse
+from inductor_warehouse.schema.warehouse import WATCH_S, Writer, connect
 from tests.conftest import IWH, held_by_another_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +28,7 @@ def _insert(writer: Writer, text: str) -> None:
 
 _SETTINGS_SEEN = """
 import json, sys
-from schema.warehouse import Writer, connect
+from inductor_warehouse.schema.warehouse import Writer, connect
 db, out = sys.argv[1], sys.argv[2]
 seen = {"default": __import__("duckdb").connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]}
 with Writer(db) as w, w.session() as con:
@@ -71,9 +71,9 @@ def test_an_idle_writer_keeps_its_file_until_someone_waits(tmp_path):
         # a reader in another process asks for the file: the writer's watcher lets it go
         t0 = time.monotonic()
         out = subprocess.run(
-            [sys.executable, "-c", "import sys; from schema.warehouse import connect; c = connect(sys.argv[1], "
-             "read_only=True, wait=20); print(c.execute(\"SELECT count(*) FROM _migrations WHERE name IN "
-             "('first', 'second')\").fetchone()[0])", db],
+            [sys.executable, "-c", "import sys; from inductor_warehouse.schema.warehouse import connect; "
+             "c = connect(sys.argv[1], read_only=True, wait=20); "
+             "print(c.execute(\"SELECT count(*) FROM _migrations WHERE name IN ('first', 'second')\").fetchone()[0])", db],
             capture_output=True, text=True, cwd=ROOT, timeout=60)
         waited = time.monotonic() - t0
         assert out.returncode == 0, out.stderr
@@ -97,7 +97,7 @@ def test_a_writer_waiting_for_the_file_gets_it_from_an_idle_one(tmp_path):
     w = Writer(db)
     try:
         _insert(w, "first")
-        code = ("import sys; from schema.warehouse import Writer\n"
+        code = ("import sys; from inductor_warehouse.schema.warehouse import Writer\n"
                 "with Writer(sys.argv[1], wait=20) as w, w.session() as con:\n"
                 "    con.execute(\"INSERT INTO _migrations VALUES ('other', now())\")\n")
         out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, cwd=ROOT, timeout=60)
@@ -114,7 +114,7 @@ def test_a_writer_waiting_for_the_file_gets_it_from_an_idle_one(tmp_path):
 
 def test_a_writer_killed_while_it_holds_the_file_loses_no_commit(tmp_path):
     db = str(tmp_path / "wh.duckdb")
-    code = ("import sys, time; from schema.warehouse import Writer\n"
+    code = ("import sys, time; from inductor_warehouse.schema.warehouse import Writer\n"
             "w = Writer(sys.argv[1])\n"
             "for name in ('a', 'b'):\n"
             "    with w.session() as con:\n"
@@ -159,7 +159,7 @@ def test_a_kept_reader_holds_the_file_until_a_writer_waits(tmp_path, monkeypatch
     # its connection is closed, yet the file stays open in this process: another's writer is refused
     assert held_by_another_process(db)
     t0 = time.monotonic()
-    code = ("import sys; from schema.warehouse import Writer\n"
+    code = ("import sys; from inductor_warehouse.schema.warehouse import Writer\n"
             "with Writer(sys.argv[1], wait=60) as w, w.session() as con:\n"
             "    con.execute(\"INSERT INTO _migrations VALUES ('row 2', now())\")\n")
     out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -240,7 +240,7 @@ def test_a_process_that_made_a_warehouse_may_ingest_into_it_while_holding_it(tmp
     """The compact format is given to a connection of its own that makes the empty file: given to
     the first writer, it made that writer's settings differ from the next one's, and DuckDB refused
     the ingest of a process that still held the file it had just made."""
-    from ingest.load import ingest_paths
+    from inductor_warehouse.ingest.load import ingest_paths
 
     db = tmp_path / "wh.duckdb"
     con = connect(db)

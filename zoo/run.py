@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.capture import capture
+from inductor_warehouse.ingest.capture import capture
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         run_dirs += [r.out for r in results]
         failed += [r for r in results if not r.ok]
     if args.db and run_dirs:
-        from ingest.load import ingest_paths
+        from inductor_warehouse.ingest.load import ingest_paths
 
         print(ingest_paths(run_dirs, args.db, jobs=args.jobs).line(), file=sys.stderr)
     print(f"{len(run_dirs)} runs captured, {len(failed)} failed"

@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ingest.capture import capture
+from inductor_warehouse.ingest.capture import capture
 
 WORKER = Path(__file__).with_name("scenarios.py")
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         dirs += [r.out for r in results]
         failed += [r for r in results if not r.ok]
     if args.db and dirs:
-        from ingest.load import ingest_paths
+        from inductor_warehouse.ingest.load import ingest_paths
 
         print(ingest_paths(dirs, args.db).line(), file=sys.stderr)
     print(f"{len(dirs)} scenarios captured, {len(failed)} failed" + "".join(f"\n  failed: {r.out}" for r in failed),

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from cli.options import data_path_option, db_option, location, wait
-from schema.warehouse import WRITE_WAIT_S
-from ingest.capture import CORE_KEYS, PROFILE, capture, model_from_command
+from inductor_warehouse.cli.options import data_path_option, db_option, location, wait
+from inductor_warehouse.schema.warehouse import WRITE_WAIT_S
+from inductor_warehouse.ingest.capture import CORE_KEYS, PROFILE, capture, model_from_command
 
 
 def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -73,7 +73,7 @@ def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s,
     status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
     click.echo(f"captured {result.out} ({status}, {result.wall_s:.1f} s)", err=True)
     if not no_ingest:
-        from ingest.load import ingest_paths
+        from inductor_warehouse.ingest.load import ingest_paths
 
         summary = ingest_paths([result.out], location(ctx), model=result.manifest["model"], labels=labels,
                                wait=wait(ctx) or WRITE_WAIT_S)

@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from analysis import regress
-from analysis.changes import CHOICES
-from analysis.compare import SelectorError, change_label, code_diff, compare, kernel_diff
-from cli.options import FORMATS, db_option, format_option, open_warehouse
+from inductor_warehouse.analysis import regress
+from inductor_warehouse.analysis.changes import CHOICES
+from inductor_warehouse.analysis.compare import SelectorError, change_label, code_diff, compare, kernel_diff
+from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
 
 EXAMPLES = """\b
 Examples:
@@ -45,7 +45,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
     Workloads on one side only are listed apart. Kernel counts, fusion, compile failures, fallbacks to
     eager and graph breaks are exact (a new failure is a regression); timings need several runs a side.
     """
-    from analysis import render
+    from inductor_warehouse.analysis import render
 
     if (show_kernels or show_code) and not model:
         raise click.UsageError("--kernels needs --model M")
@@ -93,9 +93,9 @@ def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
     it in the series; `iwh compare --base BEFORE --head AFTER --model M --kernels --show-code` shows
     the code of the kernels that changed.
     """
-    from analysis.changes import changes
-    from analysis.render import changes_frame
-    from schema.frames import emit
+    from inductor_warehouse.analysis.changes import changes
+    from inductor_warehouse.analysis.render import changes_frame
+    from inductor_warehouse.schema.frames import emit
 
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:

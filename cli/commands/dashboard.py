@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from cli.options import db_option, location
-from dashboards.serve import streamlit_command
+from inductor_warehouse.cli.options import db_option, location
+from inductor_warehouse.dashboards.serve import streamlit_command
 
 
 @click.command("dashboard", epilog="\b\nExamples:\n  iwh dashboard\n  iwh dashboard --db team.duckdb --port 8600")

@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 import duckdb
 
-from cli.options import db_option, format_option, labels, location
-from schema import queries as canned
-from schema.warehouse import TABLES, WarehouseError, connect
+from inductor_warehouse.cli.options import db_option, format_option, labels, location
+from inductor_warehouse.schema import queries as canned
+from inductor_warehouse.schema.warehouse import TABLES, WarehouseError, connect
 
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.options import data_path_option, db_option, format_option, labels, location, wait
-from schema.warehouse import WRITE_WAIT_S, WarehouseError
+from inductor_warehouse.cli.options import data_path_option, db_option, format_option, labels, location, wait
+from inductor_warehouse.schema.warehouse import WRITE_WAIT_S, WarehouseError
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
@@ -31,9 +31,9 @@ from schema.warehouse import WRITE_WAIT_S, WarehouseError
 def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, force, fmt):
     """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested, or
     s3://bucket/prefix)."""
-    from ingest.load import ingest_paths
-    from ingest.ray_tasks import RayUnavailable
-    from ingest.remote import RemoteError
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.ingest.ray_tasks import RayUnavailable
+    from inductor_warehouse.ingest.remote import RemoteError
 
     executor, address = executor
     if ray_address and executor != "ray":
@@ -88,7 +88,7 @@ def _report(summary) -> None:
 @click.pass_context
 def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
-    from schema.warehouse import Writer, older_storage
+    from inductor_warehouse.schema.warehouse import Writer, older_storage
 
     where = location(ctx)
     try:
@@ -112,8 +112,8 @@ def migrate(ctx):
 @click.pass_context
 def copy(ctx, dest, dest_data_path):
     """Copy the warehouse (--db) into DEST, a new file or lake: every table, view and migration."""
-    from schema.location import locate
-    from schema.transfer import copy_warehouse
+    from inductor_warehouse.schema.location import locate
+    from inductor_warehouse.schema.transfer import copy_warehouse
 
     source = location(ctx)
     target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
@@ -135,7 +135,7 @@ def copy(ctx, dest, dest_data_path):
 @click.pass_context
 def vacuum(ctx, keep_days, dry_run):
     """Tidy a lake: expire old snapshots, delete data files no snapshot references (left by killed writers)."""
-    from schema.vacuum import vacuum as tidy
+    from inductor_warehouse.schema.vacuum import vacuum as tidy
 
     where = location(ctx)
     if not where.is_lake:

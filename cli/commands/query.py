@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from cli.options import FORMATS, db_option, format_option, labels, open_warehouse
-from schema import queries as canned
+from inductor_warehouse.cli.options import FORMATS, db_option, format_option, labels, open_warehouse
+from inductor_warehouse.schema import queries as canned
 
 
 @click.command(epilog="\b\nExample:\n  iwh runs --model hf_bert --format csv")
@@ -16,7 +16,7 @@ from schema import queries as canned
 @click.pass_context
 def runs(ctx, model, limit, fmt):
     """List runs: model, compiler version, device, graphs, kernels, errors."""
-    from schema.frames import emit
+    from inductor_warehouse.schema.frames import emit
 
     with open_warehouse(ctx) as wh:
         emit(wh.query("overview/runs", model=model, limit=limit), fmt)
@@ -33,8 +33,8 @@ def sql(ctx, text, timeout, fmt):
     """Run read-only SQL on the warehouse: one SELECT (or SHOW, DESCRIBE, EXPLAIN), time- and memory-bounded."""
     import duckdb
 
-    from schema.bounds import QueryRefused
-    from schema.frames import emit
+    from inductor_warehouse.schema.bounds import QueryRefused
+    from inductor_warehouse.schema.frames import emit
 
     with open_warehouse(ctx) as wh:
         try:
@@ -53,7 +53,7 @@ def list_queries(fmt):
     """List the canned queries."""
     import polars as pl
 
-    from schema.frames import emit
+    from inductor_warehouse.schema.frames import emit
 
     rows = [{"name": q.name, "title": q.title,
              "params": " ".join(f"{p.name}:{p.type}" for p in q.params)} for q in canned.all_queries()]
@@ -70,7 +70,7 @@ def list_queries(fmt):
 @click.pass_context
 def query(ctx, name, params, show_sql, fmt):
     """Run the canned query NAME (see `iwh queries`)."""
-    from schema.frames import emit
+    from inductor_warehouse.schema.frames import emit
 
     try:
         q = canned.get(name)

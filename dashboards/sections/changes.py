@@ -4,9 +4,9 @@ failures or graph breaks changed from one run to the next, and the kernel diff o
 import pandas as pd
 import streamlit as st
 
-from analysis.compare import plural
-from dashboards import data, filters, state
-from dashboards.kernel_view import show_kernel_diff
+from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 
 VERSION = "compiler version"
 

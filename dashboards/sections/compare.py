@@ -5,10 +5,10 @@ import shlex
 import pandas as pd
 import streamlit as st
 
-from analysis.compare import SelectorError, plural
-from analysis.render import failures_frame, render, summary_frame, wide_frame
-from dashboards import data, state
-from dashboards.kernel_view import show_kernel_diff
+from inductor_warehouse.analysis.compare import SelectorError, plural
+from inductor_warehouse.analysis.render import failures_frame, render, summary_frame, wide_frame
+from inductor_warehouse.dashboards import data, state
+from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 
 SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
          "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us")

@@ -4,8 +4,8 @@ import json
 
 import streamlit as st
 
-from dashboards import data, filters
-from dashboards.navigation import RUN_KEY
+from inductor_warehouse.dashboards import data, filters
+from inductor_warehouse.dashboards.navigation import RUN_KEY
 
 RUN_PAGE = 50
 KERNEL_PAGE = 200

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dashboards import data, filters, state
-from dashboards.navigation import open_run_button
+from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards.navigation import open_run_button
 
 KINDS = {"graph_break": "Graph breaks", "recompile": "Recompiles", "restart": "Restarts", "failure": "Failures"}
 

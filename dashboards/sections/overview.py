@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from analysis.compare import plural
-from dashboards import data, filters
+from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.dashboards import data, filters
 
 st.title("Overview")
 st.caption("What is in the warehouse, where does each workload stand now, and did ingest go well?")

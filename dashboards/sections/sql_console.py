@@ -4,10 +4,10 @@ import re
 
 import streamlit as st
 
-from dashboards import data
-from schema import queries
-from schema.bounds import QUERY_SECONDS, QueryRefused
-from schema.warehouse import READ_MEMORY
+from inductor_warehouse.dashboards import data
+from inductor_warehouse.schema import queries
+from inductor_warehouse.schema.bounds import QUERY_SECONDS, QueryRefused
+from inductor_warehouse.schema.warehouse import READ_MEMORY
 
 PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 BLANK = "(blank)"

@@ -5,9 +5,9 @@ import colorsys
 
 import streamlit as st
 
-from analysis.compare import plural
-from dashboards import data, filters, state
-from dashboards.navigation import open_run_button
+from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards.navigation import open_run_button
 
 # (column, chart title); a chart whose metric no run in view has is left out with a line saying so
 METRICS = {

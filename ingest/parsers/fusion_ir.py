@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 _HEADER = re.compile(r"^(?P<name>\w+): (?P<cls>\w+)\((?P<inner>[\w,]*)\)$")
 _ATTR = re.compile(r"^(?P<name>\w+)\.(?P<attr>[\w.]+(?:\[\d+\])?) =(?: (?P<value>.*))?$")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 _NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = ')
 # most nodes call a function: node and target in one match (what _classify makes of a call)

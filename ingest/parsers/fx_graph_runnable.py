@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 _HEADER_FACTS = {
     "# torch version: ": "compiler_version",

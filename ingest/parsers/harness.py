@@ -32,7 +32,7 @@ import re
 
 import orjson
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "harness"
 FLOAT_COLUMNS = ("speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem",

@@ -9,8 +9,8 @@ None: the assembler puts them on the run's AOTInductor graph.
 
 from __future__ import annotations
 
-from ingest.parsers.torch_trace_records import stack_trace_rows
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.parsers.torch_trace_records import stack_trace_rows
+from inductor_warehouse.ingest.rows import Parsed
 
 
 def parse_kernel_information(data: bytes) -> Parsed:

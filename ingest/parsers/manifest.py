@@ -6,7 +6,7 @@ they are counted and left out).
 
 from __future__ import annotations
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 
 def parse_manifest(data: bytes) -> Parsed:

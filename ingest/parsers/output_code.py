@@ -38,8 +38,8 @@ from collections import Counter
 
 import orjson
 
-from ingest.normalize import kernel_signature, source_hash
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.normalize import kernel_signature, source_hash
+from inductor_warehouse.ingest.rows import Parsed
 
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
 # the `__main__` block ends with `compiled_module_main('<name>', ...)`: the model of the process's

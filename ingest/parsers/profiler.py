@@ -32,7 +32,7 @@ import bisect
 from collections import defaultdict
 
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "profiler"
 # torch-spyre's kernel events, whatever their category: `spyre_kernel_v1_<summary>_<identity key>#<step>`

@@ -16,7 +16,7 @@ debug_handle NULL. user_file/user_line stay NULL here: stack traces come with th
 from __future__ import annotations
 
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 _MAPPINGS = ("preToPost", "postToPre", "cppCodeToPost", "postToCppCode")
 

@@ -33,7 +33,7 @@ import re
 
 import orjson
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 _FILE = re.compile(r"^sdsc(?:_(\d+))?\.json$")
 _EXECUTE = re.compile(r'sdsc_filename\s*=\s*"([^"]+)"')

@@ -23,8 +23,8 @@ those folders their cross-run identity.
 
 from __future__ import annotations
 
-from ingest.parsers.torch_trace_records import stack_trace_rows
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.parsers.torch_trace_records import stack_trace_rows
+from inductor_warehouse.ingest.rows import Parsed
 
 SCHEMA_VERSION = 1
 

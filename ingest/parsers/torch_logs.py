@@ -28,8 +28,8 @@ from collections.abc import Iterable
 
 import orjson
 
-from ingest.parsers.torch_trace_records import is_library_file
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.parsers.torch_trace_records import is_library_file
+from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "torch_logs"
 

@@ -42,9 +42,9 @@ from datetime import datetime, timezone
 
 import orjson
 
-from ingest.catalog import NAMED_KINDS, UNKNOWN, handling_of
-from ingest.parsers import fx_graph, output_code, provenance
-from ingest.parsers.torch_trace_records import (
+from inductor_warehouse.ingest.catalog import NAMED_KINDS, UNKNOWN, handling_of
+from inductor_warehouse.ingest.parsers import fx_graph, output_code, provenance
+from inductor_warehouse.ingest.parsers.torch_trace_records import (
     CACHE_ARTIFACT,
     SHAPE_KINDS,
     ChromiumSpans,
@@ -66,7 +66,7 @@ from ingest.parsers.torch_trace_records import (
     stack_trace_rows,
     without_attempt,
 )
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 # The glog prefix of every era: an optional `[rankN]:` (TORCH_LOGS text; traces put the rank in the
 # envelope), level, MMDD, time, then the pid (2.5+) or a 64-bit thread id (2.3/2.4), then the

@@ -8,7 +8,7 @@ import re
 
 import orjson
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "torch_trace"
 

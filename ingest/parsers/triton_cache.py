@@ -13,7 +13,7 @@ configs has up to N folders, one per binary; which one ran is told by the trace 
 from __future__ import annotations
 
 
-from ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "triton_cache"
 
