@@ -28,7 +28,8 @@ def imap_unordered(fn: Callable, items: Iterable, *, address: str | None, cpus: 
     try:
         import ray
     except ImportError as e:
-        raise RayUnavailable("--executor ray needs Ray: pip install 'inductor-warehouse[ray]'") from e
+        raise RayUnavailable("--executor ray needs the [ray] extra, which is not installed (ray): "
+                             "pip install 'inductor-warehouse[ray]'") from e
     joined = not ray.is_initialized()
     if joined:
         _init(ray, address or os.environ.get("RAY_ADDRESS"), cpus)

@@ -97,11 +97,12 @@ def _discover_s3(url: str) -> tuple[list[Run], Counter, list[str]]:
 
 def _list(bucket: str, prefix: str) -> list[dict]:
     """Every object under the prefix: the object named by it, or those in the folder it names."""
+    s3 = client()  # first: without boto3 (and botocore) it says which extra to install
     from botocore.exceptions import BotoCoreError, ClientError
 
     objects = []
     try:
-        pages = client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         for page in pages:
             objects.extend(o for o in page.get("Contents", ())
                            if not prefix or o["Key"] == prefix or o["Key"].startswith(prefix + "/"))
@@ -213,7 +214,8 @@ def client():
             import boto3
             from botocore.config import Config
         except ImportError as e:
-            raise RemoteError("reading s3:// needs boto3: pip install 'inductor-warehouse[s3]'") from e
+            raise RemoteError("reading s3:// needs the [s3] extra, which is not installed (boto3): "
+                              "pip install 'inductor-warehouse[s3]'") from e
         endpoint = s3_endpoint()
         config = Config(max_pool_connections=2 * THREADS, retries={"mode": "standard"},
                         s3={"addressing_style": "path"} if endpoint else None)

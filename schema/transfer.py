@@ -16,7 +16,9 @@ from inductor_warehouse.schema.warehouse import (
     connect,
     current_tables,
     extension_directory,
+    has_extension,
     load_s3,
+    need_lake_extras,
     rollback,
     s3_secret_sql,
     sql_literal,
@@ -58,11 +60,12 @@ def _attach_source(con, src: Location) -> None:
     if not src.is_lake:
         con.execute(f"ATTACH {sql_literal(src.path)} AS {SOURCE} (READ_ONLY)")
         return
+    need_lake_extras(src)
     con.execute(f"SET extension_directory = {sql_literal(extension_directory())}")
     con.execute("LOAD ducklake")
     if src.catalog.startswith("postgres:"):
         con.execute("LOAD postgres")
-    if s3_secret_sql():
+    if s3_secret_sql() and has_extension("httpfs"):
         load_s3(con)
     options = ["READ_ONLY"]
     con.execute(f"ATTACH {sql_literal(attach_catalog(con, src, SOURCE, options))} AS {SOURCE} ({', '.join(options)})")

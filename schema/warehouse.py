@@ -37,7 +37,7 @@ from pathlib import Path
 
 import duckdb
 
-from inductor_warehouse.schema.location import Location, locate, redact, split_password
+from inductor_warehouse.schema.location import LAKE_PREFIX, Location, locate, redact, split_password
 
 # The warehouse's tables, as a user sees them: `runs`, the run-level facts (each row carries run_id),
 # and the kernel sources they share. tests/test_warehouse_tables.py checks it against the migrations.
@@ -202,14 +202,17 @@ def _create_file(loc: Location) -> None:
     name of this process's (in STORAGE_VERSION's format, which it keeps), closed, then linked in,
     which fails when another process made the warehouse first. Made where it is named, a file
     killed before its schema was committed was left empty, and readers called it older than this
-    version. A kill midway now leaves only the file beside it, which the next creation removes."""
+    version. A kill midway now leaves only the file beside it, which the next creation removes; a
+    failure of any kind leaves nothing, and says why (opening the name anyway would make an empty
+    file there, as DuckDB does for a name that does not exist)."""
     new = f"{loc.path}{_NEW_SUFFIX}{os.getpid()}"
     _remove_abandoned(loc)
     try:
         _make_schema(new)
         _link_in(new, loc.path)
-    except (duckdb.Error, OSError):
-        pass  # it cannot be made here (a read-only folder, a full disk): the open says why
+    except (duckdb.Error, OSError) as e:  # a read-only or missing folder, a full disk, a file not installed
+        said = redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        raise WarehouseError(f"cannot create a warehouse at {loc.shown}: {said}") from e
     finally:
         for leftover in (new, new + ".wal"):
             with contextlib.suppress(OSError):
@@ -497,6 +500,7 @@ def _unreadable(loc: Location, e: Exception) -> str:
 
 
 def _open_lake(loc: Location, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
+    need_lake_extras(loc)
     con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
                                              "autoinstall_known_extensions": False, **(config or {})})
     try:
@@ -504,7 +508,8 @@ def _open_lake(loc: Location, read_only: bool, config: dict | None = None) -> du
         postgres = loc.catalog.startswith("postgres:")
         for ext in ("ducklake", "postgres") if postgres else ("ducklake",):
             con.execute(f"LOAD {ext}")
-        if _uses_s3(loc) or os.environ.get("AWS_ACCESS_KEY_ID"):
+        # (a reader does not know where the data is before the ATTACH: with AWS keys, it may be S3)
+        if _uses_s3(loc) or (os.environ.get("AWS_ACCESS_KEY_ID") and has_extension("httpfs")):
             load_s3(con)
         options = ["READ_ONLY"] if read_only else ["DATA_INLINING_ROW_LIMIT 0"]
         if loc.data_path and not read_only:
@@ -617,22 +622,65 @@ def _lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET lock_configuration = true")
 
 
+# The DuckDB extensions a lake loads, each from the PyPI package an extra of ours installs
+# (pyproject.toml): DuckDB cannot download them here, and loaded by path under their package names
+# they lack their entry point.
+EXTENSIONS = {"ducklake": ("duckdb_extension_ducklake", "lake"), "postgres_scanner": ("duckdb_extension_postgres", "lake"),
+              "httpfs": ("duckdb_extension_httpfs", "s3")}
+
+
+def need_extra(extra: str, what: str, modules: tuple[str, ...]) -> None:
+    """Raise a WarehouseError saying which extra to install when a module `what` needs is missing."""
+    missing = [m for m in modules if not _importable(m)]
+    if missing:
+        raise WarehouseError(f"{what} needs the [{extra}] extra, which is not installed ({', '.join(missing)}): "
+                             f"pip install 'inductor-warehouse[{extra}]'")
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # refused by an import hook, or a module set to None
+        return False
+
+
+def need_lake_extras(loc: Location) -> None:
+    """A lake's location needs the [lake] extra, and [s3] when its data is in object storage."""
+    postgres = loc.catalog.startswith("postgres:")
+    need_extra("lake", f"a team lake ({LAKE_PREFIX}...)",
+               ("duckdb_extension_ducklake", *(("duckdb_extension_postgres", "psycopg") if postgres else ())))
+    if _uses_s3(loc):
+        need_extra("s3", "a lake's s3:// data", ("duckdb_extension_httpfs",))
+
+
+def has_extension(name: str) -> bool:
+    return _importable(EXTENSIONS[name][0])
+
+
+@functools.lru_cache(maxsize=1)
+def duckdb_platform() -> str:
+    """The platform DuckDB names its extension folders by (`linux_amd64`, `osx_arm64`, ...)."""
+    with duckdb.connect(":memory:") as con:
+        return con.execute("PRAGMA platform").fetchone()[0]
+
+
 def extension_directory() -> str:
-    """A DuckDB extension directory holding the DuckLake, PostgreSQL and httpfs extensions of the
-    installed `duckdb-extension-*` packages under the names DuckDB loads them by (DuckDB cannot
-    download them here, and loaded by path under their package names they lack their entry point)."""
+    """A DuckDB extension directory holding the extensions of the installed `duckdb-extension-*`
+    packages under the names DuckDB loads them by; those not installed are left out (need_extra
+    says which extra a location needs before it loads them)."""
     import importlib.util
 
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inductor-warehouse" / "duckdb-extensions"
-    target = root / f"v{duckdb.__version__}" / "linux_amd64"
-    for package, name in (("duckdb_extension_ducklake", "ducklake"), ("duckdb_extension_postgres", "postgres_scanner"),
-                          ("duckdb_extension_httpfs", "httpfs")):
+    target = root / f"v{duckdb.__version__}" / duckdb_platform()
+    for name, (package, _) in EXTENSIONS.items():
         link = target / f"{name}.duckdb_extension"
         if link.exists():
             continue
+        if not _importable(package):
+            continue
         spec = importlib.util.find_spec(package)
-        if spec is None:
-            raise WarehouseError(f"the {package.replace('_', '-')} package is not installed: `pip install -e .` installs it")
         (source,) = (Path(spec.submodule_search_locations[0]) / "extensions" / f"v{duckdb.__version__}").glob(
             "*.duckdb_extension")
         target.mkdir(parents=True, exist_ok=True)
@@ -657,6 +705,8 @@ class Writer:
         self.location = locate(location)
         self.wait = wait
         self._con: duckdb.DuckDBPyConnection | None = None
+        if self.location.is_lake:
+            need_lake_extras(self.location)
         self._lock = _LakeLock(self.location, wait) if self.location.is_lake else None
         self._migrated = False
         self.applied: list[str] = []  # the migrations the first session applied

@@ -97,7 +97,8 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
 
     try:
         monkeypatch.setattr(wh, "migrate", fail)
-        wh._create_file(wh.locate(str(db)))
+        with pytest.raises(wh.WarehouseError, match="cannot create a warehouse at .*wh.duckdb: killed"):
+            wh._create_file(wh.locate(str(db)))
         assert not db.exists() and not any(p.exists() for p in abandoned)
         assert [p.name for p in tmp_path.iterdir() if ".iwh-new-" in p.name] == [alive.name]  # its own went too
         monkeypatch.undo()
@@ -108,3 +109,31 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
         assert [p.name for p in tmp_path.iterdir() if ".iwh-new-" in p.name] == [alive.name]
     finally:
         living.kill()
+
+
+@pytest.mark.parametrize("failure", ["schema file missing", "folder missing", "interrupted", "any error"])
+def test_a_failed_create_leaves_no_file(tmp_path, monkeypatch, request, failure):
+    """However making a new warehouse fails, nothing is left under its name or beside it: a wheel
+    that lacked schema/current.sql left a 12 KB file that every later command called damaged."""
+    import inductor_warehouse.schema.warehouse as wh
+
+    db = tmp_path / ("no-such-folder" if failure == "folder missing" else ".") / "wh.duckdb"
+    if failure == "schema file missing":
+        monkeypatch.setattr(wh, "CURRENT", tmp_path / "not-installed" / "current.sql")
+        wh._current_ddl.cache_clear()  # (read once a process; again after the test, from the real file)
+        request.addfinalizer(wh._current_ddl.cache_clear)
+    elif failure in ("interrupted", "any error"):
+        def fail(con):
+            con.execute("CREATE TABLE runs (run_id VARCHAR)")
+            raise KeyboardInterrupt if failure == "interrupted" else KeyError("a bug")
+        monkeypatch.setattr(wh, "migrate", fail)
+    expected = (KeyboardInterrupt if failure == "interrupted" else KeyError if failure == "any error"
+                else wh.WarehouseError)
+    with pytest.raises(expected) as raised:
+        ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], str(db))
+    if expected is wh.WarehouseError:
+        assert f"cannot create a warehouse at {db.resolve() if db.parent.exists() else db}" in str(raised.value)
+    assert not db.exists() and not db.with_name("wh.duckdb.wal").exists()
+    # (the writer's lock files stay, as after any write: they are locks, not warehouse files)
+    assert [p.name for p in tmp_path.rglob("*") if p.name.startswith("wh.duckdb")
+            and not p.name.endswith((".iwh-writer", ".iwh-waiting"))] == []
