@@ -2,6 +2,7 @@
 
 Header grammar (leading comment lines):
     -- <title>
+    -- @internal <who uses it>          (optional: a query for the pages and commands, not for people)
     -- <more description lines, optional>
     -- @param <name> <TYPE> [default=<value>] <description>
 The SQL uses DuckDB named parameters ($name). A parameter not given is NULL (or its default),
@@ -17,6 +18,7 @@ from pathlib import Path
 
 QUERIES = Path(__file__).parent / "queries"
 PARAM_RE = re.compile(r"^--\s*@param\s+(\w+)\s+(\w+)(?:\s+default=(\S+))?\s*(.*)$")
+INTERNAL_RE = re.compile(r"^--\s*@internal\b\s*(.*)$")
 TYPES = {"VARCHAR": str, "TEXT": str, "INTEGER": int, "BIGINT": int, "DOUBLE": float, "BOOLEAN": bool}
 
 
@@ -53,6 +55,7 @@ class Query:
     params: tuple[Param, ...] = field(default_factory=tuple)
     sql: str = ""
     path: Path | None = None
+    internal: str | None = None  # who uses it (`iwh queries` leaves it out unless --all)
 
     @property
     def area(self) -> str:
@@ -76,18 +79,20 @@ class Query:
 
 def parse_query_file(path: Path, name: str) -> Query:
     text = path.read_text()
-    title, desc, params = "", [], []
+    title, desc, params, internal = "", [], [], None
     for line in text.splitlines():
         if not line.startswith("--"):
             break
         m = PARAM_RE.match(line)
         if m:
             params.append(Param(m.group(1), m.group(2), m.group(3), m.group(4).strip()))
+        elif m := INTERNAL_RE.match(line):
+            internal = m.group(1).strip() or "internal"
         elif not title:
             title = line.lstrip("-").strip()
         else:
             desc.append(line.lstrip("-").strip())
-    return Query(name, title, "\n".join(desc).strip(), tuple(params), text, path)
+    return Query(name, title, "\n".join(desc).strip(), tuple(params), text, path, internal)
 
 
 @lru_cache(maxsize=1)

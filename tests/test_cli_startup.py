@@ -81,7 +81,7 @@ def test_the_command_line_skips_teardown_but_not_what_exit_must_do(tmp_path):
                              capture_output=True, text=True)
     assert missing.returncode == 1 and "No warehouse at" in missing.stderr
     assert done_at.read_text() == "ran" and joined.read_text() == "joined"
-    listed = subprocess.run(IWH + ["queries"], capture_output=True, text=True)
+    listed = subprocess.run(IWH + ["queries", "--all"], capture_output=True, text=True)
     assert listed.returncode == 0
     from inductor_warehouse.schema import queries
 

@@ -46,18 +46,22 @@ def sql(ctx, text, timeout, fmt):
         emit(df, fmt)
 
 
-@click.command("queries", epilog="\b\nExample:\n  iwh queries --format json")
+@click.command("queries", epilog="\b\nExamples:\n  iwh queries --format json\n  iwh queries --all")
+@click.option("--all", "show_all", is_flag=True,
+              help="also the queries the dashboards and commands run for themselves (dashboard/, explore/, ...)")
 @db_option
 @format_option()
-def list_queries(fmt):
-    """List the canned queries."""
+def list_queries(show_all, fmt):
+    """List the canned queries (docs/queries.md describes each)."""
     import polars as pl
 
     from inductor_warehouse.schema.frames import emit
 
-    rows = [{"name": q.name, "title": q.title,
-             "params": " ".join(f"{p.name}:{p.type}" for p in q.params)} for q in canned.all_queries()]
-    emit(pl.DataFrame(rows, schema={"name": pl.String, "title": pl.String, "params": pl.String}), fmt)
+    columns = {"name": pl.String, "title": pl.String, "params": pl.String}
+    rows = [{"name": q.name, "title": q.title, "params": " ".join(f"{p.name}:{p.type}" for p in q.params),
+             **({"used_by": q.internal} if show_all else {})}
+            for q in canned.all_queries() if show_all or not q.internal]
+    emit(pl.DataFrame(rows, schema={**columns, **({"used_by": pl.String} if show_all else {})}), fmt)
 
 
 @click.command(epilog="\b\nExamples:\n  iwh query kernel_count_trend -p model=hf_bert --format csv\n"

@@ -1,4 +1,5 @@
 -- Changes: per run of a model, its generated kernels' count and one digest of their identities
+-- @internal used by `iwh changes` and the What changed when page
 -- The digest sums a 64-bit hash of each kernel's (phase, signature, source hash): the same multiset of
 -- kernels gives the same digest in any order. `iwh changes` reads the identities themselves only for
 -- the runs beside a changed digest.

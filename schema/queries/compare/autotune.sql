@@ -1,4 +1,5 @@
 -- Compare: the autotune winners of one run, for the kernel-level diff
+-- @internal used by `iwh compare` and the Compare page
 -- Each autotuned op's winner (choice, config, time) in the order the run tuned them.
 -- @param run VARCHAR run id
 SELECT compile_id, seq, op, shapes, strides, dtypes, num_choices, choice, config, time_ms

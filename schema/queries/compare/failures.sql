@@ -1,4 +1,5 @@
 -- Compare: the failed compiles of some runs, each once, with the cause they group by
+-- @internal used by `iwh compare` and the Compare page
 -- One row per failure (a frame Dynamo could not compile): the cause (views/31_compile_event_reasons.sql:
 -- Dynamo's registry id, else the normalised reason), whether the frame then ran eagerly, and where.
 -- @param runs VARCHAR comma-separated run ids

@@ -1,4 +1,5 @@
 -- Compare: the fusion groups of one run, with each graph's pre-fusion node count
+-- @internal used by `iwh compare` and the Compare page
 -- One row per post-fusion scheduler node; `members` are the pre-fusion node names (op0, op1, ...),
 -- comparable between two runs only when their pre-fusion graphs have the same nodes.
 -- @param run VARCHAR run id

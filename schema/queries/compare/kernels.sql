@@ -1,4 +1,5 @@
 -- Compare: the kernels of one run, for the kernel-level diff
+-- @internal used by `iwh compare` and the Compare page
 -- Generated kernels and extern call sites with the graph they belong to; signature is the name
 -- without its per-graph counter, source_hash the hash of the normalised source. What pairs kernels
 -- whose names differ (analysis/compare.py match_kernels): the ATen ops and source nodes the code

@@ -1,4 +1,5 @@
 -- Compare: the runs one selector picks, with every metric `iwh compare` compares
+-- @internal used by `iwh compare` and the Compare page
 -- A selector is a conjunction: compiler version (a release or family: 2.13 = any 2.13.x build),
 -- run id (or a unique prefix), device, backend, model, and labels given as a JSON object of
 -- string values (all must match, as workload_value spells them: mode=inference picks mode=infer;

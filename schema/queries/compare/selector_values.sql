@@ -1,4 +1,5 @@
 -- Compare: every value a selector can name, with its number of runs
+-- @internal used by `iwh compare` and the Compare page
 -- What `iwh compare` lists when a selector picks no runs: compiler versions, models, devices,
 -- backends and scalar label values (key = the label's name; a label named like a column is
 -- left out: a selector's device= names the column).

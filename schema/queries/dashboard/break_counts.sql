@@ -1,4 +1,5 @@
 -- Compile events per kind: graph breaks, recompiles, restarts, failures, in user and library frames
+-- @internal used by the dashboards' pages
 -- One row per kind (views/20_run_metrics.sql's definitions: a recompile once however many guards
 -- failed; library frames: torch, packages, the standard library), with how many ran eagerly after
 -- (failures) and in how many runs, workloads and models.

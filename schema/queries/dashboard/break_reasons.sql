@@ -1,4 +1,5 @@
 -- Graph breaks, recompiles, restarts and failures: causes ranked across runs
+-- @internal used by the dashboards' pages
 -- Grouped by cause (views/31_compile_event_reasons.sql: Dynamo's registry id, else the normalised
 -- reason) and frame kind (user or library code); `reason` is the normalised reason, one of the
 -- group's where a registry id groups several wordings.

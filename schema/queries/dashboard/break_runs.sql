@@ -1,4 +1,5 @@
 -- The runs behind one compile-event cause: where it happened and the full reason text
+-- @internal used by the dashboards' pages
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)

@@ -1,4 +1,5 @@
 -- Choices for the two sides of a comparison: compiler versions and label values, with run counts
+-- @internal used by the dashboards' pages
 -- `selector` is what `iwh compare --base/--head` takes (compiler=VERSION or KEY=VALUE).
 SELECT selector, runs, models FROM (
     SELECT 'compiler=' || compiler_version AS selector, count(*) AS runs, count(DISTINCT model) AS models,

@@ -1,4 +1,5 @@
 -- Filter choices for the dashboards: compiler versions, models, devices and run labels
+-- @internal used by the dashboards' pages
 -- Labels offered are the view choice_label_keys' (variant, mode, dtype...).
 -- One row per (facet, value), with the number of runs; `sort_key` orders versions as releases.
 SELECT facet, value, runs FROM (

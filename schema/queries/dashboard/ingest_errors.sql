@@ -1,4 +1,5 @@
 -- Ingest errors, newest first, with the run and file they belong to
+-- @internal used by the dashboards' pages
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)

@@ -1,4 +1,5 @@
 -- Ingest health: problems met while ingesting, per source kind and severity
+-- @internal used by the dashboards' pages
 -- `example` is one message of the group; errors without a run (unreadable paths) count under run_id NULL.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)

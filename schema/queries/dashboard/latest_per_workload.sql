@@ -1,4 +1,5 @@
 -- Latest fusion rate, kernel count and compile failures per workload
+-- @internal used by the dashboards' pages
 -- One row per workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device) among
 -- the picked runs: its latest run, the newest compiler release, then build, then start time
 -- (release_order, views/30_version_key.sql), with that run's fusion rate (views/20_run_metrics.sql),

@@ -1,4 +1,5 @@
 -- Overview: how many runs, workloads, models, compiler versions, devices, graphs, kernels and ingest errors
+-- @internal used by the dashboards' pages
 -- Counts over the runs the filters pick; kernels are generated kernels, extern calls apart. Of the
 -- runs, how many have profiled kernel times, a profile without kernel events (a CPU run's: the
 -- profiler records CPU ops, not Inductor's C++ kernels), or no profile; and how many failed a compile.

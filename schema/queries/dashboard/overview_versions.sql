@@ -1,4 +1,5 @@
 -- Compiler versions and devices: runs, workloads and models of each, newest first
+-- @internal used by the dashboards' pages
 -- One row per compiler version x device x backend; `first_run` / `last_run` are the runs' start times.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)

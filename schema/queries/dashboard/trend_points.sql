@@ -1,4 +1,5 @@
 -- Trend points: one row per run with its workload, fusion rate, kernels, compile events and compile time
+-- @internal used by the dashboards' pages
 -- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (graph_breaks and
 -- recompiles in user frames, library_* apart, failures of every frame); compile_s is total_s of the
 -- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).

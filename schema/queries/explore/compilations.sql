@@ -1,4 +1,5 @@
 -- Compilations of a run: one row per compilation_metrics record, with its times and failure
+-- @internal used by the Run explorer page
 -- @param run_id VARCHAR the run
 SELECT
     c.compile_id,

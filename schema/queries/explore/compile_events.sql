@@ -1,4 +1,5 @@
 -- Compile events of a run: graph breaks, recompiles, restarts and failures, with where they happened
+-- @internal used by the Run explorer page
 -- `frames`: user or library code (compile_events.in_library); `ran_eagerly`: a failure after which the
 -- frame ran eagerly; `failed_guards`: a recompile's guards that failed, one per cached entry.
 -- @param run_id VARCHAR the run

@@ -1,4 +1,5 @@
 -- Fusion groups of one graph: scheduler nodes after fusion, their members and the kernel they became
+-- @internal used by the Run explorer page
 -- @param run_id VARCHAR the run
 -- @param graph_id VARCHAR the graph
 -- @param limit INTEGER default=500 at most this many nodes

@@ -1,4 +1,5 @@
 -- The kernels of one graph: category, ATen ops, loads/stores and profiled time
+-- @internal used by the Run explorer page
 -- Generated kernels first, in definition order, then extern call sites. time_us is the profiler's
 -- total for a generated kernel of that name in that graph; for an extern call site, the time of the
 -- kernels (cuBLAS, cuDNN, attention) its op launched at that call (the graph's n-th call of the op,

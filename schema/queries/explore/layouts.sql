@@ -1,4 +1,5 @@
 -- Buffer layouts of one graph: kind, device, dtype, size, stride, offset
+-- @internal used by the Run explorer page
 -- @param run_id VARCHAR the run
 -- @param graph_id VARCHAR the graph
 -- @param limit INTEGER default=500 at most this many buffers

@@ -1,4 +1,5 @@
 -- Lineage of one graph: model source line -> FX node -> post-grad node -> kernel
+-- @internal used by the Run explorer page
 -- From the provenance mappings (or the trace); the user line comes from the FX node's source
 -- where the mapping itself carries none.
 -- @param run_id VARCHAR the run

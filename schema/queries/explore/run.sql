@@ -1,4 +1,5 @@
 -- One run: its identity, environment, labels and totals
+-- @internal used by the Run explorer page
 -- workload as in views/12_workloads.sql; profiler_files counts the profiler traces read (a trace
 -- whose kernel events are 0 is a CPU run's: the profiler records CPU ops, not Inductor's C++ kernels).
 -- @param run_id VARCHAR the run

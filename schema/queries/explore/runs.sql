@@ -1,4 +1,5 @@
 -- Runs to explore, newest first, one page at a time
+-- @internal used by the Run explorer page
 -- `search` matches the model, compiler version, run id or folder (case-insensitive substring).
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
