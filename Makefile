@@ -41,10 +41,15 @@ demo: demo-ingest
 	$(IWH) --db $(DB) dashboard --port $(PORT)
 
 test: setup setup-torch
-	IWH_TEST_TORCH_PYTHON=$(CURDIR)/$(TORCH_VENV)/bin/python $(PY) -m pytest -q -n 2 --dist loadfile
+	IWH_TEST_TORCH_PYTHON=$(CURDIR)/$(TORCH_VENV)/bin/python $(PY) -m pytest -q -n 2 --dist loadfile -m "not wheel"
+
+# the wheel as a user gets it: built, installed with the core only into new virtualenvs (this
+# Python and a 3.10 where one is found), used outside the checkout
+test-wheel: setup
+	$(PY) -m pytest -q tests/test_wheel.py
 
 test-fast: setup
-	$(PY) -m pytest -q -m "not browser and not torch and not corpus" -n 2
+	$(PY) -m pytest -q -m "not browser and not torch and not corpus and not wheel" -n 2
 
 bench: setup
 	$(PY) -m pip install -q -e '.[bench]'
@@ -64,8 +69,13 @@ schema: setup
 	$(PY) -c "from inductor_warehouse.schema.warehouse import write_current_sql; write_current_sql()"
 	$(PY) -c "from inductor_warehouse.schema.readonly import write_read_functions; write_read_functions()"
 
+# the reference pages made from the code: docs/queries.md, docs/tables.md, docs/trace_records.md
+docs: setup-core
+	$(PY) -c "from pathlib import Path; from inductor_warehouse.schema.reference import write; write(Path('docs'))"
+	$(PY) -c "from inductor_warehouse.ingest.catalog import document; open('docs/trace_records.md', 'w').write(document())"
+
 lint: setup
 	$(VENV)/bin/ruff check inductor_warehouse ingest schema analysis cli dashboards tests bench zoo demo setup.py
 
 clean:
-	rm -rf $(DB) $(DB).wal build *.egg-info .pytest_cache
+	rm -rf $(DB) $(DB).wal build dist *.egg-info .pytest_cache

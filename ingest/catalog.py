@@ -270,8 +270,8 @@ every released wheel's `trace_structured` call sites and of the names passed thr
 (parsed, and the text itself stored), or **ignored** on purpose, and why. `from` and `until` are
 the first and last releases that write it (`until` empty: 2.14 still does); `2.13+` means written
 by 2.13, an earlier first release not established. A name with `*` is a family computed at run
-time. This page is `ingest/catalog.py`'s table (`python -c "from inductor_warehouse.ingest.catalog import markdown;
-print(markdown())"`); `tests/test_catalog.py` keeps the two equal.
+time. This page is made from `ingest/catalog.py`'s table by `make docs`; `tests/test_catalog.py` keeps
+the two equal.
 
 A record of a kind or name not in this table is counted, never an error: the `iwh ingest` summary
 names it ("trace records no release up to 2.14 writes"), `trace_records` holds every run's records

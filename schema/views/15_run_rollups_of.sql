@@ -43,6 +43,7 @@ DROP MACRO TABLE IF EXISTS run_configs_in;  -- the forms over named tables that 
 DROP MACRO TABLE IF EXISTS run_rollups_in;
 DROP MACRO TABLE IF EXISTS run_tallies_in;
 
+-- run_configs_of(ids): each run's Inductor config (the least of its compiles' texts) and its md5
 CREATE OR REPLACE MACRO run_configs_of(ids) AS TABLE
 SELECT run_id, md5(c) AS config_hash, c AS text
 FROM (SELECT run_id, min(inductor_config) AS c FROM compilations

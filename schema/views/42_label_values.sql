@@ -19,6 +19,8 @@ FROM (SELECT split_part(name, '=', 1) AS k, workload_value(k, substr(name, strpo
       FROM (SELECT name, sum(n)::BIGINT AS runs FROM run_tallies WHERE kind = 'label' GROUP BY name))
 GROUP BY k, v;
 
+-- The label keys worth offering as filters and compare sides: 2 to 12 values across the warehouse,
+-- none longer than 32 characters.
 CREATE OR REPLACE VIEW choice_label_keys AS
 SELECT k
 FROM label_value_runs
