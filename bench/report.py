@@ -1,4 +1,4 @@
-"""bench/out/results.json -> the tables `make bench` prints (and the README's Performance section)."""
+"""bench/out/results.json -> the tables `make bench` prints (and docs/performance.md's)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The Python API for notebooks and scripts.
 
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse import Warehouse
     wh = Warehouse("warehouse.duckdb")          # or "ducklake:postgres:dbname=iwh host=...", or $IWH_DB
     wh.query("fusion_rate_by_model_version", model="hf_bert")   # a canned query -> polars.DataFrame
     wh.sql("SELECT model, count(*) FROM runs GROUP BY ALL")     # ad hoc, read-only

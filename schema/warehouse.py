@@ -612,7 +612,7 @@ def sql_literal(text: str) -> str:
 def _lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
     """From here on, SQL reads the lake and nothing else. Its data files stay readable through
     allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
-    have read-only access to them, and a read-only PostgreSQL role; README: Team warehouse).
+    have read-only access to them, and a read-only PostgreSQL role; docs/team.md).
     Set after the ATTACH, which needs the extensions and the catalog's connection."""
     (data_path,) = con.execute(
         f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'").fetchone()
@@ -848,7 +848,7 @@ class _LakeLock:
             self._wait_for(lambda: self._try_advisory(self.key), deadline)
         except psycopg.Error as e:
             raise WarehouseError(f"cannot take the write lock of {self.loc.shown} in its catalog: "
-                                 f"{redact(str(e)).strip()} (README: Team warehouse says which role owns what)") from e
+                                 f"{redact(str(e)).strip()} (docs/team.md says which role owns what)") from e
         return self
 
     def _wait_for(self, take, deadline: float) -> None:

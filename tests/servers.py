@@ -62,7 +62,7 @@ class Postgres:
         return self
 
     def createdb(self, name: str, owner: str | None = None) -> str:
-        """A database (owned by the role `owner`, as README: Team warehouse makes the lake's)."""
+        """A database (owned by the role `owner`, as docs/team.md makes the lake's)."""
         self._run(str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", self.user,
                   *(("-O", owner) if owner else ()), name)
         return self.conninfo(name, owner)

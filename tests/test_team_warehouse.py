@@ -326,7 +326,7 @@ def test_secrets_stay_out_of_output(postgres, tmp_path):
 
 def test_the_dashboards_door_to_a_lake_reads_and_nothing_else(postgres, tmp_path):
     """Read-only and locked down: no writes, no ATTACH, no files, no settings; with a SELECT-only
-    PostgreSQL role (README: Team warehouse), not even the catalog database's own functions."""
+    PostgreSQL role (docs/team.md), not even the catalog database's own functions."""
     name = "locked"
     team = lake(postgres, name)
     ingest_paths([FIXTURE_RUN], locate(team, str(tmp_path / "lake-data")))

@@ -56,7 +56,7 @@ def ranks(location, job: Path) -> list[int]:
 
 
 def team_lake(postgres, name: str) -> tuple[str, str]:
-    """A lake's database owned by the role `iwh` (README: Team warehouse), and two locations of it:
+    """A lake's database owned by the role `iwh` (docs/team.md), and two locations of it:
     the owner's, and the CI role's (a member of `iwh` that writes as it), spelled as a URI with
     another host name."""
     postgres.role("iwh")

@@ -1,6 +1,6 @@
 -- The benchmark harness's rows, linked to the runs that compiled their model, and HUD's metrics over
--- them: each defined here once (README "Benchmark harness"), the canned queries in queries/harness/
--- read these.
+-- them: each defined here once (docs/ingesting.md: the benchmark harness), the canned queries in
+-- queries/harness/ read these.
 --
 -- harness_links: a harness row's model among the runs of its job: runs named after the model whose
 -- folder is the CSV's folder or lies below it (the process of the harness that compiled it, with
