@@ -73,3 +73,18 @@ def test_the_core_works_with_the_extras_hidden(tmp_path):
     assert ingest.returncode == 0, ingest.stderr
     runs = iwh_without(hidden, "--db", db, "runs", "--format", "csv", cwd=tmp_path)
     assert runs.returncode == 0 and "transformer" in runs.stdout
+
+
+def test_extensions_are_found_under_duckdbs_own_platform_name(tmp_path, monkeypatch):
+    import duckdb
+
+    from inductor_warehouse.schema.warehouse import extension_directory
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
+    folder = tmp_path / "inductor-warehouse" / "duckdb-extensions" / f"v{duckdb.__version__}" / platform
+    assert extension_directory() == str(tmp_path / "inductor-warehouse" / "duckdb-extensions")
+    assert sorted(p.name for p in folder.iterdir()) == ["ducklake.duckdb_extension", "httpfs.duckdb_extension",
+                                                        "postgres_scanner.duckdb_extension"]
+    con = duckdb.connect(config={"extension_directory": extension_directory(), "autoinstall_known_extensions": False})
+    con.execute("LOAD ducklake")  # found by name where DuckDB looks on this platform
