@@ -410,7 +410,12 @@ def test_compile_time_per_phase_is_every_span_of_the_trace(harness):
         for phase, seconds in want.items():
             assert got[phase] == pytest.approx(seconds, abs=1e-6), phase
     series = _query(db, "compile/phase_series", model="mobilenetv2_100", phase="inductor_compile")
-    assert [r["compiler_version"] for r in series if r["device"] == "cpu"] == ["2.13.0+cpu", "2.14.1+cu130"]
+    # the performance and accuracy runs are series apart: workloads of their own
+    assert {r["workload"] for r in series if r["device"] == "cpu"} == {
+        f"mobilenetv2_100 [device=cpu harness={mode} mode=infer]" for mode in ("accuracy", "performance")}
+    assert [r["compiler_version"] for r in series
+            if r["workload"] == "mobilenetv2_100 [device=cpu harness=performance mode=infer]"] == [
+        "2.13.0+cpu", "2.14.1+cu130"]
 
 
 def _relabelled(src: Path, dest: Path, **values) -> Path:
@@ -444,12 +449,12 @@ def test_the_harness_and_the_zoo_spell_one_workload(harness, tmp_path):
     rows = _sql(db, "SELECT labels ->> 'mode' AS mode, labels ->> 'dtype' AS dtype, workload FROM run_workloads "
                     "ORDER BY compiler_version")
     assert [(r["mode"], r["dtype"]) for r in rows] == [("inference", "float32"), ("infer", "fp32")]
-    assert {r["workload"] for r in rows} == {"mobilenetv2_100 [device=cpu dtype=fp32 mode=infer]"}
+    assert {r["workload"] for r in rows} == {"mobilenetv2_100 [device=cpu dtype=fp32 harness=performance mode=infer]"}
     with Warehouse(db) as wh:
         result = compare(wh.con, "compiler=2.13", "compiler=2.14.1")
         picked = {s: len(select_runs(wh.con, parse_selector(s)))
                   for s in ("mode=inference", "mode=infer", "dtype=float32", "dtype=fp32", "mode=training")}
-    assert [p.workload for p in result.pairs] == ["mobilenetv2_100 [device=cpu dtype=fp32 mode=infer]"]
+    assert [p.workload for p in result.pairs] == ["mobilenetv2_100 [device=cpu dtype=fp32 harness=performance mode=infer]"]
     assert result.base_only == result.head_only == []
     assert picked == {"mode=inference": 2, "mode=infer": 2, "dtype=float32": 2, "dtype=fp32": 2, "mode=training": 0}
     assert _sql(db, "SELECT k, v, runs FROM label_value_runs WHERE k IN ('mode', 'dtype') ORDER BY k") == [
@@ -518,7 +523,10 @@ def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
                        {"model": "timm_models_accuracy", "compiler_version": "2.14.1+cu130", "graphs": 0}]
     with Warehouse(copy) as wh:
         result = compare(wh.con, "compiler=2.13", "compiler=2.14.1")
-        assert sorted(p.model for p in result.pairs) == ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"]
+        # each model's accuracy and performance runs: two workloads
+        assert sorted((p.model, p.config["harness"]) for p in result.pairs) == [
+            (m, mode) for m in ("deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2")
+            for mode in ("accuracy", "performance")]
         assert result.base_only == result.head_only == []
         assert any("left out: 2 runs of benchmark-harness results alone" in n for n in result.notes)
         with pytest.raises(SelectorError, match="only runs of benchmark-harness results"):
@@ -550,3 +558,113 @@ def test_the_gate_reads_the_newest_release_of_a_family(harness, tmp_path):
         "deit_tiny_patch16_224.fb_in1k": "PASS", "mobilenetv2_100": "PASS", "repvgg_a2": "PASS"}
     assert gate["repvgg_a2"]["workload"] == "repvgg_a2 [device=cpu dtype=fp32 mode=infer]"
     assert _query(copy, "harness/graph_break_gate", head="2.14.0", base="2.13")[0]["status"] == "FAIL"
+
+
+def _unlabelled(src: Path, dest: Path) -> Path:
+    """A copy of a capture whose manifest does not say the harness's mode (`harness` label), as a
+    team's own harness job would not."""
+    import json
+
+    shutil.copytree(src, dest)
+    manifest = dest / "manifest.json"
+    if manifest.exists():
+        values = json.loads(manifest.read_text())
+        values.pop("harness", None)
+        manifest.write_text(json.dumps(values))
+    return dest
+
+
+def test_accuracy_and_performance_runs_of_a_model_are_two_workloads(harness, tmp_path):
+    """Unlabelled, a harness process is told performance or accuracy by the CSVs beside it: its own
+    (one model a capture), its job's (the harness's loop, one CSV for all processes), and, where one
+    folder holds both kinds, by its Inductor config (the harness sets fallback_random in accuracy runs
+    only: read here straight from each trace's compilation_metrics); each CSV row links to the process
+    of its own mode, and compare pairs accuracy with accuracy, performance with performance."""
+    import json
+
+    from analysis.compare import compare
+    from ingest.load import ingest_paths
+    from schema.api import Warehouse
+
+    _, root = harness
+    caps = root / "harness-timm"
+    one = tmp_path / "one"
+    for mode in ("performance", "accuracy"):
+        _unlabelled(caps / "cpu-torch2.13" / mode / "repvgg_a2", one / mode)
+    job = _unlabelled(caps / "cpu-torch2.14.1" / "accuracy-job", tmp_path / "job")
+    # one folder for a whole nightly: both CSVs and both processes' traces of mobilenetv2_100
+    both = tmp_path / "both"
+    (both / "trace").mkdir(parents=True)
+    fallback_random = {}
+    for mode in ("performance", "accuracy"):
+        src = caps / "cpu-torch2.13" / mode / "mobilenetv2_100"
+        shutil.copy(src / f"inductor_timm_models_float32_inference_cpu_{mode}.csv", both)
+        log = next((src / "trace").glob("*.log"))
+        shutil.copy(log, both / "trace" / log.name)
+        text = log.read_text()
+        fallback_random[log.name] = '\\"fallback_random\\": true' in text or '"fallback_random": true' in text
+    assert sorted(fallback_random.values()) == [False, True]
+    db = str(tmp_path / "w.duckdb")
+    summary = ingest_paths([one, job, both], db)
+    assert summary.errors == 0
+    runs = _sql(db, "SELECT r.run_id, r.source_path, r.labels ->> 'harness' AS harness, w.workload FROM runs r "
+                    "JOIN run_workloads w USING (run_id) WHERE r.run_id NOT IN (SELECT run_id FROM harness_holders)")
+    assert len(runs) == 2 + 3 + 2
+    for r in runs:
+        path = r["source_path"]
+        if path.startswith(str(one)):
+            want = "performance" if "/performance" in path else "accuracy"
+        elif path.startswith(str(job)):
+            want = json.loads((caps / "cpu-torch2.14.1" / "accuracy-job" / "manifest.json").read_text())["harness"]
+        else:
+            want = "accuracy" if fallback_random[Path(path).name] else "performance"
+        assert r["harness"] == want, r
+        assert f"harness={want}" in r["workload"]
+    # each row links to the run of its mode, even in the folder of both
+    links = _sql(db, "SELECT h.kind, r.labels ->> 'harness' AS mode FROM harness_results h "
+                     "JOIN harness_links l USING (run_id, file, line) JOIN runs r ON r.run_id = l.linked_run_id")
+    # (the compilation-metrics CSV is the performance run's)
+    assert len(links) == 3 + 3 + 2
+    assert all(x["mode"] == ("performance" if x["kind"] == "compile_times" else x["kind"]) for x in links)
+    with Warehouse(db) as wh:
+        result = compare(wh.con, "compiler=2.13", "compiler=2.14.1", model="repvgg_a2")
+        alone = compare(wh.con, "compiler=2.13", "compiler=2.13", model="mobilenetv2_100")
+    # 2.13's repvgg_a2 ran both modes, 2.14.1's loop accuracy only: the accuracy runs pair
+    assert [p.config.get("harness") for p in result.pairs] == ["accuracy"]
+    assert result.base_only == ["repvgg_a2 [harness=performance]"]
+    assert {p.workload for p in alone.pairs} == {f"mobilenetv2_100 [device=cpu harness={m}]"
+                                                 for m in ("accuracy", "performance")}
+
+
+def test_migration_0016_keys_a_harness_process_by_its_mode_again(harness, tmp_path):
+    """A warehouse written before the harness's mode was part of the workload keyed a model's accuracy
+    and performance runs as one workload: migration 0016 has their rollups made again, apart, and
+    leaves every other rollup and the runs' tallies as they were."""
+    import duckdb
+
+    from ingest.load import ingest_paths
+    from schema.warehouse import connect, migrate
+    from tests.conftest import FIXTURES
+    from tests.test_warehouse_tables import TALLIES, as_before
+
+    _, root = harness
+    caps = root / "harness-timm"
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([caps / "cpu-torch2.13" / mode / "repvgg_a2" for mode in ("performance", "accuracy")]
+                 + [FIXTURES / "runs" / "cpu-torch2.13"], db)
+    con = connect(db)
+    rollups, tallies = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall(), con.execute(TALLIES).fetchall()
+    keys = {r[0] for r in con.execute("SELECT workload FROM run_workloads WHERE model = 'repvgg_a2'").fetchall()}
+    assert keys == {f"repvgg_a2 [device=cpu harness={m} mode=infer]" for m in ("accuracy", "performance")}
+    old = con.execute("UPDATE run_rollups SET workload = 'repvgg_a2 [device=cpu mode=infer]' "
+                      "WHERE run_id IN (SELECT run_id FROM runs WHERE model = 'repvgg_a2') RETURNING run_id").fetchall()
+    assert len(old) == 2
+    as_before(con, "0016")
+    con.close()
+    con = duckdb.connect(db)
+    try:
+        assert [a[:4] for a in migrate(con)] == ["0016"]
+        assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+        assert con.execute(TALLIES).fetchall() == tallies
+    finally:
+        con.close()
