@@ -668,3 +668,33 @@ def test_migration_0016_keys_a_harness_process_by_its_mode_again(harness, tmp_pa
         assert con.execute(TALLIES).fetchall() == tallies
     finally:
         con.close()
+
+
+def test_runs_and_the_overview_tell_harness_result_runs_apart(harness):
+    """`iwh runs` says which runs hold harness results alone (kind, no workload) and the Overview
+    counts them apart: runs are the compiles, one a trace log of the captures."""
+    db, root = harness
+    logs = list((root / "harness-timm").rglob("dedicated_log_torch_trace_*.log"))
+    listed = _query(db, "overview/runs")
+    holders = [r for r in listed if r["kind"] == "harness results"]
+    assert len(listed) == len(logs) + 2 == 20
+    # the 2.14.1 loop's CSV (held beside its 3 processes) and CI's expected values
+    assert sorted(r["model"] for r in holders) == ["timm_models", "timm_models_accuracy"]
+    assert all(r["workload"] is None and r["graphs"] == 0 for r in holders)
+    assert all(r["kind"] == "compile" and r["workload"] for r in listed if r not in holders)
+    counts = _query(db, "dashboard/overview_counts")[0]
+    assert (counts["runs"], counts["harness_result_runs"], counts["models"]) == (len(logs), 2, 3)
+    # workloads: each model's device, Inductor config (variant, GPU only) and harness mode, read off
+    # the folders (the release is no part of a workload); the loop's folder holds its CSV's models
+    job_models = [r["name"] for r in dict_rows(next((root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job")
+                                                    .glob("*_accuracy.csv")))]
+    workloads = set()
+    for log in logs:
+        parts = log.relative_to(root / "harness-timm").parts
+        if parts[0].startswith("gpu"):
+            workloads.add(("cuda", parts[1], parts[2], parts[3]))
+        elif parts[1] == "accuracy-job":
+            workloads |= {("cpu", None, "accuracy", m) for m in job_models}
+        else:
+            workloads.add(("cpu", None, parts[1], parts[2]))
+    assert counts["workloads"] == len(workloads) == 12
