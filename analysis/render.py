@@ -31,8 +31,8 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
     schema = {"model": pl.String, "config": pl.String, "workload": pl.String, "status": pl.String,
               "base_runs": pl.String, "head_runs": pl.String}
     for m in METRICS:
-        t = pl.Int64 if m in COUNTS else pl.Float64
-        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": t,
+        t = pl.String if m == "accuracy" else pl.Int64 if m in COUNTS else pl.Float64
+        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,
                    f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}
     return pl.DataFrame(rows, schema=schema)
 
@@ -65,6 +65,18 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"metric": pl.String, "workloads": pl.Int64, "base_total": pl.String,
                                       "head_total": pl.String, "geomean_ratio": pl.Float64,
                                       "regressions": pl.Int64, "improvements": pl.Int64})
+
+
+def hud_frame(result: CompareResult) -> pl.DataFrame:
+    """HUD's suite numbers on both sides (the harness rows of the compared runs) and HUD's verdict."""
+    rows = [{"suite": r.suite, "ran_in": r.group or None, "metric": r.metric, "base": _shown(r.metric, r.base),
+             "head": _shown(r.metric, r.head),
+             "pct": percent(None if r.base in (None, 0) or r.head is None else 100.0 * (r.head - r.base) / abs(r.base)),
+             "verdict": r.verdict, "workloads": f"{r.base_workloads or 0}/{r.head_workloads or 0}"}
+            for r in result.hud]
+    return pl.DataFrame(rows, schema={"suite": pl.String, "ran_in": pl.String, "metric": pl.String, "base": pl.String,
+                                      "head": pl.String, "pct": pl.String, "verdict": pl.String,
+                                      "workloads": pl.String})
 
 
 def failures_frame(result: CompareResult) -> pl.DataFrame:
@@ -144,6 +156,9 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     if len(failures):
         parts += [h("compile failures of a cause one side lacks (new: a regression)"), show(failures)]
     parts += [h("summary (workloads on both sides; geomean of head/base)"), show(summary_frame(result))]
+    if result.hud:
+        parts += [h("benchmark harness: HUD's suite numbers of the compared runs (HUD's rule, one point a side: "
+                    "reported; the workloads' accuracy, speedup and compilation latency gate)"), show(hud_frame(result))]
     parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))
@@ -177,14 +192,15 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     return "".join(parts)
 
 
-def _num(metric: str, v: float | None):
+def _num(metric: str, v: float | str | None):
     return None if v is None else (int(v) if metric in COUNTS else v)
 
 
-def _shown(metric: str, v: float | None, signed: bool = False) -> str | None:
-    """A metric's value for people: counts as integers, others to 4 significant digits, NULL as nothing."""
-    if v is None:
-        return None
+def _shown(metric: str, v: float | str | None, signed: bool = False) -> str | None:
+    """A metric's value for people: counts as integers, others to 4 significant digits, texts (the
+    harness's accuracy) as they are, NULL as nothing."""
+    if v is None or isinstance(v, str):
+        return v
     sign = "+" if signed and v > 0 else ""
     if metric in COUNTS or float(v).is_integer():
         return f"{sign}{int(v):,}"

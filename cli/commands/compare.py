@@ -18,9 +18,10 @@ Examples:
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
+  iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
 """
 PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
-                "[default: mode,dtype,variant,batch,device,rank, the view run_workloads']")
+                "[default: mode,dtype,variant,batch,device,rank,harness, the view run_workloads']")
 
 
 @click.command("compare", epilog=EXAMPLES)
@@ -32,7 +33,8 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
               help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0 (gates "
-                   "library frames' too), failures=off")
+                   "library frames' too), failures=off; the benchmark harness's: speedup=5%, "
+                   "compilation_latency=15%, compression_ratio=5% (HUD's), accuracy=off")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP)
 @db_option
 @format_option(FORMATS + ("markdown",))
@@ -44,6 +46,9 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
     variant=default, a run id (or prefix), device=, backend=, model=; join several with commas.
     Workloads on one side only are listed apart. Kernel counts, fusion, compile failures, fallbacks to
     eager and graph breaks are exact (a new failure is a regression); timings need several runs a side.
+    Runs that PyTorch's benchmark harness measured also compare its accuracy (pass -> fail is a
+    regression at once), speedup, compilation latency and compression ratio (HUD's thresholds), and
+    each side's HUD suite numbers (pass rate, geomean speedup).
     """
     from analysis import render
 

@@ -123,11 +123,13 @@ SELECT
     count(*) AS workloads,
     count(*) FILTER (WHERE passed) AS passed_workloads,
     count(*) FILTER (WHERE passed)::DOUBLE / count(*) AS pass_rate,
-    exp(avg(ln(speedup)) FILTER (WHERE accuracy_passed AND speedup > 0)) AS geomean_speedup,
+    -- ln of a positive speedup only: DuckDB computes an aggregate's argument before its FILTER, and
+    -- a model the harness could not run has speedup 0
+    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END)) FILTER (WHERE accuracy_passed)) AS geomean_speedup,
     avg(compilation_latency) FILTER (WHERE accuracy_passed AND compilation_latency <> 0) AS compilation_latency,
     avg(compression_ratio) FILTER (WHERE accuracy_passed AND compression_ratio <> 0) AS compression_ratio,
     avg(dynamo_peak_mem) FILTER (WHERE accuracy_passed) AS dynamo_peak_mem,
-    exp(avg(ln(speedup)) FILTER (WHERE speedup > 0)) AS geomean_speedup_all,
+    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END))) AS geomean_speedup_all,
     count(*) FILTER (WHERE accuracy IS NULL) AS workloads_without_accuracy,
     count(*) FILTER (WHERE speedup IS NULL) AS workloads_without_performance
 FROM harness_models(point_key, runs := runs)
