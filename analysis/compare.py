@@ -627,6 +627,25 @@ class AutotuneChange:
 
 
 @dataclass
+class TritonConfigChange:
+    """A generated Triton kernel on both sides whose launch config differs (triton/config_changes:
+    paired by signature and order): warps, stages, shared memory (bytes) and registers of each side,
+    None where the artifacts do not say."""
+    signature: str
+    base_kernel: str
+    head_kernel: str
+    base_num_warps: int | None
+    head_num_warps: int | None
+    base_num_stages: int | None
+    head_num_stages: int | None
+    base_shared_bytes: int | None
+    head_shared_bytes: int | None
+    base_n_regs: int | None
+    head_n_regs: int | None
+    source_changed: bool
+
+
+@dataclass
 class KernelDiff:
     model: str
     base_run: str
@@ -635,6 +654,7 @@ class KernelDiff:
     fusions: list[FusionChange]
     notes: list[str] = field(default_factory=list)
     autotune: list[AutotuneChange] = field(default_factory=list)
+    triton: list[TritonConfigChange] = field(default_factory=list)
 
     def counts(self, generated_only: bool = True) -> dict[str, int]:
         c = Counter(k.status for k in self.kernels if k.generated or not generated_only)
@@ -677,7 +697,9 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
                                             run_query(con, "compare/fusions", run=h))
     autotune = _autotune_changes(run_query(con, "compare/autotune", run=b), run_query(con, "compare/autotune", run=h))
-    return KernelDiff(model, b, h, match_kernels(kb, kh), fusions, notes + fusion_notes, autotune)
+    triton = [TritonConfigChange(**{k: r[k] for k in TritonConfigChange.__dataclass_fields__})
+              for r in run_query(con, "triton/config_changes", steps=f"{b}>{h}")]
+    return KernelDiff(model, b, h, match_kernels(kb, kh), fusions, notes + fusion_notes, autotune, triton)
 
 
 def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange]:

@@ -122,6 +122,23 @@ def autotune_frame(diff: KernelDiff, include_same: bool = False) -> pl.DataFrame
                                       "head_ms": pl.Float64, "base_config": pl.String, "head_config": pl.String})
 
 
+def triton_frame(diff: KernelDiff) -> pl.DataFrame:
+    """The Triton kernels whose launch config changed: each side's warps, stages, shared memory, registers."""
+    rows = [{"kernel": t.head_kernel if t.head_kernel == t.base_kernel else f"{t.base_kernel} -> {t.head_kernel}",
+             "num_warps": _pair(t.base_num_warps, t.head_num_warps), "num_stages": _pair(t.base_num_stages, t.head_num_stages),
+             "shared_bytes": _pair(t.base_shared_bytes, t.head_shared_bytes), "n_regs": _pair(t.base_n_regs, t.head_n_regs),
+             "code_changed": t.source_changed}
+            for t in diff.triton]
+    return pl.DataFrame(rows, schema={"kernel": pl.String, "num_warps": pl.String, "num_stages": pl.String,
+                                      "shared_bytes": pl.String, "n_regs": pl.String, "code_changed": pl.Boolean})
+
+
+def _pair(base, head) -> str:
+    """`8 -> 4`, `1` when both sides agree, `?` for a side the artifacts do not say."""
+    b, h = ("?" if v is None else str(v) for v in (base, head))
+    return b if b == h else f"{b} -> {h}"
+
+
 def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list | None = None) -> dict:
     out = dataclasses.asdict(result)
     for pair, p in zip(out["pairs"], result.pairs, strict=True):
@@ -181,6 +198,9 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     parts.append(show(kernel_frame(diff)))
     if diff.fusions:
         parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
+    if diff.triton:
+        parts += [h(f"Triton launch configs: {len(diff.triton)} kernels changed warps, stages or shared memory"),
+                  show(triton_frame(diff))]
     if diff.autotune:
         moved = sum(a.status != "unchanged" for a in diff.autotune)
         parts.append(h(f"autotune winners: {moved} of {len(diff.autotune)} ops changed, appeared or went"))

@@ -698,3 +698,47 @@ def test_runs_and_the_overview_tell_harness_result_runs_apart(harness):
         else:
             workloads.add(("cpu", None, parts[1], parts[2]))
     assert counts["workloads"] == len(workloads) == 12
+
+
+def test_changes_lists_the_compile_phases_that_moved_between_releases(harness):
+    """`iwh changes` gives a compile phase's change point where its time moved by 30% and 50 ms from
+    one release to the next, for each workload apart: each phase's seconds summed from the trace's
+    chromium spans here, by hand. One command answers "which phase made 2.14.1 slower"."""
+    from analysis.changes import PHASE, changes
+    from schema.api import Warehouse
+
+    db, root = harness
+    model = "mobilenetv2_100"
+    want = {}
+    for mode in ("performance", "accuracy"):
+        old = _chromium_phases(next((root / "harness-timm" / "cpu-torch2.13" / mode / model / "trace").glob("*.log")))
+        new_root = root / "harness-timm" / "cpu-torch2.14.1" / ("performance" if mode == "performance" else "accuracy-job")
+        logs = new_root.rglob("*.log") if mode == "performance" else (new_root / "trace").glob("*.log")
+        new = next(p for log in logs if (p := _chromium_phases(log)) and _log_model(log) == model)
+        want[mode] = {ph: (old[ph], new[ph]) for ph in old.keys() & new.keys()
+                      if abs(new[ph] - old[ph]) >= 0.05 and abs(new[ph] - old[ph]) >= 0.3 * old[ph]}
+    assert want["performance"] and want["accuracy"]
+    with Warehouse(db) as wh:
+        report = changes(wh.con, model, metrics=(PHASE,))
+        codegen = changes(wh.con, model, metrics=(PHASE,), phase="codegen")
+    got: dict = {}
+    for p in report.points:
+        mode = "performance" if "harness=performance" in p.series else "accuracy"
+        assert "device=cpu" in p.series and (p.before_at, p.after_at) == ("2.13.0+cpu", "2.14.1+cu130")
+        for c in p.changes:
+            got.setdefault(mode, {})[c.detail.split(":")[0]] = (c.before, c.after)
+    assert got.keys() == want.keys()
+    for mode, phases in want.items():
+        assert got[mode].keys() == phases.keys(), mode
+        for ph, (b, h) in phases.items():
+            assert got[mode][ph] == (pytest.approx(b, abs=1e-6), pytest.approx(h, abs=1e-6)), ph
+    shown = {c.detail.split(":")[0] for p in codegen.points for c in p.changes}
+    assert shown and shown == {ph for phases in want.values() for ph in phases if "codegen" in ph}
+
+
+def _log_model(log: Path) -> str | None:
+    """The model a harness process compiled: its output code's `compiled_module_main('<model>')`."""
+    import re
+
+    m = re.search(r"compiled_module_main\('([^']+)'", log.read_text())
+    return m.group(1) if m else None

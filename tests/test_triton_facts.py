@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 
 from ingest.assemble import _choose_triton
 from ingest.discover import discover
@@ -109,3 +110,42 @@ def test_gpu_facts_and_a_kernel_whose_num_warps_changed(harness):  # noqa: F811
     # registers and spills only where the autotuner logged them: not for the single config's kernels
     assert all((r["head_n_regs"] is None) == (r["head_kernel"] in only) for r in changes)
     assert _sql(db, "SELECT count(*) AS n FROM triton_kernels WHERE source = 'torch_logs' AND n_regs IS NULL")[0]["n"] == 0
+
+
+def _warps_by_hand(root, model: str) -> tuple[dict, dict]:
+    """Each kernel's num_warps in the default and the single-config GPU capture, read from the
+    autotuner's log and the trace's only_config (as above)."""
+    gpu = root / "harness-timm" / "gpu-torch2.11"
+    best = {k: v[0] for k, v in _best_configs(gpu / "default" / "performance" / model / "torch_logs.txt").items()}
+    single = gpu / "single_config" / "performance" / model
+    head = {**_only_configs(next((single / "trace").glob("*.log"))),
+            **{k: v[0] for k, v in _best_configs(single / "torch_logs.txt").items()}}
+    return best, head
+
+
+@pytest.mark.parametrize("model", ["mobilenetv2_100", "deit_tiny_patch16_224.fb_in1k"])
+def test_compare_kernels_and_changes_show_the_kernels_whose_num_warps_changed(harness, model):  # noqa: F811
+    """`iwh compare --kernels` of the two GPU configs, and `iwh changes --series variant`, list the
+    Triton kernels whose num_warps moved, with each side's warps as the logs say."""
+    from analysis.changes import TRITON, changes
+    from analysis.compare import compare, kernel_diff
+    from analysis.render import render
+    from schema.api import Warehouse
+
+    db, root = harness
+    best, head = _warps_by_hand(root, model)
+    want = {k: (best[k], head[k]) for k in best if k in head and best[k] != head[k]}
+    assert want
+    with Warehouse(db) as wh:
+        diff = kernel_diff(wh.con, "variant=default,harness=performance", "variant=single_config,harness=performance",
+                           model)
+        text = render(compare(wh.con, "variant=default", "variant=single_config", model), "table", diff)
+        report = changes(wh.con, model, series_label="variant", metrics=(TRITON,))
+    assert {t.head_kernel: (t.base_num_warps, t.head_num_warps) for t in diff.triton} == want
+    assert f"Triton launch configs: {len(want)} kernels changed warps, stages or shared memory" in text
+    shown = [c for p in report.points for c in p.changes]
+    assert {c.detail.split(";")[0] for c in shown} == set(want)
+    for c in shown:
+        b, h = want[c.detail.split(";")[0]]
+        assert c.before.startswith(f"warps={b} ") and c.after.startswith(f"warps={h} ")
+    assert {p.position for p in report.points} == {2} and all(p.before_at == "default" for p in report.points)
