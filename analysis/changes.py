@@ -145,10 +145,14 @@ def launch_config(row: dict, side: str) -> str:
     return " ".join(f"{word}={row[f'{side}_{col}']}" for word, col in parts if row.get(f"{side}_{col}") is not None)
 
 
+def release_key(version: str | None) -> tuple:
+    """Compiler versions in release order: 2.6.0 before 2.13.0, a build's local part after its release."""
+    v = version or ""
+    return (tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]), v)
+
+
 def _by_version(r: dict) -> tuple:
-    v = r.get("compiler_version") or ""
-    release = tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
-    return (release, v, str(r.get("started_at") or ""), r["run_id"])
+    return (*release_key(r.get("compiler_version")), str(r.get("started_at") or ""), r["run_id"])
 
 
 def _by_label(label: str):

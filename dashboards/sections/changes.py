@@ -38,7 +38,7 @@ runs = sum(len(rs) for rs in report.series.values())
 n_series = len(report.series)
 st.caption(data.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
                       f"{plural(runs, 'run')} of {model}, ordered by {report.ordered_by} (one series per "
-                      "workload: mode, dtype, variant, batch, device)."))
+                      "workload: mode, dtype, variant, batch, device, harness run)."))
 if not report.points:
     st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion, "
             "compile failures and graph breaks of the run before it." if runs > 1 else

@@ -43,7 +43,8 @@ head = right.selectbox("Head", choices, index=choices.index(default_head), forma
 state.to_url("base", base)
 state.to_url("head", head)
 st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
-           "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device); workloads on one "
+           "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
+           "harness's performance or accuracy run); workloads on one "
            "side only are listed apart and never enter the summary.")
 data.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
 if base == head:
@@ -93,7 +94,8 @@ if result.hud:
                "compilation latency 1.15x the base). Reported, not gated: each workload's accuracy, speedup and "
                "compilation latency below gate, timings only with several runs a side.")
     hud = hud_frame(result).to_pandas()
-    st.dataframe(hud.style.apply(lambda f: f["verdict"].map(COLOURS).fillna(""), subset=["verdict"]),
+    hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
+    st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
                  hide_index=True, width="stretch")
     data.show_sql("compare/harness", "compare/hud_summary")
 

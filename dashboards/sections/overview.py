@@ -47,7 +47,7 @@ st.subheader("Compiler versions and devices")
 data.table(data.run("dashboard/overview_versions", **f))
 
 st.subheader("Latest fusion rate and kernel count per workload")
-st.caption("The latest run of each workload (model, mode, dtype, variant, batch and device): the newest compiler "
+st.caption("The latest run of each workload (model, mode, dtype, variant, batch, device, harness run): the newest compiler "
            "release, then build, then start time. Fusion rate = 1 − post-fusion nodes / pre-fusion nodes: the "
            "share of scheduler nodes that fusion merged away.")
 PAGE = 200
