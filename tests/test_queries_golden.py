@@ -45,6 +45,7 @@ PARAMS = {
     "triton/config_changes": {"key": "variant", "base": "default", "head": "single_config",
                                "pair_on": "mode,dtype,batch,device,harness"},
     "triton/kernel_facts": {"model": "mobilenetv2_100"},
+    "triton/autotune_candidates": {"run": "5dc647689c5f6eee"},  # the GPU default config's mobilenetv2_100
     "compile/phase_series": {"model": "transformer", "phase": "inductor"},
     "compare/failures": {"runs": "02607c43b480369b,e7eb884f134af3d3"},  # ca 2.14.1 and 2.13
     # the harness captures' CPU runs: 2.13's six (three models, performance and accuracy) and 2.14.1's

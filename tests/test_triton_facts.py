@@ -149,3 +149,43 @@ def test_compare_kernels_and_changes_show_the_kernels_whose_num_warps_changed(ha
         b, h = want[c.detail.split(";")[0]]
         assert c.before.startswith(f"warps={b} ") and c.after.startswith(f"warps={h} ")
     assert {p.position for p in report.points} == {2} and all(p.before_at == "default" for p in report.points)
+
+
+def _timed_configs(log: Path) -> dict[str, list[tuple]]:
+    """Each kernel the autotuner benchmarked: the (num_warps, nreg, nspill, shared) of every config it
+    timed, read from stderr: the lines after `Benchmark all input configs for K, get:` up to its
+    `Best config` line."""
+    out: dict[str, list[tuple]] = {}
+    kernel = None
+    for line in log.read_text().splitlines():
+        if "Benchmark all input configs for " in line:
+            kernel = line.rsplit("Benchmark all input configs for ", 1)[1].removesuffix(", get:")
+            out[kernel] = []
+        elif "Best config for " in line:
+            kernel = None
+        elif kernel and (m := re.search(r"num_warps: (\d+), .*nreg (\d+), nspill (\d+), #shared-mem (\d+)$", line)):
+            out[kernel].append(tuple(int(x) for x in m.groups()))
+    return out
+
+
+def test_every_config_the_autotuner_timed_with_its_registers_and_spills(harness):  # noqa: F811
+    """The autotuner's debug log lists each config it timed: each is a row (triton/autotune_candidates),
+    the one its Best config line names chosen; the kernel's facts stay the chosen one's."""
+    db, root = harness
+    folder = root / "harness-timm" / "gpu-torch2.11" / "default" / "performance" / "mobilenetv2_100"
+    timed, best = _timed_configs(folder / "torch_logs.txt"), _best_configs(folder / "torch_logs.txt")
+    assert len(timed) == 24 and sum(len(v) for v in timed.values()) > len(timed)
+    run = _sql(db, f"SELECT run_id FROM runs WHERE source_path = '{folder}'")[0]["run_id"]
+    rows = _query(db, "triton/autotune_candidates", run=run)
+    got: dict[str, list] = {}
+    for r in rows:
+        got.setdefault(r["kernel_name"], []).append(r)
+    assert got.keys() == timed.keys()
+    for kernel, configs in timed.items():
+        assert sorted((r["num_warps"], r["n_regs"], r["n_spills"], r["shared_bytes"]) for r in got[kernel]) == \
+            sorted(configs), kernel
+        chosen = [r for r in got[kernel] if r["chosen"]]
+        assert len(chosen) == 1 and (chosen[0]["num_warps"], chosen[0]["n_regs"], chosen[0]["n_spills"],
+                                     chosen[0]["shared_bytes"]) == best[kernel]
+    facts = {r["kernel_name"]: r for r in _query(db, "triton/kernel_facts", run=run)}
+    assert all((facts[k]["n_regs"], facts[k]["n_spills"]) == (best[k][1], best[k][2]) for k in timed)
