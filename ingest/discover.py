@@ -350,10 +350,14 @@ def _tell_harness_kinds(processes: list[Run], held_apart: list[Artifact]) -> Non
     """Each process learns the kinds of the harness CSVs held in a run of their own in its folder or
     above it (the harness's own loop writes one CSV for all its processes), the rows the view
     harness_links would link to it."""
-    csvs = [a for a in held_apart if a.harness_kind]
+    kinds: dict[PurePath, set[str]] = {}
+    for a in held_apart:
+        if a.harness_kind:
+            kinds.setdefault(a.path.parent, set()).add(a.harness_kind)
+    if not kinds:
+        return
     for u in processes:
-        folders = {u.folder, *u.folder.parents}
-        u.job_harness_kinds = frozenset(a.harness_kind for a in csvs if a.path.parent in folders)
+        u.job_harness_kinds = frozenset().union(*(kinds.get(f, ()) for f in (u.folder, *u.folder.parents)))
 
 
 def _harness_runs(arts: list[Artifact], skipped: Counter | None = None, processes: Iterable[Run] = ()) -> list[Run]:
