@@ -289,7 +289,7 @@ def _by_hand(root: Path, key) -> dict:
 def test_hud_summary_equals_a_hand_computation_from_the_csvs(harness, key):
     db, root = harness
     hand = _by_hand(root, (lambda m: m["torch"]) if key == "compiler" else (lambda m: m.get("variant")))
-    got = {(r["point"], r["device"]): r for r in _sql(db, f"SELECT * FROM harness_summary('{key}')")}
+    got = {(r["point"], r["device"]): r for r in _sql(db, f"SELECT * FROM harness_summary('{key}', NULL)")}
     if key == "compiler":
         # the GPU captures hold two Inductor configs of one release: the summary keeps them apart
         hand = {g: v for g, v in hand.items() if g[1] == "cpu"}
@@ -312,7 +312,7 @@ def test_hud_summary_equals_a_hand_computation_from_the_csvs(harness, key):
 
 def test_hud_regression_rule(harness):
     db, _ = harness
-    summary = {r["point"]: r for r in _sql(db, "SELECT * FROM harness_summary('compiler') WHERE device = 'cpu'")}
+    summary = {r["point"]: r for r in _sql(db, "SELECT * FROM harness_summary('compiler', NULL) WHERE device = 'cpu'")}
     base, head = summary["2.13.0+cpu"], summary["2.14.1+cu130"]
     rows = {r["metric"]: r for r in _query(db, "harness/hud_regression", base="2.13", head="2.14.1")}
     rules = {"pass_rate": (0.9, False), "geomean_speedup": (0.95, False), "compression_ratio": (0.95, False),

@@ -54,15 +54,15 @@ SELECT *,
                     list_filter(workload_labels(), k -> k NOT IN ('batch', 'harness', 'rank'))) AS workload
 FROM spelled;
 
--- harness_models(point_key): HUD's record, one per workload (harness_rows.workload: the model, mode,
+-- harness_models(point_key, runs): HUD's record, one per workload (harness_rows.workload: the model, mode,
 -- dtype, device and variant, the holding run's label, so two Inductor configs of one release stay
 -- apart) of a suite and backend at a point: its accuracy (the latest accuracy row, by release_order)
 -- beside its speedup, latencies and memory (the latest performance row). A point is a compiler version
 -- (point_key = 'compiler' or NULL) or the value of a label (point_key = 'nightly': one point a night).
 -- A model with an accuracy row and no performance row has speedup NULL: it does not pass (HUD counts
--- speedup 0 as a failure), and the other way round accuracy NULL. runs (a list of run ids, `iwh
+-- speedup 0 as a failure), and the other way round accuracy NULL. runs: NULL, or a list of run ids (`iwh
 -- compare`'s side): only the rows that measured those runs (linked_run_id), all at one point, 'runs'.
-CREATE OR REPLACE MACRO harness_models(point_key, runs := NULL) AS TABLE
+CREATE OR REPLACE MACRO harness_models(point_key, runs) AS TABLE
 WITH pointed AS (
     SELECT *, CASE WHEN runs IS NOT NULL THEN 'runs'
                    WHEN point_key IS NULL OR point_key = 'compiler' THEN compiler_version
@@ -105,7 +105,7 @@ FULL JOIN a
   ON p.workload = a.workload AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
  AND p.backend IS NOT DISTINCT FROM a.backend;
 
--- harness_summary(point_key): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
+-- harness_summary(point_key, runs): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
 -- device, variant) (torchci/lib/benchmark/compilerUtils.ts), over the group's workloads (a model
 -- each, harness_models): an aggregate over workloads, as HUD's suite numbers are.
 --   workloads            models of the group; passed_workloads: those that pass (harness_models)
@@ -115,8 +115,8 @@ FULL JOIN a
 --   compression_ratio    mean of compression_ratio over those workloads, when <> 0
 --   dynamo_peak_mem      mean over the workloads whose accuracy passes (GB)
 -- geomean_speedup_all: over every workload with a speedup > 0, for jobs that ran no accuracy check.
--- runs: as harness_models's.
-CREATE OR REPLACE MACRO harness_summary(point_key, runs := NULL) AS TABLE
+-- runs: as harness_models's (NULL: every row). Macros take no default parameters: DuckLake's catalog cannot hold one.
+CREATE OR REPLACE MACRO harness_summary(point_key, runs) AS TABLE
 SELECT
     suite, point, mode, dtype, backend, device, variant,
     min(compiler_version) AS compiler_version,
@@ -132,7 +132,7 @@ SELECT
     exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END))) AS geomean_speedup_all,
     count(*) FILTER (WHERE accuracy IS NULL) AS workloads_without_accuracy,
     count(*) FILTER (WHERE speedup IS NULL) AS workloads_without_performance
-FROM harness_models(point_key, runs := runs)
+FROM harness_models(point_key, runs)
 GROUP BY suite, point, mode, dtype, backend, device, variant;
 
 -- harness_phase_times: the compilation-metrics CSVs long: seconds per dynamo_timed function, per

@@ -5,8 +5,8 @@
 -- @param base_runs VARCHAR the base side's run ids, comma-separated
 -- @param head_runs VARCHAR the head side's run ids, comma-separated
 SELECT 'base' AS side, * EXCLUDE (point)
-FROM harness_summary(NULL, runs := string_split($base_runs, ','))
+FROM harness_summary(NULL, string_split($base_runs, ','))
 UNION ALL
 SELECT 'head' AS side, * EXCLUDE (point)
-FROM harness_summary(NULL, runs := string_split($head_runs, ','))
+FROM harness_summary(NULL, string_split($head_runs, ','))
 ORDER BY suite, mode, dtype, backend, device, variant, side;
