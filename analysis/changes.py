@@ -9,6 +9,12 @@ those `compare` reports, compile failures, fallbacks to eager and restarts among
 identity is its signature plus the hash of its normalised source, so a kernel renamed by its counter
 is the same kernel and one whose code changed is not. Beside a change of identities, the kernels of
 the two runs are paired as `compare --kernels` pairs them (match_kernels: renamed fusions included).
+
+Two more kinds of change point: a compile phase (every `dynamo_timed` span a release writes) whose
+time moved by 30% and 50 ms or more from one point of the series to the next (compile/phase_changes:
+the median of a point's runs; timings are noisy, so this says where to look, it never gates), and a
+generated Triton kernel whose launch config (warps, stages, CTAs, maxnreg, shared memory) differs
+from the run before (triton/config_changes, its kernels paired by signature and order).
 """
 
 from __future__ import annotations
@@ -20,8 +26,11 @@ from inductor_warehouse.analysis.compare import (ADDED, CHANGED, EVENTS, REMOVED
                                                  select_runs, workload_labels)
 
 IDENTITY = "kernel_identity"
+PHASE = "compile_phase"
+TRITON = "triton_config"
 METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", *EVENTS)
-CHOICES = METRICS + (IDENTITY,)
+CHOICES = METRICS + (IDENTITY, PHASE, TRITON)
+PHASE_RATIO, PHASE_MIN_SECONDS = 0.3, 0.05  # compile/phase_changes' defaults
 
 
 @dataclass
@@ -29,7 +38,7 @@ class Change:
     metric: str
     before: object
     after: object
-    detail: str = ""  # for kernel identity: which kernels came, went or changed
+    detail: str = ""  # kernel identity: which kernels came, went or changed; a phase's or kernel's name
 
 
 @dataclass
@@ -52,7 +61,10 @@ class SeriesReport:
 
 
 def changes(con, model: str, series_label: str | None = None, metrics: tuple[str, ...] = CHOICES,
-            pair_on: tuple[str, ...] | None = None) -> SeriesReport:
+            pair_on: tuple[str, ...] | None = None, phase: str | None = None,
+            phase_ratio: float = PHASE_RATIO) -> SeriesReport:
+    """`phase`: only compile phases whose name contains it; `phase_ratio`: the relative move of a
+    phase's time that makes a change point."""
     unknown = set(metrics) - set(CHOICES)
     if unknown:
         raise ValueError(f"no metric {', '.join(sorted(unknown))}; choose from {', '.join(CHOICES)}")
@@ -70,15 +82,22 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
         series[key].sort(key=order)
     # kernel identities compared by one digest a run; read whole only beside a changed digest
     digests = _identity_digests(con, model) if IDENTITY in metrics else {}
-    steps = []  # (series key, position, before run, after run, metric changes, kernels changed?)
-    for key, rs in sorted(series.items()):
-        for i in range(1, len(rs)):
-            b, h = rs[i - 1], rs[i]
-            found = [Change(m, b.get(m), h.get(m)) for m in metrics if m != IDENTITY and _differs(b.get(m), h.get(m))]
-            kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
-            if found or kernels_changed:
-                steps.append((key, i + 1, b, h, found, kernels_changed))
     at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
+    pairs = [(key, i, rs[i - 1], rs[i]) for key, rs in sorted(series.items()) for i in range(1, len(rs))]
+    others = _triton_changes(con, model, pairs) if TRITON in metrics else {}
+    for (key, b_at, h_at), found in (_phase_changes(con, model, series_label, keys, phase, phase_ratio).items()
+                                     if PHASE in metrics else ()):
+        # a point's runs in a row: its change shows between the last run of one point and the first of the next
+        step = next(((k, i, b, h) for k, i, b, h in pairs if k == key and at(b) == b_at and at(h) == h_at), None)
+        if step is not None:
+            others.setdefault((step[2]["run_id"], step[3]["run_id"]), []).extend(found)
+    steps = []  # (series key, position, before run, after run, metric changes, kernels changed?)
+    for key, i, b, h in pairs:
+        found = [Change(m, b.get(m), h.get(m)) for m in metrics if m in METRICS and _differs(b.get(m), h.get(m))]
+        found += others.get((b["run_id"], h["run_id"]), [])
+        kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
+        if found or kernels_changed:
+            steps.append((key, i + 1, b, h, found, kernels_changed))
     points = []
     kernels: dict[str, list[dict]] = {}
     for key, position, b, h, found, kernels_changed in steps:
@@ -92,10 +111,48 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     return SeriesReport(model, series_label or "compiler version", series, points)
 
 
+def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, ...], phase: str | None,
+                   ratio: float) -> dict[tuple[str, str, str], list[Change]]:
+    """(series key, before point, after point) -> the compile phases whose time moved between them
+    (compile/phase_changes, over the same workload keys and order as the series)."""
+    out: dict[tuple[str, str, str], list[Change]] = {}
+    for r in run_query(con, "compile/phase_changes", model=model, phase=phase, ratio=ratio,
+                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys)):
+        detail = (f"{r['phase']}: {r['ratio']:.2f}x, {r['direction']} (median of {r['before_runs']} and "
+                  f"{r['after_runs']} runs)")
+        out.setdefault((r["workload"], r["before_version"], r["after_version"]), []).append(
+            Change(PHASE, r["before_seconds"], r["after_seconds"], detail))
+    return out
+
+
+def _triton_changes(con, model: str, pairs: list[tuple]) -> dict[tuple[str, str], list[Change]]:
+    """(before run, after run) -> its Triton kernels whose launch config differs (triton/config_changes)."""
+    if not pairs:
+        return {}
+    out: dict[tuple[str, str], list[Change]] = {}
+    steps = ",".join(f"{b['run_id']}>{h['run_id']}" for _, _, b, h in pairs)
+    for r in run_query(con, "triton/config_changes", model=model, steps=steps):
+        out.setdefault((r["base_run"], r["head_run"]), []).append(
+            Change(TRITON, launch_config(r, "base"), launch_config(r, "head"),
+                   f"{r['head_kernel']}" + (f" (was {r['base_kernel']})" if r["base_kernel"] != r["head_kernel"] else "")
+                   + ("; its code changed too" if r["source_changed"] else "")))
+    return out
+
+
+def launch_config(row: dict, side: str) -> str:
+    """`warps=8 stages=1 shared=0`: what triton/config_changes compares of one side (known parts)."""
+    parts = (("warps", "num_warps"), ("stages", "num_stages"), ("shared", "shared_bytes"), ("regs", "n_regs"))
+    return " ".join(f"{word}={row[f'{side}_{col}']}" for word, col in parts if row.get(f"{side}_{col}") is not None)
+
+
+def release_key(version: str | None) -> tuple:
+    """Compiler versions in release order: 2.6.0 before 2.13.0, a build's local part after its release."""
+    v = version or ""
+    return (tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]), v)
+
+
 def _by_version(r: dict) -> tuple:
-    v = r.get("compiler_version") or ""
-    release = tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3])
-    return (release, v, str(r.get("started_at") or ""), r["run_id"])
+    return (*release_key(r.get("compiler_version")), str(r.get("started_at") or ""), r["run_id"])
 
 
 def _by_label(label: str):

@@ -33,8 +33,14 @@ EVENTS = ("failures", "fallbacks", "restarts", "graph_breaks", "recompiles", "li
 STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
               *EVENTS, "fx_cache_hit_rate")
 TIMINGS = ("compile_s", "kernel_us")
-METRICS = STRUCTURAL + TIMINGS
+# the benchmark harness's numbers of a run (schema/queries/compare/harness.sql), where a harness row measured it
+HARNESS = ("accuracy", "speedup", "compilation_latency", "compression_ratio")
+METRICS = STRUCTURAL + TIMINGS + HARNESS
 RATES = ("fusion_rate", "fx_cache_hit_rate")  # a sum of rates means nothing: the summary shows their geomean only
+UNSUMMED = RATES + HARNESS  # nor of speedups, latencies of different models, or pass/fail texts
+# HUD's suite numbers (compare/hud_summary), each judged with the rule of the per-workload metric it aggregates
+HUD_METRICS = {"pass_rate": "pass_rate", "geomean_speedup": "speedup", "compilation_latency": "compilation_latency",
+               "compression_ratio": "compression_ratio"}
 # selector words that name a run column; any other key is a label
 COLUMN_KEYS = {"compiler": "compiler", "compiler_version": "compiler", "run": "run", "run_id": "run",
                "device": "device", "backend": "backend", "model": "model"}
@@ -81,14 +87,16 @@ def parse_selector(text: str) -> Selector:
 @dataclass
 class MetricDelta:
     metric: str
-    base: float | None
-    head: float | None
+    base: float | str | None  # a text for the harness's accuracy (pass, fail_accuracy, ...)
+    head: float | str | None
     verdict: str
     how: str = ""
 
     @property
     def delta(self) -> float | None:
-        return None if self.base is None or self.head is None else self.head - self.base
+        if not isinstance(self.base, (int, float)) or not isinstance(self.head, (int, float)):
+            return None
+        return self.head - self.base
 
     @property
     def pct(self) -> float | None:
@@ -140,6 +148,21 @@ class SummaryRow:
 
 
 @dataclass
+class HudRow:
+    """One of HUD's suite numbers on both sides (the harness rows of the compared runs), and its
+    verdict by HUD's rule: one point a side, as HUD judges it; reported, not gated (the workloads'
+    own metrics gate)."""
+    suite: str | None
+    group: str  # the mode, dtype, backend, device and variant the suite ran in
+    metric: str
+    base: float | None
+    head: float | None
+    verdict: str
+    base_workloads: int | None
+    head_workloads: int | None
+
+
+@dataclass
 class CompareResult:
     base: str
     head: str
@@ -149,6 +172,7 @@ class CompareResult:
     summary: list[SummaryRow]
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a release difference explains; not warnings
+    hud: list[HudRow] = field(default_factory=list)  # when both sides have benchmark harness rows
 
     @property
     def regressions(self) -> list[tuple[str, str]]:
@@ -213,6 +237,7 @@ def compare(con, base: str, head: str, model: str | None = None,
     groups_b, groups_h, common, _, holders = _paired_groups(con, sel_b, sel_h, model, pair_on)
     failures = _failures(con, [r for key in common for g in (groups_b, groups_h) for r in g[key]
                                if r.get("failures")])
+    measured = _harness_numbers(con, [r for key in common for g in (groups_b, groups_h) for r in g[key]])
     pairs = [_pair(key, groups_b[key], groups_h[key], rules, failures) for key in common]
     result = CompareResult(
         base=base, head=head, pairs=pairs,
@@ -220,6 +245,9 @@ def compare(con, base: str, head: str, model: str | None = None,
         head_only=sorted(_shown(groups_h[k]) for k in set(groups_h) - set(groups_b)),
         summary=_summary(pairs),
     )
+    if measured:
+        result.hud = hud_summary(con, [r["run_id"] for k in common for r in groups_b[k]],
+                                 [r["run_id"] for k in common for r in groups_h[k]], rules, sel_b.keys | sel_h.keys)
     configs = _configs(con, [groups[p.workload] for p in pairs for groups in (groups_b, groups_h)])
     result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h, configs)
     if holders:
@@ -227,6 +255,49 @@ def compare(con, base: str, head: str, model: str | None = None,
                             f"({', '.join(sorted({r['model'] or '(no model)' for r in holders}))}); "
                             "`iwh query harness/hud_regression` compares their numbers")
     return result
+
+
+def _harness_numbers(con, runs: list[dict]) -> int:
+    """Each run's benchmark harness numbers (compare/harness: accuracy, speedup, compilation latency,
+    compression ratio), set on its dict where a harness row measured it; how many runs have any."""
+    if not runs:
+        return 0
+    numbers = {r["run_id"]: r for r in run_query(con, "compare/harness", runs=",".join(sorted({r["run_id"] for r in runs})))}
+    for r in runs:
+        found = numbers.get(r["run_id"], {})
+        for m in HARNESS:
+            r[m] = found.get(m)
+    return len(numbers)
+
+
+def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str, regress.Rule],
+                compared: set[str] = frozenset()) -> list[HudRow]:
+    """HUD's suite numbers of each side's runs (compare/hud_summary), paired by suite and what it ran
+    in (less what the selectors compare: a device, a variant, a backend), each judged once, exactly,
+    by the rule of the metric it aggregates (HUD's thresholds: pass rate 0.9x, geomean speedup and
+    compression ratio 0.95x, compilation latency 1.15x)."""
+    rows = run_query(con, "compare/hud_summary", base_runs=",".join(base_runs), head_runs=",".join(head_runs))
+    parts = [k for k in ("mode", "dtype", "backend", "device", "variant") if k not in compared]
+    sides: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    for r in rows:
+        key = (r["suite"], " ".join(f"{k}={r[k]}" for k in parts if r[k] is not None))
+        sides[key][r["side"]] = r
+    out = []
+    for (suite, group), side in sorted(sides.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        b, h = side.get("base") or {}, side.get("head") or {}
+        for metric, rule_name in HUD_METRICS.items():
+            vb, vh = b.get(metric), h.get(metric)
+            rule = rules[rule_name]
+            if vb is None or vh is None:
+                verdict = regress.MISSING
+            elif vb == vh:
+                verdict = regress.UNCHANGED
+            elif rule.threshold is None:
+                verdict = regress.NOT_GATED
+            else:
+                verdict = regress.direction(rule, float(vb), float(vh))
+            out.append(HudRow(suite, group, metric, vb, vh, verdict, b.get("workloads"), h.get("workloads")))
+    return out
 
 
 def _failures(con, runs: list[dict]) -> dict[str, list[Failure]]:
@@ -368,8 +439,19 @@ def _sort_key(runs: list[dict]) -> tuple:
     return (runs[0]["model"] or "", sorted(runs[0]["config"].items()))
 
 
-def _values(runs: list[dict], metric: str) -> list[float]:
+def _values(runs: list[dict], metric: str) -> list:
+    if metric == "accuracy":
+        return [str(r[metric]) for r in runs if r.get(metric) is not None]
     return [float(r[metric]) for r in runs if r.get(metric) is not None]
+
+
+def _shown_value(rule: regress.Rule, values: list):
+    """The value a side shows: its status (a text), the best of a measurement, else the lower median."""
+    if not values:
+        return None
+    if rule.status:
+        return regress.status(values)
+    return regress.best(rule, values) if rule.timing else regress.representative(values)
 
 
 def _pair(workload: str, base: list[dict], head: list[dict], rules, failures: dict[str, list[Failure]]) -> ModelPair:
@@ -378,11 +460,10 @@ def _pair(workload: str, base: list[dict], head: list[dict], rules, failures: di
     for m in METRICS:
         vb, vh = _values(base, m), _values(head, m)
         verdict, how = regress.judge(rules[m], vb, vh)
-        if m == "compile_s" and vb and vh and temperatures[0] != temperatures[1]:
+        if m in ("compile_s", "compilation_latency") and vb and vh and temperatures[0] != temperatures[1]:
             # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
             verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
-        pick = min if m in TIMINGS else regress.representative
-        metrics[m] = MetricDelta(m, pick(vb) if vb else None, pick(vh) if vh else None, verdict, how)
+        metrics[m] = MetricDelta(m, _shown_value(rules[m], vb), _shown_value(rules[m], vh), verdict, how)
     # a failure of a cause the base never had is new, whatever the counts say
     found = [[f for r in side for f in failures.get(r["run_id"], ())] for side in (base, head)]
     causes = [{f.cause for f in side} for side in found]
@@ -406,11 +487,11 @@ def _summary(pairs: list[ModelPair]) -> list[SummaryRow]:
     rows = []
     for m in METRICS:
         deltas = [p.metrics[m] for p in pairs if p.metrics[m].base is not None and p.metrics[m].head is not None]
-        ratios = [d.head / d.base for d in deltas if d.base > 0 and d.head > 0]
+        ratios = [d.head / d.base for d in deltas if d.delta is not None and d.base > 0 and d.head > 0]
         rows.append(SummaryRow(
             metric=m, models=len(deltas),
-            base_total=sum(d.base for d in deltas) if deltas and m not in RATES else None,
-            head_total=sum(d.head for d in deltas) if deltas and m not in RATES else None,
+            base_total=sum(d.base for d in deltas) if deltas and m not in UNSUMMED else None,
+            head_total=sum(d.head for d in deltas) if deltas and m not in UNSUMMED else None,
             geomean_ratio=math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None,
             regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
             improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),
@@ -546,6 +627,25 @@ class AutotuneChange:
 
 
 @dataclass
+class TritonConfigChange:
+    """A generated Triton kernel on both sides whose launch config differs (triton/config_changes:
+    paired by signature and order): warps, stages, shared memory (bytes) and registers of each side,
+    None where the artifacts do not say."""
+    signature: str
+    base_kernel: str
+    head_kernel: str
+    base_num_warps: int | None
+    head_num_warps: int | None
+    base_num_stages: int | None
+    head_num_stages: int | None
+    base_shared_bytes: int | None
+    head_shared_bytes: int | None
+    base_n_regs: int | None
+    head_n_regs: int | None
+    source_changed: bool
+
+
+@dataclass
 class KernelDiff:
     model: str
     base_run: str
@@ -554,6 +654,7 @@ class KernelDiff:
     fusions: list[FusionChange]
     notes: list[str] = field(default_factory=list)
     autotune: list[AutotuneChange] = field(default_factory=list)
+    triton: list[TritonConfigChange] = field(default_factory=list)
 
     def counts(self, generated_only: bool = True) -> dict[str, int]:
         c = Counter(k.status for k in self.kernels if k.generated or not generated_only)
@@ -596,7 +697,9 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
                                             run_query(con, "compare/fusions", run=h))
     autotune = _autotune_changes(run_query(con, "compare/autotune", run=b), run_query(con, "compare/autotune", run=h))
-    return KernelDiff(model, b, h, match_kernels(kb, kh), fusions, notes + fusion_notes, autotune)
+    triton = [TritonConfigChange(**{k: r[k] for k in TritonConfigChange.__dataclass_fields__})
+              for r in run_query(con, "triton/config_changes", steps=f"{b}>{h}")]
+    return KernelDiff(model, b, h, match_kernels(kb, kh), fusions, notes + fusion_notes, autotune, triton)
 
 
 def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange]:

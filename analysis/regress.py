@@ -5,12 +5,22 @@ recompiles) are deterministic: the same model under the same compiler gives the 
 move past the threshold counts. A failure of a cause the base side never had is a regression even
 when the count holds (analysis/compare.py).
 Timings are noisy: one sample per side can never be a regression ("insufficient data"); with two
-or three a side the minimums are compared (min-of-N, as LNT does); with four or more the
+or three a side the minimums are compared (min-of-N, as LNT does: noise only adds time), or the
+medians of a ratio of two measurements (a speedup: noise moves it either way); with four or more the
 Mann-Whitney U test must also find the two sides different.
+
+The benchmark harness's numbers (PyTorch's `benchmarks/dynamo`, as HUD gates them): its accuracy check
+is deterministic, so an accuracy that passed (pass, pass_due_to_skip, eager_variation) and now fails is
+a regression at once; speedup, compilation latency and compression ratio are measurements (the last a
+ratio of peak memory, an RSS reading on CPU) and follow the timing rule, with HUD's thresholds: a
+speedup or compression ratio below 0.95x the base, a compilation latency above 1.15x. A speedup of 0 is
+the harness saying the model failed to run: that is no measurement but a failure, a regression as
+exact as a failed accuracy check.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -20,6 +30,8 @@ NOT_COMPARABLE = "not comparable"  # e.g. compile times of a cold cache against 
 
 MIN_SAMPLES_FOR_TEST = 4
 SIGNIFICANCE = 0.05
+# HUD's passing accuracies (torchci's compilerUtils.ts): anything else failed
+PASSING_ACCURACY = frozenset({"pass", "pass_due_to_skip", "eager_variation"})
 
 
 @dataclass(frozen=True)
@@ -28,7 +40,10 @@ class Rule:
     higher_is_worse: bool
     threshold: float | None  # None: reported, never gated
     relative: bool = False  # threshold is a fraction of the base value, not an absolute delta
-    timing: bool = False
+    timing: bool = False  # measured: noisy, judged on samples
+    status: bool = False  # a pass/fail text (the harness's accuracy): passing -> failing is a regression
+    zero_fails: bool = False  # a value of 0 says the measurement failed (the harness's speedup)
+    ratio: bool = False  # a ratio of two measurements (speedup): a side is its median, not its minimum
 
 
 # More kernels or extern calls, a lower fusion rate, more compile failures or frames falling back to
@@ -51,6 +66,12 @@ DEFAULT_RULES: dict[str, Rule] = {r.metric: r for r in (
     Rule("fx_cache_hit_rate", False, None),
     Rule("compile_s", True, 0.10, relative=True, timing=True),
     Rule("kernel_us", True, 0.10, relative=True, timing=True),
+    Rule("accuracy", False, 0, status=True),
+    Rule("speedup", False, 0.05, relative=True, timing=True, zero_fails=True, ratio=True),
+    Rule("compilation_latency", True, 0.15, relative=True, timing=True),
+    Rule("compression_ratio", False, 0.05, relative=True, timing=True, ratio=True),
+    # suite numbers (HUD's summary of a side's harness rows; see analysis/compare.py's hud_summary)
+    Rule("pass_rate", False, 0.10, relative=True),
 )}
 
 
@@ -65,13 +86,13 @@ def parse_thresholds(specs: tuple[str, ...] | list[str]) -> dict[str, Rule]:
                              f"metrics: {', '.join(rules)}")
         base = rules[name]
         if value.lower() == "off":
-            rules[name] = Rule(name, base.higher_is_worse, None, base.relative, base.timing)
+            rules[name] = dataclasses.replace(base, threshold=None)
             continue
         try:
             if value.endswith("%"):
-                rules[name] = Rule(name, base.higher_is_worse, float(value[:-1]) / 100, True, base.timing)
+                rules[name] = dataclasses.replace(base, threshold=float(value[:-1]) / 100, relative=True)
             else:
-                rules[name] = Rule(name, base.higher_is_worse, float(value), False, base.timing)
+                rules[name] = dataclasses.replace(base, threshold=float(value), relative=False)
         except ValueError:
             raise ValueError(f"--threshold {spec!r}: {value!r} is not a number") from None
     return rules
@@ -82,6 +103,12 @@ def judge(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
     insufficient data / reported / n/a; `how` says which test decided."""
     if not base or not head:
         return MISSING, ""
+    if rule.status:
+        return _judge_status(rule, base, head)
+    if rule.zero_fails and (0 in base) != (0 in head):
+        if rule.threshold is None:
+            return NOT_GATED, "exact"
+        return (REGRESSION, "head failed to run (0)") if 0 in head else (IMPROVEMENT, "base failed to run (0)")
     if rule.timing:
         return _judge_timing(rule, base, head)
     b, h = representative(base), representative(head)
@@ -89,24 +116,50 @@ def judge(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
         return UNCHANGED, "exact"
     if rule.threshold is None:
         return NOT_GATED, "exact"
-    return _direction(rule, b, h), "exact"
+    return direction(rule, b, h), "exact"
+
+
+def _judge_status(rule: Rule, base: list[str], head: list[str]) -> tuple[str, str]:
+    """A side passes when every run of it passed; a side that passed against one with a failing run
+    is a regression (or an improvement the other way); two failing sides are reported when their
+    failures differ."""
+    b, h = status(base), status(head)
+    if b == h:
+        return UNCHANGED, "exact"
+    b_ok, h_ok = b in PASSING_ACCURACY, h in PASSING_ACCURACY
+    if rule.threshold is None or b_ok == h_ok:
+        return NOT_GATED, "exact"
+    return (IMPROVEMENT if h_ok else REGRESSION), "exact"
+
+
+def status(values: list[str]) -> str:
+    """The status shown for a side: its first failing one (by name), else its first passing one."""
+    failing = sorted(v for v in values if v not in PASSING_ACCURACY)
+    return failing[0] if failing else sorted(values)[0]
+
+
+def best(rule: Rule, values: list[float]) -> float:
+    """What a measured side is: the least of its times, the (lower) median of its ratios."""
+    return representative(values) if rule.ratio else min(values)
 
 
 def _judge_timing(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
     if min(len(base), len(head)) < 2:
         return INSUFFICIENT, f"n={len(base)}/{len(head)}"
-    b, h = min(base), min(head)
+    b, h = best(rule, base), best(rule, head)
+    of_n = "median-of-N" if rule.ratio else "min-of-N"
     if rule.threshold is None:
-        return NOT_GATED, "min-of-N"
-    verdict = _direction(rule, b, h)
+        return NOT_GATED, of_n
+    verdict = direction(rule, b, h)
     if min(len(base), len(head)) < MIN_SAMPLES_FOR_TEST or verdict == WITHIN:
-        return verdict, f"min-of-N, n={len(base)}/{len(head)}"
+        return verdict, f"{of_n}, n={len(base)}/{len(head)}"
     p = mann_whitney_p(base, head)
     how = f"Mann-Whitney p={p:.3g}, n={len(base)}/{len(head)}"
     return (verdict if p < SIGNIFICANCE else WITHIN), how
 
 
-def _direction(rule: Rule, b: float, h: float) -> str:
+def direction(rule: Rule, b: float, h: float) -> str:
+    """One value a side past the rule's threshold: regression, improvement or within threshold."""
     delta = h - b
     limit = rule.threshold * abs(b) if rule.relative else rule.threshold
     if abs(delta) <= limit:

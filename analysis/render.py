@@ -31,8 +31,8 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
     schema = {"model": pl.String, "config": pl.String, "workload": pl.String, "status": pl.String,
               "base_runs": pl.String, "head_runs": pl.String}
     for m in METRICS:
-        t = pl.Int64 if m in COUNTS else pl.Float64
-        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": t,
+        t = pl.String if m == "accuracy" else pl.Int64 if m in COUNTS else pl.Float64
+        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,
                    f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}
     return pl.DataFrame(rows, schema=schema)
 
@@ -65,6 +65,18 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"metric": pl.String, "workloads": pl.Int64, "base_total": pl.String,
                                       "head_total": pl.String, "geomean_ratio": pl.Float64,
                                       "regressions": pl.Int64, "improvements": pl.Int64})
+
+
+def hud_frame(result: CompareResult) -> pl.DataFrame:
+    """HUD's suite numbers on both sides (the harness rows of the compared runs) and HUD's verdict."""
+    rows = [{"suite": r.suite, "ran_in": r.group or None, "metric": r.metric, "base": _shown(r.metric, r.base),
+             "head": _shown(r.metric, r.head),
+             "pct": percent(None if r.base in (None, 0) or r.head is None else 100.0 * (r.head - r.base) / abs(r.base)),
+             "verdict": r.verdict, "workloads": f"{r.base_workloads or 0}/{r.head_workloads or 0}"}
+            for r in result.hud]
+    return pl.DataFrame(rows, schema={"suite": pl.String, "ran_in": pl.String, "metric": pl.String, "base": pl.String,
+                                      "head": pl.String, "pct": pl.String, "verdict": pl.String,
+                                      "workloads": pl.String})
 
 
 def failures_frame(result: CompareResult) -> pl.DataFrame:
@@ -110,6 +122,23 @@ def autotune_frame(diff: KernelDiff, include_same: bool = False) -> pl.DataFrame
                                       "head_ms": pl.Float64, "base_config": pl.String, "head_config": pl.String})
 
 
+def triton_frame(diff: KernelDiff) -> pl.DataFrame:
+    """The Triton kernels whose launch config changed: each side's warps, stages, shared memory, registers."""
+    rows = [{"kernel": t.head_kernel if t.head_kernel == t.base_kernel else f"{t.base_kernel} -> {t.head_kernel}",
+             "num_warps": _pair(t.base_num_warps, t.head_num_warps), "num_stages": _pair(t.base_num_stages, t.head_num_stages),
+             "shared_bytes": _pair(t.base_shared_bytes, t.head_shared_bytes), "n_regs": _pair(t.base_n_regs, t.head_n_regs),
+             "code_changed": t.source_changed}
+            for t in diff.triton]
+    return pl.DataFrame(rows, schema={"kernel": pl.String, "num_warps": pl.String, "num_stages": pl.String,
+                                      "shared_bytes": pl.String, "n_regs": pl.String, "code_changed": pl.Boolean})
+
+
+def _pair(base, head) -> str:
+    """`8 -> 4`, `1` when both sides agree, `?` for a side the artifacts do not say."""
+    b, h = ("?" if v is None else str(v) for v in (base, head))
+    return b if b == h else f"{b} -> {h}"
+
+
 def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list | None = None) -> dict:
     out = dataclasses.asdict(result)
     for pair, p in zip(out["pairs"], result.pairs, strict=True):
@@ -144,6 +173,9 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     if len(failures):
         parts += [h("compile failures of a cause one side lacks (new: a regression)"), show(failures)]
     parts += [h("summary (workloads on both sides; geomean of head/base)"), show(summary_frame(result))]
+    if result.hud:
+        parts += [h("benchmark harness: HUD's suite numbers of the compared runs (HUD's rule, one point a side: "
+                    "reported; the workloads' accuracy, speedup and compilation latency gate)"), show(hud_frame(result))]
     parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))
@@ -166,6 +198,9 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     parts.append(show(kernel_frame(diff)))
     if diff.fusions:
         parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
+    if diff.triton:
+        parts += [h(f"Triton launch configs: {len(diff.triton)} kernels changed warps, stages or shared memory"),
+                  show(triton_frame(diff))]
     if diff.autotune:
         moved = sum(a.status != "unchanged" for a in diff.autotune)
         parts.append(h(f"autotune winners: {moved} of {len(diff.autotune)} ops changed, appeared or went"))
@@ -177,14 +212,15 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     return "".join(parts)
 
 
-def _num(metric: str, v: float | None):
+def _num(metric: str, v: float | str | None):
     return None if v is None else (int(v) if metric in COUNTS else v)
 
 
-def _shown(metric: str, v: float | None, signed: bool = False) -> str | None:
-    """A metric's value for people: counts as integers, others to 4 significant digits, NULL as nothing."""
-    if v is None:
-        return None
+def _shown(metric: str, v: float | str | None, signed: bool = False) -> str | None:
+    """A metric's value for people: counts as integers, others to 4 significant digits, texts (the
+    harness's accuracy) as they are, NULL as nothing."""
+    if v is None or isinstance(v, str):
+        return v
     sign = "+" if signed and v > 0 else ""
     if metric in COUNTS or float(v).is_integer():
         return f"{sign}{int(v):,}"

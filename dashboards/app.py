@@ -21,6 +21,7 @@ nav = st.navigation([
     st.Page(PAGES / "trends.py", title="Trends", icon=":material/trending_up:"),
     st.Page(PAGES / "compare.py", title="Compare releases", icon=":material/compare_arrows:"),
     st.Page(PAGES / "changes.py", title="What changed when", icon=":material/history:"),
+    st.Page(PAGES / "suite.py", title="Benchmark suite", icon=":material/speed:"),
     st.Page(PAGES / "explorer.py", title="Run explorer", icon=":material/account_tree:"),
     st.Page(PAGES / "graph_breaks.py", title="Graph breaks & recompiles", icon=":material/call_split:"),
     st.Page(PAGES / "compile_time.py", title="Compile time", icon=":material/timer:"),

@@ -173,6 +173,8 @@ def pager(total: int, page_size: int, key: str) -> None:
 
 def number(value) -> str:
     """A metric's value for people: thousands separated, fractions to 3 places, '–' when unknown."""
+    if isinstance(value, str):
+        return value
     if value is None or pd.isna(value):
         return "–"
     if isinstance(value, float) and not value.is_integer():

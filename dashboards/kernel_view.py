@@ -1,13 +1,13 @@
 """The kernel-level diff of two runs of one model, shown the same wherever a page needs it (Compare
 releases, What changed when): kernel counts, the kernel table, fusion groups that split or merged,
-autotune winners that changed, and the code of a changed kernel side by side."""
+Triton launch configs and autotune winners that changed, and the code of a changed kernel side by side."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from inductor_warehouse.analysis.compare import change_label
-from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame
+from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
 from inductor_warehouse.dashboards import data
 
 
@@ -31,6 +31,11 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     if len(fusions):
         st.markdown("**Fusion groups that split or merged**")
         data.table(fusions)
+    launches = triton_frame(diff).to_pandas()
+    if len(launches):
+        st.markdown("**Triton launch configs that changed** (warps, stages, shared memory in bytes, registers; "
+                    "`?`: the artifacts do not say)")
+        data.table(launches)
     tuned = autotune_frame(diff).to_pandas()
     if len(tuned):
         st.markdown("**Autotune winners that changed**")

@@ -585,6 +585,13 @@ def _run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dic
         labels.setdefault(k, v)
     if run.job and "job" not in labels:
         labels["job"] = run.job
+    if "harness" not in labels:
+        # the benchmark harness's mode is part of the workload: its accuracy and performance runs
+        # of a model differ in batch size and config (views/12_workloads.sql)
+        kinds = run.job_harness_kinds | {a.harness_kind for a in run.artifacts if a.harness_kind}
+        config = next((c["inductor_config"] for c in tables.get("compilations", ()) if c.get("inductor_config")), None)
+        if mode := harness.run_mode(kinds, config):
+            labels["harness"] = mode
     # a manifest of several processes (a job: torchrun's ranks, the benchmark harness's process a
     # model) names their job, and each process's `--only` names its model
     own, job_model = (None, man.get("model")) if run.job_root is not None else (man.get("model"), None)

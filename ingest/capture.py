@@ -5,7 +5,8 @@ The capture writes, under one output folder, what the warehouse ingests:
     torch_compile_debug/   TORCH_COMPILE_DEBUG tree (TORCH_COMPILE_DEBUG_DIR=<out>)
     trace/                 TORCH_TRACE structured log
     triton_cache/          TRITON_CACHE_DIR: each compiled Triton kernel's metadata (warps, stages,
-                           shared memory); not when the caller names its own, or caches are on
+                           shared memory); not when the caller names its own; with caches on,
+                           the metadata of the entries the command added to the cache, copied
     torch_logs.txt         the command's stderr, with TORCH_LOGS="graph_breaks,recompiles,fusion,cudagraphs"
                            plus the caller's TORCH_LOGS
     stdout.txt             the command's stdout
@@ -23,6 +24,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -113,14 +115,50 @@ def capture(
     out.mkdir(parents=True, exist_ok=True)
     (out / "trace").mkdir(exist_ok=True)
     env = capture_env(out, python_env, cache_dir)
+    # with caches on, Triton's cache stays where a warm compile finds it: what the command adds is copied
+    triton = Path(env.get("TRITON_CACHE_DIR") or Path(cache_dir).resolve() / "triton") if cache_dir is not None else None
+    before = _triton_metadata(triton) if triton is not None else {}
     started_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
     exit_code, timed_out = _run_teed(cmd, env, out, echo=echo, timeout_s=timeout_s)
     wall_s = round(time.monotonic() - t0, 3)
+    if triton is not None:
+        _keep_triton_metadata(triton, before, out / "triton_cache")
     manifest = _manifest(cmd, model, labels, out, started_at, exit_code, wall_s, timed_out)
     manifest["caches"] = "off" if cache_dir is None else "on"
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return CaptureResult(out, exit_code, wall_s, timed_out, manifest)
+
+
+def _triton_metadata(folder: Path) -> dict[Path, int]:
+    """The metadata JSON of each kernel in a Triton cache folder (`<hash>/<kernel>.json`, at any depth:
+    Inductor puts one folder a device under its cache), with its mtime; group files left out."""
+    if not folder.is_dir():
+        return {}
+    found = {}
+    for path in folder.rglob("*.json"):
+        if not path.name.startswith("__grp__"):
+            try:
+                found[path] = path.stat().st_mtime_ns
+            except OSError:
+                continue
+    return found
+
+
+def _keep_triton_metadata(folder: Path, before: dict[Path, int], dest: Path) -> int:
+    """Copy the metadata the command wrote into the cache (new, or rewritten) to `dest/<hash>/`; how many."""
+    kept = 0
+    for path, mtime in _triton_metadata(folder).items():
+        if before.get(path) == mtime:
+            continue
+        target = dest / path.parent.name / path.name
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+            kept += 1
+        except OSError:
+            continue  # a cache entry replaced while copying: the others are still worth keeping
+    return kept
 
 
 def _run_teed(

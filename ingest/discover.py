@@ -73,6 +73,8 @@ class Artifact:
     mtime: float = 0.0
     # a trace log's first glog prefix (rank, month, day, hour, minute, pid), read with the sniff
     first_record: tuple | None = None
+    # a benchmark harness CSV's kind (performance, accuracy, ...), told by its header in the sniff
+    harness_kind: str | None = None
 
 
 @dataclass
@@ -94,6 +96,9 @@ class Run:
     root_is_log: bool = False
     # where the run lies when not on this machine's disk (an s3:// URL); its source_path
     source: str | None = None
+    # the kinds of the benchmark harness CSVs held in a run of their own in its folder or above (a
+    # process of the harness's own loop): what tells an accuracy process from a performance one
+    job_harness_kinds: frozenset[str] = frozenset()
 
     @property
     def folder(self) -> Path:
@@ -217,8 +222,9 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
             art.first_record = (m.group(1), *m.group(2, 3, 4, 5, 7)) if m else None
         elif name.endswith(".json") and profiler.is_profiler_trace(first):
             art.kind = "profiler"
-        elif (name.endswith(".csv") and harness.is_harness_csv(first)) or (
-                name.endswith(".json") and harness.is_harness_json(first)):
+        elif name.endswith(".csv") and (kind := harness.harness_csv_kind(first)):
+            art.kind, art.harness_kind = "harness", kind
+        elif name.endswith(".json") and harness.is_harness_json(first):
             art.kind = "harness"
         elif name.endswith(".json") and triton_cache.is_triton_metadata(first):
             art.kind = "triton_cache"
@@ -296,6 +302,7 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
     units = _split_by_process(arts)
     placed = {id(x) for u in units for x in u.artifacts}
     shared = [a for a in arts if id(a) not in placed]
+    processes = list(units)
     if len(units) > 1:
         units.extend(_harness_runs([a for a in shared if a.kind == "harness"]))
     for u in units:
@@ -303,6 +310,8 @@ def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
         u.job, u.job_root = root.name, root
         u.base = root
         u.artifacts.extend(shared if len(units) == 1 else [a for a in shared if a.kind == "manifest"])
+    if len(units) > 1:
+        _tell_harness_kinds(processes, [a for a in shared if a.kind == "harness"])
     return units
 
 
@@ -332,8 +341,23 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
             unowned_harness.append(a)
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
+    _tell_harness_kinds(units, unowned_harness)
     units.extend(_harness_runs(unowned_harness, skipped, units))
     return units
+
+
+def _tell_harness_kinds(processes: list[Run], held_apart: list[Artifact]) -> None:
+    """Each process learns the kinds of the harness CSVs held in a run of their own in its folder or
+    above it (the harness's own loop writes one CSV for all its processes), the rows the view
+    harness_links would link to it."""
+    kinds: dict[PurePath, set[str]] = {}
+    for a in held_apart:
+        if a.harness_kind:
+            kinds.setdefault(a.path.parent, set()).add(a.harness_kind)
+    if not kinds:
+        return
+    for u in processes:
+        u.job_harness_kinds = frozenset().union(*(kinds.get(f, ()) for f in (u.folder, *u.folder.parents)))
 
 
 def _harness_runs(arts: list[Artifact], skipped: Counter | None = None, processes: Iterable[Run] = ()) -> list[Run]:

@@ -89,6 +89,7 @@ def build_fixture_warehouse(root: Path) -> str:
 
 HARNESS_CAPTURES = FIXTURES / "captures" / "harness-timm.tar.xz"
 HARNESS_EXPECTED = FIXTURES / "harness" / "cpu_inductor_timm_inference.csv"
+HARNESS_REPEATS = FIXTURES / "captures" / "harness-timm-repeats.tar.xz"
 
 
 def unpack_harness_captures(root: Path) -> Path:
@@ -100,6 +101,16 @@ def unpack_harness_captures(root: Path) -> Path:
     deit_tiny_patch16_224.fb_in1k and repvgg_a2 (CPU only)."""
     dest = root / "harness-timm"
     with tarfile.open(HARNESS_CAPTURES) as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
+def unpack_harness_repeats(root: Path) -> Path:
+    """Two more performance captures of mobilenetv2_100 a release (tests/fixtures/SOURCES.md):
+    `cpu-torch2.13/performance-{2,3}/mobilenetv2_100`, `cpu-torch2.14.1/performance-{2,3}/...`, so
+    that with harness-timm's each release has three samples of that workload."""
+    dest = root / "harness-timm-repeats"
+    with tarfile.open(HARNESS_REPEATS) as tf:
         tf.extractall(dest, filter="data")
     return dest
 

@@ -201,9 +201,14 @@ def run(mutations: int = 10_000, seed: int = 0, batch: int = 25, big: bool = Tru
     return report
 
 
-# `iwh` that says its peak RSS as it exits, so the worst batch can be named
-CHILD = ("import atexit, resource, sys; atexit.register(lambda: print(f'peak_rss_kb='"
-         "f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}', file=sys.stderr)); "
+# `iwh` that says its peak RSS as it exits, so the worst batch can be named. VmHWM belongs to the
+# child's own address space; ru_maxrss keeps the parent's high-water mark across fork and exec.
+CHILD = ("import atexit, sys\n"
+         "def _peak():\n"
+         "    with open('/proc/self/status') as f:\n"
+         "        kb = next(line.split()[1] for line in f if line.startswith('VmHWM:'))\n"
+         "    print(f'peak_rss_kb={kb}', file=sys.stderr)\n"
+         "atexit.register(_peak)\n"
          "from inductor_warehouse.cli.main import main; main()")
 
 

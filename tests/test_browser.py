@@ -49,6 +49,19 @@ def server(warehouse):
     yield from serve(warehouse)
 
 
+@pytest.fixture(scope="module")
+def harness_warehouse(tmp_path_factory) -> str:
+    from tests.conftest import build_harness_warehouse
+    from tests.test_dashboards import with_copy
+
+    return with_copy(build_harness_warehouse(tmp_path_factory.mktemp("browser_harness")))
+
+
+@pytest.fixture(scope="module")
+def harness_server(harness_warehouse):
+    yield from serve(harness_warehouse)
+
+
 def serve(warehouse: str, app: Path | None = None):
     port = free_port()
     # the command `iwh dashboard` runs, so its settings (no usage stats, no toolbar) are what is tested
@@ -146,10 +159,23 @@ def expected(db: str) -> dict[str, tuple[str, str | None, str]]:
     }
 
 
-@pytest.mark.parametrize("page", ["overview", "trends", "compare", "changes", "explorer", "graph_breaks",
+def expected_suite(db: str) -> tuple[str, str | None, str]:
+    """The Benchmark suite page, on the harness captures: the runs that hold harness CSVs and no file a
+    compile wrote (counted from the artifacts table)."""
+    held = one(db, "SELECT count(DISTINCT run_id) FROM artifacts WHERE kind = 'harness' AND run_id NOT IN "
+                   "(SELECT run_id FROM artifacts WHERE kind NOT IN ('harness', 'manifest', 'other'))")
+    return "suite", None, f"{held} runs hold harness results alone"
+
+
+@pytest.mark.parametrize("page", ["overview", "trends", "compare", "changes", "suite", "explorer", "graph_breaks",
                                   "compile_time", "sql_console"])
-def test_page_renders_in_chromium(page, warehouse, server, browser):
-    path, metric, text = expected(warehouse)[page]
+def test_page_renders_in_chromium(page, request, browser):
+    if page == "suite":  # the benchmark harness's numbers: on its captures, which the main warehouse lacks
+        warehouse, server = request.getfixturevalue("harness_warehouse"), request.getfixturevalue("harness_server")
+        path, metric, text = expected_suite(warehouse)
+    else:
+        warehouse, server = request.getfixturevalue("warehouse"), request.getfixturevalue("server")
+        path, metric, text = expected(warehouse)[page]
     tab = browser.new_page(viewport={"width": 1500, "height": 2400})
     problems = watch(tab)
     try:
@@ -314,6 +340,42 @@ def test_trends_is_readable_at_1280_px(warehouse, server, browser):
         assert faded() == lines.count() - 1
         SHOTS.mkdir(exist_ok=True)
         tab.screenshot(path=str(SHOTS / "trends_1280.png"), full_page=True)
+        assert problems == []
+    finally:
+        tab.close()
+
+
+def test_suite_page_at_1280_px_drills_from_a_model_to_its_run(harness_warehouse, harness_server, browser):
+    """At a laptop's 1280 px, from the URL's state (the two releases): the per-model table's first row
+    picked opens its performance run in the Run explorer, with that run's kernels; the first model at
+    2.14.1 is deit_tiny (the rows are by workload)."""
+    run_id = one(harness_warehouse, "SELECT run_id FROM runs WHERE source_path LIKE "
+                                    "'%/cpu-torch2.14.1/performance/deit_tiny_patch16_224.fb_in1k'")
+    kernels = one(harness_warehouse, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [run_id])
+    tab = browser.new_page(viewport={"width": 1280, "height": 2800})
+    problems = watch(tab)
+    try:
+        tab.goto(f"{harness_server}/suite?base=2.13.0%2Bcpu&head=2.14.1%2Bcu130")
+        tab.wait_for_selector('[data-testid="stMainBlockContainer"] h1', timeout=60_000)
+        tab.get_by_text("Per model", exact=True).wait_for(timeout=60_000)
+        tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
+        tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
+        tab.wait_for_timeout(500)
+        assert tab.locator('[data-testid="stException"]').count() == 0
+        SHOTS.mkdir(exist_ok=True)
+        tab.screenshot(path=str(SHOTS / "suite_1280.png"), full_page=True)
+        models = tab.locator('[data-testid="stDataFrame"]').last
+        main = tab.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+        box = models.bounding_box()
+        assert box["width"] >= main["width"] * 0.8, (box, main)  # the table spans the main column
+        # the grid draws on a canvas: its first row's selection box lies under the header row
+        tab.mouse.click(box["x"] + 16, box["y"] + 35 + 17)
+        button = tab.get_by_role("button", name=f"Open run {run_id} in the Run explorer")
+        button.wait_for(timeout=30_000)
+        button.click()
+        tab.wait_for_url(f"**/explorer?run={run_id}", timeout=30_000)
+        tile = tab.locator('[data-testid="stMetric"]', has_text="Kernels").first
+        tile.locator('[data-testid="stMetricValue"]').get_by_text(f"{kernels:,}", exact=True).wait_for(timeout=60_000)
         assert problems == []
     finally:
         tab.close()

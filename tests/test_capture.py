@@ -232,3 +232,32 @@ def test_capture_with_caches_on_shares_the_cache_folder_and_says_so(tmp_path):
     assert off.exit_code == 0
     assert json.loads((tmp_path / "off" / "stdout.txt").read_text())["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] == "1"
     assert json.loads((tmp_path / "off" / "manifest.json").read_text())["caches"] == "off"
+
+
+def test_capture_with_caches_on_keeps_the_triton_metadata_the_command_added(tmp_path):
+    """With caches on, Triton's cache stays in Inductor's cache folder (`<cache>/triton/<device>/`): the
+    metadata of the entries a command adds (here a real Triton 3.8 entry, which the command copies in
+    as a compile would) is kept in the run folder and ingested; a warm run that adds none keeps none."""
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.schema.api import Warehouse
+
+    entry = next((Path(__file__).parent / "fixtures" / "triton_cache").glob("*/triton_poi_fused_add_0.json")).parent
+    script = ("import os, shutil, sys; dest = os.path.join(os.environ['TORCHINDUCTOR_CACHE_DIR'], 'triton', '0', "
+              "os.path.basename(sys.argv[1]));\nif not os.path.exists(dest): shutil.copytree(sys.argv[1], dest)")
+    cache = tmp_path / "cache"
+    for name in ("cold", "warm"):
+        result = CliRunner().invoke(capture_command, ["--out", str(tmp_path / name), "--cache", "on", "--cache-dir",
+                                                      str(cache), "--no-ingest", "--", sys.executable, "-c", script,
+                                                      str(entry)])
+        assert result.exit_code == 0, result.output
+    kept = sorted(p.relative_to(tmp_path / "cold" / "triton_cache").as_posix()
+                  for p in (tmp_path / "cold" / "triton_cache").rglob("*"))
+    assert kept == [entry.name, f"{entry.name}/triton_poi_fused_add_0.json"]
+    assert not (tmp_path / "warm" / "triton_cache").exists()
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([tmp_path / "cold"], db)
+    want = json.loads((entry / "triton_poi_fused_add_0.json").read_text())
+    with Warehouse(db) as wh:
+        rows = wh.sql("SELECT kernel_name, num_warps, shared_bytes FROM triton_kernels "
+                      "WHERE source = 'triton_cache'").to_dicts()
+    assert rows == [{"kernel_name": "triton_poi_fused_add_0", "num_warps": want["num_warps"], "shared_bytes": want["shared"]}]

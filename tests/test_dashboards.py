@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "dashboards" / "app.py"
 FIXTURES = ROOT / "tests" / "fixtures"
 SINGLE_RUN = FIXTURES / "runs" / "cpu-torch2.6.0" / "mlp"
-PAGES = ["overview", "trends", "compare", "changes", "explorer", "graph_breaks", "compile_time", "sql_console"]
+PAGES = ["overview", "trends", "compare", "changes", "suite", "explorer", "graph_breaks", "compile_time", "sql_console"]
 
 
 def build_warehouse(root: Path) -> str:

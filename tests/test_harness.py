@@ -289,7 +289,7 @@ def _by_hand(root: Path, key) -> dict:
 def test_hud_summary_equals_a_hand_computation_from_the_csvs(harness, key):
     db, root = harness
     hand = _by_hand(root, (lambda m: m["torch"]) if key == "compiler" else (lambda m: m.get("variant")))
-    got = {(r["point"], r["device"]): r for r in _sql(db, f"SELECT * FROM harness_summary('{key}')")}
+    got = {(r["point"], r["device"]): r for r in _sql(db, f"SELECT * FROM harness_summary('{key}', NULL)")}
     if key == "compiler":
         # the GPU captures hold two Inductor configs of one release: the summary keeps them apart
         hand = {g: v for g, v in hand.items() if g[1] == "cpu"}
@@ -312,7 +312,7 @@ def test_hud_summary_equals_a_hand_computation_from_the_csvs(harness, key):
 
 def test_hud_regression_rule(harness):
     db, _ = harness
-    summary = {r["point"]: r for r in _sql(db, "SELECT * FROM harness_summary('compiler') WHERE device = 'cpu'")}
+    summary = {r["point"]: r for r in _sql(db, "SELECT * FROM harness_summary('compiler', NULL) WHERE device = 'cpu'")}
     base, head = summary["2.13.0+cpu"], summary["2.14.1+cu130"]
     rows = {r["metric"]: r for r in _query(db, "harness/hud_regression", base="2.13", head="2.14.1")}
     rules = {"pass_rate": (0.9, False), "geomean_speedup": (0.95, False), "compression_ratio": (0.95, False),
@@ -410,7 +410,12 @@ def test_compile_time_per_phase_is_every_span_of_the_trace(harness):
         for phase, seconds in want.items():
             assert got[phase] == pytest.approx(seconds, abs=1e-6), phase
     series = _query(db, "compile/phase_series", model="mobilenetv2_100", phase="inductor_compile")
-    assert [r["compiler_version"] for r in series if r["device"] == "cpu"] == ["2.13.0+cpu", "2.14.1+cu130"]
+    # the performance and accuracy runs are series apart: workloads of their own
+    assert {r["workload"] for r in series if r["device"] == "cpu"} == {
+        f"mobilenetv2_100 [device=cpu harness={mode} mode=infer]" for mode in ("accuracy", "performance")}
+    assert [r["compiler_version"] for r in series
+            if r["workload"] == "mobilenetv2_100 [device=cpu harness=performance mode=infer]"] == [
+        "2.13.0+cpu", "2.14.1+cu130"]
 
 
 def _relabelled(src: Path, dest: Path, **values) -> Path:
@@ -444,12 +449,12 @@ def test_the_harness_and_the_zoo_spell_one_workload(harness, tmp_path):
     rows = _sql(db, "SELECT labels ->> 'mode' AS mode, labels ->> 'dtype' AS dtype, workload FROM run_workloads "
                     "ORDER BY compiler_version")
     assert [(r["mode"], r["dtype"]) for r in rows] == [("inference", "float32"), ("infer", "fp32")]
-    assert {r["workload"] for r in rows} == {"mobilenetv2_100 [device=cpu dtype=fp32 mode=infer]"}
+    assert {r["workload"] for r in rows} == {"mobilenetv2_100 [device=cpu dtype=fp32 harness=performance mode=infer]"}
     with Warehouse(db) as wh:
         result = compare(wh.con, "compiler=2.13", "compiler=2.14.1")
         picked = {s: len(select_runs(wh.con, parse_selector(s)))
                   for s in ("mode=inference", "mode=infer", "dtype=float32", "dtype=fp32", "mode=training")}
-    assert [p.workload for p in result.pairs] == ["mobilenetv2_100 [device=cpu dtype=fp32 mode=infer]"]
+    assert [p.workload for p in result.pairs] == ["mobilenetv2_100 [device=cpu dtype=fp32 harness=performance mode=infer]"]
     assert result.base_only == result.head_only == []
     assert picked == {"mode=inference": 2, "mode=infer": 2, "dtype=float32": 2, "dtype=fp32": 2, "mode=training": 0}
     assert _sql(db, "SELECT k, v, runs FROM label_value_runs WHERE k IN ('mode', 'dtype') ORDER BY k") == [
@@ -518,7 +523,10 @@ def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
                        {"model": "timm_models_accuracy", "compiler_version": "2.14.1+cu130", "graphs": 0}]
     with Warehouse(copy) as wh:
         result = compare(wh.con, "compiler=2.13", "compiler=2.14.1")
-        assert sorted(p.model for p in result.pairs) == ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"]
+        # each model's accuracy and performance runs: two workloads
+        assert sorted((p.model, p.config["harness"]) for p in result.pairs) == [
+            (m, mode) for m in ("deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2")
+            for mode in ("accuracy", "performance")]
         assert result.base_only == result.head_only == []
         assert any("left out: 2 runs of benchmark-harness results alone" in n for n in result.notes)
         with pytest.raises(SelectorError, match="only runs of benchmark-harness results"):
@@ -550,3 +558,187 @@ def test_the_gate_reads_the_newest_release_of_a_family(harness, tmp_path):
         "deit_tiny_patch16_224.fb_in1k": "PASS", "mobilenetv2_100": "PASS", "repvgg_a2": "PASS"}
     assert gate["repvgg_a2"]["workload"] == "repvgg_a2 [device=cpu dtype=fp32 mode=infer]"
     assert _query(copy, "harness/graph_break_gate", head="2.14.0", base="2.13")[0]["status"] == "FAIL"
+
+
+def _unlabelled(src: Path, dest: Path) -> Path:
+    """A copy of a capture whose manifest does not say the harness's mode (`harness` label), as a
+    team's own harness job would not."""
+    import json
+
+    shutil.copytree(src, dest)
+    manifest = dest / "manifest.json"
+    if manifest.exists():
+        values = json.loads(manifest.read_text())
+        values.pop("harness", None)
+        manifest.write_text(json.dumps(values))
+    return dest
+
+
+def test_accuracy_and_performance_runs_of_a_model_are_two_workloads(harness, tmp_path):
+    """Unlabelled, a harness process is told performance or accuracy by the CSVs beside it: its own
+    (one model a capture), its job's (the harness's loop, one CSV for all processes), and, where one
+    folder holds both kinds, by its Inductor config (the harness sets fallback_random in accuracy runs
+    only: read here straight from each trace's compilation_metrics); each CSV row links to the process
+    of its own mode, and compare pairs accuracy with accuracy, performance with performance."""
+    import json
+
+    from inductor_warehouse.analysis.compare import compare
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.schema.api import Warehouse
+
+    _, root = harness
+    caps = root / "harness-timm"
+    one = tmp_path / "one"
+    for mode in ("performance", "accuracy"):
+        _unlabelled(caps / "cpu-torch2.13" / mode / "repvgg_a2", one / mode)
+    job = _unlabelled(caps / "cpu-torch2.14.1" / "accuracy-job", tmp_path / "job")
+    # one folder for a whole nightly: both CSVs and both processes' traces of mobilenetv2_100
+    both = tmp_path / "both"
+    (both / "trace").mkdir(parents=True)
+    fallback_random = {}
+    for mode in ("performance", "accuracy"):
+        src = caps / "cpu-torch2.13" / mode / "mobilenetv2_100"
+        shutil.copy(src / f"inductor_timm_models_float32_inference_cpu_{mode}.csv", both)
+        log = next((src / "trace").glob("*.log"))
+        shutil.copy(log, both / "trace" / log.name)
+        text = log.read_text()
+        fallback_random[log.name] = '\\"fallback_random\\": true' in text or '"fallback_random": true' in text
+    assert sorted(fallback_random.values()) == [False, True]
+    db = str(tmp_path / "w.duckdb")
+    summary = ingest_paths([one, job, both], db)
+    assert summary.errors == 0
+    runs = _sql(db, "SELECT r.run_id, r.source_path, r.labels ->> 'harness' AS harness, w.workload FROM runs r "
+                    "JOIN run_workloads w USING (run_id) WHERE r.run_id NOT IN (SELECT run_id FROM harness_holders)")
+    assert len(runs) == 2 + 3 + 2
+    for r in runs:
+        path = r["source_path"]
+        if path.startswith(str(one)):
+            want = "performance" if "/performance" in path else "accuracy"
+        elif path.startswith(str(job)):
+            want = json.loads((caps / "cpu-torch2.14.1" / "accuracy-job" / "manifest.json").read_text())["harness"]
+        else:
+            want = "accuracy" if fallback_random[Path(path).name] else "performance"
+        assert r["harness"] == want, r
+        assert f"harness={want}" in r["workload"]
+    # each row links to the run of its mode, even in the folder of both
+    links = _sql(db, "SELECT h.kind, r.labels ->> 'harness' AS mode FROM harness_results h "
+                     "JOIN harness_links l USING (run_id, file, line) JOIN runs r ON r.run_id = l.linked_run_id")
+    # (the compilation-metrics CSV is the performance run's)
+    assert len(links) == 3 + 3 + 2
+    assert all(x["mode"] == ("performance" if x["kind"] == "compile_times" else x["kind"]) for x in links)
+    with Warehouse(db) as wh:
+        result = compare(wh.con, "compiler=2.13", "compiler=2.14.1", model="repvgg_a2")
+        alone = compare(wh.con, "compiler=2.13", "compiler=2.13", model="mobilenetv2_100")
+    # 2.13's repvgg_a2 ran both modes, 2.14.1's loop accuracy only: the accuracy runs pair
+    assert [p.config.get("harness") for p in result.pairs] == ["accuracy"]
+    assert result.base_only == ["repvgg_a2 [harness=performance]"]
+    assert {p.workload for p in alone.pairs} == {f"mobilenetv2_100 [device=cpu harness={m}]"
+                                                 for m in ("accuracy", "performance")}
+
+
+def test_migration_0016_keys_a_harness_process_by_its_mode_again(harness, tmp_path):
+    """A warehouse written before the harness's mode was part of the workload keyed a model's accuracy
+    and performance runs as one workload: migration 0016 has their rollups made again, apart, and
+    leaves every other rollup and the runs' tallies as they were."""
+    import duckdb
+
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.schema.warehouse import connect, migrate
+    from tests.conftest import FIXTURES
+    from tests.test_warehouse_tables import TALLIES, as_before
+
+    _, root = harness
+    caps = root / "harness-timm"
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([caps / "cpu-torch2.13" / mode / "repvgg_a2" for mode in ("performance", "accuracy")]
+                 + [FIXTURES / "runs" / "cpu-torch2.13"], db)
+    con = connect(db)
+    rollups, tallies = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall(), con.execute(TALLIES).fetchall()
+    keys = {r[0] for r in con.execute("SELECT workload FROM run_workloads WHERE model = 'repvgg_a2'").fetchall()}
+    assert keys == {f"repvgg_a2 [device=cpu harness={m} mode=infer]" for m in ("accuracy", "performance")}
+    old = con.execute("UPDATE run_rollups SET workload = 'repvgg_a2 [device=cpu mode=infer]' "
+                      "WHERE run_id IN (SELECT run_id FROM runs WHERE model = 'repvgg_a2') RETURNING run_id").fetchall()
+    assert len(old) == 2
+    as_before(con, "0016")
+    con.close()
+    con = duckdb.connect(db)
+    try:
+        assert [a[:4] for a in migrate(con)] == ["0016"]
+        assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+        assert con.execute(TALLIES).fetchall() == tallies
+    finally:
+        con.close()
+
+
+def test_runs_and_the_overview_tell_harness_result_runs_apart(harness):
+    """`iwh runs` says which runs hold harness results alone (kind, no workload) and the Overview
+    counts them apart: runs are the compiles, one a trace log of the captures."""
+    db, root = harness
+    logs = list((root / "harness-timm").rglob("dedicated_log_torch_trace_*.log"))
+    listed = _query(db, "overview/runs")
+    holders = [r for r in listed if r["kind"] == "harness results"]
+    assert len(listed) == len(logs) + 2 == 20
+    # the 2.14.1 loop's CSV (held beside its 3 processes) and CI's expected values
+    assert sorted(r["model"] for r in holders) == ["timm_models", "timm_models_accuracy"]
+    assert all(r["workload"] is None and r["graphs"] == 0 for r in holders)
+    assert all(r["kind"] == "compile" and r["workload"] for r in listed if r not in holders)
+    counts = _query(db, "dashboard/overview_counts")[0]
+    assert (counts["runs"], counts["harness_result_runs"], counts["models"]) == (len(logs), 2, 3)
+    # workloads: each model's device, Inductor config (variant, GPU only) and harness mode, read off
+    # the folders (the release is no part of a workload); the loop's folder holds its CSV's models
+    job_models = [r["name"] for r in dict_rows(next((root / "harness-timm" / "cpu-torch2.14.1" / "accuracy-job")
+                                                    .glob("*_accuracy.csv")))]
+    workloads = set()
+    for log in logs:
+        parts = log.relative_to(root / "harness-timm").parts
+        if parts[0].startswith("gpu"):
+            workloads.add(("cuda", parts[1], parts[2], parts[3]))
+        elif parts[1] == "accuracy-job":
+            workloads |= {("cpu", None, "accuracy", m) for m in job_models}
+        else:
+            workloads.add(("cpu", None, parts[1], parts[2]))
+    assert counts["workloads"] == len(workloads) == 12
+
+
+def test_changes_lists_the_compile_phases_that_moved_between_releases(harness):
+    """`iwh changes` gives a compile phase's change point where its time moved by 30% and 50 ms from
+    one release to the next, for each workload apart: each phase's seconds summed from the trace's
+    chromium spans here, by hand. One command answers "which phase made 2.14.1 slower"."""
+    from inductor_warehouse.analysis.changes import PHASE, changes
+    from inductor_warehouse.schema.api import Warehouse
+
+    db, root = harness
+    model = "mobilenetv2_100"
+    want = {}
+    for mode in ("performance", "accuracy"):
+        old = _chromium_phases(next((root / "harness-timm" / "cpu-torch2.13" / mode / model / "trace").glob("*.log")))
+        new_root = root / "harness-timm" / "cpu-torch2.14.1" / ("performance" if mode == "performance" else "accuracy-job")
+        logs = new_root.rglob("*.log") if mode == "performance" else (new_root / "trace").glob("*.log")
+        new = next(p for log in logs if (p := _chromium_phases(log)) and _log_model(log) == model)
+        want[mode] = {ph: (old[ph], new[ph]) for ph in old.keys() & new.keys()
+                      if abs(new[ph] - old[ph]) >= 0.05 and abs(new[ph] - old[ph]) >= 0.3 * old[ph]}
+    assert want["performance"] and want["accuracy"]
+    with Warehouse(db) as wh:
+        report = changes(wh.con, model, metrics=(PHASE,))
+        codegen = changes(wh.con, model, metrics=(PHASE,), phase="codegen")
+    got: dict = {}
+    for p in report.points:
+        mode = "performance" if "harness=performance" in p.series else "accuracy"
+        assert "device=cpu" in p.series and (p.before_at, p.after_at) == ("2.13.0+cpu", "2.14.1+cu130")
+        for c in p.changes:
+            got.setdefault(mode, {})[c.detail.split(":")[0]] = (c.before, c.after)
+    assert got.keys() == want.keys()
+    for mode, phases in want.items():
+        assert got[mode].keys() == phases.keys(), mode
+        for ph, (b, h) in phases.items():
+            assert got[mode][ph] == (pytest.approx(b, abs=1e-6), pytest.approx(h, abs=1e-6)), ph
+    shown = {c.detail.split(":")[0] for p in codegen.points for c in p.changes}
+    assert shown and shown == {ph for phases in want.values() for ph in phases if "codegen" in ph}
+
+
+def _log_model(log: Path) -> str | None:
+    """The model a harness process compiled: its output code's `compiled_module_main('<model>')`."""
+    import re
+
+    m = re.search(r"compiled_module_main\('([^']+)'", log.read_text())
+    return m.group(1) if m else None

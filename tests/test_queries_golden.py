@@ -24,6 +24,10 @@ GOLDEN = ROOT / "golden"
 # run ids are content hashes of the artifacts, the same wherever the fixtures are unpacked
 TRANSFORMER_213 = "b6891344ca4df3f9"
 GPU_MLP_TRAIN = "95584ecbc78c29d7"
+HARNESS_213 = ["f23ee67117a90628", "356261e1c853436f", "974e9861d49999e9", "89daf1ca8b796380", "da92246563c5b04b",
+               "4bba370eb5385432"]
+HARNESS_2141 = ["e1354da88646bc19", "5a59f72157bcd0c3", "5d2f35f6da1a48e3", "bced007458060cd3", "124afb3d7c40e851",
+                "4b23b53e91b6ad66"]
 # parameters for queries that show one run, graph or kernel; the others run with their defaults
 PARAMS = {
     "compare/runs": {"compiler": "2.13.0"},
@@ -41,8 +45,12 @@ PARAMS = {
     "triton/config_changes": {"key": "variant", "base": "default", "head": "single_config",
                                "pair_on": "mode,dtype,batch,device,harness"},
     "triton/kernel_facts": {"model": "mobilenetv2_100"},
+    "triton/autotune_candidates": {"run": "5dc647689c5f6eee"},  # the GPU default config's mobilenetv2_100
     "compile/phase_series": {"model": "transformer", "phase": "inductor"},
     "compare/failures": {"runs": "02607c43b480369b,e7eb884f134af3d3"},  # ca 2.14.1 and 2.13
+    # the harness captures' CPU runs: 2.13's six (three models, performance and accuracy) and 2.14.1's
+    "compare/harness": {"runs": ",".join(HARNESS_213 + HARNESS_2141)},
+    "compare/hud_summary": {"base_runs": ",".join(HARNESS_213), "head_runs": ",".join(HARNESS_2141)},
     "dashboard/break_runs": {"cause": "gb0088"},
     "dashboard/break_reasons": {"kind": "failure"},
 }
@@ -57,6 +65,7 @@ VOLATILE = {"ingested_at", "ingest_seconds", "source_path"}
 # areas whose queries read the benchmark harness's and Triton's facts, which the shared warehouse
 # has none of: they run on the harness captures (conftest.build_harness_warehouse)
 HARNESS_AREAS = {"harness", "triton"}
+HARNESS_QUERIES = {"compare/harness", "compare/hud_summary"}
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +107,8 @@ def golden_csv(df: pl.DataFrame, root: str) -> str:
 @pytest.mark.parametrize("name", [q.name for q in queries.all_queries()])
 def test_query_matches_golden(name, request):
     q = queries.get(name)
-    golden_db = request.getfixturevalue("harness_db" if q.area in HARNESS_AREAS else "golden_db")
+    golden_db = request.getfixturevalue("harness_db" if q.area in HARNESS_AREAS or q.name in HARNESS_QUERIES
+                                        else "golden_db")
     with Warehouse(golden_db) as wh:
         df = wh.query(q.name, **_params(q))
     got = golden_csv(df, str(Path(golden_db).parent))

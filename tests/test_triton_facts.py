@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 
 from inductor_warehouse.ingest.assemble import _choose_triton
 from inductor_warehouse.ingest.discover import discover
@@ -109,3 +110,82 @@ def test_gpu_facts_and_a_kernel_whose_num_warps_changed(harness):  # noqa: F811
     # registers and spills only where the autotuner logged them: not for the single config's kernels
     assert all((r["head_n_regs"] is None) == (r["head_kernel"] in only) for r in changes)
     assert _sql(db, "SELECT count(*) AS n FROM triton_kernels WHERE source = 'torch_logs' AND n_regs IS NULL")[0]["n"] == 0
+
+
+def _warps_by_hand(root, model: str) -> tuple[dict, dict]:
+    """Each kernel's num_warps in the default and the single-config GPU capture, read from the
+    autotuner's log and the trace's only_config (as above)."""
+    gpu = root / "harness-timm" / "gpu-torch2.11"
+    best = {k: v[0] for k, v in _best_configs(gpu / "default" / "performance" / model / "torch_logs.txt").items()}
+    single = gpu / "single_config" / "performance" / model
+    head = {**_only_configs(next((single / "trace").glob("*.log"))),
+            **{k: v[0] for k, v in _best_configs(single / "torch_logs.txt").items()}}
+    return best, head
+
+
+@pytest.mark.parametrize("model", ["mobilenetv2_100", "deit_tiny_patch16_224.fb_in1k"])
+def test_compare_kernels_and_changes_show_the_kernels_whose_num_warps_changed(harness, model):  # noqa: F811
+    """`iwh compare --kernels` of the two GPU configs, and `iwh changes --series variant`, list the
+    Triton kernels whose num_warps moved, with each side's warps as the logs say."""
+    from inductor_warehouse.analysis.changes import TRITON, changes
+    from inductor_warehouse.analysis.compare import compare, kernel_diff
+    from inductor_warehouse.analysis.render import render
+    from inductor_warehouse.schema.api import Warehouse
+
+    db, root = harness
+    best, head = _warps_by_hand(root, model)
+    want = {k: (best[k], head[k]) for k in best if k in head and best[k] != head[k]}
+    assert want
+    with Warehouse(db) as wh:
+        diff = kernel_diff(wh.con, "variant=default,harness=performance", "variant=single_config,harness=performance",
+                           model)
+        text = render(compare(wh.con, "variant=default", "variant=single_config", model), "table", diff)
+        report = changes(wh.con, model, series_label="variant", metrics=(TRITON,))
+    assert {t.head_kernel: (t.base_num_warps, t.head_num_warps) for t in diff.triton} == want
+    assert f"Triton launch configs: {len(want)} kernels changed warps, stages or shared memory" in text
+    shown = [c for p in report.points for c in p.changes]
+    assert {c.detail.split(";")[0] for c in shown} == set(want)
+    for c in shown:
+        b, h = want[c.detail.split(";")[0]]
+        assert c.before.startswith(f"warps={b} ") and c.after.startswith(f"warps={h} ")
+    assert {p.position for p in report.points} == {2} and all(p.before_at == "default" for p in report.points)
+
+
+def _timed_configs(log: Path) -> dict[str, list[tuple]]:
+    """Each kernel the autotuner benchmarked: the (num_warps, nreg, nspill, shared) of every config it
+    timed, read from stderr: the lines after `Benchmark all input configs for K, get:` up to its
+    `Best config` line."""
+    out: dict[str, list[tuple]] = {}
+    kernel = None
+    for line in log.read_text().splitlines():
+        if "Benchmark all input configs for " in line:
+            kernel = line.rsplit("Benchmark all input configs for ", 1)[1].removesuffix(", get:")
+            out[kernel] = []
+        elif "Best config for " in line:
+            kernel = None
+        elif kernel and (m := re.search(r"num_warps: (\d+), .*nreg (\d+), nspill (\d+), #shared-mem (\d+)$", line)):
+            out[kernel].append(tuple(int(x) for x in m.groups()))
+    return out
+
+
+def test_every_config_the_autotuner_timed_with_its_registers_and_spills(harness):  # noqa: F811
+    """The autotuner's debug log lists each config it timed: each is a row (triton/autotune_candidates),
+    the one its Best config line names chosen; the kernel's facts stay the chosen one's."""
+    db, root = harness
+    folder = root / "harness-timm" / "gpu-torch2.11" / "default" / "performance" / "mobilenetv2_100"
+    timed, best = _timed_configs(folder / "torch_logs.txt"), _best_configs(folder / "torch_logs.txt")
+    assert len(timed) == 24 and sum(len(v) for v in timed.values()) > len(timed)
+    run = _sql(db, f"SELECT run_id FROM runs WHERE source_path = '{folder}'")[0]["run_id"]
+    rows = _query(db, "triton/autotune_candidates", run=run)
+    got: dict[str, list] = {}
+    for r in rows:
+        got.setdefault(r["kernel_name"], []).append(r)
+    assert got.keys() == timed.keys()
+    for kernel, configs in timed.items():
+        assert sorted((r["num_warps"], r["n_regs"], r["n_spills"], r["shared_bytes"]) for r in got[kernel]) == \
+            sorted(configs), kernel
+        chosen = [r for r in got[kernel] if r["chosen"]]
+        assert len(chosen) == 1 and (chosen[0]["num_warps"], chosen[0]["n_regs"], chosen[0]["n_spills"],
+                                     chosen[0]["shared_bytes"]) == best[kernel]
+    facts = {r["kernel_name"]: r for r in _query(db, "triton/kernel_facts", run=run)}
+    assert all((facts[k]["n_regs"], facts[k]["n_spills"]) == (best[k][1], best[k][2]) for k in timed)

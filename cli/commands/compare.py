@@ -7,7 +7,7 @@ import sys
 import click
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.changes import CHOICES
+from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO
 from inductor_warehouse.analysis.compare import SelectorError, change_label, code_diff, compare, kernel_diff
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
 
@@ -18,9 +18,10 @@ Examples:
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
+  iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
 """
 PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
-                "[default: mode,dtype,variant,batch,device,rank, the view run_workloads']")
+                "[default: mode,dtype,variant,batch,device,rank,harness, the view run_workloads']")
 
 
 @click.command("compare", epilog=EXAMPLES)
@@ -32,7 +33,8 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
               help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0 (gates "
-                   "library frames' too), failures=off")
+                   "library frames' too), failures=off; the benchmark harness's: speedup=5%, "
+                   "compilation_latency=15%, compression_ratio=5% (HUD's), accuracy=off")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP)
 @db_option
 @format_option(FORMATS + ("markdown",))
@@ -44,6 +46,9 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
     variant=default, a run id (or prefix), device=, backend=, model=; join several with commas.
     Workloads on one side only are listed apart. Kernel counts, fusion, compile failures, fallbacks to
     eager and graph breaks are exact (a new failure is a regression); timings need several runs a side.
+    Runs that PyTorch's benchmark harness measured also compare its accuracy (pass -> fail is a
+    regression at once), speedup, compilation latency and compression ratio (HUD's thresholds), and
+    each side's HUD suite numbers (pass rate, geomean speedup).
     """
     from inductor_warehouse.analysis import render
 
@@ -75,23 +80,32 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
 
 
 @click.command("changes", epilog="\b\nExamples:\n  iwh changes --model transformer\n"
-                                 "  iwh changes --model mlp --series nightly --metric kernels --format csv")
+                                 "  iwh changes --model mlp --series nightly --metric kernels --format csv\n"
+                                 "  iwh changes --model deit_tiny --metric compile_phase --phase codegen\n"
+                                 "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config")
 @click.option("--model", required=True, help="the model whose runs form the series")
 @click.option("--series", "series_label", metavar="LABEL",
               help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
 @click.option("--metric", "metrics", multiple=True, type=click.Choice(CHOICES),
-              help="only these (repeatable) [default: every structural metric and kernel identity]")
+              help="only these (repeatable) [default: every structural metric, kernel identity, compile phase "
+                   "times and Triton launch configs]")
+@click.option("--phase", metavar="TEXT", help="compile_phase: only phases whose name contains TEXT (e.g. codegen)")
+@click.option("--phase-ratio", type=float, default=PHASE_RATIO, show_default=True,
+              help="compile_phase: the relative move of a phase's time that makes a change point (and 50 ms)")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP.replace("runs pair when the model and these agree",
                                                                        "each workload is a series of its own"))
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
-    """Where in a series of runs a model's kernels, fusion, failures or graph breaks changed, and how.
+def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, fmt):
+    """Where in a series of runs a model's kernels, fusion, failures, graph breaks, compile phases or
+    Triton launch configs changed, and how.
 
     Each change point is the first run whose metric or generated kernels differ from the run before
-    it in the series; `iwh compare --base BEFORE --head AFTER --model M --kernels --show-code` shows
-    the code of the kernels that changed.
+    it in the series; a compile phase (every dynamo_timed span of the trace) whose time moved by
+    --phase-ratio between one point (release, or label value) and the next; a Triton kernel whose
+    warps, stages or shared memory differ from the run before. `iwh compare --base BEFORE --head
+    AFTER --model M --kernels --show-code` shows the code of the kernels that changed.
     """
     from inductor_warehouse.analysis.changes import changes
     from inductor_warehouse.analysis.render import changes_frame
@@ -99,7 +113,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, fmt):
 
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
-        report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys)
+        report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys, phase, phase_ratio)
     if not report.series:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")

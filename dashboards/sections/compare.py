@@ -6,12 +6,13 @@ import pandas as pd
 import streamlit as st
 
 from inductor_warehouse.analysis.compare import SelectorError, plural
-from inductor_warehouse.analysis.render import failures_frame, render, summary_frame, wide_frame
+from inductor_warehouse.analysis.render import failures_frame, hud_frame, render, summary_frame, wide_frame
 from inductor_warehouse.dashboards import data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 
 SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
-         "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us")
+         "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
+         "compilation_latency", "compression_ratio")
 COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nodes", "graph_breaks",
           "library_graph_breaks", "recompiles", "library_recompiles"}
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
@@ -42,7 +43,8 @@ head = right.selectbox("Head", choices, index=choices.index(default_head), forma
 state.to_url("base", base)
 state.to_url("head", head)
 st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
-           "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device); workloads on one "
+           "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
+           "harness's performance or accuracy run); workloads on one "
            "side only are listed apart and never enter the summary.")
 data.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
 if base == head:
@@ -84,11 +86,25 @@ if len(failures):
 st.subheader("Summary over the workloads on both sides")
 data.table(summary_frame(result).to_pandas())
 
+if result.hud:
+    st.subheader("Benchmark harness: HUD's suite numbers")
+    st.caption("HUD's compiler dashboard numbers of each side, over the harness rows that measured the compared runs "
+               "(each workload's latest): pass rate, geomean speedup, mean compilation latency (s) and compression "
+               "ratio, judged by HUD's rule on one point a side (pass rate 0.9x, speedup and compression 0.95x, "
+               "compilation latency 1.15x the base). Reported, not gated: each workload's accuracy, speedup and "
+               "compilation latency below gate, timings only with several runs a side.")
+    hud = hud_frame(result).to_pandas()
+    hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
+    st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
+                 hide_index=True, width="stretch")
+    data.show_sql("compare/harness", "compare/hud_summary")
+
 st.subheader("Per workload")
 st.caption(data.plain(result.headline() + "."))
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
-columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN for part in ("base", "head", "delta", "pct")
+columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN
+                                 for part in (("base", "head") if m == "accuracy" else ("base", "head", "delta", "pct"))
                                  if f"{m}_{part}" in wide and compared[f"{m}_base"].notna().any()
                                  and (m not in COUNTS or compared[[f"{m}_base", f"{m}_head"]].fillna(0).any().any())]
 
@@ -98,15 +114,17 @@ def colour(frame: pd.DataFrame) -> pd.DataFrame:
     styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
     for col in frame.columns:
         metric = col.rsplit("_", 1)[0]
-        if col.endswith(("_delta", "_pct")):
+        if col.endswith(("_delta", "_pct")) or col == "accuracy_head":
             styles[col] = compared.loc[frame.index, f"{metric}_verdict"].map(COLOURS).fillna("")
     return styles
 
 
 def cell(col: str, value) -> str:
     """Counts as integers, percentages with %, rates and times to 3 places; NULL blank."""
-    if value is None or pd.isna(value):
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
         return ""
+    if isinstance(value, str):
+        return value  # the harness's accuracy: pass, fail_accuracy, ...
     metric, part = col.rsplit("_", 1)
     signed = part in ("delta", "pct") and round(value, 3) != 0
     if part == "pct":
@@ -122,7 +140,8 @@ for col in columns[2:]:
 st.dataframe(shown.style.apply(colour, axis=None), hide_index=True, width="stretch",
              column_config={c: st.column_config.TextColumn(alignment="right") for c in columns[2:]})
 st.caption("Red: a regression by `iwh compare`'s rules (a new compile failure or fallback to eager, more kernels, "
-           "fewer fused nodes, more graph breaks or recompiles in user code; timings only with enough samples). "
+           "fewer fused nodes, more graph breaks or recompiles in user code, a failed accuracy check or run of the "
+           "benchmark harness; timings, speedup and compression ratio only with enough samples). "
            "Green: an improvement. Library frames' breaks and recompiles are reported, gated with "
            "`--threshold library_graph_breaks=0`.")
 only = wide[wide["status"] != "compared"][["model", "status"]]

@@ -11,7 +11,7 @@ data.stop_if_empty()
 f = filters.current()
 
 counts = data.run("dashboard/overview_counts", **f).iloc[0]
-if counts["runs"] == 0:
+if counts["runs"] == 0 and not counts["harness_result_runs"]:
     st.warning(f"No runs match the filters ({filters.describe()}).")
     st.stop()
 cols = st.columns(8)
@@ -20,6 +20,11 @@ for col, (label, key) in zip(cols, [
     ("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"), ("Ingest errors", "ingest_errors"),
 ], strict=False):
     col.metric(label, data.number(counts[key]))
+if counts["harness_result_runs"]:
+    n = int(counts["harness_result_runs"])
+    st.caption(f"Runs are compiles. Beside them, {plural(n, 'run')} {'holds' if n == 1 else 'hold'} a benchmark "
+               "harness's results and compiled nothing (a job's CSVs, CI's expected values): the Benchmark suite "
+               "page reads them.")
 if counts["runs"] == 1:
     st.info("One run in view: Trends and Compare need runs of at least two compiler versions or dates.")
 runs = int(counts["runs"])
@@ -42,7 +47,7 @@ st.subheader("Compiler versions and devices")
 data.table(data.run("dashboard/overview_versions", **f))
 
 st.subheader("Latest fusion rate and kernel count per workload")
-st.caption("The latest run of each workload (model, mode, dtype, variant, batch and device): the newest compiler "
+st.caption("The latest run of each workload (model, mode, dtype, variant, batch, device, harness run): the newest compiler "
            "release, then build, then start time. Fusion rate = 1 − post-fusion nodes / pre-fusion nodes: the "
            "share of scheduler nodes that fusion merged away.")
 PAGE = 200

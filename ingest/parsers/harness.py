@@ -63,12 +63,39 @@ def csv_kind(header: list[str]) -> str | None:
     return None
 
 
-def is_harness_csv(head: bytes) -> bool:
+def harness_csv_kind(head: bytes) -> str | None:
+    """The kind of the harness CSV whose first bytes are `head` (csv_kind); None for any other file."""
     line = head.split(b"\n", 1)[0].rstrip(b"\r")
     try:
-        return csv_kind(next(csv.reader([line.decode("utf-8")]))) is not None
+        return csv_kind(next(csv.reader([line.decode("utf-8")])))
     except (UnicodeDecodeError, StopIteration, csv.Error):
-        return False
+        return None
+
+
+def is_harness_csv(head: bytes) -> bool:
+    return harness_csv_kind(head) is not None
+
+
+# The harness's modes, as its CSVs' kinds: a process of one is a workload apart from one of the
+# other (accuracy runs a smaller batch with fallback_random on).
+MODES = ("performance", "accuracy")
+
+
+def run_mode(kinds: set[str] | frozenset[str], inductor_config: str | None) -> str | None:
+    """Whether a compile was the harness's performance or accuracy run: the kind of the harness CSVs
+    it lies beside when they are of one mode; beside both (one folder for a whole job), its Inductor
+    config says, as the harness sets `fallback_random` in accuracy runs only; None when nothing says."""
+    modes = set(kinds) & set(MODES)
+    if len(modes) == 1:
+        return modes.pop()
+    if not modes or not inductor_config:
+        return None
+    try:
+        config = orjson.loads(inductor_config)
+    except orjson.JSONDecodeError:
+        return None
+    value = config.get("fallback_random") if isinstance(config, dict) else None
+    return None if not isinstance(value, bool) else "accuracy" if value else "performance"
 
 
 def is_harness_json(head: bytes) -> bool:

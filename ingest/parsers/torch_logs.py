@@ -64,13 +64,16 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
     events = _EventBuilder(parsed)
     autotune = _AutotuneTables(parsed)
     pending_benchmark: str | None = None
+    candidates = _Candidates(parsed)
     for lineno, line in enumerate(lines, 1):
         if autotune.open or line.startswith(_AUTOTUNE_STARTS):
             if autotune.feed(line.rstrip("\r\n"), lineno):
                 continue
         if "[__" not in line:
             if "Best config for " in line:
-                _best_config(parsed, line, lineno)
+                candidates.best(line, lineno)
+            elif "nreg " in line or "Benchmark all input configs for " in line:
+                candidates.feed(line, lineno)
             continue
         for tag in _TAGS:
             idx = line.find(tag)
@@ -99,28 +102,60 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
 
 
 # Inductor's autotuner at debug level (TORCH_LOGS="+torch._inductor.runtime.triton_heuristics"), once
-# it timed a kernel's configs: the one it keeps, with the registers, spills and shared memory of its
-# binary (Triton reads them at load; no other artifact holds them)
+# it timed a kernel's configs: `Benchmark all input configs for K, get:`, then a line for each config
+# it timed, then `Best config for K: ...`, the one it keeps; each with the registers, spills and
+# shared memory of its binary (Triton reads them at load; no other artifact holds them)
 _BEST_CONFIG = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Best config for (?P<kernel>\S+): (?P<config>.*): (?P<ms>[^:,]+), "
                           r"nreg (?P<nreg>-?\d+), nspill (?P<nspill>-?\d+), #shared-mem (?P<shared>\S+)$")
+_BENCHMARK_ALL = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Benchmark all input configs for (?P<kernel>\S+), get:$")
+_CANDIDATE = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?(?P<config>\w+: .*): (?P<ms>[^:,]+), "
+                        r"nreg (?P<nreg>-?\d+), nspill (?P<nspill>-?\d+), #shared-mem (?P<shared>\S+)$")
 _CONFIG_ITEM = re.compile(r"(\w+): ([^,]+)")
 
 
-def _best_config(parsed: Parsed, line: str, lineno: int) -> None:
-    m = _BEST_CONFIG.search(line.rstrip("\r\n"))
-    if m is None:
-        parsed.counters["torch_logs.best_config_unread"] += 1
-        return
+class _Candidates:
+    """The configs the autotuner timed for a kernel (chosen false), until its `Best config` line
+    marks the one it keeps (chosen true); a best config without candidate lines is a row of its own."""
+
+    def __init__(self, parsed: Parsed):
+        self.parsed = parsed
+        self.kernel: str | None = None
+        self.compile_id: str | None = None
+        self.rows: list[dict] = []
+
+    def feed(self, line: str, lineno: int) -> None:
+        text = line.rstrip("\r\n")
+        if (m := _BENCHMARK_ALL.search(text)) is not None:
+            self.kernel, self.compile_id, self.rows = m["kernel"], m.group(1), []
+        elif self.kernel is not None and (m := _CANDIDATE.search(text)) is not None:
+            row = _config_row(m, self.kernel, m.group(1) or self.compile_id, False, lineno)
+            self.rows.append(row)
+            self.parsed.add("triton_kernels", row)
+
+    def best(self, line: str, lineno: int) -> None:
+        m = _BEST_CONFIG.search(line.rstrip("\r\n"))
+        if m is None:
+            self.parsed.counters["torch_logs.best_config_unread"] += 1
+            return
+        timed = [r for r in self.rows if r["config"] == m["config"]] if self.kernel == m["kernel"] else []
+        if timed:
+            timed[0]["chosen"] = True
+        else:
+            self.parsed.add("triton_kernels", _config_row(m, m["kernel"], m.group(1), True, lineno))
+        self.kernel, self.rows = None, []
+
+
+def _config_row(m: re.Match, kernel: str, compile_id: str | None, chosen: bool, lineno: int) -> dict:
     items = dict(_CONFIG_ITEM.findall(m["config"]))
-    parsed.add("triton_kernels", {
-        "compile_id": m.group(1), "kernel_name": m["kernel"], "source": SOURCE, "cache_key": None,
+    return {
+        "compile_id": compile_id, "kernel_name": kernel, "source": SOURCE, "cache_key": None,
         "num_warps": _int_text(items.get("num_warps")), "num_stages": _int_text(items.get("num_stages")),
         "num_ctas": _int_text(items.get("num_ctas")), "maxnreg": _int_text(items.get("maxnreg")),
         "shared_bytes": _int_text(m["shared"]), "target": None, "triton_version": None,
-        "config": m["config"], "chosen": True, "autotune_state": None, "num_configs": None, "compile_time_us": None,
+        "config": m["config"], "chosen": chosen, "autotune_state": None, "num_configs": None, "compile_time_us": None,
         "n_regs": int(m["nreg"]), "n_spills": int(m["nspill"]),
         "metadata": {"time_ms": _float_text(m["ms"]), "line": lineno},
-    })
+    }
 
 
 def _int_text(v: str | None) -> int | None:

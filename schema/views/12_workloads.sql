@@ -1,5 +1,7 @@
 -- The workload a run measured, the one identity every grouping, delta, trend and "latest" uses:
--- the model plus the workload labels (mode, dtype, variant, batch), the run's device and, for a rank
+-- the model plus the workload labels (mode, dtype, variant, batch, and harness: the benchmark
+-- harness's performance or accuracy run, which differ in batch size and fallback_random; the
+-- ingest labels a harness process by the CSVs beside it, ingest/parsers/harness.run_mode), the run's device and, for a rank
 -- of a multi-rank job, its rank: the ranks of a job are runs of their own that may compile different
 -- graphs (a rank that skips a frame, collectives only some issue), so rank 1 compares with rank 1,
 -- never with the job's other ranks. A run of one process has no rank and no rank part. Other labels
@@ -8,7 +10,7 @@
 -- dtype=fp32 mode=infer variant=default]` (the keys a run has, sorted; device and rank are the run's
 -- columns, else its labels; values as workload_value spells them); `iwh compare --pair-on` names
 -- other keys.
-CREATE OR REPLACE MACRO workload_labels() AS ['batch', 'device', 'dtype', 'mode', 'rank', 'variant'];
+CREATE OR REPLACE MACRO workload_labels() AS ['batch', 'device', 'dtype', 'harness', 'mode', 'rank', 'variant'];
 
 -- workload_value(key, value): a workload label's value in its one spelling, so that two tools'
 -- words for one thing make one workload. PyTorch's benchmark harness says mode inference/training

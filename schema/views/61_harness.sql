@@ -4,13 +4,16 @@
 --
 -- harness_links: a harness row's model among the runs of its job: runs named after the model whose
 -- folder is the CSV's folder or lies below it (the process of the harness that compiled it, with
--- its graphs, kernels and graph breaks). Runs of harness files alone (harness_holders) are not compiles.
+-- its graphs, kernels and graph breaks), of the row's mode where the run's `harness` label says one
+-- (a job's folder may hold both modes' processes; the compilation-metrics CSV is the performance
+-- run's). Runs of harness files alone (harness_holders) are not compiles.
 CREATE OR REPLACE VIEW harness_links AS
 SELECT h.run_id, h.file, h.line, r.run_id AS linked_run_id
 FROM harness_results h
 JOIN runs r ON r.model = h.model
            AND (r.source_path = h.job OR starts_with(r.source_path, h.job || '/'))
 WHERE h.kind <> 'expected'
+  AND coalesce(r.labels ->> 'harness' = CASE h.kind WHEN 'compile_times' THEN 'performance' ELSE h.kind END, true)
   AND r.run_id NOT IN (SELECT run_id FROM harness_holders);
 
 -- harness_rows: every harness row with what its runs add: the release (the linked run's compiler,
@@ -19,8 +22,8 @@ WHERE h.kind <> 'expected'
 -- than once). suite, mode and dtype fall back on the holding run's labels of those names; mode and
 -- dtype are spelled as workload_value spells them (the harness's inference/float32 read infer/fp32).
 -- workload: the row's model as a workload (workload_key over its device, mode, dtype and the holding
--- run's variant), without batch: HUD's record of a model pairs its accuracy row, which the harness
--- runs at a small batch (8, 4 or 1), with its performance row at the model's own.
+-- run's variant), without batch and harness mode: HUD's record of a model pairs its accuracy row,
+-- which the harness runs at a small batch (8, 4 or 1), with its performance row at the model's own.
 CREATE OR REPLACE VIEW harness_rows AS
 WITH linked AS (
     SELECT l.run_id, l.file, l.line,
@@ -48,23 +51,26 @@ WITH linked AS (
 SELECT *,
        workload_key(model, device, NULL,
                     json_merge_patch(coalesce(labels, '{}'), json_object('mode', mode, 'dtype', dtype)),
-                    list_filter(workload_labels(), k -> k NOT IN ('batch', 'rank'))) AS workload
+                    list_filter(workload_labels(), k -> k NOT IN ('batch', 'harness', 'rank'))) AS workload
 FROM spelled;
 
--- harness_models(point_key): HUD's record, one per workload (harness_rows.workload: the model, mode,
+-- harness_models(point_key, runs): HUD's record, one per workload (harness_rows.workload: the model, mode,
 -- dtype, device and variant, the holding run's label, so two Inductor configs of one release stay
 -- apart) of a suite and backend at a point: its accuracy (the latest accuracy row, by release_order)
 -- beside its speedup, latencies and memory (the latest performance row). A point is a compiler version
 -- (point_key = 'compiler' or NULL) or the value of a label (point_key = 'nightly': one point a night).
 -- A model with an accuracy row and no performance row has speedup NULL: it does not pass (HUD counts
--- speedup 0 as a failure), and the other way round accuracy NULL.
-CREATE OR REPLACE MACRO harness_models(point_key) AS TABLE
+-- speedup 0 as a failure), and the other way round accuracy NULL. runs: NULL, or a list of run ids (`iwh
+-- compare`'s side): only the rows that measured those runs (linked_run_id), all at one point, 'runs'.
+CREATE OR REPLACE MACRO harness_models(point_key, runs) AS TABLE
 WITH pointed AS (
-    SELECT *, CASE WHEN point_key IS NULL OR point_key = 'compiler' THEN compiler_version
+    SELECT *, CASE WHEN runs IS NOT NULL THEN 'runs'
+                   WHEN point_key IS NULL OR point_key = 'compiler' THEN compiler_version
                    ELSE labels ->> point_key END AS point,
            labels ->> 'variant' AS variant
     FROM harness_rows
     WHERE kind IN ('performance', 'accuracy')
+      AND (runs IS NULL OR list_contains(runs, linked_run_id))
 ), latest AS (
     SELECT * FROM pointed
     QUALIFY row_number() OVER (PARTITION BY kind, suite, point, backend, workload
@@ -99,7 +105,7 @@ FULL JOIN a
   ON p.workload = a.workload AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
  AND p.backend IS NOT DISTINCT FROM a.backend;
 
--- harness_summary(point_key): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
+-- harness_summary(point_key, runs): HUD's compiler dashboard, per (suite, point, mode, dtype, backend,
 -- device, variant) (torchci/lib/benchmark/compilerUtils.ts), over the group's workloads (a model
 -- each, harness_models): an aggregate over workloads, as HUD's suite numbers are.
 --   workloads            models of the group; passed_workloads: those that pass (harness_models)
@@ -109,21 +115,24 @@ FULL JOIN a
 --   compression_ratio    mean of compression_ratio over those workloads, when <> 0
 --   dynamo_peak_mem      mean over the workloads whose accuracy passes (GB)
 -- geomean_speedup_all: over every workload with a speedup > 0, for jobs that ran no accuracy check.
-CREATE OR REPLACE MACRO harness_summary(point_key) AS TABLE
+-- runs: as harness_models's (NULL: every row). Macros take no default parameters: DuckLake's catalog cannot hold one.
+CREATE OR REPLACE MACRO harness_summary(point_key, runs) AS TABLE
 SELECT
     suite, point, mode, dtype, backend, device, variant,
     min(compiler_version) AS compiler_version,
     count(*) AS workloads,
     count(*) FILTER (WHERE passed) AS passed_workloads,
     count(*) FILTER (WHERE passed)::DOUBLE / count(*) AS pass_rate,
-    exp(avg(ln(speedup)) FILTER (WHERE accuracy_passed AND speedup > 0)) AS geomean_speedup,
+    -- ln of a positive speedup only: DuckDB computes an aggregate's argument before its FILTER, and
+    -- a model the harness could not run has speedup 0
+    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END)) FILTER (WHERE accuracy_passed)) AS geomean_speedup,
     avg(compilation_latency) FILTER (WHERE accuracy_passed AND compilation_latency <> 0) AS compilation_latency,
     avg(compression_ratio) FILTER (WHERE accuracy_passed AND compression_ratio <> 0) AS compression_ratio,
     avg(dynamo_peak_mem) FILTER (WHERE accuracy_passed) AS dynamo_peak_mem,
-    exp(avg(ln(speedup)) FILTER (WHERE speedup > 0)) AS geomean_speedup_all,
+    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END))) AS geomean_speedup_all,
     count(*) FILTER (WHERE accuracy IS NULL) AS workloads_without_accuracy,
     count(*) FILTER (WHERE speedup IS NULL) AS workloads_without_performance
-FROM harness_models(point_key)
+FROM harness_models(point_key, runs)
 GROUP BY suite, point, mode, dtype, backend, device, variant;
 
 -- harness_phase_times: the compilation-metrics CSVs long: seconds per dynamo_timed function, per

@@ -3,12 +3,16 @@
 -- Counts over the runs the filters pick; kernels are generated kernels, extern calls apart. Of the
 -- runs, how many have profiled kernel times, a profile without kernel events (a CPU run's: the
 -- profiler records CPU ops, not Inductor's C++ kernels), or no profile; and how many failed a compile.
+-- runs, workloads and models count compiles: the runs that hold a benchmark harness's results and
+-- compiled nothing (harness_holders) are counted apart, as harness_result_runs.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
-WITH picked AS (
+WITH chosen AS (
     SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+), picked AS (
+    SELECT * FROM chosen WHERE run_id NOT IN (SELECT run_id FROM harness_holders)
 ), rolled AS (
     SELECT u.* FROM run_rollups u WHERE run_id IN (SELECT run_id FROM picked)
 )
@@ -21,9 +25,10 @@ SELECT
     (SELECT coalesce(sum(graphs), 0)::BIGINT FROM rolled)           AS graphs,
     (SELECT coalesce(sum(generated_kernel_rows), 0)::BIGINT FROM rolled) AS kernels,
     (SELECT coalesce(sum(extern_calls), 0)::BIGINT FROM rolled)     AS extern_calls,
-    (SELECT count(*) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS ingest_errors,
-    (SELECT count(DISTINCT run_id) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM picked)) AS runs_with_errors,
+    (SELECT count(*) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM chosen)) AS ingest_errors,
+    (SELECT count(DISTINCT run_id) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM chosen)) AS runs_with_errors,
     (SELECT count(*) FROM rolled WHERE kernel_timings > 0)          AS runs_with_kernel_times,
     (SELECT count(*) FROM rolled WHERE profiler_files > 0 AND kernel_timings = 0) AS runs_profile_without_kernels,
     (SELECT count(*) FROM picked WHERE run_id NOT IN (SELECT run_id FROM rolled WHERE profiler_files > 0 OR kernel_timings > 0)) AS runs_without_profile,
-    (SELECT count(*) FROM rolled WHERE failures > 0)                AS runs_with_failures;
+    (SELECT count(*) FROM rolled WHERE failures > 0)                AS runs_with_failures,
+    (SELECT count(*) FROM chosen) - (SELECT count(*) FROM picked)   AS harness_result_runs;

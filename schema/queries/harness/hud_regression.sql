@@ -24,7 +24,7 @@ WITH points AS (
                 WHEN EXISTS (SELECT 1 FROM unnest(string_split($head, ',')) t(v)
                              WHERE s.point = trim(v) OR (coalesce($key, 'compiler') = 'compiler' AND version_matches(s.point, trim(v))))
                 THEN 'head' END AS side
-    FROM harness_summary($key) s
+    FROM harness_summary($key, NULL) s
 ), long AS (
     -- one row per metric (an UNPIVOT, written as a join: read-only SQL takes plain SELECTs)
     SELECT suite, mode, dtype, backend, device, variant, side, point, workloads, m.metric,

@@ -14,7 +14,7 @@ SELECT m.suite, m.point, m.mode, m.dtype, m.backend, m.device, m.variant, m.mode
        m.graph_breaks, m.unique_graph_breaks, m.calls_captured, m.unique_graphs, m.fallbacks_to_eager,
        m.performance_run_id, m.accuracy_run_id,
        rm.kernel_count, rm.extern_kernel_count, rm.graph_breaks AS run_graph_breaks
-FROM harness_models($key) m
+FROM harness_models($key, NULL) m
 LEFT JOIN run_rollups rm ON rm.run_id = coalesce(m.performance_run_id, m.accuracy_run_id)
 WHERE ($suite IS NULL OR m.suite = $suite) AND ($model IS NULL OR m.model = $model)
 ORDER BY m.suite, m.workload, m.backend, version_key(m.point), m.point;

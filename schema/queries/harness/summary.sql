@@ -14,6 +14,6 @@ SELECT suite, point, mode, dtype, backend, device, variant, workloads, passed_wo
        round(compilation_latency, 3) AS compilation_latency_s, round(compression_ratio, 4) AS compression_ratio,
        round(dynamo_peak_mem, 3) AS dynamo_peak_mem_gb, round(geomean_speedup_all, 4) AS geomean_speedup_all,
        workloads_without_accuracy, workloads_without_performance
-FROM harness_summary($key)
+FROM harness_summary($key, NULL)
 WHERE ($suite IS NULL OR suite = $suite)
 ORDER BY suite, mode, dtype, backend, device, variant, version_key(point), point;

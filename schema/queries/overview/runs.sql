@@ -1,12 +1,16 @@
 -- Runs: model, workload, compiler version, device, graphs, kernels, failures and ingest errors per run
 -- Newest first. Kernels are generated kernels; extern calls are counted apart; failures are failed
--- frame compiles (views/20_run_metrics.sql); workload as in views/12_workloads.sql.
+-- frame compiles (views/20_run_metrics.sql); workload as in views/12_workloads.sql. kind: compile, or
+-- `harness results` for a run that holds a benchmark harness's CSVs and compiled nothing (a job's CSVs
+-- held apart from its processes, CI's expected values: views/61_harness.sql's harness_holders),
+-- which is no workload.
 -- @param model VARCHAR only this model
 -- @param limit INTEGER at most this many runs
 SELECT
     m.run_id,
     m.model,
-    m.workload,
+    CASE WHEN h.run_id IS NULL THEN m.workload END AS workload,
+    CASE WHEN h.run_id IS NULL THEN 'compile' ELSE 'harness results' END AS kind,
     m.compiler_version,
     m.device,
     m.backend,
@@ -20,6 +24,7 @@ SELECT
 FROM run_metrics m
 -- one aggregate instead of a count per run: the listing stays fast at 10,000 runs
 LEFT JOIN (SELECT run_id, count(*) AS errors FROM ingest_errors GROUP BY run_id) e USING (run_id)
+LEFT JOIN harness_holders h USING (run_id)
 WHERE ($model IS NULL OR m.model = $model)
 ORDER BY m.started_at DESC NULLS LAST, m.model, m.compiler_version
 LIMIT coalesce($limit, 1000000000);

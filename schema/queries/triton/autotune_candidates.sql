@@ -1,0 +1,19 @@
+-- Every config Inductor's autotuner timed for a Triton kernel: its time, registers, spills, shared memory
+-- One row per config of a kernel that the autotuner's debug log (TORCH_LOGS=
+-- "+torch._inductor.runtime.triton_heuristics") lists under `Benchmark all input configs for K`,
+-- with its time (ms) and its binary's registers, spills and shared memory (bytes); chosen: the one
+-- its `Best config` line keeps. A run without that log has no rows here.
+-- @param run VARCHAR only this run (id or prefix)
+-- @param model VARCHAR only this model
+-- @param kernel VARCHAR only kernels whose name contains this
+SELECT r.model, w.workload, t.run_id, t.kernel_name, t.config,
+       round(TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), 6) AS time_ms,
+       t.num_warps, t.num_stages, t.n_regs, t.n_spills, t.shared_bytes, t.chosen
+FROM triton_kernels t
+JOIN runs r USING (run_id)
+JOIN run_workloads w USING (run_id)
+WHERE t.source = 'torch_logs'
+  AND ($run IS NULL OR starts_with(t.run_id, $run))
+  AND ($model IS NULL OR r.model = $model)
+  AND ($kernel IS NULL OR contains(t.kernel_name, $kernel))
+ORDER BY r.model, w.workload, t.run_id, t.kernel_name, TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), t.config;
