@@ -200,11 +200,9 @@ def model_key(model: str | None, config: dict) -> str:
 
 def run_query(con, name: str, **params) -> list[dict]:
     """A canned query as a list of dicts, on a raw connection or a Warehouse."""
-    con = getattr(con, "con", con)
-    q = canned.get(name)
-    rel = con.execute(q.sql, q.bind(params))
-    cols = [d[0] for d in rel.description]
-    return [dict(zip(cols, row, strict=True)) for row in rel.fetchall()]
+    result = canned.run(getattr(con, "con", con), name, params)
+    cols = [d[0] for d in result.description]
+    return [dict(zip(cols, row, strict=True)) for row in result.fetchall()]
 
 
 def select_runs(con, selector: Selector, model: str | None = None, pair_on: tuple[str, ...] | None = None) -> list[dict]:

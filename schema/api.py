@@ -50,8 +50,7 @@ class Warehouse:
             raise
 
     def query(self, name: str, **params) -> pl.DataFrame:
-        q = queries.get(name)
-        return frame(self.con, q.sql, q.bind(params))
+        return queries.run(self.con, name, params).pl()
 
     @staticmethod
     def queries() -> list[queries.Query]:

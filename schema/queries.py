@@ -118,3 +118,11 @@ def get(name: str) -> Query:
     if matches:
         raise QueryError(f"{name} is ambiguous: {', '.join(q.name for q in matches)}")
     raise QueryError(f"no canned query {name!r}; `iwh queries` lists them")
+
+
+def run(con, name: str, params: dict | None = None):
+    """Run the canned query `name` on a DuckDB connection with `params` (one not given is NULL or its
+    default) and return the connection, its result ready to fetch (`.fetchall()`, `.pl()`, `.df()`):
+    the one way the API, analysis, the CLI and the dashboards run a canned query."""
+    q = get(name)
+    return con.execute(q.sql, q.bind(params or {}))
