@@ -3,13 +3,13 @@
 [...]}}`, plus (2.14) extern_semantic_key, input_shapes, input_dtypes, output_shape, output_dtype.
 
 rows['lineage']: one row per (kernel, distinct innermost user frame), as the trace's kernel stack
-traces give (torch_trace_records.stack_trace_rows), source 'kernel_information'; their graph_id is
+traces give (user_code.stack_trace_rows), source 'kernel_information'; their graph_id is
 None: the assembler puts them on the run's AOTInductor graph.
 """
 
 from __future__ import annotations
 
-from inductor_warehouse.ingest.parsers.torch_trace_records import stack_trace_rows
+from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
 from inductor_warehouse.ingest.rows import Parsed
 
 

@@ -23,7 +23,7 @@ those folders their cross-run identity.
 
 from __future__ import annotations
 
-from inductor_warehouse.ingest.parsers.torch_trace_records import stack_trace_rows
+from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
 from inductor_warehouse.ingest.rows import Parsed
 
 SCHEMA_VERSION = 1

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.torch_trace_records import is_library_file
+from inductor_warehouse.ingest.parsers.user_code import is_library_file
 from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "torch_logs"

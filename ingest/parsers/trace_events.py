@@ -1,0 +1,158 @@
+"""Readers of what happened to a compile: `dynamo_start`, graph breaks, recompiles and failures (compile_events).
+
+A failed compile is reported twice: a `dynamo_error` artifact, then the compile's metrics
+(fail_type). One failure is stored: the metrics', which every release writes; an error waits (by
+compile id without attempt) for them, and stands alone when none come.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
+from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
+from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame, is_library_file
+from inductor_warehouse.ingest.rows import Parsed
+
+SOURCE = "torch_trace"
+_GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
+# a recompile reason starts with the id of the compile whose guards failed: `0/0: ...`, `!0/7/0: ...`
+_REASON_START = re.compile(r"^!?[\d-]+(?:/[\d-]+)+(?:_\d+)?: ")
+_ERROR_TAIL = ("from user code:", "Set TORCH")
+# Exceptions Dynamo treats as soft failures (convert_frame's `soft_fail`): the frame is skipped and
+# runs eagerly. Any other failure falls back to eager only when errors are suppressed.
+_SOFT_FAILURES = frozenset({"Unsupported", "UserError", "CacheLimitExceeded", "RecompileLimitExceeded"})
+
+
+def read_dynamo_start(state, lineno, meta, cid, data):
+    """The file of the code a frame compiles (written before a compile's events): library frames are told apart."""
+    state.started.add(without_attempt(cid))
+    stack = meta.get("stack") if isinstance(meta, dict) else None
+    if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
+        name = stack[-1].get("filename")
+        name = state.strings.get(name) if isinstance(name, int) else name
+        if isinstance(name, str):
+            state.frame_files[frame_key(cid)] = name
+
+
+def read_graph_break(state, lineno, meta, cid, data):
+    graph_break_row(state.parsed, cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+
+
+def read_recompile(state, lineno, meta, cid, data):
+    recompile_rows(state.parsed, cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+
+
+def read_dynamo_error(state, lineno, meta, cid, data):
+    error = dynamo_error_event(cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+    key = without_attempt(cid)
+    if key in state.failed_compiles or key in state.pending_errors:
+        state.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+    else:
+        state.pending_errors[key] = error
+
+
+def store_failure(state, failure: dict | None) -> None:
+    """A compile's metrics reported a failure (or none): store it once, with the frame its
+    dynamo_error named when the metrics name none."""
+    if failure is None:
+        return
+    key = without_attempt(failure["compile_id"])
+    error = state.pending_errors.pop(key, None)
+    if error is not None:
+        state.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+        if failure["user_file"] is None:
+            failure["user_file"], failure["user_line"] = error["user_file"], error["user_line"]
+    state.failed_compiles.add(key)
+    state.parsed.add("compile_events", failure)
+
+
+def event(compile_id, kind, reason, user_file, user_line, frame_file=None) -> dict:
+    """in_library: the compiled frame's code (else the event's user frame) is library code."""
+    return {"compile_id": compile_id, "kind": kind, "reason": reason, "user_file": user_file,
+            "user_line": user_line, "source": SOURCE, "in_library": is_library_file(frame_file or user_file)}
+
+
+def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> dict | None:
+    """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
+    then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
+    backward that fails is no frame falling back."""
+    fail_type = as_str(metrics.get("fail_type"))
+    if not fail_type:
+        return None
+    fail_reason = as_str(metrics.get("fail_reason"))
+    failure = event(compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
+                    as_str(metrics.get("fail_user_frame_filename")), as_int(metrics.get("fail_user_frame_lineno")),
+                    as_str(metrics.get("co_filename")))
+    failure["fallback"] = record_kind == "compilation_metrics" and (
+        fail_type.rsplit(".", 1)[-1] in _SOFT_FAILURES or metrics.get("config_suppress_errors") is True)
+    return failure
+
+
+def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
+    """Reason = the message between the `Graph break in user code at F:L` line and the user
+    traceback; Dynamo's own traceback that follows is dropped."""
+    lines = text.split("\n")
+    user_file = user_line = None
+    m = _GRAPH_BREAK_AT.match(lines[0]) if lines else None
+    if m:
+        user_file, user_line = m.group(1), int(m.group(2))
+        lines = lines[1:]
+    end = len(lines)
+    for i, line in enumerate(lines):
+        if line.startswith(("User code traceback:", "Traceback (most recent call last):")):
+            end = i
+            break
+    if user_file is None:
+        user_file, user_line = innermost_user_frame("\n".join(lines[end:]))
+    reason = "\n".join(lines[:end]).strip() or text.strip()
+    parsed.add("compile_events", event(compile_id, "graph_break", reason, user_file, user_line, frame_file))
+
+
+def recompile_rows(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
+    """One row per recompile: a `recompile_reasons` artifact lists the guard that failed on each
+    cached entry of the frame, and all of them failing made one recompile. reason = those failures
+    joined by newlines, details = each of them (raw). The payload is a JSON list, or (2.13+) plain
+    text although its encoding says json, each reason starting with the id of the compile whose guard
+    failed. user_file/user_line: the innermost frame of the first guard's user stack trace, when given."""
+    reasons: list[str] = []
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, list):
+        reasons = [v if isinstance(v, str) else orjson.dumps(v).decode() for v in value]
+    elif isinstance(value, str):
+        reasons = [value]
+    else:
+        for line in text.split("\n"):
+            if reasons and line and not _REASON_START.match(line):
+                reasons[-1] += "\n" + line
+            elif line.strip():
+                reasons.append(line)
+    reasons = [r.strip() for r in reasons if r.strip()]
+    if not reasons:
+        return
+    # 2.14 appends the `User stack trace:` of the failed guard
+    user_file, user_line = innermost_user_frame(reasons[0])
+    recompile = event(compile_id, "recompile", "\n".join(reasons), user_file, user_line, frame_file)
+    recompile["details"] = reasons
+    parsed.add("compile_events", recompile)
+
+
+def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None = None) -> dict:
+    """The failure a `dynamo_error` artifact reports. Reason = the exception of the last traceback
+    of the (possibly chained) error, up to Dynamo's `from user code:` block or its `Set TORCH...`
+    hints; user_file/user_line = the innermost user frame of that block, else of the whole text."""
+    lines = text.rstrip("\n").split("\n")
+    last_tb = max((i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")), default=-1)
+    start = next((i for i in range(last_tb + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), 0)
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(_ERROR_TAIL)), len(lines))
+    user_block = "\n".join(lines[end:]) if end < len(lines) and lines[end].startswith("from user code:") else text
+    user_file, user_line = innermost_user_frame(user_block)
+    reason = "\n".join(lines[start:end]).strip() or text.strip()
+    failure = event(compile_id, "failure", reason, user_file, user_line, frame_file)
+    failure["fallback"] = reason.split(":", 1)[0].rsplit(".", 1)[-1] in _SOFT_FAILURES
+    return failure

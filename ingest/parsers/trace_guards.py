@@ -1,0 +1,39 @@
+"""Readers of Dynamo's guards: the C++ guard tree (`dynamo_cpp_guards_str`) and the old JSON list (`dynamo_guards`)."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from inductor_warehouse.ingest.rows import Parsed
+
+# a leaf guard line; the one after a newline is found by searching for the newline, which is much
+# faster than `^` in MULTILINE mode, tried at every character
+_LEAF_GUARD = re.compile(r"[| ]*\+- [A-Z][A-Z0-9_]*:")
+_LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
+
+
+def read_cpp_guards(state, lineno, meta, cid, data):
+    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=False)
+
+
+def read_json_guards(state, lineno, meta, cid, data):
+    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=True)
+
+
+def guard_row(parsed: Parsed, compile_id: str | None, text: str, text_md5: str | None, is_json_list: bool) -> None:
+    """guard_count = leaf guards of the C++ guard tree (`+- TENSOR_MATCH: ...`, upper-case kind),
+    GuardManager nodes not counted; for the old JSON `dynamo_guards` kind, the list length.
+    compilation_metrics.guard_count counts Dynamo Guard objects instead, which can expand to
+    several leaves, so the two differ. `text_md5`: the md5 of the text's UTF-8 bytes when known
+    (the tree's key in guard_trees), else None."""
+    if is_json_list:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            value = None
+        count = len(value) if isinstance(value, list) else None
+    else:
+        count = len(_LEAF_GUARD_AFTER_NEWLINE.findall(text)) + (_LEAF_GUARD.match(text) is not None)
+    parsed.add("guards", {"compile_id": compile_id, "guard_count": count, "text": text, "tree_hash": text_md5})

@@ -1,0 +1,156 @@
+"""Readers of a compile's metrics (`compilation_metrics`, its backward's and its runtime's) and of
+`torch_version`: compilations, their timings, restarts, failures and cudagraph skips, and run facts.
+
+compilations, timings, restarts and failures take compilation_metrics' own `compile_id`, which names
+the frame compile without the attempt (`0/0`); the envelope's id when the record has none (older
+torch). An id that differs by more than the attempt is a warning.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
+from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
+from inductor_warehouse.ingest.parsers.trace_events import event, failure_event, store_failure
+from inductor_warehouse.ingest.parsers.trace_values import as_bool, as_float, as_int, as_str
+from inductor_warehouse.ingest.rows import Parsed
+
+# compilations columns by type; values of another type are coerced or dropped so that every
+# column keeps one Python type for the pyarrow bulk load.
+_INT_COLS = (
+    "co_firstlineno", "graph_op_count", "graph_node_count", "graph_input_count", "guard_count",
+    "shape_env_guard_count", "start_time_us", "duration_us", "dynamo_cumulative_compile_time_us",
+    "aot_autograd_cumulative_compile_time_us", "inductor_cumulative_compile_time_us",
+    "inductor_code_gen_cumulative_compile_time_us", "triton_compile_time_us",
+    "compile_time_autotune_time_us", "fail_user_frame_lineno",
+)
+_FLOAT_COLS = ("entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s")
+_STR_COLS = (
+    "co_name", "co_filename", "frame_key", "fail_type", "fail_reason", "fail_user_frame_filename", "pytorch_version",
+    "inductor_config",  # JSON text already (torch writes it as a string); an object is serialised
+)
+_BOOL_COLS = ("is_forward", "has_guarded_code")
+# left out of `record`: inductor_config is a column, inductor_provenance is the compile's
+# inductor_provenance_tracking_kernel_stack_traces artifacts again (lineage), and most of a record's bytes
+KEPT_ELSEWHERE = frozenset({"inductor_config", "inductor_provenance"})
+_CACHE_COUNTS = {
+    "fx_cache_local_hits": "inductor_fx_local_cache_hit_count",
+    "fx_cache_local_misses": "inductor_fx_local_cache_miss_count",
+    "fx_cache_remote_hits": "inductor_fx_remote_cache_hit_count",
+    "fx_cache_remote_misses": "inductor_fx_remote_cache_miss_count",
+    "aot_cache_local_hits": "aotautograd_local_cache_hit_count",
+    "aot_cache_local_misses": "aotautograd_local_cache_miss_count",
+    "aot_cache_remote_hits": "aotautograd_remote_cache_hit_count",
+    "aot_cache_remote_misses": "aotautograd_remote_cache_miss_count",
+}
+
+# (metrics field, factor to µs). The timing name is the field without its unit suffix.
+PHASE_FIELDS = (
+    ("entire_frame_compile_time_s", 1e6),
+    ("backend_compile_time_s", 1e6),
+    ("inductor_compile_time_s", 1e6),
+    ("code_gen_time_s", 1e6),
+    ("dynamo_cumulative_compile_time_us", 1),
+    ("aot_autograd_cumulative_compile_time_us", 1),
+    ("inductor_cumulative_compile_time_us", 1),
+    ("inductor_code_gen_cumulative_compile_time_us", 1),
+    ("backward_cumulative_compile_time_us", 1),
+    ("triton_compile_time_us", 1),
+    ("compile_time_autotune_time_us", 1),
+    ("runtime_triton_autotune_time_us", 1),
+)
+_PHASE_NAMES = tuple((f, f.rsplit("_", 1)[0], k) for f, k in PHASE_FIELDS)
+_CUDAGRAPH_SKIP_PREFIX = re.compile(r"^skipping cudagraphs? due to ")
+_RUN_FACTS = (("compiler_version", "pytorch_version"), ("python_version", "python_version"),
+              ("triton_version", "triton_version"), ("cuda_version", "cuda_version"))
+
+
+def read_metrics(state, lineno, metrics, cid, data, record_kind="compilation_metrics"):
+    parsed = state.parsed
+    if not isinstance(metrics, dict):
+        parsed.problem(f"{record_kind} metadata is not an object", lineno, "error")
+        return
+    own = metrics.get("compile_id")
+    compile_id = own if isinstance(own, str) and own else cid
+    if cid is not None and compile_id != cid and compile_id != without_attempt(cid):
+        parsed.problem(f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning")
+    if isinstance(metrics.get("co_filename"), str):
+        state.frame_files.setdefault(frame_key(compile_id), metrics["co_filename"])
+    compilation_rows(parsed, record_kind, metrics, compile_id)
+    store_failure(state, failure_event(record_kind, metrics, compile_id))
+    state.finished.add(without_attempt(compile_id))
+    count_cache_lookups(state, compile_id, parsed.rows["compilations"][-1])
+    facts = parsed.facts
+    if record_kind == "compilation_metrics" and state.metrics_epoch is None:
+        start = metrics.get("start_time")
+        if isinstance(start, (int, float)) and not isinstance(start, bool) and start > 0:
+            state.metrics_epoch = float(start)
+    for fact, field in _RUN_FACTS:
+        v = metrics.get(field)
+        if isinstance(v, str) and v and fact not in facts:
+            facts[fact] = v
+
+
+def read_bwd_metrics(state, lineno, metrics, cid, data):
+    read_metrics(state, lineno, metrics, cid, data, "bwd_compilation_metrics")
+
+
+def read_runtime_metrics(state, lineno, metrics, cid, data):
+    # runtime work of a compiled graph (cudagraphify, autotuning at run time): only a cudagraph
+    # skip is kept; the compile's own metrics hold the rest
+    if isinstance(metrics, dict):
+        own = metrics.get("compile_id")
+        cudagraph_skip_row(state.parsed, metrics, own if isinstance(own, str) and own else cid, "compilation_metrics")
+
+
+def read_torch_version(state, lineno, meta, cid, data):
+    value = state.json(data.decode("utf-8", "replace"), lineno, "torch_version")
+    if isinstance(value, dict):
+        facts = state.parsed.facts
+        if isinstance(value.get("pytorch_version"), str):
+            facts["compiler_version"] = value["pytorch_version"]
+        if isinstance(value.get("commit"), str):
+            facts["compiler_commit"] = value["commit"]
+
+
+def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id: str | None) -> None:
+    row = {"compile_id": compile_id, "record_kind": record_kind}
+    for c in _STR_COLS:
+        row[c] = as_str(metrics.get(c))
+    for c in _INT_COLS:
+        row[c] = as_int(metrics.get(c))
+    for c in _FLOAT_COLS:
+        row[c] = as_float(metrics.get(c))
+    for c in _BOOL_COLS:
+        row[c] = as_bool(metrics.get(c))
+    restarts = metrics.get("restart_reasons")
+    row["restart_reasons"] = [str(r) for r in restarts] if isinstance(restarts, list) else None
+    for column, field in _CACHE_COUNTS.items():
+        row[column] = as_int(metrics.get(field))
+    row["record"] = orjson.dumps({k: v for k, v in metrics.items() if k not in KEPT_ELSEWHERE}).decode()
+    parsed.add("compilations", row)
+
+    # the lazily compiled backward of a compile id reports the same phase names as its forward
+    prefix = "bwd_" if record_kind.startswith("bwd_") else ""
+    for field, name, factor in _PHASE_NAMES:
+        v = metrics.get(field)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            parsed.add("timings", {
+                "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": prefix + name,
+                "duration_us": float(v) * factor, "calls": 1, "source": "compilation_metrics",
+            })
+
+    cudagraph_skip_row(parsed, metrics, compile_id, "compilation_metrics")
+    for reason in row["restart_reasons"] or ():
+        parsed.add("compile_events", event(compile_id, "restart", reason, None, None, row["co_filename"]))
+
+
+def cudagraph_skip_row(parsed: Parsed, metrics: dict, compile_id: str | None, source: str) -> None:
+    """A compile's `cudagraph_skip_reason` (2.7+), without its "skipping cudagraphs due to " lead."""
+    reason = metrics.get("cudagraph_skip_reason")
+    if isinstance(reason, str) and reason:
+        parsed.add("cudagraph_events", {"compile_id": compile_id, "kind": "skip", "n": 1, "source": source,
+                                        "reason": _CUDAGRAPH_SKIP_PREFIX.sub("", reason).strip()})
