@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from inductor_warehouse.ingest.parsers import harness, profiler, torch_logs, torch_trace, triton_cache
+from inductor_warehouse.ingest.parsers import glog, harness, profiler, torch_logs, torch_trace, triton_cache
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 GRAPH_FILE_KINDS = {
@@ -59,7 +59,6 @@ TRITON_STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".hsaco",
 SPYRE_FILE_RE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
 # Files known to carry nothing the warehouse reads: counted as skipped, never errors.
 KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "debug.log"}
-GLOG_HEAD_RE = re.compile(rb"^(?:\[rank(\d+)\]:)?[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.\d+ (\d+) ", re.M)
 SNIFF_BYTES = 8192
 RANK_FILE_RE = re.compile(r"rank_(\d+)")
 
@@ -218,8 +217,7 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
             return Artifact(f, "unreadable")
         if torch_trace.is_torch_trace(first):
             art.kind = "torch_trace"
-            m = GLOG_HEAD_RE.search(first)
-            art.first_record = (m.group(1), *m.group(2, 3, 4, 5, 7)) if m else None
+            art.first_record = glog.first_prefix(first)
         elif name.endswith(".json") and profiler.is_profiler_trace(first):
             art.kind = "profiler"
         elif name.endswith(".csv") and (kind := harness.harness_csv_kind(first)):
