@@ -5,9 +5,11 @@ The names come from a scan of every released wheel's `trace_structured` call sit
 (../shared/research/trace_artifacts_by_release.txt: 2.3.1 to 2.14.1) and from `zoo/trace_names.py`
 over the local 2.13.0 and 2.14.1 wheels, which also follows the names passed through wrappers
 (AOTAutograd's runtime-wrapper dumps) and reads computed names as patterns (`fx_graph_cache_*`).
-`tests/test_catalog.py` holds the two together; `docs/trace_records.md` is `markdown()` of this
-table. A record the table does not know is counted per run (`trace_records`, handling 'unknown')
-and in the `iwh ingest` summary: the day a release adds an artifact, it shows.
+`tests/test_catalog.py` holds the two together, and holds the table to the parser's own
+(`ingest/parsers/trace_readers.py`): what it calls parsed or kept has a reader there, named in
+`docs/trace_records.md`, which is `markdown()` of this table. A record the table does not know is
+counted per run (`trace_records`, handling 'unknown') and in the `iwh ingest` summary: the day a
+release adds an artifact, it shows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import re
 from dataclasses import dataclass
 from fnmatch import translate
 from functools import cache, lru_cache
+
+from inductor_warehouse.ingest.parsers.trace_readers import reader_of
 
 # record kinds whose metadata names what they hold: counted by (kind, name)
 NAMED_KINDS = frozenset({"artifact", "graph_dump", "link", "dump_file"})
@@ -262,6 +266,18 @@ def handling_of(kind: str | None, name) -> str:
     return e.handling if e is not None else UNKNOWN
 
 
+def read_by(e: Entry) -> str:
+    """`module.function` of the parser's reader of an entry's records; "" for those left alone."""
+    if e.handling == IGNORED:
+        return ""
+    # a pattern's members are the names its `*` stands for: one of them finds the family's reader
+    reader = reader_of(e.kind, e.name.replace("*", "x") if e.kind in NAMED_KINDS else None)
+    if reader is None:
+        return ""
+    f = getattr(reader, "func", reader)  # a reader bound to one kind of a family is a functools.partial
+    return f"{f.__module__.rpartition('.')[2]}.{f.__name__}"
+
+
 DOC_HEADER = """# TORCH_TRACE records and what the warehouse does with them
 
 Every record kind and artifact name PyTorch 2.3 to 2.14 writes to a `TORCH_TRACE` log, from a scan of
@@ -270,8 +286,9 @@ every released wheel's `trace_structured` call sites and of the names passed thr
 (parsed, and the text itself stored), or **ignored** on purpose, and why. `from` and `until` are
 the first and last releases that write it (`until` empty: 2.14 still does); `2.13+` means written
 by 2.13, an earlier first release not established. A name with `*` is a family computed at run
-time. This page is made from `ingest/catalog.py`'s table by `make docs`; `tests/test_catalog.py` keeps
-the two equal.
+time. `read by` names the function in `ingest/parsers/` that reads its records (the parser's table of
+readers is `trace_readers.py`). This page is made from `ingest/catalog.py`'s table by `make docs`;
+`tests/test_catalog.py` keeps the two equal.
 
 A record of a kind or name not in this table is counted, never an error: the `iwh ingest` summary
 names it ("trace records no release up to 2.14 writes"), `trace_records` holds every run's records
@@ -289,8 +306,10 @@ def document() -> str:
 
 def markdown() -> str:
     """The catalog as the Markdown table of docs/trace_records.md."""
-    out = ["| record kind | name | from | until | handling | what the warehouse does with it |",
-           "|---|---|---|---|---|---|"]
+    out = ["| record kind | name | from | until | handling | what the warehouse does with it | read by |",
+           "|---|---|---|---|---|---|---|"]
     for e in CATALOG:
-        out.append(f"| `{e.kind}` | {f'`{e.name}`' if e.name else ''} | {e.first} | {e.last} | {e.handling} | {e.what} |")
+        reader = read_by(e)
+        out.append(f"| `{e.kind}` | {f'`{e.name}`' if e.name else ''} | {e.first} | {e.last} | {e.handling} | {e.what} "
+                   f"| {f'`{reader}`' if reader else ''} |")
     return "\n".join(out) + "\n"

@@ -42,7 +42,6 @@ __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "
 # few, and the graph ids of later records are looked up among them.
 SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage")
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
-_AOT_GRAPH_KINDS = frozenset({"aot_forward_graph", "aot_inference_graph"})
 
 
 def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
@@ -117,8 +116,6 @@ class TraceState:
             name = meta.get("name") if isinstance(meta, dict) else None
             named = (kind, name)
             self.named[named] = self.named.get(named, 0) + 1
-        elif kind in _AOT_GRAPH_KINDS and cid not in self.aot_compiles:
-            self.aot_compiles[cid] = None
         reader = reader_of(kind, name)
         if reader is not None:
             self.lineno_of_record = lineno

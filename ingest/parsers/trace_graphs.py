@@ -78,6 +78,12 @@ def read_exported_program(state, lineno, meta, cid, data):
         unknown_because="a torch.export program: no Inductor compile, so no kernels or fusions to count"))
 
 
+def read_aot_graph(state, lineno, meta, cid, data):
+    """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it had no kernels."""
+    if cid not in state.aot_compiles:
+        state.aot_compiles[cid] = None
+
+
 def read_post_grad_graph(state, lineno, meta, cid, data):
     state.pending_ops.setdefault(cid, deque()).append((lineno, data.decode("utf-8", "replace")))
 

@@ -20,6 +20,7 @@ from inductor_warehouse.ingest.parsers.trace_events import (
     read_recompile,
 )
 from inductor_warehouse.ingest.parsers.trace_graphs import (
+    read_aot_graph,
     read_exported_program,
     read_graph_dump,
     read_node_mappings,
@@ -56,6 +57,8 @@ READERS = {
     ("inductor_output_code", None): read_output_code,
     ("exported_program", None): read_exported_program,
     ("inductor_post_grad_graph", None): read_post_grad_graph,
+    ("aot_forward_graph", None): read_aot_graph,
+    ("aot_inference_graph", None): read_aot_graph,
     ("artifact", "torch_version"): read_torch_version,
     ("artifact", "dynamo_graph_break_reason"): read_graph_break,
     ("artifact", "recompile_reasons"): read_recompile,
