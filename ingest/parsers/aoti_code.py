@@ -12,14 +12,14 @@ from inductor_warehouse.ingest.parsers.kernel_rows import (
     DEVICE_STR,
     HANDLE,
     HANDLE_TAG,
-    ODD_BREAKS,
     QUOTES,
     SOURCE_NODES,
     SOURCE_NODES_TAG,
-    collective_rows,
+    add_kernels,
     device_facts,
     extern_row,
     generated_row,
+    plain_line_breaks,
     source_node_lists,
 )
 from inductor_warehouse.ingest.rows import Parsed
@@ -45,8 +45,7 @@ def parse_aoti_code(text: str) -> Parsed:
     run_impl (`aoti_torch_<device>_<op>`, the proxy executor's custom-op calls). No AOT ID line:
     no aot_id or phase facts."""
     parsed = Parsed()
-    if any(c in text for c in ODD_BREAKS):
-        text = "\n".join(text.splitlines())
+    text = plain_line_breaks(text)
     generated: dict[str, dict] = {}
     devices: Counter = Counter()
     for m in _AOTI_TRITON.finditer(text):
@@ -126,9 +125,7 @@ def parse_aoti_code(text: str) -> Parsed:
     for name, row in generated.items():
         row["debug_handle"] = handles.get(name)
         row["details"] = orjson.dumps({**row["details"], "calls": calls[name]}).decode()
-    parsed.rows["kernels"] = list(generated.values()) + externs
-    if collectives := collective_rows(externs):
-        parsed.rows["collectives"] = collectives
+    add_kernels(parsed, generated, externs)
     for m in _AOTI_EXTERN.finditer(text):
         device = m["callee"].split("_")[2]
         if device in ("cpu", "cuda", "xpu", "mps", "mtia"):

@@ -20,7 +20,7 @@ HANDLE_TAG = "[Provenance debug handles]"
 HANDLE = re.compile(r"#\s*\[Provenance debug handles\] (?P<kernel>.+):(?P<handle>\d+)\s*$")
 DEVICE_STR = re.compile(r"device_str='(?P<device>[a-z]+)")
 QUOTES = "'''"
-ODD_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks lines there too
+_ODD_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks lines there too
 _HEURISTIC = re.compile(r"^@triton_heuristics\.(?P<kind>\w+)\(", re.M)
 _TRITON_PREFIX = re.compile(r"^triton_(?P<prefix>[a-z]{3})_")
 _PREFIX_CATEGORY = {
@@ -31,7 +31,7 @@ _CPP_REDUCTION = re.compile(r"\btmp_acc\d+")
 _SIZE_HINTS = re.compile(r"size_hints=(?P<hints>\{[^}]*\}|\[[^\]]*\])")
 _META_INT = {key: re.compile(rf"'{key}': (?P<v>\d+)") for key in ("num_load", "num_store", "num_reduction")}
 # detail -> (the text before its value, the value's pattern, the text after it): found by str.find,
-# several times faster than a regex search of the whole decorator for each
+# which is cheaper than a regex search of the whole decorator for each
 _DETAILS = {
     "reduction_hint": ("reduction_hint=ReductionHint.", re.compile(r"\w+"), ""),
     "tile_hint": ("tile_hint=TileHint.", re.compile(r"\w+"), ""),
@@ -42,6 +42,21 @@ _DETAILS = {
 _MUTATED = re.compile(r"'mutated_arg_names': \[(?P<v>[^\]]*)\]")
 _BACKENDS = {"triton": "triton", "cpp": "cpp", "cpp_pybinding": "cpp"}
 _JIT = "\n@triton.jit"
+
+
+def plain_line_breaks(text: str) -> str:
+    """The text with every line break str.splitlines knows made a b"\\n", so line numbers agree with an editor's."""
+    if any(c in text for c in _ODD_BREAKS):
+        return "\n".join(text.splitlines())
+    return text
+
+
+def add_kernels(parsed: Parsed, generated: dict[str, dict], externs: list[dict]) -> None:
+    """rows['kernels']: the generated kernels in definition order, then the extern call sites; and
+    rows['collectives'] from those."""
+    parsed.rows["kernels"] = list(generated.values()) + externs
+    if collectives := collective_rows(externs):
+        parsed.rows["collectives"] = collectives
 
 
 def source_node_lists(m: re.Match) -> tuple[list[str], list[str]]:

@@ -44,14 +44,14 @@ from inductor_warehouse.ingest.parsers.kernel_rows import (
     DEVICE_STR,
     HANDLE,
     HANDLE_TAG,
-    ODD_BREAKS,
     QUOTES,
     SOURCE_NODES,
     SOURCE_NODES_TAG,
-    collective_rows,
+    add_kernels,
     device_facts,
     extern_row,
     generated_row,
+    plain_line_breaks,
     source_node_lists,
 )
 from inductor_warehouse.ingest.rows import Parsed
@@ -83,8 +83,7 @@ def aot_graph_id(first_line: str) -> str | None:
 
 def parse_output_code(text: str) -> Parsed:
     parsed = Parsed()
-    if any(c in text for c in ODD_BREAKS):
-        text = "\n".join(text.splitlines())  # line breaks as str.splitlines knows them, made b"\n"
+    text = plain_line_breaks(text)
     m = _AOT_ID.match(text)
     if m:
         parsed.facts["aot_id"] = int(m["aot_id"])
@@ -202,9 +201,7 @@ def parse_output_code(text: str) -> Parsed:
         if row["backend"] == "cpp":
             devices["cpu"] += 1
 
-    parsed.rows["kernels"] = list(generated.values()) + externs
-    if collectives := collective_rows(externs):
-        parsed.rows["collectives"] = collectives
+    add_kernels(parsed, generated, externs)
     if call_buffers:
         parsed.facts["call_buffers"] = call_buffers
     if saw_call:

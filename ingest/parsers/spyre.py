@@ -268,8 +268,8 @@ def _without_hbm_addresses(dsc):
 
 
 def _first_address(addresses) -> int | None:
-    """The first corelet's start address; one that is not a number (a damaged spec: the fuzzer
-    wrote 20 MB of text there) is unknown, not a failed run."""
+    """The first corelet's start address; one that is not a number (a damaged spec) is
+    unknown, not a failed run."""
     first = next(iter(addresses.values()), None) if isinstance(addresses, dict) else None
     try:
         return int(first)

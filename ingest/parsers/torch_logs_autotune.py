@@ -1,5 +1,11 @@
 """The autotuner's report in TORCH_LOGS text: max-autotune's tables of the choices it timed
-(autotune_choices), and the Triton configs it timed and kept at debug level (triton_kernels)."""
+(autotune_choices), and the Triton configs it timed and kept at debug level (triton_kernels).
+
+Inductor's autotuner at debug level (TORCH_LOGS="+torch._inductor.runtime.triton_heuristics"), once
+it timed a kernel's configs, writes `Benchmark all input configs for K, get:`, then a line for each
+config it timed, then `Best config for K: ...`, the one it keeps; each with the registers, spills
+and shared memory of its binary (Triton reads them at load; no other artifact holds them).
+"""
 
 from __future__ import annotations
 
@@ -10,12 +16,6 @@ import orjson
 from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "torch_logs"
-
-
-# Inductor's autotuner at debug level (TORCH_LOGS="+torch._inductor.runtime.triton_heuristics"), once
-# it timed a kernel's configs: `Benchmark all input configs for K, get:`, then a line for each config
-# it timed, then `Best config for K: ...`, the one it keeps; each with the registers, spills and
-# shared memory of its binary (Triton reads them at load; no other artifact holds them)
 _BEST_CONFIG = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Best config for (?P<kernel>\S+): (?P<config>.*): (?P<ms>[^:,]+), "
                           r"nreg (?P<nreg>-?\d+), nspill (?P<nspill>-?\d+), #shared-mem (?P<shared>\S+)$")
 _BENCHMARK_ALL = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Benchmark all input configs for (?P<kernel>\S+), get:$")

@@ -1,6 +1,12 @@
 """Readers of cache lookups (cache_events): the FX graph, AOTAutograd, precompile and Dynamo caches'
 artifacts, and each Triton kernel's autotune cache (`triton_kernel_info`, with its triton_kernels row).
 
+Cache lookups are logged as artifacts, across releases: `fx_graph_cache_{hit,miss,bypass}` (2.6+),
+`aotautograd_cache_{hit,miss,bypass}` (2.7+), `*_cache_hash` (2.4/2.5: the outcome, if any, is in
+the payload's cache_state), `fx_graph_bundled_cache_hit` (2.8+), `precompile_cache_bypass`,
+`dynamo_cache_*` (2.10+). The payload's cache_state wins over the name (names were edited by hand
+in a tlparse test log, payloads not).
+
 A graph's `cache_state` is its FX graph cache outcome, worked out here (`graph_cache_states`) and
 nowhere else in the parser.
 """
@@ -14,11 +20,7 @@ from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_
 from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "torch_trace"
-# Cache lookups logged as artifacts, across releases: `fx_graph_cache_{hit,miss,bypass}` (2.6+),
-# `aotautograd_cache_{hit,miss,bypass}` (2.7+), `*_cache_hash` (2.4/2.5: the outcome, if any, is in
-# the payload's cache_state), `fx_graph_bundled_cache_hit` (2.8+), `precompile_cache_bypass`,
-# `dynamo_cache_*` (2.10+). The payload's cache_state wins over the name (names were edited by hand
-# in a tlparse test log, payloads not).
+# the names of cache lookup artifacts: (cache, what happened)
 CACHE_ARTIFACT = re.compile(r"^(fx_graph_bundled|fx_graph|aotautograd|precompile|dynamo)_cache_(\w+)$")
 _CACHE_NAMES = {"fx_graph": "fx_graph", "fx_graph_bundled": "bundled_fx_graph", "aotautograd": "aot_autograd",
                 "precompile": "precompile", "dynamo": "dynamo"}

@@ -21,8 +21,8 @@ _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
 # a recompile reason starts with the id of the compile whose guards failed: `0/0: ...`, `!0/7/0: ...`
 _REASON_START = re.compile(r"^!?[\d-]+(?:/[\d-]+)+(?:_\d+)?: ")
 _ERROR_TAIL = ("from user code:", "Set TORCH")
-# Exceptions Dynamo treats as soft failures (convert_frame's `soft_fail`): the frame is skipped and
-# runs eagerly. Any other failure falls back to eager only when errors are suppressed.
+# exceptions Dynamo treats as soft failures (convert_frame's `soft_fail`), whose frame then runs
+# eagerly; any other failure falls back to eager only when errors are suppressed
 _SOFT_FAILURES = frozenset({"Unsupported", "UserError", "CacheLimitExceeded", "RecompileLimitExceeded"})
 
 

@@ -8,8 +8,8 @@ import orjson
 
 from inductor_warehouse.ingest.rows import Parsed
 
-# a leaf guard line; the one after a newline is found by searching for the newline, which is much
-# faster than `^` in MULTILINE mode, tried at every character
+# a leaf guard line; those after the first are found by their newline, which is cheaper than `^`
+# in MULTILINE mode, tried at every character
 _LEAF_GUARD = re.compile(r"[| ]*\+- [A-Z][A-Z0-9_]*:")
 _LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
 
