@@ -36,8 +36,8 @@ _RECORD_FIRST_BYTES = frozenset(b"[VIWEC")  # what a glog line starts with: neve
 _LINES_PER_CHUNK_BYTES = 1 << 20
 _MAX_REPEATED_PROBLEMS = 100  # per kind of problem; a file of garbage gives 100 errors, then a count
 
-# emit(line number, kind, envelope, compile id, payload bytes, payload md5 or None)
-Emit = Callable[[int, "str | None", dict, "str | None", bytes, "str | None"], None]
+# emit(line number, kind, envelope, compile id, payload bytes, payload md5 or None), once a record
+Emit = Callable[[int, str | None, dict, str | None, bytes, str | None], None]
 
 
 def is_torch_trace(head: bytes) -> bool:
