@@ -18,13 +18,13 @@ closes it) and `.iwh-waiting` (whoever had to wait holds it shared, for as long 
     writing -- session ends, no one waits ---> held   (no checkpoint between sessions)
     held ---- the next session ---> writing
     held ---- someone waits (seen within WATCH_S) ---> idle
+    any ----- its writer is killed ---> idle or reading   (the kernel drops every lock it held)
 
 - A reader that comes while a writer waits stands back (takes .iwh-writer shared) for up to
   READER_YIELD_S, then goes ahead: readers coming one after another never starve the writer.
 - A reader that opens every query (the dashboard) keeps the file open between them (`Kept`) until
   KEEP_S pass without a read, or within WATCH_S of someone waiting.
 - Each waiter gives up at its deadline with a WarehouseError that says who held the file.
-- A killed process's locks go with it: the kernel drops its flocks and DuckDB's lock on the file.
 
 A lake: readers never block anyone (each reads a snapshot). Writers take turns on `LakeLock`: a
 PostgreSQL session-level advisory lock keyed by the lake's id, which PostgreSQL drops when a killed
