@@ -41,7 +41,10 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
         con = open_lake(loc, read_only, config)
     else:
         con = open_file(loc, read_only, wait, config)
-        (lock_down_file if lockdown else quiet)(con)
+        if lockdown:
+            lock_down_file(con)
+        else:
+            quiet(con)
     try:
         if read_only:
             check_current(con, loc)
