@@ -66,7 +66,7 @@ golden: setup
 # schema/current.sql, the schema a new warehouse is made with, after adding a migration; and
 # schema/read_functions.txt, the functions SQL people type may call, after a DuckDB upgrade
 schema: setup
-	$(PY) -c "from inductor_warehouse.schema.warehouse import write_current_sql; write_current_sql()"
+	$(PY) -c "from inductor_warehouse.store.migrate import write_current_sql; write_current_sql()"
 	$(PY) -c "from inductor_warehouse.schema.readonly import write_read_functions; write_read_functions()"
 
 # the reference pages made from the code: docs/queries.md, docs/tables.md, docs/trace_records.md
@@ -75,7 +75,7 @@ docs: setup-core
 	$(PY) -c "from inductor_warehouse.ingest.catalog import document; open('docs/trace_records.md', 'w').write(document())"
 
 lint: setup
-	$(VENV)/bin/ruff check inductor_warehouse ingest schema analysis cli dashboards tests bench zoo demo setup.py
+	$(VENV)/bin/ruff check inductor_warehouse ingest schema store analysis cli dashboards tests bench zoo demo setup.py
 
 clean:
 	rm -rf $(DB) $(DB).wal build dist *.egg-info .pytest_cache

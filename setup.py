@@ -12,7 +12,7 @@ from pathlib import Path
 from setuptools import setup
 
 NAMESPACE = "inductor_warehouse"
-FOLDERS = ("schema", "ingest", "analysis", "dashboards", "cli")  # inductor_warehouse.PACKAGES
+FOLDERS = ("schema", "store", "ingest", "analysis", "dashboards", "cli")  # inductor_warehouse.PACKAGES
 
 
 def package_dirs() -> dict[str, str]:

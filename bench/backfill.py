@@ -146,7 +146,7 @@ def _probe(cpus: int, tasks: int, repeats: int) -> None:
 
     from inductor_warehouse.ingest import load, ray_tasks
     from inductor_warehouse.ingest.remote import discover_paths
-    from inductor_warehouse.schema.warehouse import Writer
+    from inductor_warehouse.store.writer import Writer
 
     tmp = Path(tempfile.mkdtemp(prefix="iwh-probe-"))
     try:

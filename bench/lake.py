@@ -21,8 +21,8 @@ from bench.measure import IWH, Proc, check, run
 from bench.queries import bind, canned_latencies, choose_params
 from bench.report import TARGETS, _ok, _table
 from inductor_warehouse.schema import queries as canned
-from inductor_warehouse.schema.api import Warehouse
-from inductor_warehouse.schema.warehouse import connect
+from inductor_warehouse.store.api import Warehouse
+from inductor_warehouse.store.opening import connect
 from tests.servers import Postgres
 
 PROCESSES = (1, 2, 4)

@@ -13,7 +13,7 @@ import time
 from bench.measure import IWH, median, run, timed
 from inductor_warehouse.analysis import compare as cmp
 from inductor_warehouse.schema import queries as canned
-from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.store.api import Warehouse
 
 
 def choose_params(wh: Warehouse) -> dict:

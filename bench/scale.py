@@ -12,7 +12,8 @@ from pathlib import Path
 
 from bench import corpus
 from bench.ingest import _fresh, ingest
-from inductor_warehouse.schema.warehouse import FACT_TABLES, SHARED_TEXTS, connect
+from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
+from inductor_warehouse.store.opening import connect
 
 BASE = corpus.WORK / "base.duckdb"
 COPIES_PER_COMMIT = 24

@@ -13,8 +13,8 @@ import duckdb
 from inductor_warehouse.cli.commands import capture, compare, dashboard, export, ingest, query
 from inductor_warehouse.cli.lean import lean_imports
 from inductor_warehouse.cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
-from inductor_warehouse.schema.location import redact
-from inductor_warehouse.schema.warehouse import WarehouseError, damage_report
+from inductor_warehouse.store.location import redact
+from inductor_warehouse.store.errors import WarehouseError, damage_report
 
 EXAMPLES = """\b
 Examples:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import click
 
-from inductor_warehouse.schema.location import Location, locate
-from inductor_warehouse.schema.warehouse import WarehouseError
+from inductor_warehouse.store.location import Location, locate
+from inductor_warehouse.store.errors import WarehouseError
 
 # schema.frames.FORMATS, spelled out here: importing schema.frames (and with it polars, ~85 ms) on
 # every start would slow `iwh ingest` and `--help`, which print no frames
@@ -85,7 +85,7 @@ def open_warehouse(ctx: click.Context):
     """The warehouse of `ctx`, read-only, as a `schema.api.Warehouse`."""
     import duckdb
 
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     where = location(ctx)
     try:

@@ -22,9 +22,9 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.pool import NullPool
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.schema.bounds import Stuck, check_read_statement, let_go, run_bounded
-from inductor_warehouse.schema.location import Location, locate, redact
-from inductor_warehouse.schema.warehouse import connect
+from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded
+from inductor_warehouse.store.location import Location, locate, redact
+from inductor_warehouse.store.opening import connect
 
 CACHE_SECONDS = 300
 # text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from inductor_warehouse.schema.location import LAKE_PREFIX
+from inductor_warehouse.store.location import LAKE_PREFIX
 
 APP = Path(__file__).parent / "app.py"
 

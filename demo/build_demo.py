@@ -15,8 +15,8 @@ from pathlib import Path
 
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.schema.frames import table
-from inductor_warehouse.schema.api import Warehouse
-from inductor_warehouse.schema.warehouse import default_db_path
+from inductor_warehouse.store.api import Warehouse
+from inductor_warehouse.store.opening import default_db_path
 
 HERE = Path(__file__).parent
 

@@ -7,7 +7,8 @@
         wh.sql("SELECT model, avg(kernel_count) FROM run_metrics GROUP BY ALL")
 
 The packages under this one are the repository's top-level folders (pyproject's package-dir): `schema`
-(the warehouse, its SQL and the API), `ingest`, `analysis`, `dashboards` and `cli`.
+(the warehouse's SQL and what reads it), `store` (where a warehouse lives and how it is opened, locked,
+migrated and written; the API), `ingest`, `analysis`, `dashboards` and `cli`.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from __future__ import annotations
 __all__ = ["Warehouse", "__version__"]
 
 # the layers, lowest first: each imports only those before it (tests/test_layout.py)
-PACKAGES = ("schema", "ingest", "analysis", "dashboards", "cli")
+PACKAGES = ("schema", "store", "ingest", "analysis", "dashboards", "cli")
 
 
 def __getattr__(name: str):
     # lazily: `iwh` imports this package first, and most commands never need Polars
     if name == "Warehouse":
-        from inductor_warehouse.schema.api import Warehouse
+        from inductor_warehouse.store.api import Warehouse
 
         return Warehouse
     if name == "__version__":

@@ -32,9 +32,13 @@ from inductor_warehouse.ingest import forked, ray_tasks
 from inductor_warehouse.ingest.assemble import assemble, file_hash
 from inductor_warehouse.ingest.discover import Run
 from inductor_warehouse.ingest.remote import FetchError, discover_paths, fetched, object_hash
-from inductor_warehouse.schema.location import Location
-from inductor_warehouse.schema.warehouse import (FACT_TABLES, SHARED_TEXTS, WRITE_WAIT_S, WarehouseError, Writer,
-                                                 fill_rollups, rollback, write_failure)
+from inductor_warehouse.ingest.rollups import fill_rollups, migrate
+from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
+from inductor_warehouse.store.connection import rollback
+from inductor_warehouse.store.errors import WarehouseError, write_failure
+from inductor_warehouse.store.location import Location
+from inductor_warehouse.store.protocol import WRITE_WAIT_S
+from inductor_warehouse.store.writer import Writer
 
 _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
@@ -317,7 +321,7 @@ def ingest_paths(
     t0 = time.perf_counter()
     found = discover_paths(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
-    with Writer(db, wait=wait) as writer:
+    with Writer(db, wait=wait, migrate=migrate) as writer:
         with writer.session() as con:
             _recover(con)
             schema = _Schema(con)

@@ -29,7 +29,7 @@ from pathlib import Path, PurePath, PurePosixPath
 
 from inductor_warehouse.ingest.assemble import CHUNK
 from inductor_warehouse.ingest.discover import SNIFF_BYTES, Artifact, Discovery, Entry, Run, discover, group, gunzip_head
-from inductor_warehouse.schema.warehouse import s3_endpoint, s3_region
+from inductor_warehouse.store.extensions import s3_endpoint, s3_region
 
 SCHEME = "s3://"
 # A run is hundreds of small files, each a request whose latency dwarfs its transfer: fetched and

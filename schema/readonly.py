@@ -52,7 +52,6 @@ _EXPRESSIONS = frozenset({"AGGREGATE", "BETWEEN", "CASE", "CAST", "COLLATE", "CO
 _TABLE_REFS = frozenset({"BASE_TABLE", "EMPTY", "EXPRESSION_LIST", "JOIN", "SHOW_REF", "SUBQUERY", "TABLE_FUNCTION"})
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
 _EXPLAIN = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
-_DEFINED = re.compile(r"CREATE OR REPLACE (?:VIEW|MACRO) (\w+)", re.I)
 
 
 class QueryRefused(duckdb.Error):
@@ -188,9 +187,9 @@ def _check_table(catalog: str, schema: str, name: str, ctes: frozenset[str]) -> 
 @functools.cache
 def warehouse_names() -> frozenset[str]:
     """The warehouse's tables, views and macros, as this version makes them."""
-    from inductor_warehouse.schema.warehouse import current_tables, view_files
+    from inductor_warehouse.schema.ddl import current_tables, view_names
 
-    views = {n.lower() for path in view_files() for n in _DEFINED.findall(path.read_text())}
+    views = {n.lower() for n in view_names()}
     return frozenset({name.lower() for name, _ in current_tables()} | views)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from inductor_warehouse.schema import queries as canned
-from inductor_warehouse.schema.warehouse import HERE, migrate, view_files
+from inductor_warehouse.schema.ddl import HERE, create_current, view_files
 
 COMMENTS = HERE / "comments.sql"
 
@@ -185,7 +185,7 @@ def described_schema() -> duckdb.DuckDBPyConnection:
     """A new warehouse in memory (the current schema and its views) with schema/comments.sql applied."""
     con = duckdb.connect()
     try:
-        migrate(con)
+        create_current(con)
         con.execute(COMMENTS.read_text())
     except BaseException:
         con.close()

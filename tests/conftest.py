@@ -150,7 +150,7 @@ def unpacked_corpus(archive: str) -> Path:
 def reader(db: str):
     """A connection to read a warehouse the way iwh's readers do (read-only, locked down): in one
     process, DuckDB shares a file among connections only when they open it with the same settings."""
-    from inductor_warehouse.schema.warehouse import connect
+    from inductor_warehouse.store.opening import connect
 
     return connect(db, read_only=True, lockdown=True)
 
@@ -166,7 +166,7 @@ def held_by_another_process(db: str) -> bool:
 def without_run_keys(con) -> None:
     """Make a warehouse as one written before migration 0011: no run_key anywhere, the migration not
     recorded (the next writer's open applies it)."""
-    from inductor_warehouse.schema.warehouse import FACT_TABLES
+    from inductor_warehouse.schema.ddl import FACT_TABLES
 
     for table in ("runs", *FACT_TABLES):
         con.execute(f"ALTER TABLE {table} DROP COLUMN run_key")

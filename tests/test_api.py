@@ -11,7 +11,7 @@ import pytest
 
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.schema.queries import QueryError
 
 RUNS = Path(__file__).resolve().parent / "fixtures" / "runs"

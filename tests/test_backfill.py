@@ -23,7 +23,7 @@ from inductor_warehouse.ingest import load, remote
 from inductor_warehouse.ingest.discover import SNIFF_BYTES
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers import torch_trace
-from inductor_warehouse.schema.warehouse import TABLES
+from inductor_warehouse.schema.ddl import TABLES
 from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, reader, unpack_cpu_corpora
 
 BUCKET = "backfill"

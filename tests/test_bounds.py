@@ -66,7 +66,7 @@ def test_the_read_only_door_refuses(db, bad):
 def test_the_console_stops_a_runaway_query_and_goes_on_serving(db, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from inductor_warehouse.schema import bounds
+    from inductor_warehouse.store import bounds
 
     monkeypatch.setattr(bounds, "QUERY_SECONDS", 2.0)
     monkeypatch.setenv("IWH_DB", db)

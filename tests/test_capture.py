@@ -239,7 +239,7 @@ def test_capture_with_caches_on_keeps_the_triton_metadata_the_command_added(tmp_
     metadata of the entries a command adds (here a real Triton 3.8 entry, which the command copies in
     as a compile would) is kept in the run folder and ingested; a warm run that adds none keeps none."""
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     entry = next((Path(__file__).parent / "fixtures" / "triton_cache").glob("*/triton_poi_fused_add_0.json")).parent
     script = ("import os, shutil, sys; dest = os.path.join(os.environ['TORCHINDUCTOR_CACHE_DIR'], 'triton', '0', "

@@ -73,7 +73,7 @@ def _verdict(metric: str, base: list[float], head: list[float]) -> tuple[str, fl
 
 def test_each_workload_gates_on_the_harness_numbers_of_its_runs(harness):
     from inductor_warehouse.analysis.compare import compare
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, root = harness
     base, head = _samples(root, "2.13"), _samples(root, "2.14.1")
@@ -109,7 +109,7 @@ def test_hud_suite_numbers_of_each_side_equal_a_hand_computation(harness):
     the accuracy passes and the speedup is not 0; geomean speedup and mean compilation latency and
     compression ratio over the passing ones."""
     from inductor_warehouse.analysis.compare import compare
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, root = harness
     with Warehouse(db) as wh:
@@ -210,7 +210,7 @@ def test_thresholds_move_with_the_threshold_option(harness):
     """`--threshold compilation_latency=30%`: mobilenetv2_100's 26% faster compile is within it."""
     from inductor_warehouse.analysis import regress
     from inductor_warehouse.analysis.compare import compare
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, _ = harness
     with Warehouse(db) as wh:
@@ -226,7 +226,7 @@ def test_thresholds_move_with_the_threshold_option(harness):
 def test_markdown_and_text_show_the_harness_numbers(harness):
     from inductor_warehouse.analysis.compare import compare
     from inductor_warehouse.analysis.render import render
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, _ = harness
     with Warehouse(db) as wh:

@@ -9,7 +9,8 @@ import duckdb
 import orjson
 
 from inductor_warehouse.ingest.parsers.torch_trace import parse_torch_trace
-from inductor_warehouse.schema.warehouse import connect, migration_files
+from inductor_warehouse.schema.ddl import migration_files
+from inductor_warehouse.store.opening import connect
 from tests.conftest import FIXTURES
 
 LOGS = sorted((FIXTURES / "torch_trace").rglob("*.log.gz"))

@@ -16,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.warehouse import connect
+from inductor_warehouse.store.opening import connect
 from tests.conftest import reader, build_fixture_warehouse
 
 ROOT = Path(__file__).resolve().parent.parent

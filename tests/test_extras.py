@@ -78,7 +78,7 @@ def test_the_core_works_with_the_extras_hidden(tmp_path):
 def test_extensions_are_found_under_duckdbs_own_platform_name(tmp_path, monkeypatch):
     import duckdb
 
-    from inductor_warehouse.schema.warehouse import extension_directory
+    from inductor_warehouse.store.extensions import extension_directory
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]

@@ -80,7 +80,9 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
     next maker removes what dead makers left beside it."""
     import duckdb
 
-    import inductor_warehouse.schema.warehouse as wh
+    import inductor_warehouse.store.file as wh
+    from inductor_warehouse.store.location import locate
+    from inductor_warehouse.store.opening import connect
 
     db = tmp_path / "wh.duckdb"
     dead, living = subprocess.Popen(["true"]), subprocess.Popen(["sleep", "60"])
@@ -98,12 +100,12 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
     try:
         monkeypatch.setattr(wh, "migrate", fail)
         with pytest.raises(wh.WarehouseError, match="cannot create a warehouse at .*wh.duckdb: killed"):
-            wh._create_file(wh.locate(str(db)))
+            wh.create_file(locate(str(db)))
         assert not db.exists() and not any(p.exists() for p in abandoned)
         assert [p.name for p in tmp_path.iterdir() if ".iwh-new-" in p.name] == [alive.name]  # its own went too
         monkeypatch.undo()
         ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], str(db))
-        con = wh.connect(str(db), read_only=True)
+        con = connect(str(db), read_only=True)
         assert con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
         con.close()
         assert [p.name for p in tmp_path.iterdir() if ".iwh-new-" in p.name] == [alive.name]
@@ -115,13 +117,14 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
 def test_a_failed_create_leaves_no_file(tmp_path, monkeypatch, request, failure):
     """However making a new warehouse fails, nothing is left under its name or beside it: a wheel
     that lacked schema/current.sql left a 12 KB file that every later command called damaged."""
-    import inductor_warehouse.schema.warehouse as wh
+    import inductor_warehouse.store.file as wh
+    from inductor_warehouse.schema import ddl
 
     db = tmp_path / ("no-such-folder" if failure == "folder missing" else ".") / "wh.duckdb"
     if failure == "schema file missing":
-        monkeypatch.setattr(wh, "CURRENT", tmp_path / "not-installed" / "current.sql")
-        wh._current_ddl.cache_clear()  # (read once a process; again after the test, from the real file)
-        request.addfinalizer(wh._current_ddl.cache_clear)
+        monkeypatch.setattr(ddl, "CURRENT", tmp_path / "not-installed" / "current.sql")
+        ddl._current_ddl.cache_clear()  # (read once a process; again after the test, from the real file)
+        request.addfinalizer(ddl._current_ddl.cache_clear)
     elif failure in ("interrupted", "any error"):
         def fail(con):
             con.execute("CREATE TABLE runs (run_id VARCHAR)")

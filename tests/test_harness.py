@@ -171,14 +171,14 @@ def harness(tmp_path_factory):
 
 
 def _query(db, name, **params):
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     with Warehouse(db) as wh:
         return wh.query(name, **params).to_dicts()
 
 
 def _sql(db, text):
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     with Warehouse(db) as wh:
         return wh.sql(text).to_dicts()
@@ -436,7 +436,7 @@ def test_the_harness_and_the_zoo_spell_one_workload(harness, tmp_path):
     selector in either spelling picks both, and the filters offer one value of each."""
     from inductor_warehouse.analysis.compare import compare, parse_selector, select_runs
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     _, root = harness
     caps = root / "harness-timm"
@@ -468,7 +468,8 @@ def test_migration_0015_keys_a_harness_labelled_run_again(harness, tmp_path):
     import duckdb
 
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.schema.warehouse import connect, migrate
+    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.store.opening import connect
     from tests.test_warehouse_tables import TALLIES, as_before
 
     _, root = harness
@@ -503,7 +504,7 @@ def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
     from inductor_warehouse.analysis.changes import changes
     from inductor_warehouse.analysis.compare import SelectorError, compare
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, root = harness
     copy = str(tmp_path / "w.duckdb")
@@ -584,7 +585,7 @@ def test_accuracy_and_performance_runs_of_a_model_are_two_workloads(harness, tmp
 
     from inductor_warehouse.analysis.compare import compare
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     _, root = harness
     caps = root / "harness-timm"
@@ -643,7 +644,8 @@ def test_migration_0016_keys_a_harness_process_by_its_mode_again(harness, tmp_pa
     import duckdb
 
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.schema.warehouse import connect, migrate
+    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.store.opening import connect
     from tests.conftest import FIXTURES
     from tests.test_warehouse_tables import TALLIES, as_before
 
@@ -705,7 +707,7 @@ def test_changes_lists_the_compile_phases_that_moved_between_releases(harness):
     one release to the next, for each workload apart: each phase's seconds summed from the trace's
     chromium spans here, by hand. One command answers "which phase made 2.14.1 slower"."""
     from inductor_warehouse.analysis.changes import PHASE, changes
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, root = harness
     model = "mobilenetv2_100"

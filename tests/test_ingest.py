@@ -262,14 +262,15 @@ def test_cli_runs_and_read_only_sql(wh, tmp_path):
 
 
 def test_an_older_warehouse_is_upgraded_in_place(tmp_path, monkeypatch):
-    from inductor_warehouse.schema import warehouse
+    from inductor_warehouse.schema import ddl
+    from inductor_warehouse.store import opening as warehouse
 
     migs = tmp_path / "migrations"
     migs.mkdir()
-    for p in warehouse.migration_files():
+    for p in ddl.migration_files():
         shutil.copy(p, migs / p.name)
     db = str(tmp_path / "old.duckdb")
-    monkeypatch.setattr(warehouse, "MIGRATIONS", migs)
+    monkeypatch.setattr(ddl, "MIGRATIONS", migs)
     warehouse.connect(db).close()
     (migs / "9999_test_extra.sql").write_text("ALTER TABLE runs ADD COLUMN test_extra VARCHAR;")
     with pytest.raises(warehouse.WarehouseError, match="upgrade it in place"):
@@ -299,7 +300,7 @@ def test_fusion_groups_name_the_kernel_they_became(wh):
 
 
 def test_a_warehouse_missing_a_newer_view_is_refused_read_only_until_migrated(tmp_path):
-    from inductor_warehouse.schema import warehouse
+    from inductor_warehouse.store import opening as warehouse
 
     db = str(tmp_path / "wh.duckdb")
     warehouse.connect(db).close()
@@ -317,7 +318,7 @@ def test_a_warehouse_missing_a_newer_view_is_refused_read_only_until_migrated(tm
 def test_every_row_of_a_run_carries_the_runs_key(wh):
     """run_key (migration 0011): one number a run, on runs and on every row the run wrote; queries
     of one run find its rows by it (zone maps). Checked table by table against runs."""
-    from inductor_warehouse.schema.warehouse import FACT_TABLES
+    from inductor_warehouse.schema.ddl import FACT_TABLES
     con, summary = wh
     keys = dict(con.execute("SELECT run_id, run_key FROM runs").fetchall())
     assert len(keys) == summary.runs and sorted(keys.values()) == list(range(1, summary.runs + 1))
@@ -327,7 +328,8 @@ def test_every_row_of_a_run_carries_the_runs_key(wh):
 
 
 def test_a_replaced_run_takes_a_new_key_and_an_old_warehouse_is_numbered(tmp_path):
-    from inductor_warehouse.schema.warehouse import FACT_TABLES, connect
+    from inductor_warehouse.schema.ddl import FACT_TABLES
+    from inductor_warehouse.store.opening import connect
 
     src = tmp_path / "runs"
     for name in ("cpu-torch2.6.0", "cpu-torch2.13"):

@@ -3,8 +3,8 @@ imports itself back through others. Read from the source with `ast`, every impor
 those inside functions, which hide cycles from Python but not from a reader).
 
 The layers are the repository's top-level folders, installed as one namespace (pyproject's
-package-dir): `schema/warehouse.py` is the module `inductor_warehouse.schema.warehouse`, and every
-import of it, in the package, the tests, bench/, zoo/ and demo/, says so."""
+package-dir): `store/writer.py` is the module `inductor_warehouse.store.writer`, and every import of
+it, in the package, the tests, bench/, zoo/ and demo/, says so."""
 
 from __future__ import annotations
 
@@ -114,14 +114,20 @@ def test_the_walk_sees_the_imports_it_judges():
     # a check that finds nothing must be shown able to find something
     graph = _graph()
     ns = NAMESPACE
-    assert f"{ns}.schema.warehouse" in graph[f"{ns}.ingest.load"]
+    assert f"{ns}.schema.queries" in graph[f"{ns}.store.api"] and f"{ns}.store.migrate" in graph[f"{ns}.ingest.rollups"]
     assert f"{ns}.analysis.compare" in graph[f"{ns}.cli.commands.compare"]
     assert f"{ns}.ingest.parsers.torch_trace" in graph[f"{ns}.ingest.assemble"]
     assert f"{ns}.cli.main" in graph[f"{ns}.__main__"] and _layer(f"{ns}.__main__") > _layer(f"{ns}.cli.main")
     by_layer = defaultdict(set)
     for m, deps in graph.items():
         by_layer[_layer(m)] |= {_layer(d) for d in deps}
-    assert by_layer[LAYERS.index("cli")] >= {LAYERS.index(p) for p in ("schema", "ingest", "analysis", "dashboards")}
+    assert by_layer[LAYERS.index("cli")] >= {LAYERS.index(p) for p in ("schema", "store", "ingest", "analysis", "dashboards")}
+
+
+def test_the_store_sits_between_the_sql_and_the_ingest():
+    # schema holds the SQL and what reads it; store opens, locks, migrates and writes; ingest fills it
+    assert LAYERS[:3] == ("schema", "store", "ingest")
+    assert _layer(f"{NAMESPACE}.store.writer") > _layer(f"{NAMESPACE}.schema.ddl")
 
 
 def test_the_name_check_finds_a_bare_import(tmp_path):

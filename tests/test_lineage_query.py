@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.store.api import Warehouse
 from tests.conftest import FIXTURES
 
 RUN = FIXTURES / "runs" / "cpu-torch2.13" / "transformer"

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.store.api import Warehouse
 from tests.conftest import build_fixture_warehouse, build_harness_warehouse
 
 ROOT = Path(__file__).resolve().parent

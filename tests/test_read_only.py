@@ -20,11 +20,12 @@ from click.testing import CliRunner
 
 from inductor_warehouse.cli.main import cli
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.api import Warehouse
-from inductor_warehouse.schema.bounds import QueryRefused
-from inductor_warehouse.schema.location import locate
+from inductor_warehouse.store.api import Warehouse
+from inductor_warehouse.store.bounds import QueryRefused
+from inductor_warehouse.store.location import locate
 from inductor_warehouse.schema.readonly import TABLE_FUNCTIONS, read_functions, warehouse_names
-from inductor_warehouse.schema.warehouse import LAKE, connect
+from inductor_warehouse.store.lake import LAKE
+from inductor_warehouse.store.opening import connect
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, IWH, ROOT
 
 STATEMENTS = FIXTURES / "read_only_sql.txt"
@@ -63,7 +64,7 @@ def aws(s3):
     with pytest.MonkeyPatch.context() as mp:
         for k, v in s3.env.items():
             mp.setenv(k, v)
-        mp.setattr("inductor_warehouse.schema.warehouse.READ_MEMORY", READ_MEMORY)
+        mp.setattr("inductor_warehouse.store.bounds.READ_MEMORY", READ_MEMORY)
         yield s3
 
 
@@ -240,7 +241,7 @@ def test_every_door_refuses_alike(warehouses, blackhole):
 def test_a_query_stops_at_the_limit_when_the_catalog_stops_answering(warehouses):
     """DuckDB cannot interrupt a read waiting on a server: the caller still gets its answer at the
     limit (plus a second's grace), the next statement a new connection."""
-    from inductor_warehouse.schema.bounds import Stuck
+    from inductor_warehouse.store.bounds import Stuck
     from tests.servers import Relay
 
     postgres = warehouses["postgres"]

@@ -9,7 +9,6 @@ import duckdb
 import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.warehouse import connect
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, reader
 
 RUNS = [FIXTURES / "runs" / "cpu-torch2.13" / "transformer", GPU_TRAIN_RUN]
@@ -74,7 +73,7 @@ def test_a_warehouse_without_rollups_gets_them_from_a_writer(db, tmp_path):
     with duckdb.connect(copy) as con:
         before = _rollups(con)
         con.execute("DELETE FROM run_rollups")  # as a warehouse written before migration 0010
-    connect(copy).close()
+    ingest_paths([], copy)  # the loader's writer: it makes them again
     with duckdb.connect(copy, read_only=True) as con:
         assert _rollups(con) == before
 
@@ -89,7 +88,7 @@ def test_a_warehouse_of_the_batch_macros_drops_them_and_sums_by_run_key(db, tmp_
         con.execute("CREATE MACRO run_rollups_in(ids, graphs_t) AS TABLE SELECT * FROM query_table(graphs_t)")
         con.execute("UPDATE _views SET digest = 'the views of an older release'")
         con.execute("DELETE FROM run_rollups")
-    connect(copy).close()
+    ingest_paths([], copy)  # the loader's writer: it makes them again
     with duckdb.connect(copy, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM duckdb_functions() WHERE function_name = 'run_rollups_in'"
                            ).fetchone()[0] == 0
@@ -114,7 +113,7 @@ def test_slowest_kernels_equal_a_plain_sort(db, limit):
     """The query reads only runs whose slowest kernel can be in the answer (a floor from the
     rollups, with 1 profiled run active at limit 1 only); a plain sort of every kernel agrees (a
     kernel's time per compile id and phase, summed over the calls of the extern op that launched it)."""
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     with Warehouse(db) as wh:
         got = wh.query("profile/slowest_kernels", limit=limit).select("run_id", "kernel_name", "total_us").rows()

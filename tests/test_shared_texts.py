@@ -14,7 +14,8 @@ from pathlib import Path
 import duckdb
 
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.warehouse import connect, migration_files
+from inductor_warehouse.schema.ddl import migration_files
+from inductor_warehouse.store.opening import connect
 from tests.conftest import FIXTURES, reader
 
 LOGS = [FIXTURES / "torch_trace" / "cpu-torch2.14.1-ca" / "dedicated_log_torch_trace_5bvb0xvn.log.gz",

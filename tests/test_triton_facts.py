@@ -130,7 +130,7 @@ def test_compare_kernels_and_changes_show_the_kernels_whose_num_warps_changed(ha
     from inductor_warehouse.analysis.changes import TRITON, changes
     from inductor_warehouse.analysis.compare import compare, kernel_diff
     from inductor_warehouse.analysis.render import render
-    from inductor_warehouse.schema.api import Warehouse
+    from inductor_warehouse.store.api import Warehouse
 
     db, root = harness
     best, head = _warps_by_hand(root, model)

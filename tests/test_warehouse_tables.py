@@ -1,4 +1,4 @@
-"""schema.warehouse.TABLES names every table a user sees (the loader writes its FACT_TABLES, export
+"""schema.ddl.TABLES names every table a user sees (the loader writes its FACT_TABLES, export
 offers TABLES): it must equal what the migrations create, bookkeeping tables aside."""
 
 from __future__ import annotations
@@ -8,8 +8,11 @@ import re
 import duckdb
 import pytest
 
-from inductor_warehouse.schema.warehouse import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, connect, current_sql,
-                                                 current_tables, migrate, migrated_tables, migration_files, view_files)
+from inductor_warehouse.ingest.rollups import migrate
+from inductor_warehouse.schema.ddl import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, current_tables, migration_files,
+                                           view_files)
+from inductor_warehouse.store.migrate import current_sql, migrated_tables
+from inductor_warehouse.store.opening import connect
 
 
 def test_the_table_list_is_the_migrations_tables():

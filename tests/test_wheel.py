@@ -129,7 +129,7 @@ def generated_kernels(folder: Path) -> int:
 def test_ingest_runs_query_compare_and_dashboard_outside_the_checkout(installed, corpora, tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
-    where = run(installed, "python", "-c", "import inductor_warehouse.schema.warehouse as w; print(w.__file__)", cwd=work)
+    where = run(installed, "python", "-c", "import inductor_warehouse.store.writer as w; print(w.__file__)", cwd=work)
     assert where.returncode == 0 and Path(where.stdout.strip()).is_relative_to(installed), where.stdout + where.stderr
 
     ingest = run(installed, "iwh", "ingest", *map(str, corpora), "--strict", cwd=work)

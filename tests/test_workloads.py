@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import pytest
 
-from inductor_warehouse.schema.api import Warehouse
+from inductor_warehouse.store.api import Warehouse
 from tests.conftest import build_fixture_warehouse, reader
 
 LABELS = ("batch", "dtype", "mode", "variant")

@@ -22,9 +22,11 @@ from pathlib import Path
 import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.api import Warehouse
-from inductor_warehouse.schema.location import locate
-from inductor_warehouse.schema.warehouse import LAKE_ID_KEY, _advisory_key, _intent_file, connect
+from inductor_warehouse.store.api import Warehouse
+from inductor_warehouse.store.location import locate
+from inductor_warehouse.store.lake import LAKE_ID_KEY
+from inductor_warehouse.store.opening import connect
+from inductor_warehouse.store.protocol import advisory_key, intent_file
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, IWH, alive, children, unpack_cpu_corpora, wait_until
 from tests.test_team_warehouse import counts, machine
 
@@ -107,7 +109,7 @@ def test_a_lake_made_before_ids_gets_one_on_its_first_write(postgres, tmp_path):
     owner, ci = team_lake(postgres, "before_ids")
     ingest_paths([GPU_TRAIN_RUN], locate(owner, str(tmp_path / "lake-data")))
     postgres.sql("before_ids", f"DELETE FROM ducklake_metadata WHERE key = '{LAKE_ID_KEY}'")
-    from inductor_warehouse.schema.warehouse import Writer
+    from inductor_warehouse.store.writer import Writer
 
     with Writer(ci) as writer, writer.session() as con:
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
@@ -116,7 +118,7 @@ def test_a_lake_made_before_ids_gets_one_on_its_first_write(postgres, tmp_path):
 
     with psycopg.connect(postgres.conninfo("before_ids")) as pg:
         (lake_id,) = pg.execute("SELECT value FROM ducklake_metadata WHERE key = %s", [LAKE_ID_KEY]).fetchone()
-    assert key == _advisory_key(lake_id)
+    assert key == advisory_key(lake_id)
 
 
 def test_every_spelling_of_a_file_names_one_warehouse(tmp_path, monkeypatch):
@@ -126,7 +128,7 @@ def test_every_spelling_of_a_file_names_one_warehouse(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spellings = [str(real / "wh.duckdb"), "link/wh.duckdb", "./data/../link/wh.duckdb"]
     assert len({locate(s).path for s in spellings}) == 1
-    assert len({_intent_file(locate(s)) for s in spellings}) == 1
+    assert len({intent_file(locate(s)) for s in spellings}) == 1
 
 
 # ---- no lock outlives its writer ----------------------------------------------------------------

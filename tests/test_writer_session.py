@@ -14,8 +14,10 @@ from pathlib import Path
 
 import duckdb
 
-from inductor_warehouse.schema import warehouse
-from inductor_warehouse.schema.warehouse import WATCH_S, Writer, connect
+from inductor_warehouse.store import file, protocol
+from inductor_warehouse.store.opening import connect
+from inductor_warehouse.store.protocol import WATCH_S
+from inductor_warehouse.store.writer import Writer
 from tests.conftest import IWH, held_by_another_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +30,8 @@ def _insert(writer: Writer, text: str) -> None:
 
 _SETTINGS_SEEN = """
 import json, sys
-from inductor_warehouse.schema.warehouse import Writer, connect
+from inductor_warehouse.store.opening import connect
+from inductor_warehouse.store.writer import Writer
 db, out = sys.argv[1], sys.argv[2]
 seen = {"default": __import__("duckdb").connect().execute("SELECT current_setting('enable_progress_bar')").fetchone()[0]}
 with Writer(db) as w, w.session() as con:
@@ -67,23 +70,23 @@ def test_an_idle_writer_keeps_its_file_until_someone_waits(tmp_path):
         _insert(w, "first")
         _insert(w, "second")
         # held between sessions: nothing checkpointed yet, the commits are in the WAL
-        assert w._con is not None and Path(db + ".wal").exists() and Path(db + ".wal").stat().st_size > 0
+        assert w._file.con is not None and Path(db + ".wal").exists() and Path(db + ".wal").stat().st_size > 0
         # a reader in another process asks for the file: the writer's watcher lets it go
         t0 = time.monotonic()
         out = subprocess.run(
-            [sys.executable, "-c", "import sys; from inductor_warehouse.schema.warehouse import connect; "
+            [sys.executable, "-c", "import sys; from inductor_warehouse.store.opening import connect; "
              "c = connect(sys.argv[1], read_only=True, wait=20); "
              "print(c.execute(\"SELECT count(*) FROM _migrations WHERE name IN ('first', 'second')\").fetchone()[0])", db],
             capture_output=True, text=True, cwd=ROOT, timeout=60)
         waited = time.monotonic() - t0
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == "2"
-        assert w._con is None  # released, and checkpointed on the way
+        assert w._file.con is None  # released, and checkpointed on the way
         # the reader did not wait for a timeout: the release took a poll or two (plus Python's start)
         assert waited < 10, waited
         # the next session opens it again
         _insert(w, "third")
-        assert w._con is not None
+        assert w._file.con is not None
     finally:
         w.close()
     con = duckdb.connect(db, read_only=True)
@@ -97,7 +100,7 @@ def test_a_writer_waiting_for_the_file_gets_it_from_an_idle_one(tmp_path):
     w = Writer(db)
     try:
         _insert(w, "first")
-        code = ("import sys; from inductor_warehouse.schema.warehouse import Writer\n"
+        code = ("import sys; from inductor_warehouse.store.writer import Writer\n"
                 "with Writer(sys.argv[1], wait=20) as w, w.session() as con:\n"
                 "    con.execute(\"INSERT INTO _migrations VALUES ('other', now())\")\n")
         out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, cwd=ROOT, timeout=60)
@@ -114,7 +117,7 @@ def test_a_writer_waiting_for_the_file_gets_it_from_an_idle_one(tmp_path):
 
 def test_a_writer_killed_while_it_holds_the_file_loses_no_commit(tmp_path):
     db = str(tmp_path / "wh.duckdb")
-    code = ("import sys, time; from inductor_warehouse.schema.warehouse import Writer\n"
+    code = ("import sys, time; from inductor_warehouse.store.writer import Writer\n"
             "w = Writer(sys.argv[1])\n"
             "for name in ('a', 'b'):\n"
             "    with w.session() as con:\n"
@@ -151,7 +154,7 @@ def _kept_read(db: str) -> int:
 
 
 def test_a_kept_reader_holds_the_file_until_a_writer_waits(tmp_path, monkeypatch):
-    monkeypatch.setattr(warehouse, "KEEP_S", 300.0)  # so only the writer's waiting can end it here
+    monkeypatch.setattr(protocol, "KEEP_S", 300.0)  # so only the writer's waiting can end it here
     db = str(tmp_path / "wh.duckdb")
     with Writer(db) as w:
         _insert(w, "row 1")
@@ -159,33 +162,33 @@ def test_a_kept_reader_holds_the_file_until_a_writer_waits(tmp_path, monkeypatch
     # its connection is closed, yet the file stays open in this process: another's writer is refused
     assert held_by_another_process(db)
     t0 = time.monotonic()
-    code = ("import sys; from inductor_warehouse.schema.warehouse import Writer\n"
+    code = ("import sys; from inductor_warehouse.store.writer import Writer\n"
             "with Writer(sys.argv[1], wait=60) as w, w.session() as con:\n"
             "    con.execute(\"INSERT INTO _migrations VALUES ('row 2', now())\")\n")
     out = subprocess.run([sys.executable, "-c", code, db], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert time.monotonic() - t0 < 30  # let go on the writer's waiting, not after KEEP_S
-    assert db not in warehouse._Kept._all
+    assert db not in protocol.Kept._all
     assert _kept_read(db) == 2  # the next read opens it again and sees the commit
 
 
 def test_a_kept_reader_lets_go_when_idle(tmp_path, monkeypatch):
-    monkeypatch.setattr(warehouse, "KEEP_S", 0.3)
+    monkeypatch.setattr(protocol, "KEEP_S", 0.3)
     db = str(tmp_path / "wh.duckdb")
     with Writer(db) as w:
         _insert(w, "row 1")
-    assert _kept_read(db) == 1 and db in warehouse._Kept._all
+    assert _kept_read(db) == 1 and db in protocol.Kept._all
     deadline = time.monotonic() + 10
-    while db in warehouse._Kept._all and time.monotonic() < deadline:
+    while db in protocol.Kept._all and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert db not in warehouse._Kept._all
+    assert db not in protocol.Kept._all
     assert not held_by_another_process(db)
 
 
 def test_this_process_may_open_a_kept_file_with_other_settings(tmp_path, monkeypatch):
     """DuckDB refuses a second open of a file with other settings in one process: the kept reader
     steps aside for this process's own writer or plain reader."""
-    monkeypatch.setattr(warehouse, "KEEP_S", 300.0)
+    monkeypatch.setattr(protocol, "KEEP_S", 300.0)
     db = str(tmp_path / "wh.duckdb")
     with Writer(db) as w:
         _insert(w, "row 1")
@@ -219,7 +222,7 @@ def test_a_new_file_is_written_in_the_compressed_format_and_an_older_one_keeps_i
     duckdb.connect(str(old)).close()  # a file in DuckDB's default format, as main made them
     for db in (new, old):
         subprocess.run(IWH + ["--db", str(db), "ingest", str(runs)], cwd=ROOT, check=True, capture_output=True)
-    assert warehouse.STORAGE_VERSION == "v1.4.0"
+    assert file.STORAGE_VERSION == "v1.4.0"
     assert _format_and_guard_text_compression(new) == ("v1.4.0+", {"ZSTD"})
     assert _format_and_guard_text_compression(old) == ("v1.0.0+", {"Uncompressed"})
     counts = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, location, wait
-from inductor_warehouse.schema.warehouse import WRITE_WAIT_S
+from inductor_warehouse.store.protocol import WRITE_WAIT_S
 from inductor_warehouse.ingest.capture import CORE_KEYS, PROFILE, capture, model_from_command
 
 

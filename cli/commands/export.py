@@ -9,7 +9,9 @@ import duckdb
 
 from inductor_warehouse.cli.options import db_option, format_option, labels, location
 from inductor_warehouse.schema import queries as canned
-from inductor_warehouse.schema.warehouse import TABLES, WarehouseError, connect
+from inductor_warehouse.schema.ddl import TABLES
+from inductor_warehouse.store.errors import WarehouseError
+from inductor_warehouse.store.opening import connect
 
 
 

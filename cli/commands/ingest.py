@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, format_option, labels, location, wait
-from inductor_warehouse.schema.warehouse import WRITE_WAIT_S, WarehouseError
+from inductor_warehouse.store.errors import WarehouseError
+from inductor_warehouse.store.protocol import WRITE_WAIT_S
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
@@ -88,11 +89,13 @@ def _report(summary) -> None:
 @click.pass_context
 def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
-    from inductor_warehouse.schema.warehouse import Writer, older_storage
+    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
+    from inductor_warehouse.store.file import older_storage
+    from inductor_warehouse.store.writer import Writer
 
     where = location(ctx)
     try:
-        with Writer(where, wait=wait(ctx) or WRITE_WAIT_S) as writer, writer.session() as con:
+        with Writer(where, wait=wait(ctx) or WRITE_WAIT_S, migrate=migrate_and_fill) as writer, writer.session() as con:
             applied = writer.applied
             old = older_storage(con)
     except WarehouseError as e:
@@ -112,8 +115,8 @@ def migrate(ctx):
 @click.pass_context
 def copy(ctx, dest, dest_data_path):
     """Copy the warehouse (--db) into DEST, a new file or lake: every table, view and migration."""
-    from inductor_warehouse.schema.location import locate
-    from inductor_warehouse.schema.transfer import copy_warehouse
+    from inductor_warehouse.store.location import locate
+    from inductor_warehouse.store.transfer import copy_warehouse
 
     source = location(ctx)
     target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
@@ -135,14 +138,16 @@ def copy(ctx, dest, dest_data_path):
 @click.pass_context
 def vacuum(ctx, keep_days, dry_run):
     """Tidy a lake: expire old snapshots, delete data files no snapshot references (left by killed writers)."""
-    from inductor_warehouse.schema.vacuum import vacuum as tidy
+    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
+    from inductor_warehouse.store.vacuum import vacuum as tidy
 
     where = location(ctx)
     if not where.is_lake:
         raise click.ClickException(f"{where.shown} is a file: DuckDB reuses its free space itself; "
                                    "`iwh vacuum` tidies a lake")
     try:
-        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx) or WRITE_WAIT_S)
+        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx) or WRITE_WAIT_S,
+                    migrate=migrate_and_fill)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     verb = "would delete" if dry_run else "deleted"

@@ -33,7 +33,7 @@ def sql(ctx, text, timeout, fmt):
     """Run read-only SQL on the warehouse: one SELECT (or SHOW, DESCRIBE, EXPLAIN), time- and memory-bounded."""
     import duckdb
 
-    from inductor_warehouse.schema.bounds import QueryRefused
+    from inductor_warehouse.store.bounds import QueryRefused
     from inductor_warehouse.schema.frames import emit
 
     with open_warehouse(ctx) as wh:

@@ -6,8 +6,7 @@ import streamlit as st
 
 from inductor_warehouse.dashboards import data
 from inductor_warehouse.schema import queries
-from inductor_warehouse.schema.bounds import QUERY_SECONDS, QueryRefused
-from inductor_warehouse.schema.warehouse import READ_MEMORY
+from inductor_warehouse.store.bounds import QUERY_SECONDS, READ_MEMORY, QueryRefused
 
 PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 BLANK = "(blank)"

@@ -1,6 +1,6 @@
 """Bounds on SQL that people type (`iwh sql`, the dashboard's SQL console, `Warehouse.sql`): what it
-may name (`schema/readonly.py`), a time limit, and the memory limit every reader connection has
-(READ_MEMORY).
+may name (`schema/readonly.py`), a time limit, and what a locked-down reader's connection may do at
+all (`lock_down_*`: read the warehouse and nothing else, within READ_MEMORY).
 
 The time limit holds for every statement, including one that DuckDB cannot interrupt (a read
 waiting on a catalog or storage server that never answers): the statement runs in a thread of its
@@ -18,11 +18,18 @@ from typing import TypeVar
 import duckdb
 
 from inductor_warehouse.schema.readonly import QueryRefused, check_read_statement
-from inductor_warehouse.schema.warehouse import READ_MEMORY
+from inductor_warehouse.store.connection import quiet, sql_literal
+from inductor_warehouse.store.lake import LAKE
 
-__all__ = ["QUERY_SECONDS", "QueryRefused", "Stuck", "check_read_statement", "let_go", "run_bounded"]
+__all__ = ["QUERY_SECONDS", "READ_MEMORY", "QueryRefused", "Stuck", "check_read_statement", "let_go", "run_bounded"]
 
 QUERY_SECONDS = float(os.environ.get("IWH_QUERY_TIMEOUT", "30"))
+# what one reader's query may use; past it the query fails with DuckDB's out-of-memory message
+READ_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")
+# a reader's connection, from its start: no extension loaded that this code did not load, and no
+# Python variable read as a table (DuckDB scans a caller's data frames by name)
+READER_CONFIG = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
+                 "allow_community_extensions": False, "python_enable_replacements": False}
 INTERRUPT_GRACE_S = 1.0  # how long an interrupted statement has to stop before its connection is let go
 T = TypeVar("T")
 
@@ -83,3 +90,33 @@ def let_go(close: Callable[[], object]) -> None:
     """Close a connection left busy by a Stuck statement, in a thread of its own: DuckDB's close
     waits for the statement, which may never end."""
     threading.Thread(target=close, name="iwh-let-go", daemon=True).start()
+
+
+def reader_config(lake: bool) -> dict:
+    """A locked-down reader's settings when it connects. A file's settings are the database's, shared
+    by every connection of this process to it, so they are given when it is opened; a lake's data
+    paths are known only after the ATTACH (lock_down_lake)."""
+    return dict(READER_CONFIG) if lake else {**READER_CONFIG, "enable_external_access": False, "memory_limit": READ_MEMORY}
+
+
+def lock_down_file(con: duckdb.DuckDBPyConnection) -> None:
+    """A file reader's connection: quiet, then no SQL on it may change a setting (it could turn
+    external access back on). Once one connection locks the process's shared database, the next
+    cannot SET."""
+    locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+    if not locked:
+        quiet(con)
+        con.execute("SET lock_configuration = true")
+
+
+def lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
+    """From here on, SQL reads the lake and nothing else. Its data files stay readable through
+    allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
+    have read-only access to them, and a read-only PostgreSQL role; docs/team.md).
+    Set after the ATTACH, which needs the extensions and the catalog's connection."""
+    (data_path,) = con.execute(
+        f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'").fetchone()
+    con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute(f"SET memory_limit = {sql_literal(READ_MEMORY)}")
+    con.execute("SET lock_configuration = true")

@@ -16,9 +16,9 @@ import duckdb
 import polars as pl
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.schema.bounds import Stuck, check_read_statement, let_go, run_bounded
-from inductor_warehouse.schema.location import Location, locate
-from inductor_warehouse.schema.warehouse import connect
+from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded
+from inductor_warehouse.store.location import Location, locate
+from inductor_warehouse.store.opening import connect
 
 
 class Warehouse:

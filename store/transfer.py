@@ -8,21 +8,14 @@ warehouse or nothing, and its `_migrations` equal the source's.
 
 from __future__ import annotations
 
-from inductor_warehouse.schema.location import Location, locate
-from inductor_warehouse.schema.warehouse import (
-    WarehouseError,
-    Writer,
-    attach_catalog,
-    connect,
-    current_tables,
-    extension_directory,
-    has_extension,
-    load_s3,
-    need_lake_extras,
-    rollback,
-    s3_secret_sql,
-    sql_literal,
-)
+from inductor_warehouse.schema.ddl import current_tables
+from inductor_warehouse.store.connection import sql_literal, transaction
+from inductor_warehouse.store.errors import WarehouseError
+from inductor_warehouse.store.extensions import extension_directory
+from inductor_warehouse.store.lake import attach_lake, need_lake_extras
+from inductor_warehouse.store.location import Location, locate
+from inductor_warehouse.store.opening import connect
+from inductor_warehouse.store.writer import Writer
 
 SOURCE = "iwh_source"
 
@@ -42,15 +35,10 @@ def copy_warehouse(source: str | Location, dest: str | Location, wait: float) ->
         _attach_source(con, src)
         try:
             copied = {}
-            con.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(con):
                 for table in tables:
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {SOURCE}.{table}")
                     copied[table] = con.execute(f"SELECT count(*) FROM {SOURCE}.{table}").fetchone()[0]
-                con.execute("COMMIT")
-            except Exception:
-                rollback(con)
-                raise
         finally:
             con.execute(f"DETACH {SOURCE}")
     return copied
@@ -62,10 +50,4 @@ def _attach_source(con, src: Location) -> None:
         return
     need_lake_extras(src)
     con.execute(f"SET extension_directory = {sql_literal(extension_directory())}")
-    con.execute("LOAD ducklake")
-    if src.catalog.startswith("postgres:"):
-        con.execute("LOAD postgres")
-    if s3_secret_sql() and has_extension("httpfs"):
-        load_s3(con)
-    options = ["READ_ONLY"]
-    con.execute(f"ATTACH {sql_literal(attach_catalog(con, src, SOURCE, options))} AS {SOURCE} ({', '.join(options)})")
+    attach_lake(con, src, SOURCE, read_only=True)

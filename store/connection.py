@@ -1,0 +1,37 @@
+"""What every warehouse connection gets: no progress bar, and the one way a transaction is written."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import duckdb
+
+
+def quiet(con: duckdb.DuckDBPyConnection) -> None:
+    """No progress bar: DuckDB prints one on stdout when a statement runs past 2 s, into the middle
+    of `--format json` output."""
+    con.execute("SET enable_progress_bar = false")
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """BEGIN; COMMIT when the block ends, ROLLBACK when it raises (and the error goes on)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+        con.execute("COMMIT")
+    except BaseException:
+        rollback(con)
+        raise
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back after a failure, keeping the failure: a failed COMMIT has already rolled back, and
+    the ROLLBACK's own error ("no transaction is active") must not hide why."""
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
+def sql_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

@@ -1,0 +1,120 @@
+"""A DuckLake team warehouse: its catalog (PostgreSQL, or a file) attached in an in-memory DuckDB,
+its data in a folder or S3-compatible storage. Its write lock is the protocol's (protocol.py)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import duckdb
+
+from inductor_warehouse.store.connection import quiet, sql_literal
+from inductor_warehouse.store.errors import WarehouseError, first_line
+from inductor_warehouse.store.extensions import extension_directory, has_extension, load_s3, need_extra
+from inductor_warehouse.store.location import LAKE_PREFIX, Location, redact, split_password
+
+LAKE = "wh"  # the alias a lake is attached under; `USE wh` makes its tables the unqualified ones
+# the lake's id: a key of DuckLake's own ducklake_metadata (which keeps keys it does not know, and
+# lists them in ducklake_options()), so that it lives in the catalog with the lake it names
+LAKE_ID_KEY = "iwh_lake_id"
+CONNECT_TIMEOUT_S = 10  # libpq waits for a catalog server that does not answer forever, unless told
+
+
+def open_lake(loc: Location, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
+    need_lake_extras(loc)
+    con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
+                                             "autoinstall_known_extensions": False, **(config or {})})
+    try:
+        quiet(con)
+        attach_lake(con, loc, LAKE, read_only)
+        con.execute(f"USE {LAKE}")
+    except duckdb.Error as e:
+        con.close()
+        raise WarehouseError(_lake_problem(loc, e)) from e
+    return con
+
+
+def attach_lake(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, read_only: bool) -> None:
+    """The lake at `loc` attached under `alias`, with the extensions it needs loaded (from the
+    connection's extension directory)."""
+    for ext in ("ducklake", "postgres") if loc.catalog.startswith("postgres:") else ("ducklake",):
+        con.execute(f"LOAD {ext}")
+    # (a reader does not know where the data is before the ATTACH: with AWS keys, it may be S3)
+    if _uses_s3(loc) or (os.environ.get("AWS_ACCESS_KEY_ID") and has_extension("httpfs")):
+        load_s3(con)
+    options = ["READ_ONLY"] if read_only else ["DATA_INLINING_ROW_LIMIT 0"]
+    if loc.data_path and not read_only:
+        options.append(f"DATA_PATH {sql_literal(loc.data_path)}")
+    con.execute(f"ATTACH {sql_literal(_attach_target(con, loc, alias, options))} AS {alias} ({', '.join(options)})")
+
+
+def _attach_target(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, options: list[str]) -> str:
+    """What to ATTACH for the lake at `loc` under `alias`. A password in a PostgreSQL catalog's
+    location goes into a DuckDB secret of its own instead (added to `options`): DuckDB lists an
+    attached database's path in duckdb_databases() and its allowed paths in duckdb_settings(), and
+    shows a secret's password only redacted."""
+    catalog = loc.catalog
+    if catalog.startswith("postgres:"):
+        conninfo, password = split_password(with_connect_timeout(catalog[len("postgres:"):]))
+        if password is not None:
+            secret = f"{alias}_catalog"
+            con.execute(f"CREATE OR REPLACE SECRET {secret} (TYPE postgres, PASSWORD {sql_literal(password)})")
+            options.append(f"METADATA_PARAMETERS MAP {{'SECRET': {sql_literal(secret)}}}")
+        catalog = "postgres:" + conninfo
+    return "ducklake:" + catalog
+
+
+def _lake_problem(loc: Location, e: Exception) -> str:
+    text = redact(first_line(e))
+    if "data_path is not set" in text:
+        return (f"{loc.shown} is a new lake: say where its data goes once, with --data-path DIR or "
+                "s3://bucket/prefix (or IWH_DATA_PATH).")
+    if "creating a new DuckLake is explicitly disabled" in text or "does not exist" in text:
+        return (f"No warehouse at {loc.shown} ({text}). Create the PostgreSQL database, then "
+                "`iwh ingest PATH --db LOCATION --data-path DIR` makes the lake.")
+    return f"cannot open the lake {loc.shown}: {text}"
+
+
+def _uses_s3(loc: Location) -> bool:
+    return (loc.data_path or "").startswith("s3://")
+
+
+def with_connect_timeout(conninfo: str) -> str:
+    """A libpq connection string (`k=v ...` or a URI) that gives up connecting after
+    CONNECT_TIMEOUT_S, unless it says otherwise."""
+    if "connect_timeout" in conninfo:
+        return conninfo
+    if "://" in conninfo:
+        return f"{conninfo}{'&' if '?' in conninfo else '?'}connect_timeout={CONNECT_TIMEOUT_S}"
+    return f"{conninfo} connect_timeout={CONNECT_TIMEOUT_S}"
+
+
+def need_lake_extras(loc: Location) -> None:
+    """A lake's location needs the [lake] extra, and [s3] when its data is in object storage."""
+    postgres = loc.catalog.startswith("postgres:")
+    need_extra("lake", f"a team lake ({LAKE_PREFIX}...)",
+               ("duckdb_extension_ducklake", *(("duckdb_extension_postgres", "psycopg") if postgres else ())))
+    if _uses_s3(loc):
+        need_extra("s3", "a lake's s3:// data", ("duckdb_extension_httpfs",))
+
+
+def read_lake_id(pg) -> str | None:
+    """The lake's id in its PostgreSQL catalog (a psycopg connection); "" for a lake without one,
+    None where the database holds no lake."""
+    import psycopg
+
+    try:
+        row = pg.execute("SELECT value FROM ducklake_metadata WHERE key = %s", [LAKE_ID_KEY]).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return None
+    return row[0] if row else ""
+
+
+def make_lake_id(pg, loc: Location) -> str:
+    """Give the lake at `loc` its id, making the lake first where the database holds none (DuckLake
+    makes its catalog when attached); only under the lock that keeps makers apart (LakeLock)."""
+    if read_lake_id(pg) is None:
+        open_lake(loc, read_only=False).close()
+    made = uuid.uuid4().hex
+    pg.execute("INSERT INTO ducklake_metadata (key, value) VALUES (%s, %s)", [LAKE_ID_KEY, made])
+    return made
