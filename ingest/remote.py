@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
-from inductor_warehouse.ingest.assemble import CHUNK
+from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.ingest.discover import SNIFF_BYTES, Artifact, Discovery, Entry, Run, discover, group, gunzip_head
 from inductor_warehouse.schema.warehouse import s3_endpoint, s3_region
 
@@ -190,7 +190,7 @@ def _download(a: Artifact, dest: Path) -> None:
 
 
 def object_hash(path: PurePath) -> str | None:
-    """An object's content hash as the warehouse records it (`ingest.assemble.file_hash`), streamed."""
+    """An object's content hash as the warehouse records it (`ingest.reading.file_hash`), streamed."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     hasher = hashlib.blake2b(digest_size=16)

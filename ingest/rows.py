@@ -54,15 +54,23 @@ class Parsed:
             return None
         return doc
 
+    @classmethod
+    def one(cls, table: str, row: dict) -> Parsed:
+        """One row the assembler made itself, to be taken as a parser's are."""
+        parsed = cls()
+        parsed.add(table, row)
+        return parsed
+
 
 # Every value may be None (a NULL), and every key may be absent (a NULL too). A JSON column takes
 # text, or an object the loader serialises.
 Str, Int, Float, Bool, Strs, Json = str | None, int | None, float | None, bool | None, list[str] | None, Any
 
-# One type per table, its keys the table's columns (tests/test_row_contract.py holds them to
-# schema/current.sql). Not declared: run_id and run_key, which the loader sets (but the run's own
-# id, and an error row's, which may have none); the rollups, which the loader computes; and the
-# shared texts, which come from the keys of HANDED_OVER.
+# One type per table, its keys the table's columns, as the loader receives the rows
+# (tests/test_row_contract.py holds them to schema/current.sql and to what the parsers emit). Not
+# declared: run_id and run_key, which the loader sets (but the run's own id, and an error row's,
+# which may have none); the rollups, which the loader computes; and the shared texts, which the
+# assembler takes out of kernels and guards rows (ingest/assemble.py `_pop_shared`).
 RunRow = TypedDict("RunRow", {
     "run_id": Str, "model": Str, "compiler_version": Str, "compiler_commit": Str, "device": Str, "device_name": Str,
     "backend": Str, "rank": Int, "labels": Json, "source_path": Str, "started_at": Str, "ingested_at": Str,
@@ -200,10 +208,6 @@ ROW_TYPES: dict[str, type] = {
     "spyre_kernel_identities": SpyreKernelIdentityRow, "spyre_kernel_occurrences": SpyreKernelOccurrenceRow,
     "spyre_compiles": SpyreCompileRow, "harness_results": HarnessResultRow, "triton_kernels": TritonKernelRow,
 }
-
-# Keys a parser puts in a row that leave it before the loader sees it: the assembler moves each
-# text to the shared-text table named, keyed by a hash (ingest/assemble.py `_pop_shared`).
-HANDED_OVER: dict[str, dict[str, str]] = {"kernels": {"source": "kernel_sources"}, "guards": {"text": "guard_trees"}}
 
 
 def graph_row(graph_id: str, source: str, **facts) -> GraphRow:
