@@ -16,7 +16,8 @@ from pathlib import Path
 
 from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.debug_tree import debug_tree
-from inductor_warehouse.ingest.discover import Artifact, Run
+from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
 from inductor_warehouse.ingest.reading import Reader
 from inductor_warehouse.ingest.rows import Parsed, graph_row

@@ -9,7 +9,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from inductor_warehouse.ingest.discover import GRAPH_FILE_KINDS, Artifact, Run
+from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import GRAPH_FILE_KINDS, Artifact
 from inductor_warehouse.ingest.parsers import fusion_ir, fx_graph, fx_graph_runnable, output_code, provenance, torch_trace
 from inductor_warehouse.ingest.reading import Reader, parse_file
 from inductor_warehouse.ingest.rows import Parsed, graph_row

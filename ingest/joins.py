@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from inductor_warehouse.ingest.debug_tree import compile_order, folder_graph
-from inductor_warehouse.ingest.discover import Artifact
+from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import kernel_information, spyre_provenance
 from inductor_warehouse.ingest.reading import Reader
 from inductor_warehouse.ingest.rows import Parsed, graph_row

@@ -27,8 +27,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
+from inductor_warehouse.ingest.discover import Discovery, Run, discover, group
+from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
 from inductor_warehouse.ingest.reading import CHUNK
-from inductor_warehouse.ingest.discover import SNIFF_BYTES, Artifact, Discovery, Entry, Run, discover, group, gunzip_head
 from inductor_warehouse.schema.warehouse import s3_endpoint, s3_region
 
 SCHEME = "s3://"
