@@ -187,8 +187,9 @@ HarnessResultRow = TypedDict("HarnessResultRow", {
     "device": Str, "model": Str, "batch_size": Int, "tag": Str, "accuracy": Str, "speedup": Float,
     "abs_latency": Float, "compilation_latency": Float, "compression_ratio": Float, "eager_peak_mem": Float,
     "dynamo_peak_mem": Float, "cache_lookup_latency": Float, "baseline": Float, "speedup_vs_baseline": Float,
-    "calls_captured": Int, "graph_breaks": Int, "autograd_captures": Int, "autograd_compiles": Int,
-    "cudagraph_skips": Int, "fallbacks_to_eager": Int, "columns": Json,
+    "calls_captured": Int, "unique_graphs": Int, "graph_breaks": Int, "unique_graph_breaks": Int,
+    "autograd_captures": Int, "autograd_compiles": Int, "cudagraph_skips": Int, "fallbacks_to_eager": Int,
+    "columns": Json,
 }, total=False)
 TritonKernelRow = TypedDict("TritonKernelRow", {
     "compile_id": Str, "kernel_name": Str, "source": Str, "cache_key": Str, "num_warps": Int, "num_stages": Int,
