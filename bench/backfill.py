@@ -45,7 +45,7 @@ def missing() -> str | None:
 def _timed_iwh() -> None:
     """`iwh` with timers around the writer's commits and Ray's start and stop; they are printed
     after the command's own output, so its summary line is read as ever."""
-    from inductor_warehouse.ingest import load, ray_tasks
+    from inductor_warehouse.ingest import load, ray_tasks, write
 
     t: dict[str, float] = {"write_s": 0.0, "discover_s": 0.0, "ray_start_s": 0.0, "ray_stop_s": 0.0}
 
@@ -58,8 +58,8 @@ def _timed_iwh() -> None:
                 t[key] += time.perf_counter() - t0
         return timed
 
-    load._commit = timer("write_s", load._commit)
-    load._fail = timer("write_s", load._fail)  # a failed run's error row is the writer's work too
+    write.commit = timer("write_s", write.commit)
+    write.fail = timer("write_s", write.fail)  # a failed run's error row is the writer's work too
     load.discover_paths = timer("discover_s", load.discover_paths)
 
     imap, init = ray_tasks.imap_unordered, ray_tasks._init
@@ -144,14 +144,15 @@ def _probe(cpus: int, tasks: int, repeats: int) -> None:
 
     import ray
 
-    from inductor_warehouse.ingest import load, ray_tasks
+    from inductor_warehouse.ingest import ray_tasks
+    from inductor_warehouse.ingest.convert import Columns
     from inductor_warehouse.ingest.remote import discover_paths
     from inductor_warehouse.store.writer import Writer
 
     tmp = Path(tempfile.mkdtemp(prefix="iwh-probe-"))
     try:
         with Writer(str(tmp / "wh.duckdb")) as w, w.session() as con:
-            schema = load._Schema(con)
+            schema = Columns(con)
         runs = discover_paths([corpus.gpu_runs()]).runs
         work = [(runs[i % len(runs)], (schema, None, None, "2025-01-01T00:00:00")) for i in range(tasks)]
         t0 = time.perf_counter()

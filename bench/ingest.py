@@ -98,12 +98,13 @@ def parse_only(folder: str, db: str, jobs: int) -> None:
     import duckdb
 
     from inductor_warehouse.ingest import load
+    from inductor_warehouse.ingest.convert import Columns
     from inductor_warehouse.ingest.remote import discover_paths
     runs = discover_paths([folder]).runs
     con = duckdb.connect(db, read_only=True)
-    schema = load._Schema(con)
+    schema = Columns(con)
     con.close()
-    parsed = sum(1 for _ in load._parse_all(runs, jobs, (schema, None, None, "")))
+    parsed = sum(1 for _ in load.parse_all(runs, jobs, (schema, None, None, "")))
     print(f"parsed {parsed} runs")
 
 

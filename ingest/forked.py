@@ -1,16 +1,13 @@
 """Parsing fanned out to worker processes of this machine (`iwh ingest --jobs N`): the local
 counterpart of `ingest/ray_tasks.py`, with the same contract. The writer stays the calling process.
 
-Not multiprocessing.Pool, for what it cost the writer on the 67 GPU traces:
-- Pool's worker-handler thread waits on the results pipe as well as on its workers, and wakes
-  whenever a result is in it: 13,128 times in a 4 s ingest, 0.33 CPU s, and the GIL taken from the
-  writer each time.
-- Results come back through one pipe, read and unpickled by a thread of the writer's process
-  (0.23 CPU s), and a worker whose result the pipe cannot take yet waits.
-Here a worker writes its result to a file of a temporary folder and sends the file's number; the
-writer reads it when it wants it, and no worker waits for the writer. A worker that dies (the OOM
-killer, a signal) fails its item alone, and another takes its place: a Pool waits for it forever.
-A worker dies with its writer, however the writer ends (`_die_with`).
+Not multiprocessing.Pool, which costs the writer on every result: its worker-handler thread wakes
+on each one and takes the GIL from the writer, and a thread of the writer's process reads and
+unpickles every result from one pipe, which a worker waits on when it is full. Here a worker
+writes its result to a file of a temporary folder and sends the file's number; the writer reads
+it when it wants it, and no worker waits for the writer. A worker that dies (the OOM killer, a
+signal) fails its item alone, and another takes its place: a Pool waits for it forever. A worker
+dies with its writer, however the writer ends (`_die_with`).
 """
 
 from __future__ import annotations
@@ -190,7 +187,7 @@ def _die_with(writer: int) -> None:
     """End this worker when its writer ends, whatever ends it (SIGKILL included). A forked worker
     holds copies of the writer's descriptors: a file warehouse's writer lock, a lake's catalog
     session with its advisory lock. Left alive (blocked on a pipe that a sibling also holds open),
-    it kept the lock from every later writer. Linux signals it (PR_SET_PDEATHSIG: when the thread
+    it would keep the lock from every later writer. Linux signals it (PR_SET_PDEATHSIG: when the thread
     that forked it ends, which lives as long as the workers are wanted); elsewhere a thread of its
     own watches for being handed to another parent."""
     linux = sys.platform.startswith("linux")

@@ -10,7 +10,7 @@ for local runs. An object that cannot be fetched fails its run (`FetchError`), n
 
 Credentials come from boto3's usual chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
 AWS_SESSION_TOKEN, ~/.aws, an instance role); the region and an S3-compatible server's endpoint
-(AWS_ENDPOINT_URL) are read as for the warehouse's own S3 data (`schema.warehouse`). boto3 is
+(AWS_ENDPOINT_URL) are read as for the warehouse's own S3 data (`store/extensions.py`). boto3 is
 imported only when an s3:// path is given, so `iwh` starts as fast without it.
 """
 
@@ -27,8 +27,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
-from inductor_warehouse.ingest.assemble import CHUNK
-from inductor_warehouse.ingest.discover import SNIFF_BYTES, Artifact, Discovery, Entry, Run, discover, group, gunzip_head
+from inductor_warehouse.ingest.discover import Discovery, Run, discover, group
+from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
+from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.store.extensions import s3_endpoint, s3_region
 
 SCHEME = "s3://"
@@ -190,7 +191,7 @@ def _download(a: Artifact, dest: Path) -> None:
 
 
 def object_hash(path: PurePath) -> str | None:
-    """An object's content hash as the warehouse records it (`ingest.assemble.file_hash`), streamed."""
+    """An object's content hash as the warehouse records it (`ingest.reading.file_hash`), streamed."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     hasher = hashlib.blake2b(digest_size=16)

@@ -20,7 +20,7 @@ from pathlib import Path
 def main() -> None:
     mode, flag = sys.argv[1], Path(sys.argv[2])
     args = sys.argv[sys.argv.index("--") + 1:]
-    from inductor_warehouse.ingest import load
+    from inductor_warehouse.ingest import load, write
 
     if os.environ.get("IWH_DRIVER_PARSE_S"):
         parse, delay = load._parse_one, float(os.environ["IWH_DRIVER_PARSE_S"])
@@ -34,16 +34,17 @@ def main() -> None:
         load.BATCH_RUNS = int(os.environ["IWH_DRIVER_BATCH_RUNS"])
     if mode == "slow":
         load.BATCH_RUNS = 1
-        commit = load._commit
+        commit = write.commit
 
         def commit_then_pause(*a, **kw):
-            commit(*a, **kw)
+            refused = commit(*a, **kw)
             flag.touch()
             time.sleep(0.3)  # the lock is free here: readers and other writers get in
+            return refused
 
-        load._commit = commit_then_pause
+        write.commit = commit_then_pause
     elif mode == "stall":
-        insert = load._insert
+        insert = write.insert
 
         def insert_then_stall(con, table, tbl, *rest):
             insert(con, table, tbl, *rest)
@@ -51,7 +52,7 @@ def main() -> None:
                 flag.touch()
                 time.sleep(600)  # killed here, inside the transaction, with the write lock held
 
-        load._insert = insert_then_stall
+        write.insert = insert_then_stall
     else:
         raise SystemExit(f"unknown mode {mode}")
     from inductor_warehouse.cli.main import cli

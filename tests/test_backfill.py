@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from inductor_warehouse.cli.main import cli
 from inductor_warehouse.ingest import load, remote
-from inductor_warehouse.ingest.discover import SNIFF_BYTES
+from inductor_warehouse.ingest.listing import SNIFF_BYTES
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers import torch_trace
 from inductor_warehouse.schema.ddl import TABLES

@@ -263,7 +263,7 @@ def test_trends_point_click_picks_its_run(warehouse, server, browser):
 
 
 def test_an_ingest_gets_in_while_a_served_dashboard_keeps_the_file_open(tmp_path, browser, monkeypatch):
-    """A served dashboard keeps its file warehouse open between queries (schema.warehouse._Kept): an
+    """A served dashboard keeps its file warehouse open between queries (store.protocol.Kept): an
     ingest from another process must still get in, at once, and the dashboard then shows its run."""
     import json
 

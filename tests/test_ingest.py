@@ -143,7 +143,7 @@ def test_kernel_source_is_kept_by_hash(wh):
 
 
 def test_reingest_skips_unchanged_and_replaces_changed(tmp_path, monkeypatch):
-    from inductor_warehouse.ingest import load
+    from inductor_warehouse.ingest import load, unchanged
 
     src = tmp_path / "runs"
     shutil.copytree(RUNS / "cpu-torch2.6.0", src / "a")
@@ -157,7 +157,7 @@ def test_reingest_skips_unchanged_and_replaces_changed(tmp_path, monkeypatch):
     touched = ingest_paths([src], db)
     assert (touched.runs, touched.skipped_runs) == (0, 1)
     # the new mtime was recorded: the next ingest skips on stat alone, hashing nothing
-    monkeypatch.setattr(load, "file_hash", lambda *a: pytest.fail("an unchanged run was hashed"))
+    monkeypatch.setattr(unchanged, "file_hash", lambda *a: pytest.fail("an unchanged run was hashed"))
     assert ingest_paths([src], db).skipped_runs == 1
     monkeypatch.undo()
     out.write_text(out.read_text().replace("def call(", "def call(  ", 1))  # a real change

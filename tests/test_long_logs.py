@@ -96,19 +96,19 @@ def test_a_failed_run_leaves_no_spill_folder(tmp_path, monkeypatch):
 def test_a_failure_while_writing_a_long_log_leaves_nothing(tmp_path, monkeypatch):
     """The parts of a long log go in with the rest of its run, in one transaction: a failure after
     some were inserted leaves no row of the run, and the next ingest writes it whole."""
-    from inductor_warehouse.ingest import load
+    from inductor_warehouse.ingest import write
 
     monkeypatch.setattr(torch_trace, "SINK_EVERY", 64 << 10)
     src = _long_log(tmp_path / "run", copies=4)
     db = str(tmp_path / "wh.duckdb")
-    real = load._insert
+    real = write.insert
     calls = []
 
     def fail_after_the_parts(con, table, tbl):
         calls.append(table)
         raise RuntimeError("the writer died after the parts were inserted")
 
-    monkeypatch.setattr(load, "_insert", fail_after_the_parts)
+    monkeypatch.setattr(write, "insert", fail_after_the_parts)
     with pytest.raises(RuntimeError):
         ingest_paths([src], db)
     assert calls  # it got as far as the final inserts, past the parts
@@ -116,7 +116,7 @@ def test_a_failure_while_writing_a_long_log_leaves_nothing(tmp_path, monkeypatch
     for table in ("runs", "compilations", "timings", "ingest_errors"):
         assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
     con.close()
-    monkeypatch.setattr(load, "_insert", real)
+    monkeypatch.setattr(write, "insert", real)
     again = ingest_paths([src], db)
     whole = ingest_paths([_long_log(tmp_path / "fresh", copies=4)], str(tmp_path / "fresh.duckdb"))
     assert again.runs == 1 and _counts(db) == _counts(str(tmp_path / "fresh.duckdb"))

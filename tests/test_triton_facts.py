@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_warehouse.ingest.assemble import _choose_triton
+from inductor_warehouse.ingest.joins import choose_triton as _choose_triton
 from inductor_warehouse.ingest.discover import discover
 from inductor_warehouse.ingest.parsers.triton_cache import is_triton_metadata, parse_triton_metadata
 from tests.test_harness import _query, _sql, harness  # noqa: F401 (the module fixture)

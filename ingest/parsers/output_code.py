@@ -38,8 +38,6 @@ from collections import Counter
 
 import orjson
 
-# AOTInductor's output_code.cpp is read by its own parser; named here too, for readers of a debug tree's code
-from inductor_warehouse.ingest.parsers.aoti_code import parse_aoti_code
 from inductor_warehouse.ingest.parsers.kernel_rows import (
     DEVICE_STR,
     HANDLE,
@@ -56,7 +54,7 @@ from inductor_warehouse.ingest.parsers.kernel_rows import (
 )
 from inductor_warehouse.ingest.rows import Parsed
 
-__all__ = ["aot_graph_id", "parse_aoti_code", "parse_output_code"]
+__all__ = ["aot_graph_id", "parse_output_code"]
 
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
 # the `__main__` block ends with `compiled_module_main('<name>', ...)`: the model of the process's

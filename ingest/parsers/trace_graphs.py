@@ -18,7 +18,7 @@ from collections import deque
 from inductor_warehouse.ingest.parsers import fx_graph, output_code, provenance
 from inductor_warehouse.ingest.parsers.aoti_code import parse_aoti_code
 from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, graph_row
 
 # graph_dump names of AOTInductor's generated code; AOTI_CODE in known_graphs says the debug tree
 # of the same process holds it (output_code.cpp), so the trace's copy is not parsed again
@@ -74,7 +74,7 @@ def read_exported_program(state, lineno, meta, cid, data):
     add_ops(state, graph, lineno, graph_id, "exported")
     state.parsed.facts["graph_compile_ids"][graph_id] = cid
     state.parsed.add("graphs", graph_row(
-        graph_id, cid, partitions=None,
+        graph_id, "torch_trace", compile_id=cid, partitions=None,
         unknown_because="a torch.export program: no Inductor compile, so no kernels or fusions to count"))
 
 
@@ -145,7 +145,7 @@ def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str) -> None:
             r["graph_id"] = graph_id
         parsed.rows[table].extend(rows)
     parsed.add("graphs", graph_row(
-        graph_id, cid, phase=phase, aot_id=aot_id,
+        graph_id, "torch_trace", compile_id=cid, phase=phase, aot_id=aot_id,
         kernel_count=sum(1 for k in kernels if k.get("generated")),
         extern_kernel_count=sum(1 for k in kernels if k.get("generated") is False),
         compile_order=order, output_code_hash=code_hash, partitions=sub.facts.get("partitions")))
@@ -173,15 +173,6 @@ def add_ops(state, graph_text: str, lineno: int, graph_id: str, stage: str) -> N
         state.parsed.add("ops", r)
 
 
-def graph_row(graph_id: str, compile_id, **known) -> dict:
-    """A graphs row of the trace: what a log cannot say (the debug folder, fusion counts) is None."""
-    row = {"graph_id": graph_id, "compile_id": compile_id, "phase": None, "aot_id": None, "folder": None,
-           "pre_fusion_nodes": None, "post_fusion_nodes": None, "kernel_count": None, "extern_kernel_count": None,
-           "compile_order": None, "source": "torch_trace", "output_code_hash": None}
-    row.update(known)
-    return row
-
-
 def graph_without_code(state, cid) -> str | None:
     """A graph for what a log says of a compile whose output code it never logged (AOTInductor
     and provenance-only logs): its ops and lineage are kept, its kernel counts unknown (NULL).
@@ -191,7 +182,7 @@ def graph_without_code(state, cid) -> str | None:
     graph_id = f"trace_{cid}_nocode" if cid is not None else "trace_nocode"
     if graph_id not in state.parsed.facts["graph_compile_ids"]:
         state.parsed.facts["graph_compile_ids"][graph_id] = cid
-        state.parsed.add("graphs", graph_row(graph_id, cid))
+        state.parsed.add("graphs", graph_row(graph_id, "torch_trace", compile_id=cid))
     return graph_id
 
 

@@ -1,0 +1,138 @@
+"""The debug tree (`torch_compile_debug/run_*/torchinductor/<graph>/`): one graph a folder, its
+rows from the folder's files, joined within the folder (fusions to the kernels they became), and
+its graphs row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import GRAPH_FILE_KINDS, Artifact
+from inductor_warehouse.ingest.parsers import (aoti_code, fusion_ir, fx_graph, fx_graph_runnable, output_code, provenance,
+                                               torch_trace)
+from inductor_warehouse.ingest.reading import Reader, parse_file
+from inductor_warehouse.ingest.rows import Parsed, graph_row
+
+GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference|forward|backward)_(?P<nth>\d+)\.(?P<ctr>\d+)$")
+# A graph folder that lacks one of these was cut short (the process was killed, a disk filled).
+REQUIRED_GRAPH_FILES = ("fx_graph_readable.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
+
+
+def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]:
+    """Parse every graph folder of the debug tree, `take` its rows and put what its code says of the
+    run in `facts`; return the graph ids found."""
+    graphs: dict[str, dict[str, Artifact]] = defaultdict(dict)
+    for kind in ("fx_graph", "fusion_ir", "output_code", "provenance", "fx_graph_runnable"):
+        for a in by_kind.get(kind, []):
+            graphs[str(a.path.parent)][a.path.name] = a
+    ids = set()
+    for _, files in sorted(graphs.items(), key=lambda kv: compile_order(kv[0])):
+        any_art = next(iter(files.values()))
+        folder = any_art.path.parent.name
+        m = GRAPH_DIR_RE.match(folder)
+        code_art = files.get("output_code.py") or files.get("output_code.cpp")
+        parse = aoti_code.parse_aoti_code if code_art is not None and code_art.path.suffix == ".cpp" \
+            else output_code.parse_output_code
+        code = parse_file(code_art, reader, parse)
+        if code is not None and code.facts.get("aoti"):
+            ids.add(torch_trace.AOTI_CODE)
+            aoti_graph = True
+        else:
+            aoti_graph = False
+        aot_id = code.facts.get("aot_id") if code else None
+        phase = code.facts.get("phase") if code else None
+        if aot_id is None and m:
+            aot_id, phase = int(m.group("aot_id")), m.group("phase")
+        graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
+        ids.add(graph_id)
+        if aoti_graph:
+            facts.setdefault("aoti_graphs", []).append(graph_id)
+        for name in REQUIRED_GRAPH_FILES:
+            if name not in files and not (name == "output_code.py" and code_art is not None):
+                reader.error(any_art, f"graph folder {folder} has no {name} (process killed mid-compile?)",
+                             kind=_kind_of(name), path=str(Path(run.rel(any_art)).parent / name))
+        pre = parse_file(files.get("ir_pre_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
+        post = parse_file(files.get("ir_post_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
+        readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
+        ops = parse_file(readable, reader, fx_graph.parse_fx_graph)
+        if ops is not None:
+            stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"
+            for op in ops.rows.get("ops", []):
+                op["stage"] = stage
+        prov_art = files.get("inductor_provenance_tracking_node_mappings.json")
+        prov = parse_file(prov_art, reader, provenance.parse_provenance)
+        runnable = parse_file(files.get("fx_graph_runnable.py"), reader, fx_graph_runnable.parse_fx_graph_runnable)
+
+        kernels = code.rows.get("kernels", []) if code else []
+        generated = sum(1 for k in kernels if k.get("generated"))
+        for parsed, art in ((code, code_art), (ops, readable), (prov, prov_art),
+                            (runnable, files.get("fx_graph_runnable.py"))):
+            if parsed is not None:
+                take(parsed, art, graph_id)
+        # fusions and layouts describe the graph after fusion; before it only as a fallback
+        if post is not None:
+            _link_fusions_to_kernels(post.rows.get("fusions", []), code.facts.get("call_buffers", []) if code else [])
+            take(post, files["ir_post_fusion.txt"], graph_id)
+        elif pre is not None:
+            take(pre, files["ir_pre_fusion.txt"], graph_id, only={"layouts"})
+        if pre is not None and post is not None:
+            take(pre, files["ir_pre_fusion.txt"], graph_id, only=set())
+        for src in (code, runnable):
+            if src is not None:
+                for k in ("device", "backend", "compiler_version", "compiler_commit", "cuda_version", "device_name",
+                          "benchmark_model"):
+                    if src.facts.get(k) is not None:
+                        facts.setdefault(k, src.facts[k])
+        row = graph_row(
+            graph_id, "debug_tree", phase=phase or (m.group("phase") if m else None), aot_id=aot_id, folder=folder,
+            pre_fusion_nodes=pre.facts.get("top_level_nodes") if pre else None,
+            post_fusion_nodes=post.facts.get("top_level_nodes") if post else None,
+            kernel_count=generated if code else None,
+            extern_kernel_count=(len(kernels) - generated) if code else None,
+            compile_order=int(m.group("ctr")) if m else None,
+            output_code_hash=reader.hashes.get(run.rel(code_art)) if code_art is not None else None,
+            partitions=code.facts.get("partitions") if code else None,
+            unknown_because=None if pre and post else
+            f"the graph folder has no {'ir_pre_fusion.txt' if not pre else 'ir_post_fusion.txt'} (process killed "
+            "mid-compile?): fusion counts unknown",
+        )
+        take(Parsed.one("graphs", row), any_art)
+    return ids
+
+
+def folder_graph(folder: str) -> tuple[str, re.Match | None]:
+    """The graph id a graph folder's name says (`<model>__<aot id>_<phase>_<n>.<counter>`), or the
+    name itself when it says none; with the name's match."""
+    m = GRAPH_DIR_RE.match(folder)
+    return (f"{m.group('aot_id')}_{m.group('phase')}" if m else folder), m
+
+
+def compile_order(folder: str) -> tuple:
+    m = GRAPH_DIR_RE.match(folder.rsplit("/", 1)[-1])
+    return (int(m.group("ctr")) if m else 1 << 30, folder)
+
+
+def _kind_of(filename: str) -> str:
+    return GRAPH_FILE_KINDS.get(filename, "debug_tree")
+
+
+def _link_fusions_to_kernels(fusions: list[dict], call_buffers: list[tuple[str, list[str]]]) -> None:
+    """Name the generated kernel each scheduler node became.
+
+    The IR names extern kernels itself. A generated kernel is the first launch in `call()` that
+    passes one of the buffers the node writes: producers launch before the consumers that read
+    those buffers. Nodes whose buffers no launch names (fused away into a kernel's registers,
+    or no-op nodes) keep NULL rather than a guess.
+    """
+    first_launch: dict[str, str] = {}
+    for kernel, buffers in call_buffers:
+        for b in buffers:
+            first_launch.setdefault(b, kernel)
+    for f in fusions:
+        # extern nodes (MultiOutput getitems included) and no-op nodes launch no generated kernel
+        if f.get("kernel_name") is None and not (f.get("node_class") or "").startswith(("Extern", "Nop")):
+            found = [first_launch[b] for b in f.get("buffers") or () if b in first_launch]
+            f["kernel_name"] = found[0] if found else None

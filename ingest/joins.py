@@ -1,0 +1,158 @@
+"""Cross-source joins: what one source of a run says about the rows of another (the trace log's
+compile ids and cache outcomes on the debug tree's graphs, the profiler's times on graphs,
+stderr's autotune tables on the trace's spans, sidecar JSON on kernels, Triton's cache on the
+logs' kernel configs), and what the trace says of the debug tree's empty graph folders.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from inductor_warehouse.ingest.debug_tree import compile_order, folder_graph
+from inductor_warehouse.ingest.listing import Artifact
+from inductor_warehouse.ingest.parsers import kernel_information, spyre_provenance
+from inductor_warehouse.ingest.reading import Reader
+from inductor_warehouse.ingest.rows import Parsed, graph_row
+
+
+def trace_onto_graphs(graphs: list[dict], trace: dict) -> None:
+    """Compile ids and cache outcomes the trace log knows of graphs that do not say them."""
+    compile_ids = trace.get("graph_compile_ids") or {}
+    cache_states = trace.get("graph_cache_states") or {}
+    for g in graphs:
+        if g.get("compile_id") is None and g["graph_id"] in compile_ids:
+            g["compile_id"] = compile_ids[g["graph_id"]]
+        if g.get("cache_state") is None and g["graph_id"] in cache_states:
+            g["cache_state"] = cache_states[g["graph_id"]]
+
+
+def empty_graph_folders(arts: list[Artifact], graphs: list[dict], trace: dict | None, labels: dict, reader: Reader,
+                        take, counters: Counter) -> None:
+    """What each empty graph folder is, from the trace (`trace`: its facts, None without a trace log):
+    a cache hit's, a graph whose code is in the trace, a compile cut short (an error), or a compile
+    that finished with nothing to generate (a graphs row of 0 kernels)."""
+    unfinished = _unfinished(labels, trace or {})
+    traced = {g["graph_id"] for g in graphs}
+    cache_states = (trace or {}).get("graph_cache_states") or {}
+    # a trace says which finished compiles left no code; without one, nothing says a compile was cut
+    codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
+    for a in sorted(arts, key=lambda a: compile_order(a.graph or "")):
+        graph_id, m = folder_graph(a.graph)
+        if cache_states.get(graph_id) == "hit":
+            # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
+            counters["empty_graph_folder_of_a_cache_hit"] += 1
+        elif graph_id in traced:
+            counters["empty_graph_folder_with_code_in_trace"] += 1
+        elif unfinished or codeless == []:
+            why = unfinished or "the trace has no finished compile without code that it could be"
+            reader.error(a, f"graph folder {a.graph} is empty and {why}: the process was killed before "
+                            "Inductor wrote it", kind="debug_tree")
+        else:
+            # a compile that finished and wrote nothing: a graph with nothing to generate (its
+            # outputs are its inputs, or views of them)
+            counters["empty_graph_folder_of_a_finished_compile"] += 1
+            take(Parsed.one("graphs", graph_row(
+                graph_id, "debug_tree", compile_id=codeless.pop(0) if codeless else None,
+                phase=m.group("phase") if m else None, aot_id=int(m.group("aot_id")) if m else None, folder=a.graph,
+                kernel_count=0, extern_kernel_count=0, compile_order=int(m.group("ctr")) if m else None,
+                unknown_because="an empty graph folder of a compile that finished: Inductor generated no code "
+                                "for this graph (0 kernels) and wrote no IR, so its fusion counts are unknown",
+            )), a)
+
+
+def _unfinished(labels: dict, trace: dict) -> str | None:
+    """Why the run's compiles did not all finish, when its files say so: the manifest's exit code or
+    time-out, or a compile the trace began (dynamo_start) and never reported (compilation_metrics)."""
+    if labels.get("timed_out") is True:
+        return "the command timed out"
+    code = labels.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        return f"the command exited with {code}"
+    if trace.get("unfinished_compiles"):
+        return f"the trace never reports the end of compile {trace['unfinished_compiles'][0]}"
+    return None
+
+
+def join_autotune(tables: dict[str, list[dict]]) -> None:
+    """The trace names each autotuned op's winner and compile id; stderr's tables list its top
+    candidates. Both come in the order the ops were tuned: a table gets the compile id of the trace
+    span of the same place (op and shapes agreeing), and the trace's winner row stays only where no
+    table was printed."""
+    rows = tables.get("autotune_choices")
+    if not rows:
+        return
+    spans = {r["seq"]: r for r in rows if r["source"] == "torch_trace"}
+    printed = {r["seq"] for r in rows if r["source"] == "torch_logs"}
+    if not spans or not printed:
+        return
+    for r in rows:
+        span = spans.get(r["seq"]) if r["source"] == "torch_logs" else None
+        if span is not None and (span["op"], span["shapes"]) == (r["op"], r["shapes"]):
+            r["compile_id"] = span["compile_id"]
+    tables["autotune_choices"] = [r for r in rows if r["source"] == "torch_logs" or r["seq"] not in printed]
+
+
+def attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
+    """Kernel times the profiler tied to a (compile id, phase) belong to the graph of that pair."""
+    by_key = {(g.get("compile_id"), g.get("phase")): g["graph_id"] for g in graphs if g.get("compile_id")}
+    for t in timings:
+        if t.get("graph_id") is None and t.get("compile_id") is not None:
+            t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
+
+
+def sidecars(by_kind, reader: Reader, take, tables, aoti_graphs: list[str], counters: Counter, facts: dict) -> None:
+    """JSON a compiler writes beside its code: AOTInductor's kernel_information.json (lineage of the
+    run's AOTInductor graph, when it has exactly one) and torch-spyre's spyre_provenance.json
+    (whose kernel identities become the cross-run identity of the kernels of the folders it names:
+    their signature is prefixed with the identity's event name)."""
+    for a in by_kind.get("kernel_information", []):
+        data = reader.read(a)
+        if data is None:
+            continue
+        parsed = kernel_information.parse_kernel_information(data)
+        if len(aoti_graphs) == 1:
+            for row in parsed.rows.get("lineage", ()):
+                row["graph_id"] = aoti_graphs[0]
+        else:
+            counters["kernel_information_without_one_aoti_graph"] += 1
+            parsed.rows.pop("lineage", None)
+        take(parsed, a)
+    for a in by_kind.get("spyre_provenance", []):
+        data = reader.read(a)
+        if data is None:
+            continue
+        parsed = spyre_provenance.parse_spyre_provenance(data)
+        take(parsed, a)
+        for k in ("device", "backend"):
+            if k in parsed.facts:
+                facts.setdefault(k, parsed.facts[k])
+        identities = parsed.facts.get("identities") or {}
+        for k in tables.get("kernels", ()):
+            if k.get("backend") == "spyre" and k.get("graph_id") in identities:
+                k["signature"] = f"{identities[k['graph_id']]}:{k.get('signature')}"
+
+
+def choose_triton(rows: list[dict] | None) -> None:
+    """Which of a kernel's Triton binaries ran: the one whose warps and stages are the config the
+    trace or the autotuner's log names for it; the only one, when one was built and the trace says
+    one config. Kernels of the same name in several graphs share their facts: the name is the key
+    Triton's cache and Inductor's logs have in common."""
+    if not rows:
+        return
+    told: dict[str, set] = defaultdict(set)
+    only_one = set()
+    for r in rows:
+        if r["source"] != "triton_cache" and r.get("chosen") and r.get("num_warps") is not None:
+            told[r["kernel_name"]].add((r["num_warps"], r.get("num_stages")))
+        if r.get("num_configs") == 1:
+            only_one.add(r["kernel_name"])
+    binaries: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["source"] == "triton_cache":
+            binaries[r["kernel_name"]].append(r)
+    for name, built in binaries.items():
+        if name in told:
+            for r in built:
+                r["chosen"] = (r["num_warps"], r["num_stages"]) in told[name]
+        elif len(built) == 1 and name in only_one:
+            built[0]["chosen"] = True

@@ -1,0 +1,120 @@
+"""Reading a run's artifacts: each read once, whole or streamed, every byte hashed on the way
+(the hashes are the run's identity), and a file that cannot be read recorded as a problem of
+the run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import zlib
+from collections.abc import Iterator
+
+from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Artifact
+from inductor_warehouse.ingest.rows import Parsed
+
+CHUNK = 1 << 20
+
+
+def file_hash(path) -> str | None:
+    """The content hash the warehouse records for an artifact (of its bytes as stored, .gz included)."""
+    hasher = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(CHUNK):
+                hasher.update(chunk)
+    except OSError:
+        return None
+    return hasher.hexdigest()
+
+
+class Reader:
+    """Reads artifacts whole or line by line, hashing every byte read."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.hashes: dict[str, str] = {}
+        self.errors: list[dict] = []
+        self.bytes_read = 0
+
+    def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error", kind=None,
+              path: str | None = None):
+        self.errors.append({"path": path or self.run.rel(art), "kind": kind or art.kind, "line": line,
+                            "message": message, "severity": severity})
+
+    def read(self, art: Artifact) -> bytes | None:
+        try:
+            with open(art.path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            self.error(art, f"cannot read file: {e.strerror or e}")
+            return None
+        self.bytes_read += len(data)
+        self.hashes[self.run.rel(art)] = hashlib.blake2b(data, digest_size=16).hexdigest()
+        return data
+
+    def text(self, art: Artifact) -> str | None:
+        data = self.read(art)
+        if data is None:
+            return None
+        if b"\x00" in data[:8192]:
+            self.error(art, "binary content where a text artifact was expected; file skipped")
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            self.error(art, f"not UTF-8 text ({e.reason} at byte {e.start}); decoded with replacement", severity="warning")
+            return data.decode("utf-8", errors="replace")
+
+    def chunks(self, art: Artifact) -> Iterator[bytes]:
+        """Stream a (possibly gzipped) log in pieces, hashing the file's bytes as they pass."""
+        hasher = hashlib.blake2b(digest_size=16)
+        try:
+            raw = open(art.path, "rb")
+        except OSError as e:
+            self.error(art, f"cannot read file: {e.strerror or e}")
+            return
+        with raw:
+            stream = _HashingFile(raw, hasher, self)
+            src = gzip.GzipFile(fileobj=stream) if art.path.name.endswith(".gz") else stream
+            try:
+                while chunk := src.read(CHUNK):
+                    yield chunk
+            except EOFError as e:
+                self.error(art, f"log cut short: {e}", severity="warning")
+            except (OSError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+                self.error(art, f"the compressed log is damaged, the rest of it is lost: {e}")
+            while stream.read(CHUNK):  # the rest still counts towards the run's identity
+                pass
+        self.hashes[self.run.rel(art)] = hasher.hexdigest()
+
+
+class _HashingFile(io.RawIOBase):
+    def __init__(self, fh, hasher, reader: Reader):
+        self.fh, self.hasher, self.reader = fh, hasher, reader
+
+    def readable(self):
+        return True
+
+    def read(self, n=-1):
+        data = self.fh.read(n)
+        self.hasher.update(data)
+        self.reader.bytes_read += len(data)
+        return data
+
+    def readinto(self, b):
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def parse_file(art: Artifact | None, reader: Reader, fn) -> Parsed | None:
+    """`fn` of the artifact's text; None when there is no artifact or no text to read."""
+    if art is None:
+        return None
+    text = reader.text(art)
+    if text is None:
+        return None
+    return fn(text)

@@ -1,0 +1,118 @@
+"""The run row: a run's identity and what it ran, from every source that says it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import datetime
+
+from inductor_warehouse.ingest.discover import DEBUG_RUN_RE, Run
+from inductor_warehouse.ingest.parsers import harness
+from inductor_warehouse.ingest.rows import RunRow
+
+
+def run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, hashes: dict[str, str],
+            tables: dict[str, list[dict]]) -> RunRow:
+    """The run's row: who named its model, what it ran on, with which compiler, from the most
+    direct source that says it (the manifest, the command line, the trace log, the other files, the
+    folder); its id is the hash of every file's content hash."""
+    labels = dict(man.get("labels") or {})
+    for k, v in (cli_labels or {}).items():
+        labels.setdefault(k, v)
+    if run.job and "job" not in labels:
+        labels["job"] = run.job
+    if "harness" not in labels:
+        # the benchmark harness's mode is part of the workload: its accuracy and performance runs
+        # of a model differ in batch size and config (views/12_workloads.sql)
+        kinds = run.job_harness_kinds | {a.harness_kind for a in run.artifacts if a.harness_kind}
+        config = next((c["inductor_config"] for c in tables.get("compilations", ()) if c.get("inductor_config")), None)
+        if mode := harness.run_mode(kinds, config):
+            labels["harness"] = mode
+    # a manifest of several processes (a job: torchrun's ranks, the benchmark harness's process a
+    # model) names their job, and each process's `--only` names its model
+    own, job_model = (None, man.get("model")) if run.job_root is not None else (man.get("model"), None)
+    model = (own or cli_model or trace.get("benchmark_model") or facts.get("benchmark_model") or job_model
+             or facts.get("harness_suite") or _default_model(run))
+    started = trace.get("started_at") or _debug_started(run) or labels.get("started_at")
+    fingerprint = hashlib.blake2b(digest_size=16)
+    for rel, h in sorted(hashes.items()):
+        fingerprint.update(f"{rel}\0{h}\n".encode())
+    rank = trace.get("rank") if trace.get("rank") is not None else run.rank
+    return {
+        "run_id": fingerprint.hexdigest()[:16],
+        "model": model,
+        "compiler_version": trace.get("compiler_version") or facts.get("compiler_version") or _str(labels.get("torch")),
+        "compiler_commit": trace.get("compiler_commit") or facts.get("compiler_commit") or _str(labels.get("torch_git")),
+        "device": _device(run, labels, trace, facts, tables),
+        "device_name": _str(labels.get("device_name")) or facts.get("device_name"),
+        "backend": trace.get("backend") or facts.get("backend"),
+        "rank": rank,
+        "job": str(run.job_root) if run.job_root is not None else None,
+        "labels": labels,
+        "source_path": run.source_path,
+        "started_at": started,
+        "pid": trace.get("pid") or run.pid,
+        "python_version": trace.get("python_version"),
+        "triton_version": trace.get("triton_version") or _str(labels.get("triton")),
+        "cuda_version": trace.get("cuda_version") or facts.get("cuda_version") or _str(labels.get("cuda")),
+        "artifact_bytes": sum(a.size for a in run.artifacts),
+    }
+
+
+DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps": "mps", "spyre": "spyre"}
+
+
+def _device(run: Run, labels: dict, trace: dict, facts: dict, tables: dict[str, list[dict]]) -> str | None:
+    """What the run ran on, from the most direct word there is: the manifest, the generated code,
+    the IR's buffer layouts, the tensors the trace describes, a CPU-only torch build (`+cpu`), then
+    the run's folder names (`cpu-torch2.13/`, `gpu-h200/`). A run killed before any kernel was written
+    still says it in most of these; NULL only when none does."""
+    build = _str(labels.get("torch")) or trace.get("compiler_version") or facts.get("compiler_version") or ""
+    found = (_str(labels.get("device")) or trace.get("device") or facts.get("device")
+             or next((r["device"] for r in tables.get("layouts", ()) if r.get("device")), None)
+             or trace.get("tensor_device")
+             or ("cpu" if build.endswith("+cpu") else None)
+             or _folder_device(run))
+    return found.split(":", 1)[0] if found else None
+
+
+def _folder_device(run: Run) -> str | None:
+    """A device named by the run's folder or its parent (one device word among their parts)."""
+    base = run.folder
+    words = {DEVICE_WORDS[w] for name in (base.name, base.parent.name)
+             for w in re.split(r"[^a-z0-9]+", name.lower()) if w in DEVICE_WORDS}
+    return words.pop() if len(words) == 1 else None
+
+
+def _str(v) -> str | None:
+    return None if v is None else str(v)
+
+
+def _default_model(run: Run) -> str:
+    """A name for a run nobody named: the folder the artifacts were written for."""
+    root = run.root
+    if DEBUG_RUN_RE.match(root.name) and root.parent.name == "torch_compile_debug":
+        return root.parent.parent.name
+    if run.root_is_log:
+        if run.job:
+            return run.job
+        if root.name.startswith("dedicated_log_torch_trace_"):
+            # TORCH_TRACE names logs with a random suffix: the folder says more
+            parent = root.parent
+            return parent.parent.name if parent.name == "trace" else parent.name
+        name = root.name.removesuffix(".gz")
+        return name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json", ".csv")) else name
+    return root.name
+
+
+def _debug_started(run: Run) -> str | None:
+    for a in run.artifacts:
+        for part in a.path.parts:
+            m = DEBUG_RUN_RE.match(part)
+            if m:
+                y, mo, d, h, mi, s, us = (int(m.group(i)) for i in range(1, 8))
+                try:
+                    return datetime(y, mo, d, h, mi, s, us).isoformat()
+                except ValueError:
+                    return None
+    return None

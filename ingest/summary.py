@@ -1,0 +1,148 @@
+"""What an ingest did, as it counts it (`IngestSummary`), and a progress bar while it runs.
+
+The summary counts what is stored: a run this ingest wrote and a later run of it replaced counts
+once, and a run the warehouse refused not at all.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import orjson
+
+from inductor_warehouse.ingest.convert import Loaded
+
+
+@dataclass
+class IngestSummary:
+    runs: int = 0
+    skipped_runs: int = 0
+    refused: int = 0  # runs the warehouse would not take (counted in errors too)
+    failed: int = 0  # runs whose parse (or fetch) failed, none of their rows written (counted in errors too)
+    graphs: int = 0
+    kernels: int = 0
+    errors: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    skipped_files: Counter = field(default_factory=Counter)
+    counters: Counter = field(default_factory=Counter)
+    missing: list[str] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)
+    error_rows: list[dict] = field(default_factory=list)
+    replaced: int = 0  # runs of this ingest that a later run of it replaced (counted once, as stored)
+    # ("path", source path) and ("id", run id) -> the run of this ingest written under them
+    written: dict = field(default_factory=dict, repr=False)
+
+    def line(self) -> str:
+        mb = self.bytes / 1e6
+        rate = mb / self.seconds if self.seconds > 0 else 0.0
+        notes = ([f"{self.skipped_runs} unchanged, skipped"] if self.skipped_runs else []) + \
+            ([f"{self.refused} refused by the warehouse"] if self.refused else []) + \
+            ([f"{self.failed} failed to parse"] if self.failed else []) + \
+            ([f"{self.replaced} replaced by a later run of the same files"] if self.replaced else [])
+        skipped = f" ({'; '.join(notes)})" if notes else ""
+        return (
+            f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
+            f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
+        )
+
+    def unknown_records(self) -> dict[str, int]:
+        """Trace records the catalog does not know, by `kind` or `kind name` (ingest/catalog.py)."""
+        out = {}
+        for key, n in self.counters.items():
+            if key.startswith("unknown_"):
+                kind, _, name = key[len("unknown_"):].partition(":")
+                out[name if kind == "kind" else f"{kind} {name}"] = n
+        return out
+
+    def json(self) -> str:
+        """The summary for scripts (`iwh ingest --format json`): counts, the run ids, every error."""
+        return orjson.dumps({
+            "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
+            "failed_runs": self.failed, "replaced_runs": self.replaced,
+            "graphs": self.graphs, "kernels": self.kernels,
+            "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+            "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
+            "error_rows": self.error_rows, "unknown_records": self.unknown_records(),
+        }, default=str, option=orjson.OPT_INDENT_2).decode()
+
+    def tally(self, data: Loaded) -> None:
+        """A run handed to the writer. One that replaces a run this ingest wrote (the same source
+        path or run id: a copy of a run beside itself) leaves one run stored, and so one counted."""
+        keys = _keys(data)
+        earlier = next((self.written[k] for k in keys if k in self.written), None)
+        if earlier is not None:
+            self._uncount(earlier)
+            self.errors -= len(earlier.errors)
+            for e in earlier.errors:
+                self.error_rows.remove(dict(e, source_path=earlier.run["source_path"]))
+            self.counters -= earlier.counters
+            self.replaced += 1
+            for k in _keys(earlier):
+                self.written.pop(k, None)
+        for k in keys:
+            self.written[k] = data
+        self.runs += 1
+        self.run_ids.append(data.run["run_id"])
+        self.graphs += data.graphs
+        self.kernels += data.kernels
+        self.errors += len(data.errors)
+        self.error_rows.extend(dict(e, source_path=data.run["source_path"]) for e in data.errors)
+        self.bytes += data.bytes_read
+        self.counters.update(data.counters)
+
+    def refuse(self, data: Loaded, row: dict) -> None:
+        """A tallied run the warehouse refused, `row` the error written in its place."""
+        self._uncount(data)
+        for k in _keys(data):
+            if self.written.get(k) is data:
+                del self.written[k]
+        self.refused += 1
+        self._error(row, data.run["source_path"])
+
+    def fail(self, source_path: str, row: dict) -> None:
+        """A run whose parse failed, `row` the error written in its place."""
+        self.failed += 1
+        self._error(row, source_path)
+
+    def _uncount(self, data: Loaded) -> None:
+        self.runs -= 1
+        self.graphs -= data.graphs
+        self.kernels -= data.kernels
+        self.run_ids.remove(data.run["run_id"])
+
+    def _error(self, row: dict, source_path: str) -> None:
+        self.errors += 1
+        self.error_rows.append(dict(row, source_path=source_path))
+
+
+def _keys(data: Loaded) -> tuple:
+    return ("path", data.run["source_path"]), ("id", data.run["run_id"])
+
+
+class Progress:
+    """A one-line progress bar on a terminal (stderr), silent elsewhere."""
+
+    def __init__(self, total: int):
+        self.total, self.n, self.t0 = total, 0, time.perf_counter()
+        self.tty = sys.stderr.isatty() and total > 0
+
+    def step(self, s: IngestSummary) -> None:
+        self.n += 1
+        if self.tty:
+            width = 30
+            filled = int(width * self.n / self.total)
+            mb = s.bytes / 1e6
+            sys.stderr.write(
+                f"\r[{'#' * filled}{'.' * (width - filled)}] {self.n}/{self.total} runs, {mb:.0f} MB, "
+                f"{s.errors} errors, {time.perf_counter() - self.t0:.1f} s"
+            )
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r" + " " * 90 + "\r")
+            sys.stderr.flush()

@@ -1,0 +1,192 @@
+"""The batch writer: parsed runs -> the warehouse, a batch of runs in one transaction.
+
+A run is replaced whole (same run id, or same folder with changed files) and never duplicated. A
+batch is one transaction with one INSERT per table, so a reader sees a run whole or not at all and
+a writer killed in it leaves nothing; the write lock is held only while a batch is written
+(`store/writer.py`: `Writer.session`). When the warehouse refuses a batch, its runs are written one
+by one, and a run it still refuses becomes one `ingest_errors` row instead.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from inductor_warehouse.ingest import spill
+from inductor_warehouse.ingest.convert import Columns, Loaded
+from inductor_warehouse.ingest.rollups import fill_rollups
+from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
+from inductor_warehouse.store.connection import transaction
+from inductor_warehouse.store.errors import WarehouseError, write_failure
+from inductor_warehouse.store.writer import Writer
+
+# run keys a DELETE names in one IN list: up to DuckDB's dynamic_or_filter_threshold (50) a list of
+# constants reaches the scan, whose zone maps then skip the row groups of other runs
+_KEYS_PER_DELETE = 50
+
+
+def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: str) -> list[tuple[Loaded, dict]]:
+    """Write a batch in one session; return the runs the warehouse refused, each with the error row
+    written in its place. `threads`: DuckDB's threads from now on (0: its default, every core;
+    None: as they are)."""
+    refused: list[tuple[Loaded, dict]] = []
+    try:
+        with writer.session() as con:
+            if threads == 0:
+                con.execute("RESET threads")
+            elif threads:
+                con.execute(f"SET threads = {threads}")
+            try:
+                write(con, batch)
+                return refused
+            except Exception as e:
+                _raise_if_fatal(writer, e)
+                if len(batch) == 1:
+                    refused.append((batch[0], refuse(con, columns, batch[0], e, now)))
+                    return refused
+            for d in batch:
+                try:
+                    write(con, [d])
+                except Exception as e:
+                    _raise_if_fatal(writer, e)
+                    refused.append((d, refuse(con, columns, d, e, now)))
+    finally:
+        for d in batch:
+            spill.discard(d)
+    return refused
+
+
+def write(con, batch: list[Loaded]) -> None:
+    """One transaction for the batch. A long log's rows come from the Parquet parts it was spilled
+    to while it was parsed: DuckDB streams them in, so memory stays bounded."""
+    shared: dict[str, dict[str, str]] = {}
+    for data in batch:
+        for table, texts in data.shared.items():
+            shared.setdefault(table, {}).update(texts)
+    run_ids = [d.run["run_id"] for d in batch]
+    with transaction(con):
+        old = [r[0] for r in con.execute(
+            "SELECT run_id FROM runs WHERE run_id IN (SELECT unnest(?)) OR source_path IN (SELECT unnest(?))",
+            [run_ids, [d.run["source_path"] for d in batch]],
+        ).fetchall()]
+        # the batch's runs take the next run keys, never those of the runs they replace: a run's
+        # rows are found by its key
+        first = con.execute("SELECT coalesce(max(run_key), 0) FROM runs").fetchone()[0]
+        keys = {id(d): first + i for i, d in enumerate(batch, 1)}
+        # a run not in `runs` has no rows anywhere (a run is written in one transaction), but for
+        # the error row of an earlier attempt the warehouse refused
+        delete_runs(con, sorted(old))
+        con.execute("DELETE FROM ingest_errors WHERE run_id IN (SELECT unnest(?))", [run_ids])
+        forget_failures(con, [d.run["source_path"] for d in batch])
+        for d in batch:
+            for table, path in d.spilled:
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * REPLACE (?::VARCHAR AS run_id, ?::BIGINT AS run_key) "
+                            "FROM read_parquet(?)", [d.run["run_id"], keys[id(d)], path])
+        insert(con, "runs", pa.concat_tables([_keyed(d.tables["runs"], keys[id(d)]) for d in batch]))
+        for table in FACT_TABLES:
+            parts = [_keyed(d.tables[table], keys[id(d)]) for d in batch if table in d.tables]
+            if parts:
+                insert(con, table, pa.concat_tables(parts))
+        # a kernel says what its graph came from (a cache hit's cached output code); set here, once
+        # every row of the batch is in, spilled parts included. The batch's keys are a range: zone
+        # maps skip every other run's kernels
+        batch_keys = [first + 1, first + len(batch)]
+        con.execute("""UPDATE kernels SET cache_state = g.cache_state FROM graphs g
+                       WHERE kernels.run_key = g.run_key AND kernels.graph_id = g.graph_id AND g.cache_state IS NOT NULL
+                         AND g.run_key BETWEEN ? AND ? AND kernels.run_key BETWEEN ? AND ?""", batch_keys * 2)
+        fill_rollups(con, run_ids)
+        for table, texts in shared.items():
+            if texts:
+                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
+                key, text = SHARED_TEXTS[table]
+                insert(con, table, pa.table({key: list(texts), text: list(texts.values())}),
+                       f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
+
+
+def _keyed(tbl: pa.Table, key: int) -> pa.Table:
+    """A run's rows with its run key."""
+    return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
+
+
+def delete_runs(con, run_ids: list[str]) -> None:
+    """Every row of these runs, found by run key (by run id, random hashes, each DELETE would read its
+    whole table). Rows of an id with no key in `runs` (a run the warehouse refused, rows a crash of
+    an older version left) are found by id."""
+    if not run_ids:
+        return
+    keyed = con.execute("SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT unnest(?)) AND run_key IS NOT NULL",
+                        [run_ids]).fetchall()
+    keys = sorted(int(k) for _, k in keyed)
+    unkeyed = sorted(set(run_ids) - {r for r, _ in keyed})
+    for table in FACT_TABLES + ("runs",):  # runs last: the keys are read from it
+        for i in range(0, len(keys), _KEYS_PER_DELETE):
+            listed = ", ".join(map(str, keys[i:i + _KEYS_PER_DELETE]))
+            con.execute(f"DELETE FROM {table} WHERE run_key IN ({listed}) AND run_id IN (SELECT unnest(?))", [run_ids])
+        if unkeyed:
+            con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [unkeyed])
+
+
+def recover(con) -> None:
+    """Rows of runs a crashed ingest of an older version was writing in parts (one transaction a
+    part, under a `_loading` marker): deleted, so the run is ingested afresh."""
+    stale = [r[0] for r in con.execute("SELECT run_id FROM _loading").fetchall()]
+    if stale:
+        with transaction(con):
+            delete_runs(con, stale)
+            con.execute("DELETE FROM _loading")
+
+
+def insert(con, table: str, tbl: pa.Table, where: str = "") -> None:
+    """Insert the Arrow table's rows (those `where` keeps) into `table`, by column name.
+
+    Handed to DuckDB as an Arrow C stream, not a pa.Table, which DuckDB scans through
+    pyarrow.dataset (a slow import). Combined into one chunk first: DuckDB would otherwise copy
+    each run's small chunk again to fill its vectors."""
+    con.register("_rows", tbl.combine_chunks().__arrow_c_stream__())
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows {where}")
+    finally:
+        con.unregister("_rows")
+
+
+def _raise_if_fatal(writer: Writer, e: Exception) -> None:
+    """Raise when `e` is a failure of the warehouse itself (a full disk, a lost connection), not of
+    one run's rows: no point in trying the runs one by one then."""
+    text = str(e)
+    if isinstance(e, (duckdb.IOException, WarehouseError)) or any(
+            s in text for s in ("No space left", "database has been invalidated", "Could not write", "disk full")):
+        raise WarehouseError(write_failure(writer.location, e)) from e
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> dict:
+    """A run the warehouse would not take: none of its rows stay, one error row (returned) says why,
+    and its files are not recorded, so the next ingest tries again."""
+    row = {"run_id": d.run["run_id"], "path": "", "kind": "load", "line": None, "severity": "error", "ingested_at": now,
+           "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {_first_line(e)}"}
+    with transaction(con):
+        delete_runs(con, [d.run["run_id"]])
+        insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))
+    return row
+
+
+def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, now: str) -> dict:
+    """A run whose parse failed: one error row (returned) without a run id (there is no run: its id
+    is the hash of files never read whole), in place of the one an earlier attempt left; nothing of
+    it is recorded, so the next ingest tries it again."""
+    row = {"run_id": None, "path": source_path, "kind": "parse", "line": None, "severity": "error",
+           "ingested_at": now, "message": f"this run could not be parsed, none of it was written: "
+                                         f"{type(e).__name__}: {_first_line(e)}"}
+    with writer.session() as con, transaction(con):
+        forget_failures(con, [source_path])
+        insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))
+    return row
+
+
+def forget_failures(con, source_paths: list[str]) -> None:
+    """The parse-failure rows of earlier attempts at these runs."""
+    con.execute("DELETE FROM ingest_errors WHERE run_id IS NULL AND kind = 'parse' AND path IN (SELECT unnest(?))",
+                [source_paths])
