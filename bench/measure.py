@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out" / "results.json"  # what `make bench` measured last; bench/report.py prints it
 
 
 def byte_compile() -> None:

@@ -31,12 +31,10 @@ from bench import backfill as backfill_bench
 from bench import corpus, scale
 from bench import ingest as ingest_bench
 from bench import queries as query_bench
-from bench.measure import ROOT, byte_compile, load_average, run
+from bench.measure import OUT, ROOT, byte_compile, load_average, run
 
 SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake", "backfill")
 WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
-OUT = ROOT / "bench" / "out" / "results.json"
-TARGET_QUERY_MS = 200
 
 
 def machine() -> dict:
