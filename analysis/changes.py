@@ -22,8 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from inductor_warehouse.analysis.compare import (ADDED, CHANGED, EVENTS, REMOVED, RENAMED, Selector, match_kernels, run_query,
-                                                 select_runs, workload_labels)
+from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, match_kernels
+from inductor_warehouse.analysis.metrics import EVENTS
+from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
 
 IDENTITY = "kernel_identity"
 PHASE = "compile_phase"

@@ -280,7 +280,7 @@ def _compare(db: str, base: str, head: str):
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
-    from inductor_warehouse.analysis.compare import code_diff, kernel_diff, kernel_source
+    from inductor_warehouse.analysis.kernel_diff import code_diff, kernel_diff, kernel_source
 
     with _driver_connection() as con:
         diff = kernel_diff(con, base_run, head_run, model)
