@@ -156,11 +156,11 @@ def _print_statements(loc: str) -> None:
     con = connect(loc, read_only=True)  # not locked down: the debug setting is a setting
     try:
         for q in canned.all_queries():
-            values = q.bind(bind(q, params))
-            con.execute(q.sql, values).fetchall()  # warm: the lake's schema is read once per connection
+            given = bind(q, params)
+            canned.run(con, q.name, given).fetchall()  # warm: the lake's schema is read once per connection
             con.execute("SET pg_debug_show_queries = true")
             print(f"{_MARK}{q.name}", file=sys.stderr, flush=True)  # the extension writes there too
-            con.execute(q.sql, values).fetchall()
+            canned.run(con, q.name, given).fetchall()
             con.execute("SET pg_debug_show_queries = false")
             print(f"{_MARK}end", file=sys.stderr, flush=True)
     finally:
