@@ -103,16 +103,7 @@ def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
         pair(lambda kb, kh: phase_ok(kb, kh) and kb["source_hash"] is not None
              and kb["source_hash"] == kh["source_hash"] and kb["generated"] == kh["generated"], "source hash")
         pair(lambda kb, kh: phase_ok(kb, kh) and sig(kb) == sig(kh), "name")
-    candidates = []
-    for kb in left:
-        for kh in right:
-            if kb["generated"] and kh["generated"] and kb["phase"] == kh["phase"]:
-                score, what = _structure(kb, kh)
-                if score >= STRUCTURE_MIN:
-                    candidates.append((-score, kb["category"] != kh["category"],
-                                       abs(_counter(kb["kernel_name"]) - _counter(kh["kernel_name"])),
-                                       id(kb), id(kh), kb, kh, f"structure: {what} {score:.2f}"))
-    for *_, kb, kh, how in sorted(candidates, key=lambda c: c[:3]):
+    for kb, kh, how in _alike(left, right):
         if any(kb is k for k in left) and any(kh is k for k in right):
             out.append(_change(RENAMED, kb, kh, how))
             left.remove(kb)
@@ -122,6 +113,21 @@ def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
     order = {s: i for i, s in enumerate(STATUSES)}
     return sorted(out, key=lambda c: (order[c.status], not c.generated, c.phase or "", c.signature,
                                       c.base_kernel or "", c.head_kernel or ""))
+
+
+def _alike(left: list[dict], right: list[dict]) -> list[tuple[dict, dict, str]]:
+    """(base kernel, head kernel, how) of the generated kernels of a phase alike by structure (at
+    least STRUCTURE_MIN), most alike first, then of one category, then of the nearest counters."""
+    candidates = []
+    for kb in left:
+        for kh in right:
+            if kb["generated"] and kh["generated"] and kb["phase"] == kh["phase"]:
+                score, what = _structure(kb, kh)
+                if score >= STRUCTURE_MIN:
+                    candidates.append((-score, kb["category"] != kh["category"],
+                                       abs(_counter(kb["kernel_name"]) - _counter(kh["kernel_name"])),
+                                       id(kb), id(kh), kb, kh, f"structure: {what} {score:.2f}"))
+    return [(kb, kh, how) for *_, kb, kh, how in sorted(candidates, key=lambda c: c[:3])]
 
 
 def _change(status: str, kb: dict | None, kh: dict | None, how: str) -> KernelChange:

@@ -24,37 +24,9 @@ def report(res: dict, only=None) -> str:
         out.append(f"\nRe-ingest of the unchanged corpus ({r['runs_skipped']} runs skipped): {r['wall_s']:.2f} s "
                    f"median, whole command (runs {r['walls_s']}), peak RSS {r['max_rss_mb']:.0f} MB")
     if "trace" in res:
-        t = res["trace"]
-        rows = [["iwh ingest --jobs 2", t["iwh_wall_s"], t["iwh_cpu_s"], t["mb"] / t["iwh_wall_s"], ""]]
-        if "parse_only_wall_s" in t:
-            ratio = f"{t['parse_only_x_vs_plain']:.2f}x as fast as tlparse -p" if "parse_only_x_vs_plain" in t else ""
-            rows.append(["its parse alone: --jobs 2, no warehouse", t["parse_only_wall_s"], t["parse_only_cpu_s"],
-                         t["mb"] / t["parse_only_wall_s"], ratio])
-        if "tlparse_html_wall_s" in t:
-            rows.append(["tlparse (HTML), one call per log", t["tlparse_html_wall_s"], t["tlparse_html_cpu_s"],
-                         t["mb"] / t["tlparse_html_wall_s"], f"iwh {t['x_vs_html']:.1f}x faster"])
-            rows.append(["tlparse -p (plain), one call per log", t["tlparse_plain_wall_s"], t["tlparse_plain_cpu_s"],
-                         t["mb"] / t["tlparse_plain_wall_s"], f"iwh {t['x_vs_plain']:.2f}x as fast"])
-        out.append(f"\nTORCH_TRACE only: {t['logs']} logs, {t['mb']:.0f} MB (median of rounds; ratios per round)\n"
-                   + table(["tool", "wall s", "CPU s", "MB/s", "ratio"], rows))
+        out.append(_trace(res["trace"]))
     if "warehouses" in res:
-        rows = []
-        for size, w in res["warehouses"].items():
-            if size == "base":
-                continue
-            g = res.get("growth", {}).get(size, {})
-            q = res.get("queries", {}).get(size, {})
-            qs = sorted(v["median_ms"] for v in q.values())
-            c = res.get("compare", {}).get(size, {})
-            rows.append([int(size), w["rows"], w["file_mb"], w["build_s"], g.get("force_ingest_cpu15_s"),
-                         g.get("reingest_unchanged_s"), qs[len(qs) // 2] if qs else None, qs[-1] if qs else None,
-                         sum(1 for v in qs if v >= TARGETS["query_ms"]) if qs else None,
-                         c.get("compare", {}).get("median_ms"), c.get("kernel_diff", {}).get("median_ms"),
-                         c.get("command_ms")])
-        out.append("\nGrowth with warehouse size (replicated runs; ms are medians)\n" + table(
-            ["runs", "rows", "file MB", "build s", "ingest 15 CPU runs --force s", "re-ingest 82 unchanged s",
-             "query median ms", "slowest query ms", f"queries >= {TARGETS['query_ms']:.0f} ms", "compare() ms",
-             "kernel_diff() ms", "iwh compare cmd ms"], rows))
+        out.append(_growth(res))
     if "queries" in res:
         sizes = list(res["queries"])
         names = sorted({n for s in sizes for n in res["queries"][s]})
@@ -80,6 +52,41 @@ def report(res: dict, only=None) -> str:
         out.append(_backfill(res["backfill"]))
     out.append("\nTargets\n" + table(["target", "measured", ""], _targets(res)))
     return "\n".join(out)
+
+
+def _trace(t: dict) -> str:
+    rows = [["iwh ingest --jobs 2", t["iwh_wall_s"], t["iwh_cpu_s"], t["mb"] / t["iwh_wall_s"], ""]]
+    if "parse_only_wall_s" in t:
+        ratio = f"{t['parse_only_x_vs_plain']:.2f}x as fast as tlparse -p" if "parse_only_x_vs_plain" in t else ""
+        rows.append(["its parse alone: --jobs 2, no warehouse", t["parse_only_wall_s"], t["parse_only_cpu_s"],
+                     t["mb"] / t["parse_only_wall_s"], ratio])
+    if "tlparse_html_wall_s" in t:
+        rows.append(["tlparse (HTML), one call per log", t["tlparse_html_wall_s"], t["tlparse_html_cpu_s"],
+                     t["mb"] / t["tlparse_html_wall_s"], f"iwh {t['x_vs_html']:.1f}x faster"])
+        rows.append(["tlparse -p (plain), one call per log", t["tlparse_plain_wall_s"], t["tlparse_plain_cpu_s"],
+                     t["mb"] / t["tlparse_plain_wall_s"], f"iwh {t['x_vs_plain']:.2f}x as fast"])
+    return (f"\nTORCH_TRACE only: {t['logs']} logs, {t['mb']:.0f} MB (median of rounds; ratios per round)\n"
+            + table(["tool", "wall s", "CPU s", "MB/s", "ratio"], rows))
+
+
+def _growth(res: dict) -> str:
+    rows = []
+    for size, w in res["warehouses"].items():
+        if size == "base":
+            continue
+        g = res.get("growth", {}).get(size, {})
+        q = res.get("queries", {}).get(size, {})
+        qs = sorted(v["median_ms"] for v in q.values())
+        c = res.get("compare", {}).get(size, {})
+        rows.append([int(size), w["rows"], w["file_mb"], w["build_s"], g.get("force_ingest_cpu15_s"),
+                     g.get("reingest_unchanged_s"), qs[len(qs) // 2] if qs else None, qs[-1] if qs else None,
+                     sum(1 for v in qs if v >= TARGETS["query_ms"]) if qs else None,
+                     c.get("compare", {}).get("median_ms"), c.get("kernel_diff", {}).get("median_ms"),
+                     c.get("command_ms")])
+    return "\nGrowth with warehouse size (replicated runs; ms are medians)\n" + table(
+        ["runs", "rows", "file MB", "build s", "ingest 15 CPU runs --force s", "re-ingest 82 unchanged s",
+         "query median ms", "slowest query ms", f"queries >= {TARGETS['query_ms']:.0f} ms", "compare() ms",
+         "kernel_diff() ms", "iwh compare cmd ms"], rows)
 
 
 def _targets(res: dict) -> list[list]:

@@ -88,6 +88,28 @@ def growth(db: Path) -> dict:
     return {"force_ingest_cpu15_s": forced, "reingest_unchanged_s": p2.wall_s, "skipped": info["skipped"]}
 
 
+def sized_sections(results: dict, only: list[str], n: int, db: str, args, log) -> None:
+    """The sections measured on the warehouse of `n` runs, into results[section][str(n)]."""
+    key = str(n)
+    params = None
+    if "queries" in only or "compare" in only or "dashboards" in only:
+        with query_bench.Warehouse(db) as wh:
+            params = query_bench.choose_params(wh)
+    if "queries" in only:
+        log(f"queries: {n} runs ...")
+        q, _ = query_bench.canned_latencies(db, args.query_repeats)
+        results.setdefault("queries", {})[key] = q
+    if "compare" in only:
+        log(f"compare: {n} runs ...")
+        results.setdefault("compare", {})[key] = query_bench.compare_latencies(db, params, args.query_repeats)
+    if "dashboards" in only:
+        log(f"dashboards: {n} runs ...")
+        results.setdefault("dashboards", {})[key] = dashboards(db, args.page_repeats, params["run_id"])
+    if "growth" in only:
+        log(f"growth: ingest into {n} runs ...")
+        results.setdefault("growth", {})[key] = growth(Path(db))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
@@ -138,25 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         built = warehouses(sizes, log)
         results["warehouses"] = {str(k): v for k, v in built.items()}
         for n in sizes:
-            db = built[n]["db"]
-            key = str(n)
-            params = None
-            if "queries" in only or "compare" in only or "dashboards" in only:
-                with query_bench.Warehouse(db) as wh:
-                    params = query_bench.choose_params(wh)
-            if "queries" in only:
-                log(f"queries: {n} runs ...")
-                q, _ = query_bench.canned_latencies(db, args.query_repeats)
-                results.setdefault("queries", {})[key] = q
-            if "compare" in only:
-                log(f"compare: {n} runs ...")
-                results.setdefault("compare", {})[key] = query_bench.compare_latencies(db, params, args.query_repeats)
-            if "dashboards" in only:
-                log(f"dashboards: {n} runs ...")
-                results.setdefault("dashboards", {})[key] = dashboards(db, args.page_repeats, params["run_id"])
-            if "growth" in only:
-                log(f"growth: ingest into {n} runs ...")
-                results.setdefault("growth", {})[key] = growth(Path(db))
+            sized_sections(results, only, n, built[n]["db"], args, log)
     if "lake" in only:
         from bench.lake import lake
 
