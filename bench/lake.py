@@ -1,4 +1,4 @@
-"""The team warehouse against the embedded file (issue 12), in the same run: every canned query on a
+"""The team warehouse against the embedded file, in the same run: every canned query on a
 DuckLake (PostgreSQL catalog, Parquet data in a local folder) made by `iwh copy` from the file
 warehouse of the largest size, and the 67 GPU runs ingested by 1, 2 and 4 concurrent `iwh ingest`
 processes into an empty lake and an empty file. The PostgreSQL server is a throw-away one on

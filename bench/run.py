@@ -1,7 +1,7 @@
 """`make bench`: the benchmark suite. Prints tables and writes bench/out/results.json.
 
-    python -m bench.run                          # everything (about an hour on 2 cores: building the
-                                                 # 100,000-run warehouse in SQL alone takes 11 min)
+    python -m bench.run                          # everything (long: it builds a 100,000-run
+                                                 # warehouse in SQL; docs/performance.md says how long)
     python -m bench.run --only queries,compare   # some sections; the others keep their last results
     python -m bench.run --sizes 100,1000 --repeats 1
     python -m bench.run --only lake --sizes 10000  # 10,000 runs as a DuckLake vs the file: bench/lake.py
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     if "lake" in only:
         from bench.lake import lake
 
-        size = 10_000 if 10_000 in sizes else max(sizes)  # issue 12's comparison: a 100,000-run copy takes long
+        size = 10_000 if 10_000 in sizes else max(sizes)  # a 100,000-run copy takes long
         log(f"lake: {size} runs in a DuckLake vs the file, and ingest by 1, 2 and 4 processes ...")
         results["lake"] = lake(size, args.query_repeats, args.repeats, log)
     results["load_average_end"] = load_average()
