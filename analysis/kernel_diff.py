@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, SAME, STATUSES, KernelChange, match_kernels
-from inductor_warehouse.analysis.pairing import paired_groups
+from inductor_warehouse.analysis.pairing import paired_groups, shown
 from inductor_warehouse.analysis.rows import run_query
 from inductor_warehouse.analysis.selectors import SelectorError, parse_selector
 
@@ -88,10 +88,10 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     groups_b, groups_h, common, dims, _ = paired_groups(con, parse_selector(base), parse_selector(head), model,
                                                          pair_on)
     if not common:
-        shown = dims.get(model, [])
-        hint = f"; narrow the selectors, e.g. add {shown[0]}=..." if shown else ""
+        apart = dims.get(model, [])
+        hint = f"; narrow the selectors, e.g. add {apart[0]}=..." if apart else ""
         raise SelectorError(f"no workload of {model} is on both sides (its runs differ in "
-                            f"{', '.join(shown) or 'nothing the workload labels say'}){hint}")
+                            f"{', '.join(apart) or 'nothing the workload labels say'}){hint}")
     if workload is not None and workload not in common:
         raise SelectorError(f"workload {workload!r} is not on both sides; those that are: {', '.join(common)}")
     key = workload or common[0]

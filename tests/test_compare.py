@@ -409,3 +409,14 @@ def test_autotune_winners_pair_by_choice_less_its_counter(tmp_path):
     assert {c.status for c in _autotune_changes(base, renumbered)} == {SAME}
     retuned = [dict(base[0], config=(base[0]["config"] or "") + ", num_warps=16"), *base[1:]]
     assert [c.status for c in _autotune_changes(base, retuned)].count(CHANGED) == 1
+
+
+def test_kernel_diff_says_which_runs_it_diffed(cpu):
+    """A side with several runs of the workload: the diff takes the earliest and says so, naming the
+    workload and both runs."""
+    db, _ = cpu
+    con = reader(db)
+    diff = kernel_diff(con, "compiler=2.13", "compiler=2", "transformer")  # 2: every release, three runs
+    con.close()
+    assert diff.notes == [f"1 base and 3 head runs of transformer: diffing {diff.base_run} and {diff.head_run} "
+                          "(give run ids to choose)"]
