@@ -22,8 +22,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from inductor_warehouse.analysis.compare import (ADDED, CHANGED, EVENTS, REMOVED, RENAMED, Selector, match_kernels, run_query,
-                                                 select_runs, workload_labels)
+from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, match_kernels
+from inductor_warehouse.analysis.metrics import EVENTS
+from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
 
 IDENTITY = "kernel_identity"
 PHASE = "compile_phase"
@@ -69,17 +71,7 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     if unknown:
         raise ValueError(f"no metric {', '.join(sorted(unknown))}; choose from {', '.join(CHOICES)}")
     keys = tuple(k for k in (pair_on if pair_on is not None else workload_labels(con)) if k != series_label)
-    # a run of benchmark-harness results alone compiled nothing: no point of a series
-    runs = [r for r in select_runs(con, Selector(f"model={model}", {"model": model}, {}), pair_on=keys)
-            if not r["harness_only"]]
-    if series_label:
-        runs = [r for r in runs if r["labels"].get(series_label) is not None]
-    series: dict[str, list[dict]] = {}
-    for r in runs:
-        series.setdefault(r["workload"], []).append(r)
-    order = _by_label(series_label) if series_label else _by_version
-    for key in series:
-        series[key].sort(key=order)
+    series = _series(con, model, series_label, keys)
     # kernel identities compared by one digest a run; read whole only beside a changed digest
     digests = _identity_digests(con, model) if IDENTITY in metrics else {}
     at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
@@ -102,13 +94,30 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     kernels: dict[str, list[dict]] = {}
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
-            for r in (b, h):
-                if r["run_id"] not in kernels:
-                    kernels[r["run_id"]] = [k for k in run_query(con, "compare/kernels", run=r["run_id"]) if k["generated"]]
-            before, after = kernels[b["run_id"]], kernels[h["run_id"]]
+            before, after = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
             found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after)))
         points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found))
     return SeriesReport(model, series_label or "compiler version", series, points)
+
+
+def _series(con, model: str, series_label: str | None, keys: tuple[str, ...]) -> dict[str, list[dict]]:
+    """Series key (the workload over `keys`) -> its runs in order; with a `series_label`, only the runs
+    that have it."""
+    # a run of benchmark-harness results alone compiled nothing: no point of a series
+    runs = [r for r in select_runs(con, Selector(f"model={model}", {"model": model}, {}), pair_on=keys)
+            if not r["harness_only"] and (not series_label or r["labels"].get(series_label) is not None)]
+    series: dict[str, list[dict]] = {}
+    for r in runs:
+        series.setdefault(r["workload"], []).append(r)
+    order = _by_label(series_label) if series_label else _by_version
+    return {key: sorted(rs, key=order) for key, rs in series.items()}
+
+
+def _generated_kernels(con, run_id: str, read: dict[str, list[dict]]) -> list[dict]:
+    """A run's generated kernels (compare/kernels), read once however many change points it is in."""
+    if run_id not in read:
+        read[run_id] = [k for k in run_query(con, "compare/kernels", run=run_id) if k["generated"]]
+    return read[run_id]
 
 
 def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, ...], phase: str | None,

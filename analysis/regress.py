@@ -3,7 +3,7 @@
 Structural metrics (kernel counts, fusion, compile failures, fallbacks to eager, graph breaks,
 recompiles) are deterministic: the same model under the same compiler gives the same number, so any
 move past the threshold counts. A failure of a cause the base side never had is a regression even
-when the count holds (analysis/compare.py).
+when the count holds (analysis/metrics.py).
 Timings are noisy: one sample per side can never be a regression ("insufficient data"); with two
 or three a side the minimums are compared (min-of-N, as LNT does: noise only adds time), or the
 medians of a ratio of two measurements (a speedup: noise moves it either way); with four or more the
@@ -70,7 +70,7 @@ DEFAULT_RULES: dict[str, Rule] = {r.metric: r for r in (
     Rule("speedup", False, 0.05, relative=True, timing=True, zero_fails=True, ratio=True),
     Rule("compilation_latency", True, 0.15, relative=True, timing=True),
     Rule("compression_ratio", False, 0.05, relative=True, timing=True, ratio=True),
-    # suite numbers (HUD's summary of a side's harness rows; see analysis/compare.py's hud_summary)
+    # suite numbers (HUD's summary of a side's harness rows; see analysis/hud.py's hud_summary)
     Rule("pass_rate", False, 0.10, relative=True),
 )}
 

@@ -1,5 +1,5 @@
 """Rendering `iwh compare` results: a table for people, CSV (one row per model), JSON, markdown
-for a PR comment. Pure functions of the dataclasses of analysis/compare.py."""
+for a PR comment. Pure functions of the dataclasses of analysis/compare.py and kernel_diff.py."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import dataclasses
 import orjson
 import polars as pl
 
-from inductor_warehouse.analysis.compare import METRICS, RATES, STRUCTURAL, CompareResult, KernelDiff
+from inductor_warehouse.analysis.compare import CompareResult
+from inductor_warehouse.analysis.kernel_diff import KernelDiff
+from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
 from inductor_warehouse.schema import frames
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)

@@ -27,7 +27,7 @@ TIMES = "iwh-bench-times "
 # `iwh` as bench.measure.IWH runs it, with the timers of _timed_iwh around it
 IWH = [sys.executable, "-c", "from bench.backfill import _timed_iwh; _timed_iwh()"]
 BUCKET = "bench"
-PROBE_TASKS = 200  # empty tasks per probe: ~1 ms each, many enough to time, few enough for 2 cores
+PROBE_TASKS = 200  # empty tasks per probe: many enough to time, few enough for 2 cores
 
 
 def missing() -> str | None:

@@ -1,4 +1,4 @@
-"""The team warehouse against the embedded file (issue 12), in the same run: every canned query on a
+"""The team warehouse against the embedded file, in the same run: every canned query on a
 DuckLake (PostgreSQL catalog, Parquet data in a local folder) made by `iwh copy` from the file
 warehouse of the largest size, and the 67 GPU runs ingested by 1, 2 and 4 concurrent `iwh ingest`
 processes into an empty lake and an empty file. The PostgreSQL server is a throw-away one on
@@ -19,7 +19,7 @@ from bench import corpus, scale
 from bench.ingest import SUMMARY_RE, _fresh, _summarise
 from bench.measure import IWH, Proc, check, run
 from bench.queries import bind, canned_latencies, choose_params
-from bench.report import TARGETS, _ok, _table
+from bench.tables import TARGETS, ok, table
 from inductor_warehouse.schema import queries as canned
 from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.store.opening import connect
@@ -144,8 +144,8 @@ def _catalog_statements(loc: str) -> dict:
     for name, body in re.findall(rf"^{_MARK}(\S+)\n(.*?)^{_MARK}end$", out, re.S | re.M):
         kinds = Counter()
         for statement in filter(str.strip, re.split(r"\n\s*\n", body)):
-            table = re.search(r"\bducklake_\w+", statement)
-            kinds[table.group(0) if table else statement.split()[0]] += 1
+            found = re.search(r"\bducklake_\w+", statement)
+            kinds[found.group(0) if found else statement.split()[0]] += 1
         counts[name] = dict(kinds)
     return counts
 
@@ -156,11 +156,11 @@ def _print_statements(loc: str) -> None:
     con = connect(loc, read_only=True)  # not locked down: the debug setting is a setting
     try:
         for q in canned.all_queries():
-            values = q.bind(bind(q, params))
-            con.execute(q.sql, values).fetchall()  # warm: the lake's schema is read once per connection
+            given = bind(q, params)
+            canned.run(con, q.name, given).fetchall()  # warm: the lake's schema is read once per connection
             con.execute("SET pg_debug_show_queries = true")
             print(f"{_MARK}{q.name}", file=sys.stderr, flush=True)  # the extension writes there too
-            con.execute(q.sql, values).fetchall()
+            canned.run(con, q.name, given).fetchall()
             con.execute("SET pg_debug_show_queries = false")
             print(f"{_MARK}end", file=sys.stderr, flush=True)
     finally:
@@ -196,7 +196,7 @@ def report(lake: dict) -> str:
             f"of Parquet); per query, the lower of {lake.get('query_rounds', 1)} alternating rounds' medians of {n} runs "
             f"after a warm-up" + (" (WARNING: another process rebuilt the file during the section)"
                                   if lake.get("file_rebuilt_meanwhile") else "") + "\n"
-            + _table(["warehouse", "median query ms", "slowest query ms", "slowest query", "queries >= 200 ms"], rows)
+            + table(["warehouse", "median query ms", "slowest query ms", "slowest query", "queries >= 200 ms"], rows)
             + f"\nPer query, lake / file: median {ratios[len(ratios) // 2][0]:.2f}x; {over} of {len(ratios)} over 2x; "
             f"worst {worst}" + _statements_report(lake, f["median"], k["median"]))
     rows = []
@@ -207,7 +207,7 @@ def report(lake: dict) -> str:
     text += ("\n\nConcurrent ingest of the 67 GPU runs into an empty warehouse: N `iwh ingest --jobs 1` processes, the "
              "runs split among them (a file's writers wait for each other's commits; a lake's for its advisory lock); "
              "MB/s = MB read / wall time from first start to last exit, median of repeats\n"
-             + _table(["processes", "MB", "file wall s", "file MB/s", "lake wall s", "lake MB/s", "lake / file",
+             + table(["processes", "MB", "file wall s", "file MB/s", "lake wall s", "lake MB/s", "lake / file",
                        "file CPU s", "lake CPU s", "peak RSS MB"], rows))
     return text
 
@@ -235,7 +235,7 @@ def targets(lake: dict) -> list[list]:
     s = _lake_queries(lake)
     med, slow = s["lake"]["median"] / s["file"]["median"], s["lake"]["slowest"] / s["file"]["slowest"]
     return [[f"DuckLake queries within 2x of the file at {lake['runs']:,} runs",
-             f"median {med:.2f}x, slowest {slow:.2f}x", _ok(med <= 2 and slow <= 2)]]
+             f"median {med:.2f}x, slowest {slow:.2f}x", ok(med <= 2 and slow <= 2)]]
 
 
 if __name__ == "__main__":

@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out" / "results.json"  # what `make bench` measured last; bench/report.py prints it
 
 
 def byte_compile() -> None:
     """The packages pyproject.toml installs, compiled as pip compiles an installed package's (`make
     setup` and the bench call it). An editable checkout compiles them at first import, or at every
-    start of every command where PYTHONDONTWRITEBYTECODE is set (as on our machine: 50 to 90 ms a
-    command)."""
+    start of every command where PYTHONDONTWRITEBYTECODE is set, which the bench would then time."""
     import importlib.util
 
     from inductor_warehouse import PACKAGES

@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 
 from bench.measure import IWH, median, run, timed
-from inductor_warehouse.analysis import compare as cmp
+from inductor_warehouse.analysis.compare import compare
+from inductor_warehouse.analysis.kernel_diff import kernel_diff
 from inductor_warehouse.schema import queries as canned
 from inductor_warehouse.store.api import Warehouse
 
@@ -59,10 +60,9 @@ def canned_latencies(db: str, repeats: int) -> tuple[dict, dict]:
         out = {}
         for q in canned.all_queries():
             given = bind(q, params)
-            values = q.bind(given)
-            res = timed(lambda sql=q.sql, values=values: wh.con.execute(sql, values).fetchall(), repeats)
+            res = timed(lambda name=q.name, given=given: canned.run(wh.con, name, given).fetchall(), repeats)
             res["params"] = given
-            res["rows"] = len(wh.con.execute(q.sql, values).fetchall())
+            res["rows"] = len(canned.run(wh.con, q.name, given).fetchall())
             out[q.name] = res
     return out, params
 
@@ -75,9 +75,9 @@ def compare_latencies(db: str, params: dict, repeats: int) -> dict:
     base, head = f"compiler={params['compiler']}", f"compiler={params['head_compiler']}"
     out = {"base": base, "head": head, "model": params["model"]}
     with Warehouse(db) as wh:
-        out["compare"] = timed(lambda: cmp.compare(wh.con, base, head), repeats)
-        out["kernel_diff"] = timed(lambda: cmp.kernel_diff(wh.con, base, head, params["model"]), repeats)
-        out["pairs"] = len(cmp.compare(wh.con, base, head).pairs)
+        out["compare"] = timed(lambda: compare(wh.con, base, head), repeats)
+        out["kernel_diff"] = timed(lambda: kernel_diff(wh.con, base, head, params["model"]), repeats)
+        out["pairs"] = len(compare(wh.con, base, head).pairs)
     for what, extra in (("command_ms", []), ("command_kernels_ms", ["--model", params["model"], "--kernels"])):
         walls = []
         for _ in range(3):

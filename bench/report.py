@@ -2,32 +2,8 @@
 
 from __future__ import annotations
 
-TARGETS = {
-    "ingest_mb_s": 50.0, "trace_x_html": 10.0, "trace_x_plain": 1.0, "reingest_s": 2.0, "query_ms": 200.0,
-    "rss_mb": 1024.0,
-    # at 100,000 runs (issue 16)
-    "query_ms_100k": 500.0, "page_ms_100k": 1000.0, "compare_ms_100k": 1000.0, "rss_mb_100k": 4096.0,
-}
-
-
-def _table(header: list[str], rows: list[list]) -> str:
-    cells = [[str(c) for c in header]] + [[_fmt(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells]
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return "\n".join(lines)
-
-
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:.2f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return "" if v is None else str(v)
-
-
-def _ok(good: bool) -> str:
-    return "met" if good else "NOT met"
+from bench.measure import OUT
+from bench.tables import TARGETS, ok, table
 
 
 def report(res: dict, only=None) -> str:
@@ -41,44 +17,16 @@ def report(res: dict, only=None) -> str:
         for jobs, r in res["ingest"].items():
             rows.append([f"full GPU ingest, --{jobs.replace('jobs', 'jobs ')}", r["runs"], r["mb"], r["wall_s"],
                          r["runs_per_s"], r["mb_per_s"], r["cpu_s"], r["mb_per_cpu_s"], r["max_rss_mb"]])
-        out.append("\nIngest (median of repeats; MB = bytes read; CPU = user+sys of all its processes)\n" + _table(
+        out.append("\nIngest (median of repeats; MB = bytes read; CPU = user+sys of all its processes)\n" + table(
             ["what", "runs", "MB", "wall s", "runs/s", "MB/s", "CPU s", "MB per CPU s", "peak RSS MB"], rows))
     if "reingest" in res:
         r = res["reingest"]
         out.append(f"\nRe-ingest of the unchanged corpus ({r['runs_skipped']} runs skipped): {r['wall_s']:.2f} s "
                    f"median, whole command (runs {r['walls_s']}), peak RSS {r['max_rss_mb']:.0f} MB")
     if "trace" in res:
-        t = res["trace"]
-        rows = [["iwh ingest --jobs 2", t["iwh_wall_s"], t["iwh_cpu_s"], t["mb"] / t["iwh_wall_s"], ""]]
-        if "parse_only_wall_s" in t:
-            ratio = f"{t['parse_only_x_vs_plain']:.2f}x as fast as tlparse -p" if "parse_only_x_vs_plain" in t else ""
-            rows.append(["its parse alone: --jobs 2, no warehouse", t["parse_only_wall_s"], t["parse_only_cpu_s"],
-                         t["mb"] / t["parse_only_wall_s"], ratio])
-        if "tlparse_html_wall_s" in t:
-            rows.append(["tlparse (HTML), one call per log", t["tlparse_html_wall_s"], t["tlparse_html_cpu_s"],
-                         t["mb"] / t["tlparse_html_wall_s"], f"iwh {t['x_vs_html']:.1f}x faster"])
-            rows.append(["tlparse -p (plain), one call per log", t["tlparse_plain_wall_s"], t["tlparse_plain_cpu_s"],
-                         t["mb"] / t["tlparse_plain_wall_s"], f"iwh {t['x_vs_plain']:.2f}x as fast"])
-        out.append(f"\nTORCH_TRACE only: {t['logs']} logs, {t['mb']:.0f} MB (median of rounds; ratios per round)\n"
-                   + _table(["tool", "wall s", "CPU s", "MB/s", "ratio"], rows))
+        out.append(_trace(res["trace"]))
     if "warehouses" in res:
-        rows = []
-        for size, w in res["warehouses"].items():
-            if size == "base":
-                continue
-            g = res.get("growth", {}).get(size, {})
-            q = res.get("queries", {}).get(size, {})
-            qs = sorted(v["median_ms"] for v in q.values())
-            c = res.get("compare", {}).get(size, {})
-            rows.append([int(size), w["rows"], w["file_mb"], w["build_s"], g.get("force_ingest_cpu15_s"),
-                         g.get("reingest_unchanged_s"), qs[len(qs) // 2] if qs else None, qs[-1] if qs else None,
-                         sum(1 for v in qs if v >= TARGETS["query_ms"]) if qs else None,
-                         c.get("compare", {}).get("median_ms"), c.get("kernel_diff", {}).get("median_ms"),
-                         c.get("command_ms")])
-        out.append("\nGrowth with warehouse size (replicated runs; ms are medians)\n" + _table(
-            ["runs", "rows", "file MB", "build s", "ingest 15 CPU runs --force s", "re-ingest 82 unchanged s",
-             "query median ms", "slowest query ms", f"queries >= {TARGETS['query_ms']:.0f} ms", "compare() ms",
-             "kernel_diff() ms", "iwh compare cmd ms"], rows))
+        out.append(_growth(res))
     if "queries" in res:
         sizes = list(res["queries"])
         names = sorted({n for s in sizes for n in res["queries"][s]})
@@ -87,7 +35,7 @@ def report(res: dict, only=None) -> str:
         rows.sort(key=lambda r: -(r[len(sizes)] or 0))
         out.append(f"\nCanned queries, median ms of {next(iter(res['queries'][sizes[-1]].values()))['n']} runs after a "
                    f"warm-up (optional filters unset: whole warehouse)\n"
-                   + _table(["query"] + [f"{s} runs" for s in sizes] + [f"rows at {sizes[-1]}"], rows))
+                   + table(["query"] + [f"{s} runs" for s in sizes] + [f"rows at {sizes[-1]}"], rows))
     if "dashboards" in res:
         sizes = list(res["dashboards"])
         pages = list(res["dashboards"][sizes[0]])
@@ -95,52 +43,87 @@ def report(res: dict, only=None) -> str:
                 + [", ".join(res["dashboards"][sizes[-1]].get(p, {}).get("exceptions") or []) or "none"]
                 for p in pages if p not in ("error", "max_rss_mb")]
         out.append("\nDashboard pages under AppTest, median ms of a render opened by its URL, empty query cache\n"
-                   + _table(["page"] + [f"{s} runs" for s in sizes] + ["exceptions"], rows))
+                   + table(["page"] + [f"{s} runs" for s in sizes] + ["exceptions"], rows))
     if "lake" in res:
         from bench.lake import report as lake_report
 
         out.append(lake_report(res["lake"]))
     if "backfill" in res:
         out.append(_backfill(res["backfill"]))
-    out.append("\nTargets\n" + _table(["target", "measured", ""], _targets(res)))
+    out.append("\nTargets\n" + table(["target", "measured", ""], _targets(res)))
     return "\n".join(out)
+
+
+def _trace(t: dict) -> str:
+    rows = [["iwh ingest --jobs 2", t["iwh_wall_s"], t["iwh_cpu_s"], t["mb"] / t["iwh_wall_s"], ""]]
+    if "parse_only_wall_s" in t:
+        ratio = f"{t['parse_only_x_vs_plain']:.2f}x as fast as tlparse -p" if "parse_only_x_vs_plain" in t else ""
+        rows.append(["its parse alone: --jobs 2, no warehouse", t["parse_only_wall_s"], t["parse_only_cpu_s"],
+                     t["mb"] / t["parse_only_wall_s"], ratio])
+    if "tlparse_html_wall_s" in t:
+        rows.append(["tlparse (HTML), one call per log", t["tlparse_html_wall_s"], t["tlparse_html_cpu_s"],
+                     t["mb"] / t["tlparse_html_wall_s"], f"iwh {t['x_vs_html']:.1f}x faster"])
+        rows.append(["tlparse -p (plain), one call per log", t["tlparse_plain_wall_s"], t["tlparse_plain_cpu_s"],
+                     t["mb"] / t["tlparse_plain_wall_s"], f"iwh {t['x_vs_plain']:.2f}x as fast"])
+    return (f"\nTORCH_TRACE only: {t['logs']} logs, {t['mb']:.0f} MB (median of rounds; ratios per round)\n"
+            + table(["tool", "wall s", "CPU s", "MB/s", "ratio"], rows))
+
+
+def _growth(res: dict) -> str:
+    rows = []
+    for size, w in res["warehouses"].items():
+        if size == "base":
+            continue
+        g = res.get("growth", {}).get(size, {})
+        q = res.get("queries", {}).get(size, {})
+        qs = sorted(v["median_ms"] for v in q.values())
+        c = res.get("compare", {}).get(size, {})
+        rows.append([int(size), w["rows"], w["file_mb"], w["build_s"], g.get("force_ingest_cpu15_s"),
+                     g.get("reingest_unchanged_s"), qs[len(qs) // 2] if qs else None, qs[-1] if qs else None,
+                     sum(1 for v in qs if v >= TARGETS["query_ms"]) if qs else None,
+                     c.get("compare", {}).get("median_ms"), c.get("kernel_diff", {}).get("median_ms"),
+                     c.get("command_ms")])
+    return "\nGrowth with warehouse size (replicated runs; ms are medians)\n" + table(
+        ["runs", "rows", "file MB", "build s", "ingest 15 CPU runs --force s", "re-ingest 82 unchanged s",
+         "query median ms", "slowest query ms", f"queries >= {TARGETS['query_ms']:.0f} ms", "compare() ms",
+         "kernel_diff() ms", "iwh compare cmd ms"], rows)
 
 
 def _targets(res: dict) -> list[list]:
     rows = []
     if "ingest" in res and "jobs2" in res["ingest"]:
         v = res["ingest"]["jobs2"]["mb_per_s"]
-        rows.append(["full GPU ingest --jobs 2 >= 50 MB/s (aim 100)", f"{v:.1f} MB/s", _ok(v >= TARGETS["ingest_mb_s"])])
+        rows.append(["full GPU ingest --jobs 2 >= 50 MB/s (aim 100)", f"{v:.1f} MB/s", ok(v >= TARGETS["ingest_mb_s"])])
         rss = max(r["max_rss_mb"] for r in res["ingest"].values())
-        rows.append(["peak RSS < 1 GB", f"{rss:.0f} MB", _ok(rss < TARGETS["rss_mb"])])
+        rows.append(["peak RSS < 1 GB", f"{rss:.0f} MB", ok(rss < TARGETS["rss_mb"])])
     if "trace" in res and "x_vs_html" in res["trace"]:
         t = res["trace"]
-        rows.append(["TORCH_TRACE ingest >= 10x tlparse HTML", f"{t['x_vs_html']:.1f}x", _ok(t["x_vs_html"] >= 10)])
-        rows.append(["TORCH_TRACE ingest >= tlparse -p", f"{t['x_vs_plain']:.2f}x", _ok(t["x_vs_plain"] >= 1)])
+        rows.append(["TORCH_TRACE ingest >= 10x tlparse HTML", f"{t['x_vs_html']:.1f}x", ok(t["x_vs_html"] >= 10)])
+        rows.append(["TORCH_TRACE ingest >= tlparse -p", f"{t['x_vs_plain']:.2f}x", ok(t["x_vs_plain"] >= 1)])
     if "reingest" in res:
         v = res["reingest"]["wall_s"]
-        rows.append(["re-ingest unchanged < 2 s", f"{v:.2f} s", _ok(v < TARGETS["reingest_s"])])
+        rows.append(["re-ingest unchanged < 2 s", f"{v:.2f} s", ok(v < TARGETS["reingest_s"])])
     for size, limit in (("10000", TARGETS["query_ms"]), ("100000", TARGETS["query_ms_100k"])):
         qs = res.get("queries", {}).get(size)
         if qs:
             slow = {n: v["median_ms"] for n, v in qs.items() if v["median_ms"] >= limit}
             worst = max(v["median_ms"] for v in qs.values())
             rows.append([f"every canned query < {limit:.0f} ms at {int(size):,} runs", f"slowest {worst:.0f} ms"
-                         + (f" ({', '.join(sorted(slow))})" if slow else ""), _ok(not slow)])
+                         + (f" ({', '.join(sorted(slow))})" if slow else ""), ok(not slow)])
     pages = res.get("dashboards", {}).get("100000")
     if pages:
         times = {p: v["median_ms"] for p, v in pages.items() if isinstance(v, dict) and "median_ms" in v}
         slow = sorted(p for p, v in times.items() if v >= TARGETS["page_ms_100k"])
         rows.append(["every page < 1 s cold at 100,000 runs", f"slowest {max(times.values()):.0f} ms"
-                     + (f" ({', '.join(slow)})" if slow else ""), _ok(not slow)])
+                     + (f" ({', '.join(slow)})" if slow else ""), ok(not slow)])
     cmp = res.get("compare", {}).get("100000", {})
     if "command_ms" in cmp:
         rows.append(["iwh compare of two releases < 1 s at 100,000 runs", f"{cmp['command_ms']:.0f} ms",
-                     _ok(cmp["command_ms"] < TARGETS["compare_ms_100k"])])
+                     ok(cmp["command_ms"] < TARGETS["compare_ms_100k"])])
     rss = [v for v in (cmp.get("max_rss_mb"), (pages or {}).get("max_rss_mb")) if v]
     if rss:
         rows.append(["peak RSS < 4 GB at 100,000 runs (dashboard, iwh compare)", f"{max(rss):.0f} MB",
-                     _ok(max(rss) < TARGETS["rss_mb_100k"])])
+                     ok(max(rss) < TARGETS["rss_mb_100k"])])
     if "lake" in res:
         from bench.lake import targets as lake_targets
 
@@ -168,7 +151,7 @@ def _backfill(b: dict) -> str:
     out = [f"\nBackfill: the GPU archive through Ray tasks and from S3, {b['repeats']} rounds interleaved (medians; "
            "ratios per round). Ray's start and stop are paid once per ingest; a cluster already up does without "
            "them; its workers are not the ingest's children, so no CPU s (all). S3 is moto on 127.0.0.1 sharing the 2 "
-           "cores: the read path's cost, not a network's\n" + _table(
+           "cores: the read path's cost, not a network's\n" + table(
                ["what", "runs", "MB", "wall s", "runs/s", "MB/s", "speed vs", "Ray start+stop s",
                 "MB/s less Ray start", "commit s", "commit share", "writer CPU s", "CPU s (all)"], rows)]
     pr = b["probe"]
@@ -180,7 +163,7 @@ def _backfill(b: dict) -> str:
             ["Ray stop in an ingest (s)", c["ray_cpus1"]["ray_stop_s"], c["ray_cpus2"]["ray_stop_s"]]]
     out.append("\nRay's cost per task (1 CPU: local --jobs 1 parses in the writer's own process, Ray beside it, "
                f"so the difference can be below zero; empty tasks: wall / {pr['cpus1']['tasks']} tasks through "
-               "ray_tasks.imap_unordered on a started Ray)\n" + _table(["what", "1 CPU", "2 CPUs"], rows))
+               "ray_tasks.imap_unordered on a started Ray)\n" + table(["what", "1 CPU", "2 CPUs"], rows))
     out.append(
         f"\nProjection: one Ray worker sustains {p['worker_runs_per_s']:.2f} runs/s ({p['worker_mb_per_s']:.1f} MB/s) "
         f"once Ray is up; two on these 2 shared cores {p['scaling_1_to_2']:.2f}x that. The one writer takes "
@@ -195,8 +178,6 @@ def _backfill(b: dict) -> str:
 if __name__ == "__main__":
     import json
     import sys
-
-    from bench.run import OUT
 
     print(report(json.loads(OUT.read_text())))
     sys.exit(0)

@@ -1,7 +1,7 @@
 """`make bench`: the benchmark suite. Prints tables and writes bench/out/results.json.
 
-    python -m bench.run                          # everything (about an hour on 2 cores: building the
-                                                 # 100,000-run warehouse in SQL alone takes 11 min)
+    python -m bench.run                          # everything (long: it builds a 100,000-run
+                                                 # warehouse in SQL; docs/performance.md says how long)
     python -m bench.run --only queries,compare   # some sections; the others keep their last results
     python -m bench.run --sizes 100,1000 --repeats 1
     python -m bench.run --only lake --sizes 10000  # 10,000 runs as a DuckLake vs the file: bench/lake.py
@@ -31,12 +31,10 @@ from bench import backfill as backfill_bench
 from bench import corpus, scale
 from bench import ingest as ingest_bench
 from bench import queries as query_bench
-from bench.measure import ROOT, byte_compile, load_average, run
+from bench.measure import OUT, ROOT, byte_compile, load_average, run
 
 SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake", "backfill")
 WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
-OUT = ROOT / "bench" / "out" / "results.json"
-TARGET_QUERY_MS = 200
 
 
 def machine() -> dict:
@@ -90,6 +88,28 @@ def growth(db: Path) -> dict:
     return {"force_ingest_cpu15_s": forced, "reingest_unchanged_s": p2.wall_s, "skipped": info["skipped"]}
 
 
+def sized_sections(results: dict, only: list[str], n: int, db: str, args, log) -> None:
+    """The sections measured on the warehouse of `n` runs, into results[section][str(n)]."""
+    key = str(n)
+    params = None
+    if "queries" in only or "compare" in only or "dashboards" in only:
+        with query_bench.Warehouse(db) as wh:
+            params = query_bench.choose_params(wh)
+    if "queries" in only:
+        log(f"queries: {n} runs ...")
+        q, _ = query_bench.canned_latencies(db, args.query_repeats)
+        results.setdefault("queries", {})[key] = q
+    if "compare" in only:
+        log(f"compare: {n} runs ...")
+        results.setdefault("compare", {})[key] = query_bench.compare_latencies(db, params, args.query_repeats)
+    if "dashboards" in only:
+        log(f"dashboards: {n} runs ...")
+        results.setdefault("dashboards", {})[key] = dashboards(db, args.page_repeats, params["run_id"])
+    if "growth" in only:
+        log(f"growth: ingest into {n} runs ...")
+        results.setdefault("growth", {})[key] = growth(Path(db))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
@@ -140,29 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         built = warehouses(sizes, log)
         results["warehouses"] = {str(k): v for k, v in built.items()}
         for n in sizes:
-            db = built[n]["db"]
-            key = str(n)
-            params = None
-            if "queries" in only or "compare" in only or "dashboards" in only:
-                with query_bench.Warehouse(db) as wh:
-                    params = query_bench.choose_params(wh)
-            if "queries" in only:
-                log(f"queries: {n} runs ...")
-                q, _ = query_bench.canned_latencies(db, args.query_repeats)
-                results.setdefault("queries", {})[key] = q
-            if "compare" in only:
-                log(f"compare: {n} runs ...")
-                results.setdefault("compare", {})[key] = query_bench.compare_latencies(db, params, args.query_repeats)
-            if "dashboards" in only:
-                log(f"dashboards: {n} runs ...")
-                results.setdefault("dashboards", {})[key] = dashboards(db, args.page_repeats, params["run_id"])
-            if "growth" in only:
-                log(f"growth: ingest into {n} runs ...")
-                results.setdefault("growth", {})[key] = growth(Path(db))
+            sized_sections(results, only, n, built[n]["db"], args, log)
     if "lake" in only:
         from bench.lake import lake
 
-        size = 10_000 if 10_000 in sizes else max(sizes)  # issue 12's comparison: a 100,000-run copy takes long
+        size = 10_000 if 10_000 in sizes else max(sizes)  # a 100,000-run copy takes long
         log(f"lake: {size} runs in a DuckLake vs the file, and ingest by 1, 2 and 4 processes ...")
         results["lake"] = lake(size, args.query_repeats, args.repeats, log)
     results["load_average_end"] = load_average()

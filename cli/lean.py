@@ -1,9 +1,9 @@
 """Keep pandas and numpy out of an `iwh` process.
 
 No command needs them, yet DuckDB imports pandas on a query's first parameter (to ask whether the
-value is a DataFrame), pyarrow pandas on its first array (0.3-0.45 s of every command, a tenth of a
-trace-only ingest) and numpy as it is imported (~45 ms of every command). Refused, they take the
-path they take where these are not installed. Only the command line does this: the Python API and
+value is a DataFrame), pyarrow imports pandas on its first array, and numpy comes as either is
+imported: a start-up every command would pay for modules none uses. Refused, they take the path
+they take where these are not installed. Only the command line does this: the Python API and
 the dashboards (which use pandas) are not touched, and `iwh dashboard`, Ray's workers and
 `iwh capture`'s torch run in processes of their own."""
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
-import threading
 
 import click
 import duckdb
@@ -53,37 +51,23 @@ for _command in COMMANDS:
 
 def main() -> None:
     lean_imports()
-    code: int | str | None = 0
     try:
         cli(standalone_mode=True)
-    except SystemExit as e:
-        code = e.code
     except KeyboardInterrupt:
-        code = 130
+        sys.exit(130)
     except (duckdb.Error, WarehouseError) as e:
         # a command that did not say it: one line, never a traceback
         said = damage_report(e) or redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
         click.echo(f"Error: {said}", err=True)
-        code = 1
-    _exit(code)
+        sys.exit(1)
+    finally:
+        _flush_quietly()
 
 
-def _exit(code: int | str | None) -> None:
-    """End the process as Python would, less the teardown of every module and object: finalizing
-    DuckDB, pyarrow and click took 25 to 40 ms of every command (a tenth of a quick query). Threads
-    are still joined, atexit handlers run (Ray's shutdown, multiprocessing's, logging's) and the
-    standard streams flushed; where this Python lacks those hooks, it exits the usual way."""
-    if isinstance(code, str):
-        print(code, file=sys.stderr)
-        code = 1
-    shutdown, run_exit_handlers = getattr(threading, "_shutdown", None), getattr(atexit, "_run_exitfuncs", None)
-    if shutdown is None or run_exit_handlers is None:
-        sys.exit(code)
-    shutdown()
-    run_exit_handlers()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`iwh runs | head`): nothing more to say
-            pass
-    os._exit(code or 0)
+def _flush_quietly() -> None:
+    """Flush the output now, so that a reader gone early (`iwh runs | head`) ends the command quietly
+    rather than with a traceback at exit (the recipe of the `signal` module's notes on SIGPIPE)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

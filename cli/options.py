@@ -12,8 +12,8 @@ import click
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.errors import WarehouseError
 
-# schema.frames.FORMATS, spelled out here: importing schema.frames (and with it polars, ~85 ms) on
-# every start would slow `iwh ingest` and `--help`, which print no frames
+# schema.frames.FORMATS, spelled out here: importing schema.frames (and with it polars) on every
+# start would slow `iwh ingest` and `--help`, which print no frames
 FORMATS = ("table", "csv", "json")
 DB_HELP = ("warehouse: a DuckDB file, or ducklake:postgres:<libpq conninfo> for a team's lake "
            "(default: $IWH_DB or ./warehouse.duckdb)")

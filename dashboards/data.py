@@ -1,8 +1,8 @@
 """The one door from the pages to the warehouse: canned query files run through `st.connection`.
 
-Pages never hold SQL. They call `run("area/name", **params)`, which loads the query file, binds
-its parameters with the same rules as the CLI (`schema.queries.Query.bind`), rewrites DuckDB's
-`$name` into SQLAlchemy's `:name`, and runs it through the cached read-only connection.
+Pages never hold SQL. They call `run("area/name", **params)`, which runs the query as the CLI and
+the API do (`schema.queries.run`) on the DuckDB connection under the read-only SQLAlchemy one, and
+caches its frame.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import os
 import re
 import sys
 
+import orjson
 import pandas as pd
 import pyarrow as pa
 import streamlit as st
-from sqlalchemy import event, text
+from sqlalchemy import event
 
 from duckdb_engine import ConnectionWrapper
 from duckdb_engine import Dialect as DuckDBDialect
@@ -27,9 +28,6 @@ from inductor_warehouse.store.location import Location, locate, redact
 from inductor_warehouse.store.opening import connect
 
 CACHE_SECONDS = 300
-# text() would take any `:word` as a bind; DuckDB casts (`::`) and `$name` parameters are not.
-_COLON_BIND = re.compile(r"(?<![:\w\\]):(?=\w)")
-_DOLLAR_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
@@ -66,27 +64,30 @@ def _open_warehouse(dialect, conn_rec, cargs, cparams):
     return ConnectionWrapper(connect(where, read_only=True, lockdown=True, keep_open=True))
 
 
-def to_sqlalchemy(sql: str, names) -> str:
-    """DuckDB `$name` parameters -> SQLAlchemy `:name`; stray `:word` escaped so it stays text."""
-    names = set(names)
-    sql = _COLON_BIND.sub(r"\\:", sql)
-    return _DOLLAR_PARAM.sub(lambda m: f":{m.group(1)}" if m.group(1) in names else m.group(0), sql)
-
-
 def run(name: str, **params) -> pd.DataFrame:
     """Run the canned query `name` with `params` (unset ones are NULL or their default)."""
     q = queries.get(name)
-    bound = q.bind(params)
-    return _cached_query(location().shown, to_sqlalchemy(q.sql, bound), bound)
+    return _cached_query(location().shown, q.name, q.bind(params))
 
 
 # the warehouse is part of the cache key: one process may serve (or test) several warehouses
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
-def _cached_query(where: str, sql: str, params: dict) -> pd.DataFrame:
-    # closed here, not left to the garbage collector (as st.connection's query() leaves it): a file
-    # warehouse stays locked while any connection to it is open, and an ingest waits for that
-    with connection().engine.connect() as con:
-        return pd.read_sql(text(sql), con, params=params)
+def _cached_query(where: str, name: str, params: dict) -> pd.DataFrame:
+    # closed on leaving, not left to the garbage collector: a file warehouse stays locked while any
+    # connection to it is open, and an ingest waits for that
+    with _driver_connection() as con:
+        return _frame(queries.run(con, name, params))
+
+
+def _frame(result) -> pd.DataFrame:
+    """A query's rows as the pages read them: built from its Python values as pandas builds any SQL
+    result (exact integers beyond int64, DECIMAL as float, DATE as date), JSON parsed."""
+    columns = [d[0] for d in result.description]
+    json = {i for i, d in enumerate(result.description) if str(d[1]) == "JSON"}
+    rows = result.fetchall()
+    if json:
+        rows = [tuple(orjson.loads(v) if i in json and v is not None else v for i, v in enumerate(r)) for r in rows]
+    return pd.DataFrame.from_records(rows, columns=columns, coerce_float=True)
 
 
 def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000,
@@ -260,7 +261,7 @@ def plain(text) -> str:
 
 
 def compare_releases(base: str, head: str):
-    """`iwh compare` (ingest/compare.py) on the dashboard's read-only connection."""
+    """`iwh compare` (analysis/compare.py) on the dashboard's read-only connection."""
     return _compare(location().shown, base, head)
 
 
@@ -280,7 +281,7 @@ def _compare(db: str, base: str, head: str):
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
-    from inductor_warehouse.analysis.compare import code_diff, kernel_diff, kernel_source
+    from inductor_warehouse.analysis.kernel_diff import code_diff, kernel_diff, kernel_source
 
     with _driver_connection() as con:
         diff = kernel_diff(con, base_run, head_run, model)

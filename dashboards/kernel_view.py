@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inductor_warehouse.analysis.compare import change_label
+from inductor_warehouse.analysis.kernel_diff import change_label
 from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
 from inductor_warehouse.dashboards import data
 

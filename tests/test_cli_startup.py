@@ -65,25 +65,3 @@ def test_an_ingest_imports_no_pyarrow_compute_dataset_or_parquet(tmp_path):
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("ingested 1 runs, 2 graphs, 10 kernels, 0 errors")
         assert "imported: []" in done.stdout
-
-
-def test_the_command_line_skips_teardown_but_not_what_exit_must_do(tmp_path):
-    """`iwh` ends with os._exit (finalizing DuckDB, pyarrow and click took 25 to 40 ms a command):
-    a thread still running is joined first, atexit handlers run, output is flushed whole, and the
-    exit code is the command's."""
-    from tests.conftest import IWH
-
-    done_at, joined = tmp_path / "atexit", tmp_path / "thread"
-    setup = ("import atexit, sys, threading, time; from pathlib import Path; "
-             f"atexit.register(lambda: Path({str(done_at)!r}).write_text('ran')); "
-             f"threading.Thread(target=lambda: (time.sleep(0.3), Path({str(joined)!r}).write_text('joined'))).start(); ")
-    missing = subprocess.run([IWH[0], "-c", setup + IWH[2], "--db", str(tmp_path / "none.duckdb"), "runs"],
-                             capture_output=True, text=True)
-    assert missing.returncode == 1 and "No warehouse at" in missing.stderr
-    assert done_at.read_text() == "ran" and joined.read_text() == "joined"
-    listed = subprocess.run(IWH + ["queries", "--all"], capture_output=True, text=True)
-    assert listed.returncode == 0
-    from inductor_warehouse.schema import queries
-
-    names = [q.name for q in queries.all_queries()]
-    assert len(names) > 40 and all(name in listed.stdout for name in names)

@@ -20,7 +20,10 @@ from click.testing import CliRunner
 
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.cli.main import cli
-from inductor_warehouse.analysis.compare import CHANGED, RENAMED, SAME, compare, kernel_diff, parse_selector
+from inductor_warehouse.analysis.compare import compare
+from inductor_warehouse.analysis.kernel_diff import kernel_diff
+from inductor_warehouse.analysis.kernel_match import CHANGED, RENAMED, SAME
+from inductor_warehouse.analysis.selectors import parse_selector
 from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, unpack_cpu_corpora
 
@@ -103,16 +106,16 @@ def test_new_compile_failures_fail_the_gate_and_are_named(cpu):
 
 def test_a_failure_of_a_new_cause_is_a_regression_at_the_same_count():
     """The count holds (one failure a side) but the head's cause is new: still a regression."""
-    from inductor_warehouse.analysis.compare import Failure, _pair
+    from inductor_warehouse.analysis.metrics import Failure, judge_pair
 
     def run(run_id, failures):
         return {"run_id": run_id, "model": "m", "config": {}, "failures": failures, "fallbacks": failures}
 
     old, new = Failure("b", "0/0", "gb0001", "A", True, None), Failure("h", "0/0", "gb0002", "B", True, None)
-    pair = _pair("m", [run("b", 1)], [run("h", 1)], regress.DEFAULT_RULES, {"b": [old], "h": [new]})
+    pair = judge_pair("m", [run("b", 1)], [run("h", 1)], regress.DEFAULT_RULES, {"b": [old], "h": [new]})
     assert pair.metrics["failures"].verdict == regress.REGRESSION and pair.metrics["failures"].how == "new: gb0002"
     assert pair.new_failures == [new] and pair.fixed_failures == [old]
-    same = _pair("m", [run("b", 1)], [run("h", 1)], regress.DEFAULT_RULES, {"b": [old], "h": [old]})
+    same = judge_pair("m", [run("b", 1)], [run("h", 1)], regress.DEFAULT_RULES, {"b": [old], "h": [old]})
     assert same.metrics["failures"].verdict == regress.UNCHANGED and not same.new_failures
 
 
@@ -385,3 +388,35 @@ def test_config_keys_of_one_release_are_notes_and_differing_values_warnings(cpu)
     assert paths, "the 2.13 and 2.14.1 runs lay in different folders"
     assert f"in {len(differing - paths)} keys" in warning
     assert not any(k in warning for k in paths) and not any(k in warning for k in added)
+
+
+def test_autotune_winners_pair_by_choice_less_its_counter(tmp_path):
+    """The kernel diff pairs autotune winners by the choice the warehouse names without its per-graph
+    counter (compare/autotune's choice_kind): triton_mm_12 in one run is triton_mm_3 in another."""
+    from inductor_warehouse.analysis.kernel_diff import _autotune_changes
+    from inductor_warehouse.analysis.rows import run_query
+    from tests.conftest import FIXTURES
+
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([str(FIXTURES / "runs" / "gpu-torch2.11" / "mlp__infer__bf16__max_autotune")], db)
+    con = reader(db)
+    run = con.execute("SELECT run_id FROM runs").fetchone()[0]
+    base = run_query(con, "compare/autotune", run=run)
+    con.close()
+    assert base and all(r["choice_kind"] == COUNTER.sub("", r["choice"]) for r in base)
+    assert any(r["choice_kind"] != r["choice"] for r in base)  # some winners are numbered templates
+    renumbered = [dict(r, choice=r["choice_kind"] + "_99") if r["choice_kind"] != r["choice"] else r for r in base]
+    assert {c.status for c in _autotune_changes(base, renumbered)} == {SAME}
+    retuned = [dict(base[0], config=(base[0]["config"] or "") + ", num_warps=16"), *base[1:]]
+    assert [c.status for c in _autotune_changes(base, retuned)].count(CHANGED) == 1
+
+
+def test_kernel_diff_says_which_runs_it_diffed(cpu):
+    """A side with several runs of the workload: the diff takes the earliest and says so, naming the
+    workload and both runs."""
+    db, _ = cpu
+    con = reader(db)
+    diff = kernel_diff(con, "compiler=2.13", "compiler=2", "transformer")  # 2: every release, three runs
+    con.close()
+    assert diff.notes == [f"1 base and 3 head runs of transformer: diffing {diff.base_run} and {diff.head_run} "
+                          "(give run ids to choose)"]

@@ -434,7 +434,8 @@ def test_the_harness_and_the_zoo_spell_one_workload(harness, tmp_path):
     """A capture labelled in the harness's words (mode=inference, dtype=float32) and one labelled in
     zoo/'s (mode=infer, dtype=fp32) are one workload: stored as written, keyed and paired as one, a
     selector in either spelling picks both, and the filters offer one value of each."""
-    from inductor_warehouse.analysis.compare import compare, parse_selector, select_runs
+    from inductor_warehouse.analysis.compare import compare
+    from inductor_warehouse.analysis.selectors import parse_selector, select_runs
     from inductor_warehouse.ingest.load import ingest_paths
     from inductor_warehouse.store.api import Warehouse
 
@@ -502,7 +503,8 @@ def test_runs_of_harness_results_alone_are_no_workload(harness, tmp_path):
     used to pair as a workload of 0 graphs: it leaves them out, says so, and a selector of holders
     alone is an error; changes makes no series of them."""
     from inductor_warehouse.analysis.changes import changes
-    from inductor_warehouse.analysis.compare import SelectorError, compare
+    from inductor_warehouse.analysis.compare import compare
+    from inductor_warehouse.analysis.selectors import SelectorError
     from inductor_warehouse.ingest.load import ingest_paths
     from inductor_warehouse.store.api import Warehouse
 

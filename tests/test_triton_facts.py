@@ -128,7 +128,8 @@ def test_compare_kernels_and_changes_show_the_kernels_whose_num_warps_changed(ha
     """`iwh compare --kernels` of the two GPU configs, and `iwh changes --series variant`, list the
     Triton kernels whose num_warps moved, with each side's warps as the logs say."""
     from inductor_warehouse.analysis.changes import TRITON, changes
-    from inductor_warehouse.analysis.compare import compare, kernel_diff
+    from inductor_warehouse.analysis.compare import compare
+    from inductor_warehouse.analysis.kernel_diff import kernel_diff
     from inductor_warehouse.analysis.render import render
     from inductor_warehouse.store.api import Warehouse
 

@@ -33,6 +33,8 @@ import time
 import traceback
 from pathlib import Path
 
+from worker import versions  # beside this file, as `python zoo/scenarios.py` and torchrun run it
+
 SCENARIOS = ("reduce_overhead", "aoti", "export", "compiled_optimizer", "flex_attention", "graph_breaks", "ddp")
 # scenarios launched by torchrun, and with how many processes
 DISTRIBUTED = {"ddp": 2}
@@ -53,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     facts = {"scenario": args.scenario, "device": args.device.split(":")[0], "ok": False, "error": None}
     t0 = time.monotonic()
     try:
-        facts.update(_versions(args.device))
+        facts.update(versions(args.device))
         facts.update(RUNNERS[args.scenario](args.device) or {})
         facts["ok"] = True
     except Exception as exc:  # the failure is the run's result: recorded, then a non-zero exit
@@ -64,22 +66,6 @@ def main(argv: list[str] | None = None) -> int:
         Path(os.environ["IWH_RUN_FACTS"]).write_text(json.dumps(facts, indent=1))
     print(json.dumps({k: facts[k] for k in ("scenario", "ok", "seconds_total")} | {"rank": rank}))
     return 0 if facts["ok"] else 1
-
-
-def _versions(device: str) -> dict:
-    import torch
-
-    facts = {"torch": torch.__version__, "torch_git": getattr(torch.version, "git_version", None)}
-    if device.startswith("cuda"):
-        facts["device_name"] = torch.cuda.get_device_name(torch.device(device))
-        facts["cuda"] = torch.version.cuda
-        try:
-            import triton
-
-            facts["triton"] = triton.__version__
-        except ImportError:
-            pass
-    return facts
 
 
 def _counters() -> dict:

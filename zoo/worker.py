@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
              "device": args.device, "ok": False, "error": None}
     t0 = time.monotonic()
     try:
-        facts.update(_versions(args.device))
+        facts.update(versions(args.device))
         facts["batch"] = _run(args, facts)
         facts["ok"] = True
     except Exception as exc:  # the failure is the run's result: record it, then exit non-zero
@@ -74,7 +74,8 @@ def _list() -> int:
     return 0
 
 
-def _versions(device: str) -> dict:
+def versions(device: str) -> dict:
+    """The torch (and on CUDA the device, CUDA and Triton) a capture ran under."""
     import torch
 
     facts = {"torch": torch.__version__, "torch_git": getattr(torch.version, "git_version", None)}

@@ -8,7 +8,9 @@ import click
 
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO
-from inductor_warehouse.analysis.compare import SelectorError, change_label, code_diff, compare, kernel_diff
+from inductor_warehouse.analysis.compare import compare
+from inductor_warehouse.analysis.kernel_diff import change_label, code_diff, kernel_diff
+from inductor_warehouse.analysis.selectors import SelectorError
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
 
 EXAMPLES = """\b

@@ -14,7 +14,6 @@ from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.opening import connect
 
 
-
 @click.command("export", epilog="\b\nExamples:\n  iwh export out/ --table kernels --table runs\n"
                                 "  iwh export out/ --query kernel_category_mix --format csv")
 @click.argument("dest", type=click.Path(file_okay=False))
@@ -38,8 +37,10 @@ def export_command(ctx, dest, tables, query_name, params, fmt):
         if query_name:
             q = canned.get(query_name)
             path = out / f"{q.name.replace('/', '__')}.{fmt}"
-            # COPY takes no prepared parameters: the bound query becomes a relation first
-            rel = con.sql(q.sql, params=q.bind(labels(params, "-p")) or None)
+            # COPY takes no prepared parameters: the result becomes a relation first, through Arrow
+            # types that keep DuckDB's own (JSON, HUGEINT) so the file's columns are the query's
+            con.execute("SET arrow_lossless_conversion = true")
+            rel = con.from_arrow(canned.run(con, q.name, labels(params, "-p")).to_arrow_table())
             if fmt == "parquet":
                 rel.write_parquet(str(path))
             else:

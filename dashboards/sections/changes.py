@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from inductor_warehouse.analysis.changes import PHASE, TRITON
-from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 

@@ -5,7 +5,8 @@ import shlex
 import pandas as pd
 import streamlit as st
 
-from inductor_warehouse.analysis.compare import SelectorError, plural
+from inductor_warehouse.analysis.selectors import SelectorError
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.analysis.render import failures_frame, hud_frame, render, summary_frame, wide_frame
 from inductor_warehouse.dashboards import data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff

@@ -3,7 +3,7 @@
 import altair as alt
 import streamlit as st
 
-from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters
 
 PHASES = {"dynamo_s": "Dynamo", "aot_s": "AOT autograd", "inductor_s": "Inductor", "code_gen_s": "Code gen"}

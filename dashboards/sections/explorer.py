@@ -127,23 +127,26 @@ with tab_fusion:
             data.table(fusions)
         data.show_sql("explore/fusions")
 
+
+
+def table_or_note(name: str, empty: str, **params) -> None:
+    """A graph's query as a table, or a note saying why it has no rows; then its SQL."""
+    frame = data.run(name, **params)
+    if frame.empty:
+        st.info(empty)
+    else:
+        data.table(frame)
+    data.show_sql(name)
+
+
 with tab_layouts:
     if graph_id:
-        layouts = data.run("explore/layouts", run_id=run_id, graph_id=graph_id)
-        if layouts.empty:
-            st.info("No buffer layouts recorded for this graph.")
-        else:
-            data.table(layouts)
-        data.show_sql("explore/layouts")
+        table_or_note("explore/layouts", "No buffer layouts recorded for this graph.", run_id=run_id, graph_id=graph_id)
 
 with tab_lineage:
     if graph_id:
-        lineage = data.run("explore/lineage", run_id=run_id, graph_id=graph_id)
-        if lineage.empty:
-            st.info("No lineage for this graph (no provenance tracking file was ingested).")
-        else:
-            data.table(lineage)
-        data.show_sql("explore/lineage")
+        table_or_note("explore/lineage", "No lineage for this graph (no provenance tracking file was ingested).",
+                      run_id=run_id, graph_id=graph_id)
 
 with tab_events:
     events = data.run("explore/compile_events", run_id=run_id)

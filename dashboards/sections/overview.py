@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters
 
 st.title("Overview")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from inductor_warehouse.analysis.changes import release_key
-from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters, state
 from inductor_warehouse.dashboards.navigation import open_run_button
 

@@ -5,7 +5,7 @@ import colorsys
 
 import streamlit as st
 
-from inductor_warehouse.analysis.compare import plural
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters, state
 from inductor_warehouse.dashboards.navigation import open_run_button
 
@@ -48,7 +48,7 @@ def palette(n: int) -> list[str]:
 def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     """A Vega-Lite spec: each workload's median per x as a line, its runs as points to pick. The legend
     sits under the plot (the plot keeps the column's width) and picks a workload to bring forward.
-    Written as the spec itself: Altair validates every sorted version of every layer, 0.4 s a page."""
+    Written as the spec itself: Altair would validate every sorted version of every layer, on every render."""
     y = {"field": metric, "type": "quantitative", "title": title}
     if metric in COUNTS:
         y["axis"] = {"tickMinStep": 1, "format": "d"}  # counts: no 0.5 failures
@@ -135,7 +135,7 @@ for metric, title in METRICS.items():
 
 st.subheader("Open a run")
 runs = points.sort_values(["model", "version_rank", "started_at"])
-# timestamps as text in one step: one Timestamp object a row costs 0.1 s at 5,000 runs
+# timestamps as text in one step: a Timestamp object a row is slow on a large warehouse
 started = runs["started_at"].astype(str).where(runs["started_at"].notna(), None)
 labels = {r[-1]: " · ".join(map(data.shown, r))
           for r in zip(runs["series"], runs["compiler_version"], started, runs["run_id"], strict=True)}

@@ -1,0 +1,162 @@
+"""The metrics of a workload on both sides, each judged by its rule (analysis/regress.py), the
+failures that are new, and the summary over workloads."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from inductor_warehouse.analysis import regress
+from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.words import model_key
+
+
+# compile events as views/20_run_metrics.sql defines them: breaks and recompiles of user frames,
+# library_* those of library frames, failures and fallbacks to eager of every frame
+EVENTS = ("failures", "fallbacks", "restarts", "graph_breaks", "recompiles", "library_graph_breaks",
+          "library_recompiles")
+STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
+              *EVENTS, "fx_cache_hit_rate")
+TIMINGS = ("compile_s", "kernel_us")
+# the benchmark harness's numbers of a run (schema/queries/compare/harness.sql), where a harness row measured it
+HARNESS = ("accuracy", "speedup", "compilation_latency", "compression_ratio")
+METRICS = STRUCTURAL + TIMINGS + HARNESS
+RATES = ("fusion_rate", "fx_cache_hit_rate")  # a sum of rates means nothing: the summary shows their geomean only
+UNSUMMED = RATES + HARNESS  # nor of speedups, latencies of different models, or pass/fail texts
+
+
+@dataclass
+class MetricDelta:
+    metric: str
+    base: float | str | None  # a text for the harness's accuracy (pass, fail_accuracy, ...)
+    head: float | str | None
+    verdict: str
+    how: str = ""
+
+    @property
+    def delta(self) -> float | None:
+        if not isinstance(self.base, (int, float)) or not isinstance(self.head, (int, float)):
+            return None
+        return self.head - self.base
+
+    @property
+    def pct(self) -> float | None:
+        d = self.delta
+        return None if d is None or not self.base else 100.0 * d / abs(self.base)
+
+
+@dataclass
+class Failure:
+    """A failed compile of one run: its cause (registry id or normalised reason), the reason in
+    one line, whether the frame then ran eagerly, and where."""
+    run_id: str
+    compile_id: str | None
+    cause: str
+    reason: str
+    fallback: bool
+    frame: str | None  # file:line
+
+
+@dataclass
+class ModelPair:
+    model: str
+    config: dict  # the workload labels beyond the model that tell this pair from the others shown
+    base_runs: list[str]
+    head_runs: list[str]
+    metrics: dict[str, MetricDelta]
+    workload: str = ""  # the full workload key the runs paired on
+    new_failures: list[Failure] = field(default_factory=list)  # head failures of a cause the base lacks
+    fixed_failures: list[Failure] = field(default_factory=list)  # base failures of a cause the head lacks
+
+    @property
+    def key(self) -> str:
+        return model_key(self.model, self.config)
+
+    @property
+    def regressions(self) -> list[str]:
+        return [m for m, d in self.metrics.items() if d.verdict == regress.REGRESSION]
+
+
+@dataclass
+class SummaryRow:
+    metric: str
+    models: int
+    base_total: float | None
+    head_total: float | None
+    geomean_ratio: float | None  # geomean of head/base over models where both are > 0
+    regressions: int
+    improvements: int
+
+
+def failures_of(con, runs: list[dict]) -> dict[str, list[Failure]]:
+    """Run id -> its failures, for the runs that have any (compare/failures)."""
+    out: dict[str, list[Failure]] = defaultdict(list)
+    if not runs:
+        return out
+    for r in run_query(con, "compare/failures", runs=",".join(sorted({r["run_id"] for r in runs}))):
+        frame = (r["user_file"].rsplit("/", 1)[-1] + (f":{r['user_line']}" if r["user_line"] is not None else "")
+                 if r["user_file"] else None)
+        out[r["run_id"]].append(Failure(r["run_id"], r["compile_id"], r["cause"], r["reason"],
+                                        bool(r["fallback"]), frame))
+    return out
+
+
+def _values(runs: list[dict], metric: str) -> list:
+    if metric == "accuracy":
+        return [str(r[metric]) for r in runs if r.get(metric) is not None]
+    return [float(r[metric]) for r in runs if r.get(metric) is not None]
+
+
+def _shown_value(rule: regress.Rule, values: list):
+    """The value a side shows: its status (a text), the best of a measurement, else the lower median."""
+    if not values:
+        return None
+    if rule.status:
+        return regress.status(values)
+    return regress.best(rule, values) if rule.timing else regress.representative(values)
+
+
+def judge_pair(workload: str, base: list[dict], head: list[dict], rules, failures: dict[str, list[Failure]]) -> ModelPair:
+    metrics = {}
+    temperatures = (_temperatures(base), _temperatures(head))
+    for m in METRICS:
+        vb, vh = _values(base, m), _values(head, m)
+        verdict, how = regress.judge(rules[m], vb, vh)
+        if m in ("compile_s", "compilation_latency") and vb and vh and temperatures[0] != temperatures[1]:
+            # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
+            verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
+        metrics[m] = MetricDelta(m, _shown_value(rules[m], vb), _shown_value(rules[m], vh), verdict, how)
+    # a failure of a cause the base never had is new, whatever the counts say
+    found = [[f for r in side for f in failures.get(r["run_id"], ())] for side in (base, head)]
+    causes = [{f.cause for f in side} for side in found]
+    new = [f for f in found[1] if f.cause not in causes[0]]
+    fixed = [f for f in found[0] if f.cause not in causes[1]]
+    judged = metrics["failures"]
+    if new and rules["failures"].threshold is not None and judged.verdict != regress.REGRESSION:
+        judged.verdict, judged.how = regress.REGRESSION, f"new: {new[0].cause}"
+    return ModelPair(base[0]["model"], dict(base[0]["config"]), [r["run_id"] for r in base],
+                     [r["run_id"] for r in head], metrics, workload, new, fixed)
+
+
+def _temperatures(runs: list[dict]) -> tuple[str, ...]:
+    """How a side's runs met the caches: "compiled" (caches off, or cold: every graph compiled),
+    "warm" (every lookup hit), "partial". Compile times compare only between sides of the same."""
+    kinds = {"off": "compiled", "cold": "compiled", None: "compiled"}
+    return tuple(sorted({kinds.get(r.get("cache_temperature"), r.get("cache_temperature")) for r in runs}))
+
+
+def summary(pairs: list[ModelPair]) -> list[SummaryRow]:
+    rows = []
+    for m in METRICS:
+        deltas = [p.metrics[m] for p in pairs if p.metrics[m].base is not None and p.metrics[m].head is not None]
+        ratios = [d.head / d.base for d in deltas if d.delta is not None and d.base > 0 and d.head > 0]
+        rows.append(SummaryRow(
+            metric=m, models=len(deltas),
+            base_total=sum(d.base for d in deltas) if deltas and m not in UNSUMMED else None,
+            head_total=sum(d.head for d in deltas) if deltas and m not in UNSUMMED else None,
+            geomean_ratio=math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None,
+            regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
+            improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),
+        ))
+    return rows

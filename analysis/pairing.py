@@ -1,0 +1,77 @@
+"""Like for like: the runs each selector picks, grouped by workload, and the workloads on both
+sides. A label both selectors name is the compared variable, not part of the workload."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from inductor_warehouse.analysis.selectors import Selector, SelectorError, nearest_values, select_runs, workload_labels
+from inductor_warehouse.analysis.words import model_key, plural
+
+
+def paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...] | None):
+    """The runs each selector picks, grouped by workload: (base groups, head groups, the workloads on
+    both sides, the labels the workloads are told apart by, the runs left out). A label both selectors
+    name is the compared variable, not part of the workload; runs both picked by id pair by model.
+    Runs of benchmark-harness results alone (compare/runs' harness_only) compiled nothing: they are
+    left out, and a selector that picks only such runs is an error."""
+    keys = tuple(pair_on) if pair_on is not None else workload_labels(con)
+    if "run" in sel_b.params and "run" in sel_h.params:
+        keys = ()
+    both = set(sel_b.labels) & set(sel_h.labels) | ({"device"} & set(sel_b.params) & set(sel_h.params))
+    keys = tuple(k for k in keys if k not in both)
+    runs_b, runs_h = select_runs(con, sel_b, model, keys), select_runs(con, sel_h, model, keys)
+    for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
+        if not runs:
+            raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
+                                + "; " + nearest_values(con, sel, model) + " (`iwh runs` lists every run)")
+        if all(r["harness_only"] for r in runs):
+            raise SelectorError(f"selector {sel.text!r} picks only runs of benchmark-harness results, which compiled "
+                                f"nothing ({plural(len(runs), 'run')}); compare their numbers with "
+                                "`iwh query harness/hud_regression -p base=... -p head=...`")
+    holders = [r for r in runs_b + runs_h if r["harness_only"]]
+    runs_b, runs_h = [r for r in runs_b if not r["harness_only"]], [r for r in runs_h if not r["harness_only"]]
+    dims = _shown_labels(runs_b + runs_h, keys)
+    groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
+    common = sorted(set(groups_b) & set(groups_h), key=lambda w: _sort_key(groups_b[w]))
+    return groups_b, groups_h, common, dims, holders
+
+
+def _label(run: dict, key: str):
+    """A workload part of a run: device and rank are its columns (a label where the column is NULL),
+    as workload_key (views/12_workloads.sql) reads them."""
+    value = run.get(key) if key in ("device", "rank") else None
+    if value is None:
+        value = run["labels"].get(key)
+    return None if value is None else str(value)
+
+
+def _shown_labels(runs: list[dict], keys: tuple[str, ...]) -> dict[str, list[str]]:
+    """Model -> the workload labels that tell its workloads apart: those with more than one value
+    (a missing label is a value) among its runs. Workloads are shown with these only."""
+    seen = defaultdict(set)
+    for r in runs:
+        for k in keys:
+            seen[(r["model"], k)].add(_label(r, k))
+    out = defaultdict(list)
+    for (m, k), values in sorted(seen.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        if len(values) > 1:
+            out[m].append(k)
+    return out
+
+
+def _group(runs: list[dict], dims: dict[str, list[str]]) -> dict[str, list[dict]]:
+    """Workload key -> its runs, each with `config`: its labels that tell it apart from the model's others."""
+    out = defaultdict(list)
+    for r in runs:
+        r["config"] = {k: _label(r, k) for k in dims.get(r["model"], ()) if _label(r, k) is not None}
+        out[r["workload"]].append(r)
+    return out
+
+
+def shown(runs: list[dict]) -> str:
+    return model_key(runs[0]["model"], runs[0]["config"])
+
+
+def _sort_key(runs: list[dict]) -> tuple:
+    return (runs[0]["model"] or "", sorted(runs[0]["config"].items()))
