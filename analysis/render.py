@@ -1,5 +1,5 @@
 """Rendering `iwh compare` results: a table for people, CSV (one row per model), JSON, markdown
-for a PR comment. Pure functions of the dataclasses of analysis/compare.py and kernel_diff.py."""
+for a PR comment. Pure functions of the dataclasses of analysis/compare.py, metrics.py and kernel_diff.py."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def labels(pairs: tuple[str, ...], option: str = "--label") -> dict[str, str]:
 
 
 def open_warehouse(ctx: click.Context):
-    """The warehouse of `ctx`, read-only, as a `schema.api.Warehouse`."""
+    """The warehouse of `ctx`, read-only, as a `store.api.Warehouse`."""
     import duckdb
 
     from inductor_warehouse.store.api import Warehouse

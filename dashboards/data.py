@@ -41,7 +41,7 @@ def location() -> Location:
 
 def connection():
     """The read-only SQLAlchemy connection, through `st.connection`. Each DuckDB connection under it
-    comes from `schema.warehouse.connect` (the CLI's and the API's door too), locked down: even the SQL
+    comes from `store.opening.connect` (the CLI's and the API's door too), locked down: even the SQL
     console cannot write, ATTACH, read files or change settings. A file is opened per query and closed
     after it (NullPool), so an ingest can take the file's write lock between queries; the database
     under them stays open in this process until a writer waits for it (`keep_open`), so a query

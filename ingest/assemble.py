@@ -35,7 +35,7 @@ class RunData:
     bytes_read: int = 0
 
 
-def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = None, spill=None) -> RunData:
+def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = None, spill=None) -> RunData:  # noqa: C901 - one run's files joined in one pass
     """`spill({table: rows})`, when given, takes rows of long trace logs before the run is done
     (the loader writes them to disk), so a run's memory does not grow with its log."""
     t0 = time.perf_counter()

@@ -21,7 +21,7 @@ GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference
 REQUIRED_GRAPH_FILES = ("fx_graph_readable.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
 
 
-def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]:
+def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]:  # noqa: C901 - a dispatch over a graph folder's file kinds
     """Parse every graph folder of the debug tree, `take` its rows and put what its code says of the
     run in `facts`; return the graph ids found."""
     graphs: dict[str, dict[str, Artifact]] = defaultdict(dict)

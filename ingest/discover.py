@@ -255,7 +255,7 @@ def _unit_dir(u: Run) -> Path:
     return u.folder
 
 
-def _split_by_process(arts: list[Artifact]) -> list[Run]:
+def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log split by process, one decision a line
     """One Run per process: debug-tree folders and trace logs, joined by pid and start time."""
     debug: dict[Path, list[Artifact]] = {}
     for a in arts:

@@ -95,7 +95,7 @@ class _Crew:
     def hand_out(self, items: Sequence, ended: queue.SimpleQueue) -> None:
         try:
             self._hand_out(items, ended)
-        except BaseException as e:  # noqa: BLE001 - the caller must not wait for items never handed out
+        except BaseException as e:
             ended.put((None, e))
 
     def _hand_out(self, items: Sequence, ended: queue.SimpleQueue) -> None:
@@ -167,7 +167,7 @@ def _serve(conn: Connection, fn: Callable, initializer, folder: str, writer: int
             return
         try:
             out = (True, fn(item))
-        except BaseException as e:  # noqa: BLE001 - the writer decides what an exception means
+        except BaseException as e:
             out = (False, (_portable(e), "".join(traceback.format_exception(type(e), e, e.__traceback__))))
         path = f"{folder}/{i}"
         try:

@@ -33,7 +33,7 @@ BATCH_BYTES = 64 << 20
 BATCH_RUNS = 64
 
 
-def ingest_paths(
+def ingest_paths(  # noqa: C901 - the pipeline's stages in order
     paths: list,
     db: str | Location | None,
     *,

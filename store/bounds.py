@@ -51,7 +51,7 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: 
     def run() -> None:
         try:
             done["value"] = _translated(work, seconds)
-        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+        except BaseException as e:
             done["error"] = e
 
     thread = threading.Thread(target=run, name="iwh-query", daemon=True)

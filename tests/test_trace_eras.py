@@ -151,11 +151,11 @@ def test_no_integer_column_is_32_bits(wh):
 def test_a_value_its_column_cannot_hold_is_stored_null_and_reported(tmp_path):
     """The loader's type boundary: a float with a fraction or a number past 64 bits in a BIGINT
     column, a list in a VARCHAR column: stored NULL or as JSON text, with a warning, never a failure."""
-    from inductor_warehouse.ingest.convert import Columns as _Schema
+    from inductor_warehouse.ingest.convert import Columns
     from inductor_warehouse.store.opening import connect
 
     con = connect(str(tmp_path / "w.duckdb"))
-    schema = _Schema(con)
+    schema = Columns(con)
     con.close()
     misfits: list[dict] = []
     rows = [{"compile_id": "0/0", "co_firstlineno": 12, "graph_op_count": 2.5, "duration_us": 2**70,
@@ -173,12 +173,11 @@ def test_a_name_past_64_kb_is_kept_cut_and_a_document_whole(tmp_path):
     """A name, a path, a shape past NAME_BYTES is damage (a 20 MB node name repeated on every lineage
     row, as the fuzzer made): kept cut, with a warning. Many names whose sum passes it are not; a
     document column (kernel details) keeps its text whole."""
-    from inductor_warehouse.ingest.convert import NAME_BYTES
-    from inductor_warehouse.ingest.convert import Columns as _Schema
+    from inductor_warehouse.ingest.convert import NAME_BYTES, Columns
     from inductor_warehouse.store.opening import connect
 
     con = connect(str(tmp_path / "w.duckdb"))
-    schema = _Schema(con)
+    schema = Columns(con)
     con.close()
     misfits: list[dict] = []
     long_name, long_details = "n" * (NAME_BYTES + 10), "d" * (NAME_BYTES + 10)

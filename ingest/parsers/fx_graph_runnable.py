@@ -27,7 +27,7 @@ _GPU_INFO = "# GPU Hardware Info:"
 _GPU_LINE = re.compile(r"^# (?P<name>.+?) : (?P<count>\d+)\s*$")
 
 
-def parse_fx_graph_runnable(text: str) -> Parsed:
+def parse_fx_graph_runnable(text: str) -> Parsed:  # noqa: C901 - one loop over its sections
     parsed = Parsed()
     facts = parsed.facts
     config: dict[str, str] = {}

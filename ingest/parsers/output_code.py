@@ -79,7 +79,7 @@ def aot_graph_id(first_line: str) -> str | None:
     return f"{m['aot_id']}_{m['phase']}" if m else None
 
 
-def parse_output_code(text: str) -> Parsed:
+def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the code's line kinds
     parsed = Parsed()
     text = plain_line_breaks(text)
     m = _AOT_ID.match(text)

@@ -21,7 +21,7 @@ from inductor_warehouse.ingest.rows import Parsed
 _MAPPINGS = ("preToPost", "postToPre", "cppCodeToPost", "postToCppCode")
 
 
-def parse_provenance(text: str | bytes) -> Parsed:
+def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over the record's kinds
     parsed = Parsed()
     doc = parsed.json_object(text, "provenance mapping")
     if doc is None:
