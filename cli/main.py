@@ -12,7 +12,7 @@ from inductor_warehouse.cli.commands import capture, compare, dashboard, export,
 from inductor_warehouse.cli.lean import lean_imports
 from inductor_warehouse.cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
 from inductor_warehouse.store.location import redact
-from inductor_warehouse.store.errors import WarehouseError, damage_report
+from inductor_warehouse.store.errors import WarehouseError, damage_report, first_line
 
 EXAMPLES = """\b
 Examples:
@@ -57,7 +57,7 @@ def main() -> None:
         sys.exit(130)
     except (duckdb.Error, WarehouseError) as e:
         # a command that did not say it: one line, never a traceback
-        said = damage_report(e) or redact(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        said = damage_report(e) or redact(first_line(e))
         click.echo(f"Error: {said}", err=True)
         sys.exit(1)
     finally:

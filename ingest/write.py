@@ -17,7 +17,7 @@ from inductor_warehouse.ingest.convert import Columns, Loaded
 from inductor_warehouse.ingest.rollups import fill_rollups
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 from inductor_warehouse.store.connection import transaction
-from inductor_warehouse.store.errors import WarehouseError, write_failure
+from inductor_warehouse.store.errors import WarehouseError, first_line, write_failure
 from inductor_warehouse.store.writer import Writer
 
 # run keys a DELETE names in one IN list: up to DuckDB's dynamic_or_filter_threshold (50) a list of
@@ -158,15 +158,11 @@ def _raise_if_fatal(writer: Writer, e: Exception) -> None:
         raise WarehouseError(write_failure(writer.location, e)) from e
 
 
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
-
-
 def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> dict:
     """A run the warehouse would not take: none of its rows stay, one error row (returned) says why,
     and its files are not recorded, so the next ingest tries again."""
     row = {"run_id": d.run["run_id"], "path": "", "kind": "load", "line": None, "severity": "error", "ingested_at": now,
-           "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {_first_line(e)}"}
+           "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {first_line(e)}"}
     with transaction(con):
         delete_runs(con, [d.run["run_id"]])
         insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))
@@ -179,7 +175,7 @@ def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, n
     it is recorded, so the next ingest tries it again."""
     row = {"run_id": None, "path": source_path, "kind": "parse", "line": None, "severity": "error",
            "ingested_at": now, "message": f"this run could not be parsed, none of it was written: "
-                                         f"{type(e).__name__}: {_first_line(e)}"}
+                                         f"{type(e).__name__}: {first_line(e)}"}
     with writer.session() as con, transaction(con):
         forget_failures(con, [source_path])
         insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))

@@ -78,6 +78,24 @@ def test_a_warehouse_without_rollups_gets_them_from_a_writer(db, tmp_path):
         assert _rollups(con) == before
 
 
+def test_iwh_copy_makes_them_again_on_the_warehouse_it_migrates(db, tmp_path):
+    """`iwh copy` into a warehouse that holds runs is refused, but its writer has migrated it first,
+    as every command's writer does: the rollups a migration dropped are there again."""
+    from click.testing import CliRunner
+
+    from inductor_warehouse.cli.main import cli
+
+    dest = str(tmp_path / "dest.duckdb")
+    shutil.copyfile(db, dest)
+    with duckdb.connect(dest) as con:
+        before = _rollups(con)
+        con.execute("DELETE FROM run_rollups")
+    done = CliRunner().invoke(cli, ["--db", db, "copy", dest])
+    assert done.exit_code != 0 and "already holds 2 runs" in done.output
+    with duckdb.connect(dest, read_only=True) as con:
+        assert _rollups(con) == before
+
+
 def test_a_warehouse_of_the_batch_macros_drops_them_and_sums_by_run_key(db, tmp_path):
     """Before the rollups were summed by run key, the loader summed a batch's own Arrow tables
     through *_in macros. A writer of this version drops them, and its rollups equal the old ones."""

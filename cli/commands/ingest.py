@@ -115,13 +115,14 @@ def migrate(ctx):
 @click.pass_context
 def copy(ctx, dest, dest_data_path):
     """Copy the warehouse (--db) into DEST, a new file or lake: every table, view and migration."""
+    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.location import locate
     from inductor_warehouse.store.transfer import copy_warehouse
 
     source = location(ctx)
     target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
     try:
-        copied = copy_warehouse(source, target, wait(ctx) or WRITE_WAIT_S)
+        copied = copy_warehouse(source, target, wait(ctx) or WRITE_WAIT_S, migrate=migrate_and_fill)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     total = sum(copied.values())

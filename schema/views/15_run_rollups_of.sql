@@ -38,7 +38,7 @@
 -- the zone maps of a table of millions of rows skip every row group but the runs'. The loader
 -- calls these in the transaction that writes a batch, once its rows are in. Only writers call
 -- them: a new macro name here would make readers of a warehouse no writer has opened since ask
--- for `iwh migrate` (_check_current), a changed body does not.
+-- for `iwh migrate` (store/migrate.py check_current), a changed body does not.
 DROP MACRO TABLE IF EXISTS run_configs_in;  -- the forms over named tables that these replace
 DROP MACRO TABLE IF EXISTS run_rollups_in;
 DROP MACRO TABLE IF EXISTS run_tallies_in;

@@ -2,7 +2,7 @@
 -- @internal used by `iwh compare` and the Compare page
 -- Generated kernels and extern call sites with the graph they belong to; signature is the name
 -- without its per-graph counter, source_hash the hash of the normalised source. What pairs kernels
--- whose names differ (analysis/compare.py match_kernels): the ATen ops and source nodes the code
+-- whose names differ (analysis/kernel_match.py match_kernels): the ATen ops and source nodes the code
 -- names (Triton), lineage_nodes, the source nodes the provenance mappings link it to, and
 -- scheduler_nodes, the pre-fusion nodes its fusion groups hold, as `<graph>/<its pre-fusion node
 -- count>:<node>` (node names number a graph's nodes: alike only in graphs of as many nodes).
