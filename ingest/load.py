@@ -24,7 +24,6 @@ from inductor_warehouse.ingest.remote import discover_paths, fetched
 from inductor_warehouse.ingest.rollups import migrate
 from inductor_warehouse.ingest.summary import IngestSummary, Progress
 from inductor_warehouse.store.location import Location
-from inductor_warehouse.store.protocol import WRITE_WAIT_S
 from inductor_warehouse.store.writer import Writer
 
 # A batch is bounded by the input bytes it was parsed from, so memory stays flat whatever the
@@ -42,7 +41,7 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
     labels: dict | None = None,
     progress: bool = False,
     force: bool = False,
-    wait: float = WRITE_WAIT_S,
+    wait: float | None = None,
     executor: str = "local",
     ray_address: str | None = None,
 ) -> IngestSummary:

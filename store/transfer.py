@@ -25,7 +25,7 @@ from inductor_warehouse.store.writer import Writer
 SOURCE = "iwh_source"
 
 
-def copy_warehouse(source: str | Location, dest: str | Location, wait: float,
+def copy_warehouse(source: str | Location, dest: str | Location, wait: float | None,
                    migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = store_migrate) -> dict[str, int]:
     """Copy every table of `source` into the empty warehouse `dest`; returns rows copied per table.
     `migrate`: as the Writer's, for a destination older than this version."""

@@ -29,10 +29,9 @@ class Vacuumed:
     expired_snapshots: int = 0
     unreferenced: list[str] = field(default_factory=list)  # written by no snapshot: killed writers' files
     expired_files: list[str] = field(default_factory=list)  # referenced only by expired snapshots
-    dry_run: bool = False
 
 
-def vacuum(location: str | Location, *, keep_days: float, dry_run: bool, wait: float,
+def vacuum(location: str | Location, *, keep_days: float, dry_run: bool, wait: float | None,
            migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = store_migrate) -> Vacuumed:
     """Expire the lake's snapshots older than `keep_days` and delete the data files no snapshot
     references (with `dry_run`, only say which). `migrate`: as the Writer's, for an older lake."""
@@ -41,7 +40,7 @@ def vacuum(location: str | Location, *, keep_days: float, dry_run: bool, wait: f
         raise ValueError("a file warehouse has no snapshots or loose data files to tidy")
     before = datetime.now(timezone.utc) - timedelta(days=keep_days)
     dry = "true" if dry_run else "false"
-    out = Vacuumed(dry_run=dry_run)
+    out = Vacuumed()
     with Writer(loc, wait=wait, migrate=migrate) as writer, writer.session() as con:
         # fetched whole: a result left open is cut short by the next statement, and its work undone
         out.expired_snapshots = len(con.execute(

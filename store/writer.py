@@ -22,10 +22,10 @@ class Writer:
     `migrate` brings the warehouse up to date in the first session: the store's migrations, or a
     caller's that does more after them (the loader makes again the rollups a migration dropped)."""
 
-    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float = WRITE_WAIT_S,
+    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float | None = None,
                  migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = migrate):
         self.location = locate(location)
-        self.wait = wait
+        self.wait = wait = WRITE_WAIT_S if wait is None else wait  # 0: fail at once, never wait
         self._bring_up_to_date = migrate
         if self.location.is_lake:
             need_lake_extras(self.location)

@@ -255,3 +255,25 @@ def test_a_process_that_made_a_warehouse_may_ingest_into_it_while_holding_it(tmp
                            "WHERE database_name = current_database()").fetchone()[0] == "v1.4.0+"
     finally:
         con.close()
+
+
+def test_wait_0_means_do_not_wait_for_a_writer(tmp_path):
+    """`--wait 0` fails at once while another writer holds the file (0 is a value, not the default)."""
+    db = str(tmp_path / "wh.duckdb")
+    Writer(db).close()
+    code = ("import sys, time; from inductor_warehouse.store.writer import Writer\n"
+            "with Writer(sys.argv[1]) as w, w.session():\n"
+            "    print('holding', flush=True)\n"
+            "    time.sleep(600)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, db], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        t0 = time.monotonic()
+        done = subprocess.run([*IWH, "ingest", str(tmp_path), "--db", db, "--wait", "0"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)
+        took = time.monotonic() - t0
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert done.returncode != 0 and "another writer held" in done.stderr, done.stderr
+    assert took < 30, took

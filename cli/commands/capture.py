@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, location, wait
-from inductor_warehouse.store.protocol import WRITE_WAIT_S
 from inductor_warehouse.ingest.capture import CORE_KEYS, PROFILE, capture, model_from_command
 
 
@@ -76,6 +75,6 @@ def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s,
         from inductor_warehouse.ingest.load import ingest_paths
 
         summary = ingest_paths([result.out], location(ctx), model=result.manifest["model"], labels=labels,
-                               wait=wait(ctx) or WRITE_WAIT_S)
+                               wait=wait(ctx))
         click.echo(summary.line(), err=True)
     ctx.exit(result.exit_code)

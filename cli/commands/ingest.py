@@ -6,7 +6,6 @@ import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, format_option, labels, location, wait
 from inductor_warehouse.store.errors import WarehouseError
-from inductor_warehouse.store.protocol import WRITE_WAIT_S
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
@@ -41,7 +40,7 @@ def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, 
         raise click.BadParameter("--ray-address needs --executor ray", param_hint="--ray-address")
     try:
         summary = ingest_paths(list(paths), location(ctx), jobs=max(1, jobs), model=model, labels=labels(label_pairs),
-                               progress=fmt == "table", force=force, wait=wait(ctx) or WRITE_WAIT_S,
+                               progress=fmt == "table", force=force, wait=wait(ctx),
                                executor=executor, ray_address=ray_address or address)
     except (WarehouseError, RemoteError, RayUnavailable) as e:
         raise click.ClickException(str(e)) from e
@@ -95,7 +94,7 @@ def migrate(ctx):
 
     where = location(ctx)
     try:
-        with Writer(where, wait=wait(ctx) or WRITE_WAIT_S, migrate=migrate_and_fill) as writer, writer.session() as con:
+        with Writer(where, wait=wait(ctx), migrate=migrate_and_fill) as writer, writer.session() as con:
             applied = writer.applied
             old = older_storage(con)
     except WarehouseError as e:
@@ -122,7 +121,7 @@ def copy(ctx, dest, dest_data_path):
     source = location(ctx)
     target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
     try:
-        copied = copy_warehouse(source, target, wait(ctx) or WRITE_WAIT_S, migrate=migrate_and_fill)
+        copied = copy_warehouse(source, target, wait(ctx), migrate=migrate_and_fill)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     total = sum(copied.values())
@@ -147,7 +146,7 @@ def vacuum(ctx, keep_days, dry_run):
         raise click.ClickException(f"{where.shown} is a file: DuckDB reuses its free space itself; "
                                    "`iwh vacuum` tidies a lake")
     try:
-        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx) or WRITE_WAIT_S,
+        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx),
                     migrate=migrate_and_fill)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
