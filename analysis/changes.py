@@ -2,8 +2,8 @@
 metric or the identity of the generated kernels changed from the run before, with the before and
 after of each.
 
-A series is the runs of one workload (views/12_workloads.sql: the model plus mode, dtype, variant,
-batch and device), ordered by compiler version (as releases, then build, then start time), or by a
+A series is the runs of one workload (views/12_workloads.sql: the model plus its workload labels, device
+and rank), ordered by compiler version (as releases, then build, then start time), or by a
 label such as `nightly` (its values sorted as text: dates sort as dates). Structural metrics are
 those `compare` reports, compile failures, fallbacks to eager and restarts among them; a kernel's
 identity is its signature plus the hash of its normalised source, so a kernel renamed by its counter

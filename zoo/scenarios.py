@@ -263,8 +263,8 @@ def ddp(device: str) -> dict:
 
     torch.manual_seed(0)
     model = Tower().to(dev)
-    # a bucket a layer (each 1 MB, the least DDPOptimizer takes): it splits the graph at bucket
-    # boundaries, one subgraph each
+    # a bucket a layer (bucket_cap_mb=1, the smallest DDPOptimizer takes): it splits the graph at
+    # bucket boundaries, one subgraph each
     ddp_model = torch.compile(DistributedDataParallel(model, bucket_cap_mb=1))
     opt = torch.optim.SGD(ddp_model.parameters(), lr=1e-3)
 

@@ -10,6 +10,7 @@ import duckdb
 from inductor_warehouse.cli.options import db_option, format_option, labels, location
 from inductor_warehouse.schema import queries as canned
 from inductor_warehouse.schema.ddl import TABLES
+from inductor_warehouse.store.connection import sql_literal
 from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.opening import connect
 
@@ -49,7 +50,7 @@ def export_command(ctx, dest, tables, query_name, params, fmt):
         else:
             for table in tables or TABLES:
                 path = out / f"{table}.{fmt}"
-                con.execute(f"COPY {table} TO '{_quote(path)}' {options}")
+                con.execute(f"COPY {table} TO {sql_literal(str(path))} {options}")
                 written.append(path)
     except (canned.QueryError, duckdb.Error) as e:
         raise click.ClickException(str(e)) from e
@@ -58,6 +59,3 @@ def export_command(ctx, dest, tables, query_name, params, fmt):
     for path in written:
         click.echo(f"{path} ({path.stat().st_size:,} bytes)")
 
-
-def _quote(path: Path) -> str:
-    return str(path).replace("'", "''")

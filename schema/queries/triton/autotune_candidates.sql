@@ -6,14 +6,13 @@
 -- @param run VARCHAR only this run (id or prefix)
 -- @param model VARCHAR only this model
 -- @param kernel VARCHAR only kernels whose name contains this
-SELECT r.model, w.workload, t.run_id, t.kernel_name, t.config,
+SELECT w.model, w.workload, t.run_id, t.kernel_name, t.config,
        round(TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), 6) AS time_ms,
        t.num_warps, t.num_stages, t.n_regs, t.n_spills, t.shared_bytes, t.chosen
 FROM triton_kernels t
-JOIN runs r USING (run_id)
 JOIN run_workloads w USING (run_id)
 WHERE t.source = 'torch_logs'
   AND ($run IS NULL OR starts_with(t.run_id, $run))
-  AND ($model IS NULL OR r.model = $model)
+  AND ($model IS NULL OR w.model = $model)
   AND ($kernel IS NULL OR contains(t.kernel_name, $kernel))
-ORDER BY r.model, w.workload, t.run_id, t.kernel_name, TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), t.config;
+ORDER BY w.model, w.workload, t.run_id, t.kernel_name, TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), t.config;
