@@ -40,7 +40,7 @@ def read_cache(state, lineno, meta, cid, data):
 
 
 def read_kernel_info(state, lineno, meta, cid, data):
-    payload = state.json(data.decode("utf-8", "replace"), lineno, "triton_kernel_info")
+    payload = state.json(data, lineno, "triton_kernel_info")
     kernel_autotune_rows(state.parsed, payload, cid, state.latest_graph.get(cid), lineno)
 
 

@@ -91,7 +91,7 @@ def read_post_grad_graph(state, lineno, meta, cid, data):
 def read_stack_traces(state, lineno, meta, cid, data):
     name = "inductor_provenance_tracking_kernel_stack_traces"
     graph_id = _graph_for_provenance(state, cid, name)
-    value = state.json(data.decode("utf-8", "replace"), lineno, name)
+    value = state.json(data, lineno, name)
     if graph_id is not None and isinstance(value, dict):
         stack_trace_rows(state.parsed, graph_id, value)
 

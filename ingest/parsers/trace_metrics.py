@@ -107,7 +107,7 @@ def read_runtime_metrics(state, lineno, metrics, cid, data):
 
 
 def read_torch_version(state, lineno, meta, cid, data):
-    value = state.json(data.decode("utf-8", "replace"), lineno, "torch_version")
+    value = state.json(data, lineno, "torch_version")
     if isinstance(value, dict):
         facts = state.parsed.facts
         if isinstance(value.get("pytorch_version"), str):

@@ -8,7 +8,7 @@ from inductor_warehouse.ingest.parsers.compile_ids import normalise_torch_compil
 
 def read_collective_schedule(state, lineno, meta, cid, data):
     """The collectives Inductor scheduled for a compile, in order (2.9+)."""
-    value = state.json(data.decode("utf-8", "replace"), lineno, "inductor_collective_schedule")
+    value = state.json(data, lineno, "inductor_collective_schedule")
     for seq, op in enumerate(value if isinstance(value, list) else ()):
         state.parsed.add("collectives", {"graph_id": None, "compile_id": cid, "seq": seq, "line": lineno,
                                          "op": None if op is None else str(op), "source": "collective_schedule"})
@@ -16,7 +16,7 @@ def read_collective_schedule(state, lineno, meta, cid, data):
 
 def read_runtime_estimates(state, lineno, meta, cid, data):
     """Inductor's runtime estimate and output shapes of each scheduled op (2.9+, log_tlparse)."""
-    value = state.json(data.decode("utf-8", "replace"), lineno, "inductor_runtime_and_tensor_meta")
+    value = state.json(data, lineno, "inductor_runtime_and_tensor_meta")
     ops = value.get("ops") if isinstance(value, dict) else None
     for seq, op in enumerate(ops if isinstance(ops, list) else ()):
         if isinstance(op, dict):
@@ -32,7 +32,7 @@ def read_runtime_estimates(state, lineno, meta, cid, data):
 
 def read_graph_execution(state, lineno, meta, cid, data):
     """The order compiled graphs ran in (2.9+, under record_and_log_graph_execution_order)."""
-    value = state.json(data.decode("utf-8", "replace"), lineno, "graph_execution")
+    value = state.json(data, lineno, "graph_execution")
     order = value.get("graph_execution_order") if isinstance(value, dict) else None
     for seq, entry in enumerate(order if isinstance(order, list) else ()):
         run_cid = entry.get("compile_id") if isinstance(entry, dict) else entry
