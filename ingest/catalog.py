@@ -69,7 +69,8 @@ CATALOG: tuple[Entry, ...] = (
     _e("inductor_post_grad_graph", "", "2.3", "", KEPT, "ops (the graph Inductor compiled; an artifact from 2.10), "
        "graph_texts"),
     _e("inductor_output_code", "", "2.3", "", KEPT, "graphs, kernels, collectives, fusions' kernels, the run's model "
-                                                     "(the benchmark harness's `--only`); kernel_sources (the code); graph_texts (the whole code)"),
+                                                     "(the benchmark harness's `--only`); kernel_sources (the code); "
+                                                     "graph_texts (the whole code)"),
     _e("optimize_ddp_split_graph", "", "2.3", "", IGNORED,
        "DDPOptimizer's split of a graph at bucket boundaries; each part compiles as a graph"),
     _e("optimize_ddp_split_child", "", "2.3", "", IGNORED, "one part of DDPOptimizer's split; it compiles as a graph of its own"),
