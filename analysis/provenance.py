@@ -129,12 +129,11 @@ def code_panel(text: str | None, kernels: dict[str, set[int | None]]) -> Panel:
     while i < len(lines):
         m = PY_KERNEL_DEF.match(lines[i]) or CPP_KERNEL_DEF.match(lines[i])
         if m and m.group(1) in kernels:
-            end = i + 1
-            closing = ("'''", '"""') if m.re is PY_KERNEL_DEF else ("}",)
-            while end < len(lines) and not lines[end].startswith(closing) and not (
-                    m.re is PY_KERNEL_DEF and PY_KERNEL_DEF.match(lines[end])):
-                end += 1
-            panel.items.setdefault(m.group(1), []).extend(range(i + 1, min(end, len(lines) - 1) + 2))
+            end = _definition_end(lines, i, m.re is PY_KERNEL_DEF)
+            first = i
+            while first > 0 and lines[first - 1].lstrip().startswith(("#", "//")):  # the comments above it
+                first -= 1
+            panel.items.setdefault(m.group(1), []).extend(range(first + 1, end + 2))
             i = end
         i += 1
     # call sites, with their debug-handle comments where the code has them
@@ -163,10 +162,44 @@ def code_panel(text: str | None, kernels: dict[str, set[int | None]]) -> Panel:
     return panel
 
 
-def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str]) -> Provenance:
+def _definition_end(lines: list[str], i: int, python: bool) -> int:
+    """The last line (0-based) of the kernel defined at line i: Python's closing quotes; C++'s
+    closing brace, or the `;` of a declaration (AOTInductor declares its kernels before defining them)."""
+    end = i
+    opened = False
+    while end + 1 < len(lines):
+        line = lines[end]
+        if python:
+            if end > i and PY_KERNEL_DEF.match(line):
+                return end - 1
+            if end > i and line.startswith(("'''", '"""')):
+                return end
+        else:
+            opened = opened or "{" in line
+            if end > i and opened and line.startswith("}"):
+                return end
+            if not opened and line.rstrip().endswith(";"):
+                return end
+        end += 1
+    return end
+
+
+def sources_panel(sources: dict[str, str]) -> Panel:
+    """Kernels' own sources one after another, each under a `# kernel NAME` line: its lines are the kernel's."""
+    panel = Panel("output_code", [])
+    for name, text in sources.items():
+        start = len(panel.lines) + 1
+        panel.lines += [f"# kernel {name}", *text.split("\n"), ""]
+        panel.items[name] = list(range(start, len(panel.lines)))
+    return panel
+
+
+def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str],
+          kernel_sources: dict[str, str] | None = None) -> Provenance:
     """The viewer's model of a graph from its texts (graph_texts kind -> text), its lineage rows
     (source_node, post_grad_node, kernel_name, debug_handle, user_file, user_line, source) and the
-    kernels of its code (kernels rows, in code order)."""
+    kernels of its code (kernels rows, in code order). A graph without code text (a Spyre kernel
+    folder: specs, no wrapper) shows `kernel_sources` (kernel -> its kept source) one after another."""
     pre, model = graph_panel("pre_grad_graph", texts.get("pre_grad_graph"))
     post, more = graph_panel("post_grad_graph", texts.get("post_grad_graph"))
     for k, v in more.items():
@@ -179,15 +212,18 @@ def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str]) -
         if kernel:
             handles.setdefault(kernel, set()).add(r.get("debug_handle"))
         if r.get("source") in LINE_SOURCES and r.get("user_file") and r.get("user_line") is not None:
-            key = f"{r['user_file']}:{r['user_line']}"
+            key = f"{r['user_file']}:{int(r['user_line'])}"  # a frame's NULLs make it a float
             model.setdefault(key, {"file": r["user_file"], "line": int(r["user_line"]), "code": r.get("source_code")})
             if kernel and key not in kernel_lines.setdefault(kernel, []):
                 kernel_lines[kernel].append(key)
         if r.get("source_node") or r.get("post_grad_node"):
-            chain = (r.get("source_node"), r.get("post_grad_node"), kernel)
+            chain = (r.get("source_node"), r.get("post_grad_node"), kernel or None)
             if chain not in links:
                 links.append(chain)
-    code = code_panel(texts.get("output_code"), handles)
+    if texts.get("output_code") or not kernel_sources:
+        code = code_panel(texts.get("output_code"), handles)
+    else:
+        code = sources_panel(kernel_sources)
     return Provenance(pre, post, code, links, kernel_lines, dict(sorted(model.items(), key=_model_order)),
                       list(dict.fromkeys([*kernel_names, *handles])))
 

@@ -22,7 +22,7 @@ WITH sides AS (
 ), per_line AS (
     SELECT l.side, l.file, l.line, count(DISTINCT l.kernel_name) AS kernels,
            list(DISTINCT l.kernel_name ORDER BY l.kernel_name) AS kernel_names,
-           sum(t.us) AS kernel_us
+           sum(t.us) AS kernel_us, list(DISTINCT l.graph_id ORDER BY l.graph_id) AS graphs
     FROM (SELECT DISTINCT side, run_key, graph_id, file, line, kernel_name FROM lines) l
     LEFT JOIN times t ON t.run_key = l.run_key AND t.graph_id = l.graph_id AND t.name = l.kernel_name
     GROUP BY ALL
@@ -43,7 +43,8 @@ SELECT
     round(b.kernel_us, 2)                         AS base_kernel_us,
     CASE WHEN $base IS NOT NULL THEN coalesce(h.kernels, 0) - coalesce(b.kernels, 0) END AS kernels_delta,
     round(h.kernel_us - b.kernel_us, 2)           AS kernel_us_delta,
-    b.kernel_names                                AS base_kernel_names
+    b.kernel_names                                AS base_kernel_names,
+    coalesce(h.graphs, b.graphs)                  AS graphs
 FROM (SELECT * FROM per_line WHERE side = 'head') h
 FULL JOIN (SELECT * FROM per_line WHERE side = 'base') b USING (file, line)
 LEFT JOIN code c ON c.file = coalesce(h.file, b.file) AND c.line = coalesce(h.line, b.line)
