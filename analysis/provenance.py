@@ -146,8 +146,8 @@ def code_panel(text: str | None, kernels: dict[str, set[int | None]]) -> Panel:
             pending.append((h.group(1), n + 1))
             continue
         for word in set(WORD.findall(line)):
-            name = word if word in kernels else word[len("call_"):] if word.startswith("call_") else None
-            if name not in kernels:
+            name = _kernel_named(word, kernels)
+            if name is None:
                 continue
             comment = next((c for c in pending if c[0] == name), None)
             if comment is not None:
@@ -160,6 +160,18 @@ def code_panel(text: str | None, kernels: dict[str, set[int | None]]) -> Panel:
     for name in panel.items:
         panel.items[name] = sorted(set(panel.items[name]))
     return panel
+
+
+def _kernel_named(word: str, kernels) -> str | None:
+    """The kernel a dotted word of the code names: itself (`extern_kernels.mm`), or less its
+    attributes (`triton_poi_fused_0.run`), or AOTInductor's `call_<kernel>` wrapper."""
+    while True:
+        for name in (word, word[len("call_"):] if word.startswith("call_") else None):
+            if name in kernels:
+                return name
+        if "." not in word:
+            return None
+        word = word.rpartition(".")[0]
 
 
 def _definition_end(lines: list[str], i: int, python: bool) -> int:
@@ -224,6 +236,12 @@ def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str],
         code = code_panel(texts.get("output_code"), handles)
     else:
         code = sources_panel(kernel_sources)
+        # torch-spyre's sidecar names the compiled kernel (the folder: this graph) whose specs these are
+        for outer in [k for k in kernel_lines if k not in kernel_sources]:
+            code.items[outer] = list(range(1, len(code.lines) + 1))
+            for name in kernel_sources:
+                kernel_lines.setdefault(name, [])
+                kernel_lines[name] += [ln for ln in kernel_lines[outer] if ln not in kernel_lines[name]]
     return Provenance(pre, post, code, links, kernel_lines, dict(sorted(model.items(), key=_model_order)),
                       list(dict.fromkeys([*kernel_names, *handles])))
 

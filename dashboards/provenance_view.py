@@ -18,7 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from inductor_warehouse.analysis import provenance
-from inductor_warehouse.dashboards import data
+from inductor_warehouse.dashboards import data, state
 
 TAB = "Provenance"
 STATIC = Path(__file__).parent / "static"
@@ -27,9 +27,9 @@ HEIGHT = 760
 
 
 @st.cache_data(ttl=data.CACHE_SECONDS, show_spinner=False)
-def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenance, list[str], list[str]]:
-    """The graph's viewer model, its panels lacking a text (what would have recorded each), and its
-    generated kernels in code order; kept per graph, so changing the choice builds nothing again."""
+def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenance, list[str]]:
+    """The graph's viewer model and its panels lacking a text (what would have recorded each); kept
+    per graph, so changing the choice builds nothing again."""
     texts = {r.kind: r.text for r in data.run("explore/provenance_texts", run_id=run_id, graph_id=graph_id).itertuples()}
     links = data.run("explore/provenance_links", run_id=run_id, graph_id=graph_id)
     kernels = data.run("explore/kernels", run_id=run_id, graph_id=graph_id, limit=KERNEL_LIMIT)
@@ -43,7 +43,7 @@ def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenanc
                 sources[k.kernel_name] = found.iloc[0]["source"]
     rows = [{k: (None if _missing(v) else v) for k, v in r.items()} for r in links.to_dict("records")]
     model = provenance.build(texts, rows, names, sources)
-    return model, provenance.missing_texts(texts) if not sources else [], names
+    return model, provenance.missing_texts(texts) if not sources else []
 
 
 def _missing(v) -> bool:
@@ -75,7 +75,7 @@ def _only(key: str) -> None:
 
 
 def show_provenance(run_id: str, graph_id: str) -> None:
-    model, missing, kernels = _model(data.location().shown, run_id, graph_id)
+    model, missing = _model(data.location().shown, run_id, graph_id)
     if not model.links and not model.kernel_lines:
         st.info(provenance.NO_PROVENANCE)
     for why in missing:
@@ -83,15 +83,16 @@ def show_provenance(run_id: str, graph_id: str) -> None:
     lines = list(model.model)
     left, right = st.columns([1, 1])
     with left:
-        st.selectbox("Kernel", [k for k in model.kernels if k in kernels or k in model.kernel_lines or
-                                any(k == x for _, _, x in model.links)],
-                     index=None, key="kernel", bind="query-params", on_change=_only, args=("kernel",),
+        st.selectbox("Kernel", model.kernels, index=None, key="kernel", bind="query-params", on_change=_only, args=("kernel",),
                      placeholder="choose a kernel: its nodes and model lines light up")
+    # not bound by Streamlit: a bound picker's URL value is its label, and a line's label is its code
+    state.from_url("line", "line", lines)
     with right:
-        st.selectbox("Model line", lines, index=None, key="line", bind="query-params", on_change=_only, args=("line",),
-                     format_func=lambda k: f"{Path(model.model[k]['file']).name}:{model.model[k]['line']}  "
-                                           f"{model.model[k].get('code') or ''}",
-                     placeholder="choose a line of the model: the kernels it became light up")
+        line = st.selectbox("Model line", lines, index=None, key="line", on_change=_only, args=("line",),
+                            format_func=lambda k: f"{Path(model.model[k]['file']).name}:{model.model[k]['line']}  "
+                                                  f"{model.model[k].get('code') or ''}",
+                            placeholder="choose a line of the model: the kernels it became light up")
+    state.to_url("line", line)
     st.iframe(page(model, selection(model)), height=HEIGHT)
     st.caption("Click a kernel's line in the code, a node in either graph, or a model line: its relatives light "
                "up in the other panels. Highlighted: the choice (darker) and what it came from or became.")
