@@ -50,9 +50,11 @@ def parse_location(text: str) -> tuple[str, int]:
     return file, int(line)
 
 
-def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_on=None) -> LineDiff:
-    """The kernels of `file:line` in the base and head runs of `model` (selectors as `compare`'s)."""
-    diff = kernel_diff(con, base, head, model, pair_on=pair_on)
+def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_on=None,
+              diff: KernelDiff | None = None) -> LineDiff:
+    """The kernels of `file:line` in the base and head runs of `model` (selectors as `compare`'s);
+    `diff`: the kernel diff of those sides, when the caller has it already."""
+    diff = diff or kernel_diff(con, base, head, model, pair_on=pair_on)
     b, h = diff.base_run, diff.head_run
     rows = run_query(con, "lineage/line_across_runs", file=file, line=line, runs=f"{b},{h}")
     mine = {run: {(r["phase"], r["kernel_name"]): r for r in rows if r["run_id"] == run} for run in (b, h)}

@@ -302,8 +302,9 @@ def _line_changes(db: str, base_run: str, head_run: str, model: str, file: str, 
     from inductor_warehouse.analysis.kernel_diff import code_diff, kernel_source
     from inductor_warehouse.analysis.line_diff import line_diff
 
+    diff = _kernel_changes(db, base_run, head_run, model)[0]  # the kernel diff the page shows above, cached
     with _driver_connection() as con:
-        result = line_diff(con, base_run, head_run, model, file, line)
+        result = line_diff(con, base_run, head_run, model, file, line, diff=diff)
         changed = [i for i, k in enumerate(result.kernels) if k.change.code_changed]
         sources = {h: kernel_source(con, h) for i in changed
                    for h in (result.kernels[i].change.base_hash, result.kernels[i].change.head_hash)}
