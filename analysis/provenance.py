@@ -236,9 +236,12 @@ def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str],
         code = code_panel(texts.get("output_code"), handles)
     else:
         code = sources_panel(kernel_sources)
-        # torch-spyre's sidecar names the compiled kernel (the folder: this graph) whose specs these are
+        # torch-spyre's sidecar names the compiled kernel (the folder: this graph) whose specs these
+        # are: a header line of its own, and its model lines are its specs' too
         for outer in [k for k in kernel_lines if k not in kernel_sources]:
-            code.items[outer] = list(range(1, len(code.lines) + 1))
+            code.lines.insert(0, f"# compiled kernel {outer}: the specs below")
+            code.items = {name: [n + 1 for n in lines] for name, lines in code.items.items()}
+            code.items[outer] = [1]
             for name in kernel_sources:
                 kernel_lines.setdefault(name, [])
                 kernel_lines[name] += [ln for ln in kernel_lines[outer] if ln not in kernel_lines[name]]

@@ -106,8 +106,9 @@ def page(model: provenance.Provenance, chosen: dict | None) -> str:
     script = (STATIC / "provenance.js").read_text()
     style = (STATIC / "provenance.css").read_text()
     counts = {k: len(p.items) for k, p in (("pre", model.pre), ("post", model.post), ("kernel", model.code))}
+    first = model.code.lines[0] if model.code.lines else ""
     code_what = "AOTInductor C++" if "::run_impl(" in "\n".join(model.code.lines[:4000]) else \
-        "kernel sources" if model.code.lines and model.code.lines[0].startswith("# kernel ") else "Python wrapper"
+        "kernel sources" if first.startswith(("# kernel ", "# compiled kernel ")) else "Python wrapper"
 
     def box(kind: str, title: str, what: str) -> str:
         empty = "" if (model.pre, model.post, model.code)[("pre", "post", "kernel").index(kind)].lines != [""] else \

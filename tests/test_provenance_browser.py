@@ -5,6 +5,8 @@ held to analysis/provenance.py's, and to the graph folder's own mapping file), a
 from __future__ import annotations
 
 import json
+import shutil
+import tarfile
 from urllib.parse import urlencode
 
 import pytest
@@ -12,9 +14,10 @@ import pytest
 from inductor_warehouse.analysis import provenance
 from inductor_warehouse.analysis.rows import run_query
 from inductor_warehouse.store.api import Warehouse
-from tests.conftest import GPU_TRAIN_RUN
+from inductor_warehouse.ingest.load import ingest_paths
+from tests.conftest import FIXTURES, GPU_TRAIN_RUN, build_fixture_warehouse
 from tests.test_browser import CHROMIUM, SHOTS, browser, serve, watch  # noqa: F401 - fixtures
-from tests.test_dashboards import build_warehouse
+from tests.test_dashboards import with_copy
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not __import__("pathlib").Path(CHROMIUM).exists(),
                                                       reason=f"{CHROMIUM} is absent")]
@@ -22,11 +25,22 @@ pytestmark = [pytest.mark.browser, pytest.mark.skipif(not __import__("pathlib").
 TRANSFORMER_213 = "b6891344ca4df3f9"  # content hashes: the same wherever the fixtures lie
 GPU_MLP_TRAIN = "95584ecbc78c29d7"
 PANELS = {"pre": "pre", "post": "post", "kernel": "kernel"}
+MODES = FIXTURES / "captures" / "cpu-torch2.13-2.14.1-modes.tar.xz"
 
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> str:
-    return build_warehouse(tmp_path_factory.mktemp("provenance_browser"))
+    """The shared fixture warehouse, plus an AOTInductor run (CPU, torch 2.13) and a Spyre run with
+    its provenance sidecar."""
+    root = tmp_path_factory.mktemp("provenance_browser")
+    with tarfile.open(MODES) as tf:
+        tf.extractall(root / "modes", filter="data", members=[m for m in tf.getmembers() if "cpu-2.13/aoti" in m.name])
+    spyre = root / "spyre"
+    shutil.copytree(FIXTURES / "spyre" / "add", spyre / "inductor-spyre" / "sdsc_fused_linear_relu_0")
+    shutil.copy(FIXTURES / "spyre_provenance" / "level0_and_fused" / "spyre_provenance.json", spyre)
+    db = build_fixture_warehouse(root)
+    ingest_paths([str(root / "modes" / "cpu-2.13" / "aoti"), str(spyre)], db)
+    return with_copy(db)
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +52,16 @@ def model_of(db: str, run_id: str, graph_id: str) -> provenance.Provenance:
     with Warehouse(db + ".check") as w:
         texts = {r["kind"]: r["text"] for r in run_query(w, "explore/provenance_texts", run_id=run_id, graph_id=graph_id)}
         links = run_query(w, "explore/provenance_links", run_id=run_id, graph_id=graph_id)
-        kernels = [r["kernel_name"] for r in run_query(w, "explore/kernels", run_id=run_id, graph_id=graph_id, limit=5000)]
-    return provenance.build(texts, links, kernels)
+        kernels = run_query(w, "explore/kernels", run_id=run_id, graph_id=graph_id, limit=5000)
+        sources = None if texts else {
+            k["kernel_name"]: run_query(w, "explore/kernel_source", source_hash=k["source_hash"])[0]["source"]
+            for k in kernels if k["generated"]}
+    return provenance.build(texts, links, [k["kernel_name"] for k in kernels], sources)
+
+
+def only_run(db: str, where: str) -> tuple[str, str]:
+    with Warehouse(db + ".check") as w:
+        return w.sql(f"SELECT g.run_id, g.graph_id FROM graphs g JOIN runs r USING (run_id) WHERE {where}").rows()[0]
 
 
 def open_viewer(browser, url: str, name: str, **params):  # noqa: F811 - the fixture
@@ -79,7 +101,7 @@ def readable(tab, frame) -> None:
     frame_box = tab.locator("iframe").first.bounding_box()
     assert frame_box["x"] + frame_box["width"] <= 1280
     assert tab.evaluate("document.documentElement.scrollWidth") <= 1280
-    size = frame.eval_on_selector("#p-post .l", "e => parseFloat(getComputedStyle(e).fontSize)")
+    size = frame.eval_on_selector("#p-kernel .l", "e => parseFloat(getComputedStyle(e).fontSize)")
     assert size >= 12
 
 
@@ -120,5 +142,24 @@ def test_a_model_lines_url_lights_the_kernels_it_became_and_a_click_moves_the_ch
     node = sorted(got["post"])[0]
     frame.click(f'#p-post .l.item[data-name="{node}"]')
     assert lit(frame) == model.related("post", node)
+    assert problems == []
+    tab.close()
+
+
+@pytest.mark.parametrize("where, kernel", [
+    ("r.model = 'aoti'", "cpp_fused_gelu_native_layer_norm_0"),  # AOTInductor's C++ (CPU, torch 2.13)
+    ("r.device = 'spyre'", "sdsc_fused_linear_relu_0"),  # a Spyre kernel folder, lines from its sidecar
+], ids=["aoti", "spyre"])
+def test_aot_and_spyre_kernels_light_their_model_lines(browser, url, db, where, kernel):  # noqa: F811
+    run_id, graph_id = only_run(db, where)
+    tab, frame, problems = open_viewer(browser, url, kernel, run=run_id, kernel=kernel)  # no graph: the kernel's
+    model = model_of(db, run_id, graph_id)
+    got = lit(frame)
+    assert got == model.related("kernel", kernel) and got["line"]
+    # and back: the first lit model line lights the kernel
+    line = sorted(got["line"])[0]
+    frame.click(f'#model .m[data-line="{line}"]')
+    assert kernel in lit(frame)["kernel"] and lit(frame) == model.related("line", line)
+    readable(tab, frame)
     assert problems == []
     tab.close()

@@ -221,6 +221,7 @@ def test_spyre_kernels_show_their_specs_and_model_lines(wh):
     assert lines and set(model.kernel_lines) == {graph_id, *sources}
     assert all(set(model.kernel_lines[k]) == lines for k in model.kernel_lines)
     assert model.related("kernel", next(iter(sources)))["line"] == lines
+    assert model.code.lines[model.code.items[graph_id][0] - 1].startswith(f"# compiled kernel {graph_id}")
     for name, text in sources.items():
         assert "\n".join(model.code.lines[n - 1] for n in model.code.items[name]).startswith(f"# kernel {name}\n{text}")
 

@@ -25,7 +25,8 @@
       byLine[kind] = owner;
       const frag = document.createDocumentFragment();
       const list = [];
-      panel.lines.forEach((text, i) => {
+      const recorded = !(panel.lines.length === 1 && panel.lines[0] === "");
+      (recorded ? panel.lines : []).forEach((text, i) => {
         const n = i + 1;
         const div = document.createElement("div");
         div.className = "l";
