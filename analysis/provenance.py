@@ -119,8 +119,9 @@ def graph_panel(kind: str, text: str | None) -> tuple[Panel, dict[str, dict]]:
 
 
 def code_panel(text: str | None, kernels: dict[str, set[int | None]]) -> Panel:
-    """The generated code's lines and each kernel's (its definition and call sites). `kernels`:
-    kernel -> the debug handles lineage gives it (None: none)."""
+    """The generated code's lines and each kernel's (its definition and call sites). `kernels`: the
+    kernels to find (the graph's and those lineage names; the code's own debug-handle comments say
+    which call is which)."""
     panel = Panel("output_code", (text or "").split("\n"))
     lines = panel.lines
     start = next((i for i, line in enumerate(lines) if CALLS.search(line)), 0)
