@@ -41,9 +41,13 @@ def report(res: dict, only=None) -> str:
         pages = list(res["dashboards"][sizes[0]])
         rows = [[p] + [res["dashboards"][s].get(p, {}).get("median_ms") for s in sizes]
                 + [", ".join(res["dashboards"][sizes[-1]].get(p, {}).get("exceptions") or []) or "none"]
-                for p in pages if p not in ("error", "max_rss_mb")]
+                for p in pages if p not in ("error", "max_rss_mb", "provenance_graph")]
         out.append("\nDashboard pages under AppTest, median ms of a render opened by its URL, empty query cache\n"
                    + table(["page"] + [f"{s} runs" for s in sizes] + ["exceptions"], rows))
+        graph = res["dashboards"][sizes[-1]].get("provenance_graph")
+        if graph:
+            out.append(f"provenance: the Run explorer's viewer on graph {graph['graph']} of run {graph['run']} "
+                       f"(the GPU corpus's largest with provenance), kernel {graph['kernel']} chosen")
     if "lake" in res:
         from bench.lake import report as lake_report
 

@@ -292,6 +292,26 @@ def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
     return diff, sources, unified
 
 
+def line_changes(base_run: str, head_run: str, model: str, file: str, line: int):
+    """`iwh compare --lineage FILE:LINE` for one pair of runs, with the unified diff of each pair whose code changed."""
+    return _line_changes(location().shown, base_run, head_run, model, file, line)
+
+
+@st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
+def _line_changes(db: str, base_run: str, head_run: str, model: str, file: str, line: int):
+    from inductor_warehouse.analysis.kernel_diff import code_diff, kernel_source
+    from inductor_warehouse.analysis.line_diff import line_diff
+
+    diff = _kernel_changes(db, base_run, head_run, model)[0]  # the kernel diff the page shows above, cached
+    with _driver_connection() as con:
+        result = line_diff(con, base_run, head_run, model, file, line, diff=diff)
+        changed = [i for i, k in enumerate(result.kernels) if k.change.code_changed]
+        sources = {h: kernel_source(con, h) for i in changed
+                   for h in (result.kernels[i].change.base_hash, result.kernels[i].change.head_hash)}
+        unified = {i: code_diff(con, result.kernels[i].change) for i in changed}
+    return result, sources, unified
+
+
 def change_points(model: str, series_label: str | None):
     """`iwh changes` for one model (analysis/changes.py) on the dashboard's read-only connection."""
     return _change_points(location().shown, model, series_label)

@@ -9,6 +9,7 @@ import streamlit as st
 from inductor_warehouse.analysis.kernel_diff import change_label
 from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
 from inductor_warehouse.dashboards import data
+from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
 
 
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:
@@ -26,7 +27,13 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     if kernels.empty:
         st.success("Every kernel is the same on both sides.")
     else:
-        data.table(kernels)
+        # each side's kernel opened in the provenance viewer of its own run
+        for side, run in (("base", diff.base_run), ("head", diff.head_run)):
+            graphs = kernel_graphs(run)
+            kernels.insert(0 if side == "base" else 1, f"{side}_viewer", [
+                viewer_url(run, graphs.get((ph, k)), kernel=k) if isinstance(k, str) else None
+                for ph, k in zip(kernels["phase"], kernels[f"{side}_kernel"], strict=True)])
+        data.table(kernels, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
     fusions = fusion_frame(diff).to_pandas()
     if len(fusions):
         st.markdown("**Fusion groups that split or merged**")

@@ -84,6 +84,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
         for k, v in parsed.facts.items():
             trace_facts.setdefault(k, v)
     joins.trace_onto_graphs(tables["graphs"], trace_facts)
+    joins.pre_grad_texts(tables, trace_facts)
 
     for a in by_kind.get("profiler", []):
         data = reader.read(a)
@@ -135,13 +136,19 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
 
 def _pop_shared(tables, shared: dict[str, dict[str, str]]) -> None:
     """Texts that repeat from run to run leave their rows for a table of their own, keyed by a hash:
-    kernel source (by its normalised hash, which the parser set) and guard trees (by their md5),
-    which many runs share."""
+    kernel source (by its normalised hash, which the parser set), guard trees and graph texts (by
+    their md5), which many runs share."""
     sources = shared.setdefault("kernel_sources", {})
     for k in tables.get("kernels", ()):
         src = k.pop("source", None)
         if src is not None and k.get("source_hash"):
             sources[k["source_hash"]] = src
+    texts = shared.setdefault("graph_sources", {})
+    for t in tables.get("graph_texts", ()):
+        text = t.pop("text", None)
+        if text is not None:
+            t["text_hash"] = text_hash = hashlib.md5(text.encode()).hexdigest()
+            texts[text_hash] = text
     trees = shared.setdefault("guard_trees", {})
     for g in tables.get("guards", ()):
         text = g.pop("text", None)

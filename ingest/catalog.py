@@ -64,10 +64,13 @@ CATALOG: tuple[Entry, ...] = (
     _e("aot_inference_graph", "", "2.6", "", PARSED, "counted: which compiles handed a graph to Inductor (kernel-less graphs)"),
     _e("aot_backward_graph", "", "2.3", "", IGNORED, "the backward's graph before Inductor; its code is read"),
     _e("compiled_autograd_graph", "", "2.3", "", IGNORED, "compiled autograd's captured graph; its compiled code is read"),
-    _e("inductor_pre_grad_graph", "", "2.7", "2.7", IGNORED, _INTERMEDIATE),
-    _e("inductor_post_grad_graph", "", "2.3", "", PARSED, "ops (the graph Inductor compiled; an artifact from 2.10)"),
+    _e("inductor_pre_grad_graph", "", "2.7", "2.7", KEPT, "graph_texts (the graph Inductor received: the provenance "
+       "viewer's pre-grad panel)"),
+    _e("inductor_post_grad_graph", "", "2.3", "", KEPT, "ops (the graph Inductor compiled; an artifact from 2.10), "
+       "graph_texts"),
     _e("inductor_output_code", "", "2.3", "", KEPT, "graphs, kernels, collectives, fusions' kernels, the run's model "
-                                                     "(the benchmark harness's `--only`); kernel_sources (the code)"),
+                                                     "(the benchmark harness's `--only`); kernel_sources (the code); "
+                                                     "graph_texts (the whole code)"),
     _e("optimize_ddp_split_graph", "", "2.3", "", IGNORED,
        "DDPOptimizer's split of a graph at bucket boundaries; each part compiles as a graph"),
     _e("optimize_ddp_split_child", "", "2.3", "", IGNORED, "one part of DDPOptimizer's split; it compiles as a graph of its own"),
@@ -100,11 +103,11 @@ CATALOG: tuple[Entry, ...] = (
        "graphs (an exported program: no Inductor compile, kernel counts NULL) and ops (TORCH_DTRACE)"),
     # -- graph_dump, link, dump_file ------------------------------------------------------------
     _e("graph_dump", "inductor_aot_code", "2.4", "2.6", KEPT,
-       "graphs, kernels, collectives (AOTInductor's code); kernel_sources"),
+       "graphs, kernels, collectives (AOTInductor's code); kernel_sources; graph_texts"),
     _e("graph_dump", "inductor_aot_wrapper_code", "2.7", "", KEPT,
-       "graphs, kernels, collectives (AOTInductor's wrapper); kernel_sources"),
+       "graphs, kernels, collectives (AOTInductor's wrapper); kernel_sources; graph_texts"),
     _e("graph_dump", "inductor_aot_kernel_code", "2.7", "", KEPT,
-       "kernels (AOTInductor's kernel file, read with its wrapper); kernel_sources"),
+       "kernels (AOTInductor's kernel file, read with its wrapper); kernel_sources; graph_texts"),
     _e("graph_dump", "inductor_aot_header_code", "2.9", "", IGNORED, "AOTInductor's C++ header: declarations only"),
     _e("link", "*", "2.4", "", IGNORED, "a URL to a profile in an internal tool (cprofile_manifold_url)"),
     _e("dump_file", "*", "2.5", "", IGNORED, "the source of code Dynamo ran from a string (eval'd frames)"),
@@ -115,8 +118,9 @@ CATALOG: tuple[Entry, ...] = (
        "compile_events (recompile: one per artifact, its failed guards in details)"),
     _e("artifact", "dynamo_error", "2.6", "", PARSED,
        "compile_events (failure): stored once, as its compile's compilation_metrics says it when they do"),
-    _e("artifact", "inductor_post_grad_graph", "2.10", "", PARSED, "ops (the graph Inductor compiled)"),
-    _e("artifact", "after_post_grad_graph", "2.8", "2.9", PARSED, "ops (its name for the post-grad graph in 2.8 and 2.9)"),
+    _e("artifact", "inductor_post_grad_graph", "2.10", "", KEPT, "ops (the graph Inductor compiled), graph_texts"),
+    _e("artifact", "after_post_grad_graph", "2.8", "2.9", KEPT,
+       "ops, graph_texts (its name for the post-grad graph in 2.8 and 2.9)"),
     _e("artifact", "inductor_provenance_tracking_node_mappings", "2.7", "", PARSED,
        "lineage (source node -> post-grad node -> kernel)"),
     _e("artifact", "inductor_provenance_tracking_kernel_stack_traces", "2.9", "", PARSED, "lineage (kernel -> user line)"),
@@ -138,7 +142,8 @@ CATALOG: tuple[Entry, ...] = (
        "op_estimates (each op's estimated runtime and outputs; needs log_tlparse)"),
     _e("artifact", "graph_execution", "2.9", "", PARSED, "graph_executions (the order compiled graphs ran in)"),
     # -- artifacts left alone ---------------------------------------------------------------------
-    _e("artifact", "before_pre_grad_graph", "2.8", "", IGNORED, _INTERMEDIATE),
+    _e("artifact", "before_pre_grad_graph", "2.8", "", KEPT,
+       "graph_texts (the graph Inductor received: the provenance viewer's pre-grad panel)"),
     _e("artifact", "after_pre_grad_graph", "2.8", "", IGNORED, _INTERMEDIATE),
     _e("artifact", "before_joint_graph", "2.9", "", IGNORED, _INTERMEDIATE),
     _e("artifact", "after_joint_graph", "2.9", "", IGNORED, _INTERMEDIATE),

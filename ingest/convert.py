@@ -24,7 +24,7 @@ _ARROW = {
 # Columns that hold documents (code, records, guard trees, messages); every other text column holds
 # a name, a path, a shape: past NAME_BYTES it is damage, kept cut, with a warning.
 DOCUMENT_COLUMNS = frozenset({
-    "kernel_sources.source", "compilations.record", "compilations.inductor_config", "guard_trees.text",
+    "kernel_sources.source", "compilations.record", "compilations.inductor_config", "guard_trees.text", "graph_sources.text",
     "compile_events.reason", "ingest_errors.message", "ops.source_code", "fusion_decisions.reason",
     "kernels.details", "layouts.details",
 })

@@ -36,7 +36,8 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
         code_art = files.get("output_code.py") or files.get("output_code.cpp")
         parse = aoti_code.parse_aoti_code if code_art is not None and code_art.path.suffix == ".cpp" \
             else output_code.parse_output_code
-        code = parse_file(code_art, reader, parse)
+        texts: dict[str, str] = {}
+        code = parse_file(code_art, reader, parse, texts)
         if code is not None and code.facts.get("aoti"):
             ids.add(torch_trace.AOTI_CODE)
             aoti_graph = True
@@ -57,7 +58,7 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
         pre = parse_file(files.get("ir_pre_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         post = parse_file(files.get("ir_post_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
-        ops = parse_file(readable, reader, fx_graph.parse_fx_graph)
+        ops = parse_file(readable, reader, fx_graph.parse_fx_graph, texts)
         if ops is not None:
             stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"
             for op in ops.rows.get("ops", []):
@@ -100,7 +101,25 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
             "mid-compile?): fusion counts unknown",
         )
         take(Parsed.one("graphs", row), any_art)
+        take(_graph_texts(files, reader, texts), any_art, graph_id)
     return ids
+
+
+def _graph_texts(files: dict[str, Artifact], reader: Reader, texts: dict[str, str]) -> Parsed:
+    """The post-grad graph and the generated code, kept for the provenance viewer: the nodes and
+    kernels the provenance mappings name are lines of these texts. (The pre-grad graph is only in
+    the trace.)"""
+    parsed = Parsed()
+    post = files.get("fx_graph_transformed.py")
+    if post is not None and post.path.name not in texts:
+        text = reader.text(post)
+        if text is not None:
+            texts[post.path.name] = text
+    for name, kind in (("fx_graph_transformed.py", "post_grad_graph"), ("output_code.py", "output_code"),
+                       ("output_code.cpp", "output_code")):
+        if texts.get(name) is not None:
+            parsed.add("graph_texts", {"kind": kind, "text": texts[name], "source": "debug_tree"})
+    return parsed
 
 
 def folder_graph(folder: str) -> tuple[str, re.Match | None]:

@@ -26,6 +26,21 @@ def trace_onto_graphs(graphs: list[dict], trace: dict) -> None:
             g["cache_state"] = cache_states[g["graph_id"]]
 
 
+def pre_grad_texts(tables: dict[str, list[dict]], trace: dict) -> None:
+    """The trace's pre-grad graphs that no graph of the trace took (a debug tree's graphs whose code
+    the trace does not repeat: AOTInductor's), given to the graphs of their compile id (none for
+    AOTInductor) that have none."""
+    texts = trace.get("pre_grad_graphs") or {}
+    if not texts:
+        return
+    have = {t["graph_id"] for t in tables.get("graph_texts", ()) if t.get("kind") == "pre_grad_graph"}
+    for g in tables.get("graphs", ()):
+        text = texts.get(g.get("compile_id"))
+        if text is not None and g["graph_id"] not in have:
+            tables["graph_texts"].append({"graph_id": g["graph_id"], "kind": "pre_grad_graph", "text": text,
+                                          "source": "torch_trace"})
+
+
 def empty_graph_folders(arts: list[Artifact], graphs: list[dict], trace: dict | None, labels: dict, reader: Reader,
                         take, counters: Counter) -> None:
     """What each empty graph folder is, from the trace (`trace`: its facts, None without a trace log):

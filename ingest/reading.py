@@ -110,11 +110,14 @@ class _HashingFile(io.RawIOBase):
         return len(data)
 
 
-def parse_file(art: Artifact | None, reader: Reader, fn) -> Parsed | None:
-    """`fn` of the artifact's text; None when there is no artifact or no text to read."""
+def parse_file(art: Artifact | None, reader: Reader, fn, keep: dict | None = None) -> Parsed | None:
+    """`fn` of the artifact's text; None when there is no artifact or no text to read. `keep`, when
+    given, receives the text under the file's name (for a caller that stores the text too)."""
     if art is None:
         return None
     text = reader.text(art)
     if text is None:
         return None
+    if keep is not None:
+        keep[art.path.name] = text
     return fn(text)

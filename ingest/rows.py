@@ -196,7 +196,8 @@ TritonKernelRow = TypedDict("TritonKernelRow", {
     "num_ctas": Int, "maxnreg": Int, "shared_bytes": Int, "target": Str, "triton_version": Str, "config": Str,
     "chosen": Bool, "autotune_state": Str, "num_configs": Int, "compile_time_us": Float, "n_regs": Int,
     "n_spills": Int, "metadata": Json,
-}, total=False)
+}, total=False)# `text` rides on the row until the assembler moves it to graph_sources and sets text_hash
+GraphTextRow = TypedDict("GraphTextRow", {"graph_id": Str, "kind": Str, "text_hash": Str, "source": Str}, total=False)
 
 ROW_TYPES: dict[str, type] = {
     "runs": RunRow, "graphs": GraphRow, "ops": OpRow, "kernels": KernelRow, "fusions": FusionRow,
@@ -208,6 +209,7 @@ ROW_TYPES: dict[str, type] = {
     "trace_records": TraceRecordRow, "spyre_handles": SpyreHandleRow,
     "spyre_kernel_identities": SpyreKernelIdentityRow, "spyre_kernel_occurrences": SpyreKernelOccurrenceRow,
     "spyre_compiles": SpyreCompileRow, "harness_results": HarnessResultRow, "triton_kernels": TritonKernelRow,
+    "graph_texts": GraphTextRow,
 }
 
 

@@ -172,6 +172,18 @@ COMMENT ON COLUMN graphs."unknown_because" IS 'why counts are NULL (an FX graph 
 COMMENT ON COLUMN graphs."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN graphs."partitions" IS 'cudagraph partitions of the output code (`def partition_<N>`): 0 without them, NULL where no code was read';
 
+COMMENT ON TABLE graph_texts IS 'The texts of a graph the provenance viewer shows side by side: its pre-grad graph, post-grad graph and generated code (their text in graph_sources).';
+COMMENT ON COLUMN graph_texts."run_id" IS 'the run (runs.run_id)';
+COMMENT ON COLUMN graph_texts."graph_id" IS 'the graph (graphs.graph_id) within the run';
+COMMENT ON COLUMN graph_texts."kind" IS 'pre_grad_graph (the graph Inductor received) | post_grad_graph (after its FX passes: the nodes kernels map to) | output_code (the Python wrapper and its kernels, or AOTInductor''s C++)';
+COMMENT ON COLUMN graph_texts."text_hash" IS 'md5 of the text (graph_sources.text_hash)';
+COMMENT ON COLUMN graph_texts."source" IS 'debug_tree | torch_trace: what the text was read from';
+COMMENT ON COLUMN graph_texts."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
+
+COMMENT ON TABLE graph_sources IS 'Graph texts, once per distinct text (graph_texts.text_hash names them).';
+COMMENT ON COLUMN graph_sources."text_hash" IS 'md5 of the text';
+COMMENT ON COLUMN graph_sources."text" IS 'the graph or code as the artifact holds it';
+
 COMMENT ON TABLE guard_trees IS 'Guard trees, once per distinct text: a model''s tree is the same night after night.';
 COMMENT ON COLUMN guard_trees."tree_hash" IS 'md5 of the text';
 COMMENT ON COLUMN guard_trees."text" IS 'the guard tree as the trace wrote it';

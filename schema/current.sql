@@ -173,6 +173,20 @@ CREATE TABLE graph_executions(
     run_key BIGINT
 );
 
+CREATE TABLE graph_sources(
+    text_hash VARCHAR PRIMARY KEY,
+    "text" VARCHAR NOT NULL
+);
+
+CREATE TABLE graph_texts(
+    run_id VARCHAR NOT NULL,
+    graph_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    text_hash VARCHAR NOT NULL,
+    "source" VARCHAR,
+    run_key BIGINT
+);
+
 CREATE TABLE graphs(
     run_id VARCHAR NOT NULL,
     graph_id VARCHAR NOT NULL,

@@ -22,13 +22,13 @@ FACT_TABLES = (
     "compilations", "timings", "compile_events", "fusion_decisions", "guards", "cache_events",
     "autotune_choices", "shape_events", "cudagraph_events", "collectives", "op_estimates", "graph_executions",
     "trace_records", "spyre_handles", "spyre_kernel_identities", "spyre_kernel_occurrences", "spyre_compiles",
-    "harness_results", "triton_kernels",
+    "harness_results", "triton_kernels", "graph_texts",
     # no parser's: the loader sums a run's rows into these as it writes them (ingest/rollups.py)
     "run_rollups", "run_tallies",
 )
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
 SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),
-                "inductor_configs": ("config_hash", "text")}
+                "inductor_configs": ("config_hash", "text"), "graph_sources": ("text_hash", "text")}
 TABLES = ("runs", *FACT_TABLES, *SHARED_TEXTS)
 
 HERE = Path(__file__).parent

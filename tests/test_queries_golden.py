@@ -34,6 +34,8 @@ PARAMS = {
     "compare/inductor_configs": {"hashes": "bc6edb1d2842dd5798878a1336ac676d,f33a5495d2b9ff745835bf4deaf023a7"},
     "compare/kernels": {"run": TRANSFORMER_213},
     "lineage/source_line_kernels": {"run": TRANSFORMER_213},
+    "lineage/model_lines": {"run": TRANSFORMER_213, "base": "b113a93fe1c75eae"},  # against transformer 2.14.1
+    "lineage/line_across_runs": {"file": "gen_models.py", "line": 28, "model": "transformer"},
     "compare/fusions": {"run": TRANSFORMER_213},
     "explore/kernel_source": {"source_hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
     "kernels/kernel_count_trend": {"model": "transformer"},

@@ -14,6 +14,8 @@ Scenarios (each also says what the warehouse should find in its artifacts):
 - flex_attention: `flex_attention` with a causal score_mod, compiled.
 - graph_breaks: frames whose graphs, between graph breaks, compute nothing (kernel-less graphs)
   beside frames that compute.
+- combo_kernels: independent small ops of one graph under `combo_kernels=True` (Triton only): one
+  launch runs several fused subkernels, so one kernel maps back to several model lines.
 - ddp: DistributedDataParallel over the ranks torchrun starts (gloo on CPU, NCCL on CUDA), plus a
   compiled function with a functional all_reduce, so collectives land in the output code.
 
@@ -35,7 +37,8 @@ from pathlib import Path
 
 from worker import versions  # beside this file, as `python zoo/scenarios.py` and torchrun run it
 
-SCENARIOS = ("reduce_overhead", "aoti", "export", "compiled_optimizer", "flex_attention", "graph_breaks", "ddp")
+SCENARIOS = ("reduce_overhead", "aoti", "export", "compiled_optimizer", "flex_attention", "graph_breaks", "ddp",
+             "combo_kernels")
 # scenarios launched by torchrun, and with how many processes
 DISTRIBUTED = {"ddp": 2}
 
@@ -288,6 +291,29 @@ def ddp(device: str) -> dict:
     dist.barrier()
     dist.destroy_process_group()
     return {"world_size": 2}
+
+
+def combo_kernels(device: str) -> dict:
+    import torch
+    import torch._inductor.config as inductor_config
+
+    inductor_config.combo_kernels = True
+    inductor_config.combo_kernel_allow_mixed_sizes = 1
+
+    def heads(a, b, c, d):
+        x = torch.relu(a) * 2          # four outputs that share no input: one combo kernel holds them
+        y = torch.sigmoid(b) + 1
+        z = c.sum(dim=-1)
+        w = torch.tanh(d) - d
+        return x, y, z, w
+
+    compiled = torch.compile(heads)
+    args = [torch.randn(64, 128, device=device) for _ in range(4)]
+    with torch.no_grad():
+        for _ in range(3):
+            compiled(*args)
+    _write_truth()
+    return {}
 
 
 RUNNERS = {name: globals()[name] for name in SCENARIOS}

@@ -18,6 +18,7 @@ Examples:
   iwh compare --base compiler=2.13 --head compiler=2.14
   iwh compare --base variant=default --head variant=aggressive_fusion --format markdown
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
+  iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --lineage gen_models.py:28
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
   iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
@@ -31,7 +32,10 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--head", required=True, metavar="SEL", help="runs to compare to")
 @click.option("--model", help="only this model")
 @click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
-@click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
+@click.option("--show-code", is_flag=True, help="with --kernels or --lineage: unified diff of each changed kernel")
+@click.option("--lineage", metavar="FILE:LINE",
+              help="the kernels one model line became on both sides, paired as --kernels pairs them (FILE: any "
+                   "part of its path)")
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
               help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0 (gates "
@@ -41,7 +45,7 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, thresholds, pair_on, fmt):
+def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fail_on, thresholds, pair_on, fmt):
     """Compare two sets of runs workload by workload (--base and --head selectors).
 
     Selectors: compiler=2.13 (every 2.13.x build; compiler=2.13.0+cpu for one build), a label such as
@@ -54,8 +58,10 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
     """
     from inductor_warehouse.analysis import render
 
-    if (show_kernels or show_code) and not model:
-        raise click.UsageError("--kernels needs --model M")
+    if (show_kernels or show_code or lineage) and not model:
+        raise click.UsageError(("--lineage" if lineage else "--kernels") + " needs --model M")
+    if lineage:
+        return _lineage(ctx, base, head, model, lineage, show_code, _keys(pair_on), fmt)
     try:
         rules = regress.parse_thresholds(thresholds)
     except ValueError as e:
@@ -128,6 +134,31 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
             p = report.points[0]
             click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
                        "--kernels --show-code", err=True)
+
+
+def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
+    """`--lineage FILE:LINE`: the line's kernels on both sides, paired, then the code of those that changed."""
+    from inductor_warehouse.analysis.line_diff import line_code_diffs, line_diff, line_frame, parse_location
+    from inductor_warehouse.schema.frames import emit
+
+    try:
+        file, line = parse_location(where)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--lineage") from e
+    with open_warehouse(ctx) as wh:
+        try:
+            result = line_diff(wh, base, head, model, file, line, pair_on=keys)
+        except SelectorError as e:
+            raise click.ClickException(str(e)) from e
+        codes = line_code_diffs(wh, result) if show_code else []
+    if fmt in ("table", "markdown"):
+        click.echo(f"{file}:{line} of {model}: base run {result.base_run} -> head run {result.head_run}"
+                   + (f"\n    {result.code}" if result.code else ""))
+    emit(line_frame(result), fmt)
+    for label, text in codes:
+        click.echo(f"\n--- {label}\n{text or '(identical after normalisation)'}")
+    for n in result.notes:
+        click.echo(f"note: {n}", err=True)
 
 
 def _keys(pair_on: str | None) -> tuple[str, ...] | None:

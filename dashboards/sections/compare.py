@@ -10,6 +10,7 @@ from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.analysis.render import failures_frame, hud_frame, render, summary_frame, wide_frame
 from inductor_warehouse.dashboards import data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
+from inductor_warehouse.dashboards.line_view import show_line_diff
 
 SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
          "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
@@ -162,3 +163,7 @@ selectors = [f"{s}" + "".join(f",{k}={v}" for k, v in sorted(pair.config.items()
 st.caption(data.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
                       f"--model {shlex.quote(pair.model)} --kernels --show-code"))
 data.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")
+
+st.subheader("One model line, both sides")
+st.caption("Which kernels did a line of the model become in each release, and which of them changed?")
+show_line_diff(pair.base_runs[0], pair.head_runs[0], pair.model, "compare")

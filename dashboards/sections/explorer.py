@@ -4,8 +4,11 @@ import json
 
 import streamlit as st
 
+from inductor_warehouse.analysis import provenance
 from inductor_warehouse.dashboards import data, filters
-from inductor_warehouse.dashboards.navigation import RUN_KEY
+from inductor_warehouse.dashboards.model_lines import line_graph, show_model_lines
+from inductor_warehouse.dashboards.navigation import RUN_KEY, VIEWER_COLUMN, VIEWER_TAB, viewer_url
+from inductor_warehouse.dashboards.provenance_view import show_provenance
 
 RUN_PAGE = 50
 KERNEL_PAGE = 200
@@ -76,47 +79,64 @@ if graphs.empty:
 else:
     graph_labels = {g.graph_id: f"{g.graph_id} ({g.phase}, compile {g.compile_id}, {g.kernels} kernels)"
                     for g in graphs.itertuples()}
-    if st.session_state.get("explore_graph") not in graph_labels:
-        st.session_state["explore_graph"] = graphs["graph_id"].iloc[0]
-    graph_id = st.selectbox("Graph", list(graph_labels), format_func=graph_labels.get, key="explore_graph")
-tab_kernels, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(
-    ["Graphs and kernels", "Fusion groups", "Layouts", "Lineage", "Compile events"])
+    # the URL's graph (bound to the picker), else the graph a URL's model line became kernels in, else the first
+    wanted = st.session_state.get("graph") or st.query_params.get("graph") or line_graph(run_id, graph_labels)
+    if wanted not in graph_labels:
+        st.session_state["graph"] = graphs["graph_id"].iloc[0]
+    elif "graph" not in st.session_state:
+        st.session_state["graph"] = wanted
+    graph_id = st.selectbox("Graph", list(graph_labels), format_func=graph_labels.get, key="graph", bind="query-params")
+TABS = ["Graphs and kernels", VIEWER_TAB, "Model lines", "Fusion groups", "Layouts", "Lineage", "Compile events"]
+# bound to the URL's `tab`, and lazy: only the open tab's queries run
+tab_kernels, tab_viewer, tab_lines, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(
+    TABS, key="tab", bind="query-params")
+
+with tab_viewer:
+    if graph_id and tab_viewer.open:
+        show_provenance(run_id, graph_id)
+
+with tab_lines:
+    if tab_lines.open:
+        show_model_lines(run_id, r["model"])
 
 with tab_kernels:
-    data.table(graphs)
-    data.show_sql("explore/run", "explore/graphs")
-    if graph_id:
-        st.markdown(f"**Kernels of graph {data.plain(graph_id)}**")
-        kernels = data.run("explore/kernels", run_id=run_id, graph_id=graph_id, limit=KERNEL_PAGE,
-                           offset=data.page_offset("explore_kernels_page", KERNEL_PAGE))
-        if kernels.empty:
-            st.info("This graph has no kernels.")
-        else:
-            event = data.table(kernels.drop(columns=["total", "source_hash"]), on_select="rerun",
-                               selection_mode="single-row", key="explore_kernels_table")
-            data.pager(kernels["total"].iloc[0], KERNEL_PAGE, "explore_kernels_page")
-            generated = kernels[kernels["generated"]]
-            rows = event.selection.rows if event else []
-            if rows and kernels.iloc[rows[0]]["generated"]:
-                st.session_state["explore_kernel"] = kernels.iloc[rows[0]]["kernel_name"]
-            if generated.empty:
-                st.caption("Only extern calls here: no generated source to show.")
+    if tab_kernels.open:
+        data.table(graphs)
+        data.show_sql("explore/run", "explore/graphs")
+        if graph_id:
+            st.markdown(f"**Kernels of graph {data.plain(graph_id)}**")
+            kernels = data.run("explore/kernels", run_id=run_id, graph_id=graph_id, limit=KERNEL_PAGE,
+                               offset=data.page_offset("explore_kernels_page", KERNEL_PAGE))
+            if kernels.empty:
+                st.info("This graph has no kernels.")
             else:
-                names = generated["kernel_name"].tolist()
-                if st.session_state.get("explore_kernel") not in names:
-                    st.session_state["explore_kernel"] = names[0]
-                name = st.selectbox("Kernel source", names, key="explore_kernel")
-                k = generated[generated["kernel_name"] == name].iloc[0]
-                source = data.run("explore/kernel_source", source_hash=k["source_hash"])
-                if source.empty:
-                    st.caption("The source of this kernel was not kept.")
+                shown = kernels.drop(columns=["total", "source_hash"])
+                shown.insert(1, "viewer", [viewer_url(run_id, graph_id, kernel=k) for k in kernels["kernel_name"]])
+                event = data.table(shown, on_select="rerun", selection_mode="single-row", key="explore_kernels_table",
+                                   column_config={"viewer": VIEWER_COLUMN})
+                data.pager(kernels["total"].iloc[0], KERNEL_PAGE, "explore_kernels_page")
+                generated = kernels[kernels["generated"]]
+                rows = event.selection.rows if event else []
+                if rows and kernels.iloc[rows[0]]["generated"]:
+                    st.session_state["explore_kernel"] = kernels.iloc[rows[0]]["kernel_name"]
+                if generated.empty:
+                    st.caption("Only extern calls here: no generated source to show.")
                 else:
-                    st.code(source.iloc[0]["source"], language=data.code_language(source.iloc[0]["source"]),
-                            line_numbers=True)
-        data.show_sql("explore/kernels", "explore/kernel_source")
+                    names = generated["kernel_name"].tolist()
+                    if st.session_state.get("explore_kernel") not in names:
+                        st.session_state["explore_kernel"] = names[0]
+                    name = st.selectbox("Kernel source", names, key="explore_kernel")
+                    k = generated[generated["kernel_name"] == name].iloc[0]
+                    source = data.run("explore/kernel_source", source_hash=k["source_hash"])
+                    if source.empty:
+                        st.caption("The source of this kernel was not kept.")
+                    else:
+                        st.code(source.iloc[0]["source"], language=data.code_language(source.iloc[0]["source"]),
+                                line_numbers=True)
+            data.show_sql("explore/kernels", "explore/kernel_source")
 
 with tab_fusion:
-    if graph_id:
+    if graph_id and tab_fusion.open:
         fusions = data.run("explore/fusions", run_id=run_id, graph_id=graph_id)
         if fusions.empty:
             st.info("No fusion records for this graph (no ir_post_fusion.txt was ingested).")
@@ -140,24 +160,36 @@ def table_or_note(name: str, empty: str, **params) -> None:
 
 
 with tab_layouts:
-    if graph_id:
+    if graph_id and tab_layouts.open:
         table_or_note("explore/layouts", "No buffer layouts recorded for this graph.", run_id=run_id, graph_id=graph_id)
 
 with tab_lineage:
-    if graph_id:
+    if graph_id and tab_lineage.open:
+        st.markdown("**The run's model lines and the kernels each became**")
+        by_line = data.run("lineage/source_line_kernels", run=run_id)
+        if by_line.empty:
+            st.info(provenance.NO_PROVENANCE)
+        else:
+            by_line.insert(0, "viewer", [viewer_url(run_id, gs[0] if len(gs) else None, line=f"{f}:{n}")
+                                         for f, n, gs in zip(by_line["file"], by_line["line"], by_line["graphs"],
+                                                             strict=True)])
+            data.table(by_line, column_config={"viewer": VIEWER_COLUMN})
+        data.show_sql("lineage/source_line_kernels")
+        st.markdown(f"**Lineage of graph {data.plain(graph_id)}**: model line, node, post-grad node, kernel")
         table_or_note("explore/lineage", "No lineage for this graph (no provenance tracking file was ingested).",
                       run_id=run_id, graph_id=graph_id)
 
 with tab_events:
-    events = data.run("explore/compile_events", run_id=run_id)
-    if events.empty:
-        st.info("No graph breaks, recompiles, restarts or failures in this run.")
-    else:
-        data.table(events)
-    compilations = data.run("explore/compilations", run_id=run_id)
-    if compilations.empty:
-        st.caption("No compilation metrics (this run has no TORCH_TRACE log).")
-    else:
-        st.markdown("**Compilations**")
-        data.table(compilations)
-    data.show_sql("explore/compile_events", "explore/compilations")
+    if tab_events.open:
+        events = data.run("explore/compile_events", run_id=run_id)
+        if events.empty:
+            st.info("No graph breaks, recompiles, restarts or failures in this run.")
+        else:
+            data.table(events)
+        compilations = data.run("explore/compilations", run_id=run_id)
+        if compilations.empty:
+            st.caption("No compilation metrics (this run has no TORCH_TRACE log).")
+        else:
+            st.markdown("**Compilations**")
+            data.table(compilations)
+        data.show_sql("explore/compile_events", "explore/compilations")

@@ -1,9 +1,10 @@
 """Graph breaks, recompiles and compile failures: which causes cost the most, across all runs, and where."""
 
+import pandas as pd
 import streamlit as st
 
 from inductor_warehouse.dashboards import data, filters, state
-from inductor_warehouse.dashboards.navigation import open_run_button
+from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, open_run_button, viewer_url
 
 KINDS = {"graph_break": "Graph breaks", "recompile": "Recompiles", "restart": "Restarts", "failure": "Failures"}
 
@@ -60,7 +61,10 @@ cause = st.selectbox("Drill into the runs of", choices, key="breaks_reason",
                      format_func=lambda c: c if shown.get(c) == c else f"{c}: {shown.get(c)}")
 state.to_url("cause", cause)
 runs = data.run("dashboard/break_runs", **f, kind=kind, cause=cause)
-data.table(runs)
+# the user line of each event, opened in the provenance viewer: which kernels that line became
+runs["viewer"] = [viewer_url(r.run_id, line=f"{r.user_file}:{int(r.user_line)}")
+                  if isinstance(r.user_file, str) and pd.notna(r.user_line) else None for r in runs.itertuples()]
+data.table(runs, column_config={"viewer": VIEWER_COLUMN})
 labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.run_id}" for r in runs.itertuples()}
 run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="breaks_run", index=None,
                       placeholder="choose a run to open")

@@ -40,7 +40,7 @@ __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "
 
 # Tables whose rows may leave the parser before the log ends (see `sink`); graphs stay: they are
 # few, and the graph ids of later records are looked up among them.
-SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage")
+SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage", "graph_texts")
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
 
 
@@ -105,6 +105,8 @@ class TraceState:
         self.started: set = set()  # frame compile ids a dynamo_start opened
         self.finished: set = set()  # and those a compilation_metrics closed
         self.aoti_wrapper: tuple | None = None  # (line, compile id, text, md5) of AOTInductor's wrapper code
+        self.pre_grad: dict = {}  # compile id -> its pre-grad graph's text (the latest logged)
+        self.pre_grad_used: set = set()  # compile ids whose pre-grad graph a graph of this log took
 
     def record(self, lineno: int, kind, envelope: dict, cid, data: bytes, md5: str | None) -> None:
         """One whole record from the framer: counted, then read by its reader if it has one."""

@@ -38,8 +38,10 @@ def read_output_code(state, lineno, meta, cid, data):
         waiting = state.pending_ops.get(cid)
         if waiting:
             waiting.popleft()  # its ops come from the debug tree too
+        add_pre_grad_text(state, known, cid)  # the debug tree has no pre-grad graph
         return
-    code_graph(state, output_code.parse_output_code(text), lineno, cid, state.payload_md5 or hashlib.md5(data).hexdigest())
+    code_graph(state, output_code.parse_output_code(text), lineno, cid, state.payload_md5 or hashlib.md5(data).hexdigest(),
+               text)
 
 
 def read_graph_dump(state, lineno, meta, cid, data):
@@ -60,7 +62,7 @@ def read_graph_dump(state, lineno, meta, cid, data):
     wrapper = state.aoti_wrapper if name == "inductor_aot_kernel_code" else None
     state.aoti_wrapper = None
     start, whole = (wrapper[0], wrapper[2] + "\n" + text) if wrapper else (lineno, text)
-    code_graph(state, parse_aoti_code(whole), start, cid, hashlib.md5(whole.encode()).hexdigest())
+    code_graph(state, parse_aoti_code(whole), start, cid, hashlib.md5(whole.encode()).hexdigest(), whole)
 
 
 def read_exported_program(state, lineno, meta, cid, data):
@@ -82,6 +84,23 @@ def read_aot_graph(state, lineno, meta, cid, data):
     """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it had no kernels."""
     if cid not in state.aot_compiles:
         state.aot_compiles[cid] = None
+
+
+def read_pre_grad_graph(state, lineno, meta, cid, data):
+    """The graph Inductor received (`before_pre_grad_graph`; `inductor_pre_grad_graph` in 2.7): the
+    provenance mappings' pre-grad nodes are its lines. Kept for the graphs of its compile id."""
+    state.pre_grad[cid] = data.decode("utf-8", "replace")
+
+
+def add_pre_grad_text(state, graph_id: str, cid) -> None:
+    text = state.pre_grad.get(cid)
+    if text is not None:
+        state.pre_grad_used.add(cid)
+        add_text(state, graph_id, "pre_grad_graph", text)
+
+
+def add_text(state, graph_id: str, kind: str, text: str) -> None:
+    state.parsed.add("graph_texts", {"graph_id": graph_id, "kind": kind, "text": text, "source": "torch_trace"})
 
 
 def read_post_grad_graph(state, lineno, meta, cid, data):
@@ -116,7 +135,7 @@ def finish_graphs(state) -> None:
     if state.aoti_wrapper is not None:  # a wrapper whose kernel file was never logged
         lineno, cid, text, md5 = state.aoti_wrapper
         state.aoti_wrapper = None
-        code_graph(state, parse_aoti_code(text), lineno, cid, md5 or hashlib.md5(text.encode()).hexdigest())
+        code_graph(state, parse_aoti_code(text), lineno, cid, md5 or hashlib.md5(text.encode()).hexdigest(), text)
     unpaired = sum(len(q) for q in state.pending_ops.values())
     if unpaired:
         state.parsed.counters["post_grad_graph_without_output_code"] += unpaired
@@ -125,10 +144,17 @@ def finish_graphs(state) -> None:
         if graph_id is not None:
             graph_line, graph_text = waiting[-1]  # the graph Inductor got last for this compile
             add_ops(state, graph_text, graph_line, graph_id, "transformed")
+            add_text(state, graph_id, "post_grad_graph", graph_text)
+            add_pre_grad_text(state, graph_id, cid)
+    # pre-grad graphs of compiles whose graphs this log did not make (a debug tree's AOTInductor
+    # graph): the assembler gives them to the graphs of their compile id
+    state.parsed.facts["pre_grad_graphs"] = {cid: text for cid, text in state.pre_grad.items()
+                                             if cid not in state.pre_grad_used}
 
 
-def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str) -> None:
-    """A graph (and its kernels, and the post-grad graph waiting for it) from a compile's code."""
+def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str, code: str) -> None:
+    """A graph (and its kernels, and the post-grad graph waiting for it) from a compile's code;
+    the code, the post-grad and pre-grad graphs kept as its texts."""
     parsed = state.parsed
     order = state.output_codes
     state.output_codes += 1
@@ -139,6 +165,7 @@ def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str) -> None:
         # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
         parsed.counters["repeated_aot_id"] += 1
         graph_id = f"{graph_id}_{order}"
+    _adopt_codeless(state, cid, graph_id)
     kernels = sub.rows.get("kernels", [])
     for table, rows in sub.rows.items():
         for r in rows:
@@ -157,10 +184,13 @@ def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str) -> None:
             parsed.facts[fact] = sub.facts[fact]
     parsed.counters.update(sub.counters)
     state.latest_graph[cid] = graph_id
+    add_text(state, graph_id, "output_code", code)
+    add_pre_grad_text(state, graph_id, cid)
     waiting = state.pending_ops.get(cid)
     if waiting:
         graph_line, graph_text = waiting.popleft()
         add_ops(state, graph_text, graph_line, graph_id, "transformed")
+        add_text(state, graph_id, "post_grad_graph", graph_text)
 
 
 def add_ops(state, graph_text: str, lineno: int, graph_id: str, stage: str) -> None:
@@ -184,6 +214,22 @@ def graph_without_code(state, cid) -> str | None:
         state.parsed.facts["graph_compile_ids"][graph_id] = cid
         state.parsed.add("graphs", graph_row(graph_id, "torch_trace", compile_id=cid))
     return graph_id
+
+
+def _adopt_codeless(state, cid, graph_id: str) -> None:
+    """Code logged after its compile's node mappings (AOTInductor in 2.7: the mappings come before
+    the wrapper) joins the graph those mappings made without code: one graph, not two."""
+    codeless = f"trace_{cid}_nocode" if cid is not None else "trace_nocode"
+    ids = state.parsed.facts["graph_compile_ids"]
+    if codeless not in ids or state.known_graphs:
+        return
+    del ids[codeless]
+    rows = state.parsed.rows
+    rows["graphs"] = [g for g in rows.get("graphs", []) if g["graph_id"] != codeless]
+    for table in ("lineage", "ops", "graph_texts"):
+        for r in rows.get(table, ()):
+            if r.get("graph_id") == codeless:
+                r["graph_id"] = graph_id
 
 
 def _graph_for_provenance(state, cid, name):

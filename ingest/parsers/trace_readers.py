@@ -26,6 +26,7 @@ from inductor_warehouse.ingest.parsers.trace_graphs import (
     read_node_mappings,
     read_output_code,
     read_post_grad_graph,
+    read_pre_grad_graph,
     read_stack_traces,
 )
 from inductor_warehouse.ingest.parsers.trace_guards import read_cpp_guards, read_json_guards
@@ -57,6 +58,7 @@ READERS = {
     ("inductor_output_code", None): read_output_code,
     ("exported_program", None): read_exported_program,
     ("inductor_post_grad_graph", None): read_post_grad_graph,
+    ("inductor_pre_grad_graph", None): read_pre_grad_graph,  # its kind in 2.7
     ("aot_forward_graph", None): read_aot_graph,
     ("aot_inference_graph", None): read_aot_graph,
     ("artifact", "torch_version"): read_torch_version,
@@ -65,6 +67,7 @@ READERS = {
     ("artifact", "dynamo_error"): read_dynamo_error,
     ("artifact", "inductor_post_grad_graph"): read_post_grad_graph,
     ("artifact", "after_post_grad_graph"): read_post_grad_graph,  # its name in 2.8 and 2.9
+    ("artifact", "before_pre_grad_graph"): read_pre_grad_graph,
     ("artifact", "inductor_provenance_tracking_kernel_stack_traces"): read_stack_traces,
     ("artifact", "inductor_provenance_tracking_node_mappings"): read_node_mappings,
     ("artifact", "triton_kernel_info"): read_kernel_info,

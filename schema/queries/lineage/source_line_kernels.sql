@@ -1,7 +1,8 @@
 -- Which kernels did each line of my model become?
 -- For one run: every model source line (file:line) with the kernels it became. From the trace's
 -- provenance stack traces (innermost user frame of each kernel) when the run has a trace; else from
--- the provenance node mappings joined to the `# File:` comments of the post-grad graph.
+-- the provenance node mappings joined to the `# File:` comments of the post-grad graph
+-- (views/70_kernel_lines.sql).
 -- @param run VARCHAR run id, or a unique prefix of one
 -- @param file VARCHAR only files whose path contains this text
 -- @param line INTEGER only this line
@@ -9,20 +10,8 @@ WITH run AS (
     -- joined by run_key too: DuckDB then skips other runs' row groups (zone maps)
     SELECT run_id, run_key FROM runs WHERE starts_with(run_id, $run)
 ),
-from_trace AS (
-    SELECT l.graph_id, l.user_file AS file, l.user_line AS line, l.kernel_name
-    FROM lineage l JOIN run USING (run_key, run_id)
-    WHERE l.source = 'torch_trace' AND l.user_file IS NOT NULL AND l.kernel_name IS NOT NULL
-),
-from_nodes AS (
-    SELECT l.graph_id, o.source_file AS file, o.source_line AS line, l.kernel_name
-    FROM lineage l JOIN run USING (run_key, run_id)
-    JOIN ops o ON o.run_key = l.run_key AND o.run_id = l.run_id AND o.graph_id = l.graph_id AND o.name = l.post_grad_node
-    WHERE l.source = 'provenance' AND l.kernel_name IS NOT NULL AND o.source_file IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM from_trace)
-),
 lines AS (
-    SELECT * FROM from_trace UNION SELECT * FROM from_nodes
+    SELECT graph_id, file, line, kernel_name FROM kernel_lines((SELECT list(run_key) FROM run))
 ),
 code AS (
     SELECT o.source_file AS file, o.source_line AS line, any_value(o.source_code) AS source_code
