@@ -109,7 +109,9 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
                         f"{uncomparable[0]}: {pairs[[p.key for p in pairs].index(uncomparable[0])].metrics['compile_s'].how}):"
                         " one side compiled with a cold cache and the other loaded from a warm one, so their "
                         "compile times measure caches, not compilers; compare cold runs with cold runs")
-    changed, added, removed = Counter(), Counter(), Counter()
+    changed: Counter[str] = Counter()
+    added: Counter[str] = Counter()
+    removed: Counter[str] = Counter()
     for p in pairs:
         diff = config_diff(groups_b[p.workload], groups_h[p.workload], configs)
         changed.update(diff.changed)

@@ -45,7 +45,7 @@ def harness_numbers(con, runs: list[dict]) -> int:
 
 
 def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str, regress.Rule],
-                compared: set[str] = frozenset()) -> list[HudRow]:
+                compared: frozenset[str] | set[str] = frozenset()) -> list[HudRow]:
     """HUD's suite numbers of each side's runs (compare/hud_summary), paired by suite and what it ran
     in (less what the selectors compare: a device, a variant, a backend), each judged once, exactly,
     by the rule of the metric it aggregates (HUD's thresholds: pass rate 0.9x, geomean speedup and

@@ -117,11 +117,11 @@ def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange
     changed when another choice won, or the same template with another config; choices are compared
     without their per-graph counter (triton_mm_12 and triton_mm_3 are one template)."""
     def keyed(rows):
-        seen, out = Counter(), {}
+        seen, out = Counter(), {}  # type: ignore[var-annotated]
         for r in rows:
             k = (r["op"], r["shapes"], r["strides"], r["dtypes"])
             seen[k] += 1
-            out[(*k, seen[k])] = r
+            out[k + (seen[k],)] = r
         return out
 
     kb, kh = keyed(base), keyed(head)

@@ -34,8 +34,8 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
               "base_runs": pl.String, "head_runs": pl.String}
     for m in METRICS:
         t = pl.String if m == "accuracy" else pl.Int64 if m in COUNTS else pl.Float64
-        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,
-                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}
+        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,  # type: ignore[dict-item]
+                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}  # type: ignore[dict-item]
     return pl.DataFrame(rows, schema=schema)
 
 

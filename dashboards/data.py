@@ -11,6 +11,8 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import orjson
 import pandas as pd
@@ -50,7 +52,7 @@ def connection():
     loc = location()
     digest = hashlib.blake2b(loc.text.encode(), digest_size=6).hexdigest()
     url = "duckdb:///:memory:" if loc.is_lake else f"duckdb:///{loc.path}"
-    return st.connection(f"warehouse-{digest}", type="sql", url=url, connect_args={"iwh_location": loc.text},
+    return st.connection(f"warehouse-{digest}", type="sql", url=url, connect_args={"iwh_location": loc.text},  # type: ignore[call-overload]
                          **({} if loc.is_lake else {"poolclass": NullPool}))
 
 
@@ -240,7 +242,7 @@ _WORKLOAD = re.compile(r"^(.*?)(?: \[(.*)\])?$")
 def workload_name(workload: str) -> str:
     """`mlp [batch=8 device=cuda dtype=fp32 mode=train variant=default]` -> `mlp · cuda · train · fp32 ·
     default · batch 8`: a workload key (views/12_workloads.sql) in fewer characters."""
-    model, labels = _WORKLOAD.match(workload).groups()
+    model, labels = _WORKLOAD.match(workload).groups()  # type: ignore[union-attr]  # it matches any text
     values = dict(kv.split("=", 1) for kv in (labels or "").split(" ") if "=" in kv)
     values.setdefault("device", "device unknown")  # a run killed early, or written by another tool
     parts = [model] + [values.pop(k) for k in ("device", "mode", "dtype", "variant") if k in values]
@@ -253,6 +255,11 @@ def shown(value, missing: str = "unknown") -> str:
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return missing
     return str(value)
+
+
+def labelled(labels: Mapping[Any, str]) -> Callable[[Any], str]:
+    """A widget's `format_func` showing each option by its label in `labels`."""
+    return lambda option: labels.get(option, str(option))
 
 
 def plain(text) -> str:

@@ -51,7 +51,7 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     if not changed:
         return
     names = {change_label(diff.kernels[i]): i for i in changed}
-    index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]
+    index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]  # type: ignore[index]
     k = diff.kernels[index]
     code_left, code_right = st.columns(2)
     code_left.caption(data.plain(f"base: {k.base_kernel}"))

@@ -35,7 +35,7 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
         help="Lines whose kernel count changed first. Kernels of the line on each side, paired as the kernel "
              "diff above pairs them.")
     state.to_url("line", chosen)
-    file, line = split_line(chosen)
+    file, line = split_line(chosen)  # type: ignore[misc]
     result, sources, unified = data.line_changes(base_run, head_run, model, file, line)
     frame = line_frame(result).to_pandas()
     if frame.empty:
@@ -53,7 +53,7 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
     if changed:
         labels = {i: f"{result.kernels[i].change.phase}: {result.kernels[i].change.base_kernel} -> "
                      f"{result.kernels[i].change.head_kernel}" for i in changed}
-        i = st.selectbox("Code of a pair", changed, format_func=labels.get, key=f"{key}_pair")
+        i = st.selectbox("Code of a pair", changed, format_func=data.labelled(labels), key=f"{key}_pair")  # type: ignore[assignment]
         c = result.kernels[i].change
         left, right = st.columns(2)
         for col, side, name, h in ((left, "base", c.base_kernel, c.base_hash), (right, "head", c.head_kernel, c.head_hash)):

@@ -131,7 +131,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     row["ingest_seconds"] = time.perf_counter() - t0
 
     _pop_shared(tables, shared)
-    return RunData(row, dict(tables), reader.errors, artifacts, shared, counters, reader.bytes_read)
+    return RunData(row, dict(tables), reader.errors, artifacts, shared, counters, reader.bytes_read)  # type: ignore[arg-type]
 
 
 def _pop_shared(tables, shared: dict[str, dict[str, str]]) -> None:
@@ -191,7 +191,7 @@ def _harness(run: Run, arts: list[Artifact], reader: Reader, take, facts: dict) 
         if not a.path.name.endswith(".csv") or (text := reader.text(a)) is None:
             continue
         parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]))
-        job = _spelled(run, a.path.parent)
+        job = _spelled(run, a.path.parent)  # type: ignore[arg-type]
         for row in parsed.rows.get("harness_results", ()):
             row["file"], row["job"] = run.rel(a), job
         take(parsed, a)

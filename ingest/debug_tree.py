@@ -60,7 +60,7 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
         readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
         ops = parse_file(readable, reader, fx_graph.parse_fx_graph, texts)
         if ops is not None:
-            stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"
+            stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"  # type: ignore[union-attr]
             for op in ops.rows.get("ops", []):
                 op["stage"] = stage
         prov_art = files.get("inductor_provenance_tracking_node_mappings.json")

@@ -43,9 +43,9 @@ RANK_FILE_RE = re.compile(r"rank_(\d+)")
 
 @dataclass
 class Run:
-    root: Path  # the run's folder (or the trace log itself, for a lone log)
+    root: PurePath  # the run's folder (or the trace log itself, for a lone log)
     artifacts: list[Artifact] = field(default_factory=list)
-    manifest: Path | None = None
+    manifest: PurePath | None = None
     pid: int | None = None
     rank: int | None = None
     # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
@@ -54,7 +54,7 @@ class Run:
     job_root: PurePath | None = None
     # the folder artifact paths are relative to, when it is not the root's (one process of a
     # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
-    base: Path | None = None
+    base: PurePath | None = None
     # the root is a trace log, not a folder: said here, as a listing of object storage has no
     # folders to ask
     root_is_log: bool = False
@@ -66,7 +66,7 @@ class Run:
 
     @property
     def folder(self) -> Path:
-        return self.root.parent if self.root_is_log else self.root
+        return self.root.parent if self.root_is_log else self.root  # type: ignore[return-value]
 
     @property
     def source_path(self) -> str:
@@ -98,7 +98,7 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
                 files.extend(Path(dirpath, f) for f in sorted(filenames))
                 if not filenames and not dirnames and Path(dirpath).parent.name == "torchinductor":
                     files.append(Path(dirpath))  # an empty graph folder: the process died early
-    runs, skipped = group(map(entry, sorted(set(files))), sniff)
+    runs, skipped = group(map(entry, sorted(set(files))), sniff)  # type: ignore[arg-type]
     return Discovery(runs, skipped, missing)
 
 
@@ -156,11 +156,11 @@ def _process_key(a: Artifact) -> tuple | None:
 def _debug_run_dir(a: Artifact) -> Path | None:
     for parent in a.path.parents:
         if DEBUG_RUN_RE.match(parent.name):
-            return parent
+            return parent  # type: ignore[return-value]
     return None
 
 
-def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
+def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     manifest = root / "manifest.json"
     logs = [a for a in arts if a.kind == "torch_trace"]
     debug_dirs = {d for a in arts if (d := _debug_run_dir(a))}
@@ -276,7 +276,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
         match = None
         if key:
             for u in units:
-                dk = debug_keys.get(u.root)
+                dk = debug_keys.get(u.root)  # type: ignore[call-overload]
                 if dk and dk[0] == key[0] and _close(dk[1], key[1]) and not any(
                     x.kind == "torch_trace" for x in u.artifacts
                 ):
@@ -284,7 +284,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
                     break
         if match is not None:
             match.artifacts.append(log)
-            match.rank = key[2]
+            match.rank = key[2]  # type: ignore[index]
             # the run's folder is where both the debug tree and the log live
             match.root = type(match.root)(os.path.commonpath([match.root, log.path.parent]))
             continue
@@ -293,7 +293,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
             run.rank = int(m.group(1))  # older logs say the rank only in the file name
         units.append(run)
         if run.rank is not None or "rank" in log.path.name:
-            rank_logs.setdefault(log.path.parent, []).append(run)
+            rank_logs.setdefault(log.path.parent, []).append(run)  # type: ignore[arg-type]
     for folder, group in rank_logs.items():
         if len(group) > 1:
             for run in group:
@@ -340,5 +340,5 @@ def _spyre_runs(arts: list[Artifact]) -> list[Run]:
             root = kernel_dir.parent.parent
         else:
             root = kernel_dir
-        runs.setdefault(root, Run(root)).artifacts.append(a)
+        runs.setdefault(root, Run(root)).artifacts.append(a)  # type: ignore[arg-type]
     return list(runs.values())

@@ -52,7 +52,7 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[dict], trace: dict | 
     # a trace says which finished compiles left no code; without one, nothing says a compile was cut
     codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
     for a in sorted(arts, key=lambda a: compile_order(a.graph or "")):
-        graph_id, m = folder_graph(a.graph)
+        graph_id, m = folder_graph(a.graph)  # type: ignore[arg-type]
         if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1

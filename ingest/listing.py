@@ -37,7 +37,7 @@ SNIFF_BYTES = 8192
 
 @dataclass
 class Artifact:
-    path: Path  # absolute (for a run in object storage: /bucket/key, a PurePosixPath)
+    path: PurePath  # absolute (for a run in object storage: /bucket/key, a PurePosixPath)
     kind: str  # the parser (source kind) that reads it, or "other"
     graph: str | None = None  # graph folder name, for debug-tree and spyre files
     size: int = 0

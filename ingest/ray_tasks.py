@@ -7,6 +7,8 @@ Ray is imported here only when called: `iwh` starts without it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -17,7 +19,7 @@ class RayUnavailable(Exception):
 
 
 def imap_unordered(fn: Callable, items: Iterable, *, address: str | None, cpus: int,
-                   env: dict[str, str] | None = None) -> Iterator[tuple[object, object, BaseException | None]]:
+                   env: dict[str, str] | None = None) -> Iterator[tuple[Any, Any, BaseException | None]]:
     """(item, fn(item), None) or (item, None, the exception) for each item, in the order tasks end.
 
     `address` names a cluster (`host:port` of its head, or `ray://host:port` through Ray Client);

@@ -16,6 +16,8 @@ imported only when an s3:// path is given, so `iwh` starts as fast without it.
 
 from __future__ import annotations
 
+from typing import overload
+
 import hashlib
 import os
 import shutil
@@ -101,7 +103,7 @@ def _list(bucket: str, prefix: str) -> list[dict]:
     s3 = client()  # first: without boto3 (and botocore) it says which extra to install
     from botocore.exceptions import BotoCoreError, ClientError
 
-    objects = []
+    objects = []  # type: ignore[var-annotated]
     try:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         for page in pages:
@@ -157,6 +159,10 @@ def fetched(run: Run) -> Iterator[Run]:
         return
     tmp = Path(tempfile.mkdtemp(prefix="iwh-s3-"))
 
+    @overload
+    def local(p: PurePath) -> Path: ...
+    @overload
+    def local(p: None) -> None: ...
     def local(p: PurePath | None) -> Path | None:
         return None if p is None else tmp.joinpath(*p.parts[1:])
 

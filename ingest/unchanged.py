@@ -25,7 +25,7 @@ def changed(con, runs: list[Run]) -> list[Run]:
     ).fetchall()
     for src, run_id, path, size, mtime, digest in rows:
         known.setdefault(src, {})[path] = (size, mtime, digest, run_id)
-    out, touched = [], []
+    out, touched = [], []  # type: ignore[var-annotated]
     for r in runs:
         before = known.get(r.source_path)
         now = {r.rel(a): a for a in r.artifacts}

@@ -68,7 +68,14 @@ def current_views_digest() -> str:
 
 def current_tables() -> list[tuple[str, str]]:
     """(table, CREATE TABLE statement) of the current schema, by table name (current.sql)."""
-    return [(_CREATED.match(ddl)[1], ddl) for ddl in _current_ddl()]
+    return [(_table_created(ddl), ddl) for ddl in _current_ddl()]
+
+
+def _table_created(ddl: str) -> str:
+    m = _CREATED.match(ddl)
+    if m is None:
+        raise ValueError(f"current.sql holds a statement that is not a CREATE TABLE: {ddl[:60]}")
+    return m[1]
 
 
 @functools.cache

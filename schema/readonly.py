@@ -84,7 +84,8 @@ def check_read_statement(sql: str) -> set[str]:
 
 def _parse(text: str) -> dict:
     with _PARSER_LOCK:
-        parsed = json.loads(_parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+        (serialized,) = _parser().execute("SELECT json_serialize_sql(?)", [text]).fetchall()
+        parsed = json.loads(serialized[0])
     if parsed.get("error"):
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))

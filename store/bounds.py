@@ -18,7 +18,7 @@ from typing import TypeVar
 import duckdb
 
 from inductor_warehouse.schema.readonly import QueryRefused, check_read_statement
-from inductor_warehouse.store.connection import quiet, sql_literal
+from inductor_warehouse.store.connection import one_row, quiet, sql_literal
 from inductor_warehouse.store.lake import LAKE
 
 __all__ = ["QUERY_SECONDS", "READ_MEMORY", "QueryRefused", "Stuck", "check_read_statement", "let_go", "run_bounded"]
@@ -103,7 +103,7 @@ def lock_down_file(con: duckdb.DuckDBPyConnection) -> None:
     """A file reader's connection: quiet, then no SQL on it may change a setting (it could turn
     external access back on). Once one connection locks the process's shared database, the next
     cannot SET."""
-    locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+    locked = one_row(con, "SELECT current_setting('lock_configuration')")[0]
     if not locked:
         quiet(con)
         con.execute("SET lock_configuration = true")
@@ -114,8 +114,7 @@ def lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
     allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
     have read-only access to them, and a read-only PostgreSQL role; docs/team.md).
     Set after the ATTACH, which needs the extensions and the catalog's connection."""
-    (data_path,) = con.execute(
-        f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'").fetchone()
+    (data_path,) = one_row(con, f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'")
     con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
     con.execute("SET enable_external_access = false")
     con.execute(f"SET memory_limit = {sql_literal(READ_MEMORY)}")

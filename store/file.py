@@ -9,7 +9,7 @@ import re
 
 import duckdb
 
-from inductor_warehouse.store.connection import quiet
+from inductor_warehouse.store.connection import one_row, quiet
 from inductor_warehouse.store.errors import WarehouseError, first_line, unreadable
 from inductor_warehouse.store.location import Location, redact
 from inductor_warehouse.store.migrate import migrate
@@ -92,7 +92,7 @@ def check_whole(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
     Not while a WAL waits to be replayed: its blocks may not be in the file yet."""
     if os.path.exists(loc.path + ".wal"):
         return
-    block_size, blocks = con.execute("SELECT block_size, used_blocks FROM pragma_database_size()").fetchone()
+    block_size, blocks = one_row(con, "SELECT block_size, used_blocks FROM pragma_database_size()")
     have, need = os.path.getsize(loc.path), _HEADERS + blocks * block_size
     if have < need:
         raise WarehouseError(unreadable(loc, Exception(f"it holds {have} bytes, its blocks in use take {need}")))

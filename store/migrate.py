@@ -13,14 +13,13 @@ from __future__ import annotations
 import duckdb
 
 from inductor_warehouse.schema import ddl
-from inductor_warehouse.store.connection import transaction
+from inductor_warehouse.store.connection import one_row, transaction
 from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.location import Location
 
 
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
-    return con.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
-                       ).fetchone()[0] == "ducklake"
+    return one_row(con, "SELECT type FROM duckdb_databases() WHERE database_name = current_database()")[0] == "ducklake"
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -76,7 +75,7 @@ def check_current(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
 def _views_digest_current(con: duckdb.DuckDBPyConnection) -> bool:
     """The warehouse's views were written from this version's view files (writers keep the digest)."""
     try:
-        return bool(con.execute("SELECT count(*) FROM _views WHERE digest = ?", [ddl.current_views_digest()]).fetchone()[0])
+        return bool(one_row(con, "SELECT count(*) FROM _views WHERE digest = ?", [ddl.current_views_digest()])[0])
     except duckdb.CatalogException:
         return False
 

@@ -41,6 +41,7 @@ import os
 import re
 import threading
 import time
+from typing import Any, TextIO
 
 import duckdb
 
@@ -73,7 +74,7 @@ class Waiting:
 
     def __init__(self, loc: Location):
         self.loc = loc
-        self.fh = None
+        self.fh: TextIO | None = None
 
     def say(self) -> None:
         if self.fh is None:
@@ -311,8 +312,8 @@ class LakeLock:
     def __init__(self, loc: Location, wait: float):
         self.loc, self.wait = loc, wait
         self.key: int | None = None
-        self._pg = None
-        self._file = None
+        self._pg: Any = None  # a psycopg connection to the catalog's database
+        self._file: TextIO | None = None
 
     def __enter__(self):
         deadline = time.monotonic() + self.wait

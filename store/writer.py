@@ -63,6 +63,7 @@ class Writer:
                     raise
             self._file.between_sessions()
             return
+        assert self._lock is not None, "a lake's writer"
         with self._lock:
             if self._lake is None:
                 self._lake = connect(self.location, migrate_schema=False)
@@ -85,7 +86,8 @@ class Writer:
         if self._lake is not None:
             self._lake.close()
             self._lake = None
-        self._lock.close()
+        if self._lock is not None:
+            self._lock.close()
 
     def __enter__(self):
         return self

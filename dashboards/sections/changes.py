@@ -53,7 +53,7 @@ rows = [{"series": p.series, "position": p.position, "before": p.before_at, "aft
 data.table(pd.DataFrame(rows))
 labels = {i: f"{p.series} · {p.before_at} → {p.after_at} · {', '.join(dict.fromkeys(c.metric for c in p.changes))}"
           for i, p in enumerate(report.points)}
-chosen = report.points[st.selectbox("Change point", list(labels), format_func=labels.get, key="changes_point")]
+chosen = report.points[st.selectbox("Change point", list(labels), format_func=data.labelled(labels), key="changes_point")]
 values = [{"metric": c.metric, "before": data.number(c.before), "after": data.number(c.after),
            "detail": c.detail or None} for c in chosen.changes]
 data.table(pd.DataFrame(values))

@@ -38,9 +38,9 @@ default_base = compilers[0] if len(compilers) >= 2 else choices[0]
 default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
 state.from_url("compare_base", "base", choices)
 state.from_url("compare_head", "head", choices)
-base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=labels.get,
+base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=data.labelled(labels),
                       key="compare_base")
-head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=labels.get,
+head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=data.labelled(labels),
                        key="compare_head")
 state.to_url("base", base)
 state.to_url("head", head)

@@ -85,7 +85,8 @@ else:
         st.session_state["graph"] = graphs["graph_id"].iloc[0]
     elif "graph" not in st.session_state:
         st.session_state["graph"] = wanted
-    graph_id = st.selectbox("Graph", list(graph_labels), format_func=graph_labels.get, key="graph", bind="query-params")
+    graph_id = st.selectbox("Graph", list(graph_labels), format_func=data.labelled(graph_labels), key="graph",
+                            bind="query-params")
 TABS = ["Graphs and kernels", VIEWER_TAB, "Model lines", "Fusion groups", "Layouts", "Lineage", "Compile events"]
 # bound to the URL's `tab`, and lazy: only the open tab's queries run
 tab_kernels, tab_viewer, tab_lines, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(

@@ -38,7 +38,7 @@ if counts.empty:
 
 present = [k for k in KINDS if k in counts.index]
 state.from_url("breaks_kind", "kind", present)
-kind = st.segmented_control("Kind", present, format_func=KINDS.get, default=present[0], key="breaks_kind") \
+kind = st.segmented_control("Kind", present, format_func=data.labelled(KINDS), default=present[0], key="breaks_kind") \
     or present[0]
 state.to_url("kind", kind)
 reasons = data.run("dashboard/break_reasons", **f, kind=kind)
@@ -66,7 +66,7 @@ runs["viewer"] = [viewer_url(r.run_id, line=f"{r.user_file}:{int(r.user_line)}")
                   if isinstance(r.user_file, str) and pd.notna(r.user_line) else None for r in runs.itertuples()]
 data.table(runs, column_config={"viewer": VIEWER_COLUMN})
 labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.run_id}" for r in runs.itertuples()}
-run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="breaks_run", index=None,
+run_id = st.selectbox("Run", list(labels), format_func=data.labelled(labels), key="breaks_run", index=None,
                       placeholder="choose a run to open")
 open_run_button(run_id, "breaks_open")
 with st.expander("Full reason text"):

@@ -51,7 +51,7 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     Written as the spec itself: Altair would validate every sorted version of every layer, on every render."""
     y = {"field": metric, "type": "quantitative", "title": title}
     if metric in COUNTS:
-        y["axis"] = {"tickMinStep": 1, "format": "d"}  # counts: no 0.5 failures
+        y["axis"] = {"tickMinStep": 1, "format": "d"}  # type: ignore[assignment]  # counts: no 0.5 failures
     focus = {"condition": {"param": "focus", "empty": True, "value": 1.0}, "value": 0.12}
     # fit-x: the chart takes the column's width, and its plot PLOT_HEIGHT whatever the legend's height
     return {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"}, "layer": [
@@ -92,7 +92,7 @@ if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}
 else:
     x = {"field": "compiler_version", "type": "ordinal", "title": "compiler version", "sort": versions,
-         "axis": {"labelAngle": 0, "labelOverlap": True}}
+         "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
     unversioned = points["compiler_version"].isna().sum()
     if unversioned:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
@@ -141,7 +141,7 @@ labels = {r[-1]: " · ".join(map(data.shown, r))
           for r in zip(runs["series"], runs["compiler_version"], started, runs["run_id"], strict=True)}
 if picked in labels:
     st.session_state["trend_run"] = picked
-run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="trend_run",
+run_id = st.selectbox("Run", list(labels), format_func=data.labelled(labels), key="trend_run",
                       index=None, placeholder="pick a point above, or choose here")
 open_run_button(run_id, "trend_open")
 with st.expander(f"The {len(points):,} runs behind the charts"):

@@ -32,7 +32,7 @@ import re
 
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, HarnessResultRow
 
 SOURCE = "harness"
 FLOAT_COLUMNS = ("speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem",
@@ -110,7 +110,7 @@ def file_words(filename: str) -> dict:
     stem = stem[:-4] if stem.endswith(".csv") else stem
     stem = stem.removesuffix("_compilation_metrics")
     words = stem.split("_")
-    out = {"suite": None, "mode": None, "dtype": None, "device": None, "backend": None}
+    out: dict[str, str | None] = {"suite": None, "mode": None, "dtype": None, "device": None, "backend": None}
     suite_at = None
     for i, w in enumerate(words):
         pair = "_".join(words[i:i + 2])
@@ -189,7 +189,7 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None 
             row = _row(parsed, kind, header, fields, lineno)
             if row is None:
                 continue
-            meta = (sidecar or {}).get(row["model"]) or {}
+            meta = (sidecar or {}).get(row["model"]) or {}  # type: ignore[arg-type]
             for key in ("suite", "mode", "dtype", "backend"):
                 row[key] = meta.get(key) or named[key]
             if row.get("device") is None:
@@ -204,7 +204,7 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None 
     return parsed
 
 
-def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno: int) -> dict | None:
+def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno: int) -> HarnessResultRow | None:
     values = dict(zip(header, (f.strip() for f in fields), strict=False))
     if not values.get("name"):
         parsed.problem("row without a model name", lineno)
@@ -216,7 +216,7 @@ def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno
         row[column] = _number(parsed, values, column, lineno, integer=True)
     for column in FLOAT_COLUMNS:
         row[column] = _number(parsed, values, column, lineno, integer=False)
-    return row
+    return row  # type: ignore[return-value]
 
 
 def _number(parsed: Parsed, values: dict, column: str, lineno: int, integer: bool):

@@ -207,6 +207,7 @@ class _EventBuilder:
 
     def _graph_break_detail(self, message: str) -> None:
         event = self.event
+        assert event is not None, "a detail line follows its graph break's first line"
         text = message.strip()
         if event["reason"] is None:
             for label in ("Graph Break Reason: ", "Reason: "):
@@ -233,7 +234,7 @@ class _EventBuilder:
             self.event["in_library"] = is_library_file(self.event["user_file"])
             if self.event["reason"] is None:
                 self.parsed.problem(f"{self.event['kind']} without a reason", self.start_line, "warning")
-            self.parsed.add("compile_events", self.event)
+            self.parsed.add("compile_events", self.event)  # type: ignore[call-overload]
         self.key = None
         self.event = None
         self.failures = []

@@ -152,7 +152,7 @@ class TraceState:
     def close(self, first_glog: tuple | None) -> Parsed:
         parsed = self.parsed
         for event in self.pending_errors.values():  # errors of compiles whose metrics never came
-            parsed.add("compile_events", event)
+            parsed.add("compile_events", event)  # type: ignore[call-overload]
         self.pending_errors.clear()
         finish_graphs(self)
         self._count_records()
@@ -168,9 +168,9 @@ class TraceState:
         if codeless:
             facts["codeless_compiles"] = codeless
         cache_events = parsed.rows.get("cache_events", ())
-        settle_locations(cache_events, self.cache_counts)
+        settle_locations(cache_events, self.cache_counts)  # type: ignore[arg-type]
         states = facts["graph_cache_states"]
-        states.update(graph_cache_states(cache_events))
+        states.update(graph_cache_states(cache_events))  # type: ignore[arg-type]
         for g in parsed.rows.get("graphs", ()):
             g["cache_state"] = states.get(g["graph_id"])
             if g.get("pre_fusion_nodes") is None and not g.get("unknown_because"):

@@ -69,6 +69,7 @@ def graph_cache_states(cache_events: list[dict]) -> dict[str, str]:
 def cache_rows(parsed: Parsed, name: str, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
     """One cache_events row for a cache artifact (see CACHE_ARTIFACT)."""
     m = CACHE_ARTIFACT.match(name)
+    assert m is not None, "the reader is called only for the names CACHE_ARTIFACT matches"
     info = payload if isinstance(payload, dict) else {}
     state = info.get("cache_state")
     outcome = state if isinstance(state, str) and state else (m.group(2) if m.group(2) in _OUTCOME_WORDS else None)

@@ -33,7 +33,9 @@ def read_chromium(state, lineno, meta, cid, data):
 
 def chromium_data(state, chromium_event: dict, cid) -> None:
     """An event whose args are data: an autotuning span's end, or an automatic_dynamic instant."""
-    args = chromium_event.get("args") if isinstance(chromium_event.get("args"), dict) else {}
+    args = chromium_event.get("args")
+    if not isinstance(args, dict):
+        args = {}
     if chromium_event.get("name") == "automatic_dynamic":
         automatic_dynamic_row(state.parsed, args, cid, state.lineno_of_record)
     else:

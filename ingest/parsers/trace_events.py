@@ -14,7 +14,7 @@ import orjson
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
 from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame, is_library_file
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, CompileEventRow
 
 SOURCE = "torch_trace"
 _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
@@ -54,7 +54,7 @@ def read_dynamo_error(state, lineno, meta, cid, data):
         state.pending_errors[key] = error
 
 
-def store_failure(state, failure: dict | None) -> None:
+def store_failure(state, failure: CompileEventRow | None) -> None:
     """A compile's metrics reported a failure (or none): store it once, with the frame its
     dynamo_error named when the metrics name none."""
     if failure is None:
@@ -69,13 +69,14 @@ def store_failure(state, failure: dict | None) -> None:
     state.parsed.add("compile_events", failure)
 
 
-def event(compile_id, kind, reason, user_file, user_line, frame_file=None) -> dict:
+def event(compile_id: str | None, kind: str, reason: str | None, user_file: str | None, user_line: int | None,
+          frame_file: str | None = None) -> CompileEventRow:
     """in_library: the compiled frame's code (else the event's user frame) is library code."""
     return {"compile_id": compile_id, "kind": kind, "reason": reason, "user_file": user_file,
             "user_line": user_line, "source": SOURCE, "in_library": is_library_file(frame_file or user_file)}
 
 
-def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> dict | None:
+def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> CompileEventRow | None:
     """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
     then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
     backward that fails is no frame falling back."""
@@ -142,7 +143,7 @@ def recompile_rows(parsed: Parsed, compile_id: str | None, text: str, frame_file
     parsed.add("compile_events", recompile)
 
 
-def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None = None) -> dict:
+def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None = None) -> CompileEventRow:
     """The failure a `dynamo_error` artifact reports. Reason = the exception of the last traceback
     of the (possibly chained) error, up to Dynamo's `from user code:` block or its `Set TORCH...`
     hints; user_file/user_line = the innermost user frame of that block, else of the whole text."""

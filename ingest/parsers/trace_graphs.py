@@ -38,7 +38,7 @@ def read_output_code(state, lineno, meta, cid, data):
         waiting = state.pending_ops.get(cid)
         if waiting:
             waiting.popleft()  # its ops come from the debug tree too
-        add_pre_grad_text(state, known, cid)  # the debug tree has no pre-grad graph
+        add_pre_grad_text(state, known, cid)  # type: ignore[arg-type]  # the debug tree has no pre-grad graph
         return
     code_graph(state, output_code.parse_output_code(text), lineno, cid, state.payload_md5 or hashlib.md5(data).hexdigest(),
                text)

@@ -15,11 +15,11 @@ _LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
 
 
 def read_cpp_guards(state, lineno, meta, cid, data):
-    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=False)
+    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=False)  # type: ignore[misc]
 
 
 def read_json_guards(state, lineno, meta, cid, data):
-    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=True)
+    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=True)  # type: ignore[misc]
 
 
 def guard_row(parsed: Parsed, compile_id: str | None, text: str, text_md5: str | None, is_json_list: bool) -> None:

@@ -16,7 +16,7 @@ from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_att
 from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
 from inductor_warehouse.ingest.parsers.trace_events import event, failure_event, store_failure
 from inductor_warehouse.ingest.parsers.trace_values import as_bool, as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, CompilationRow
 
 # compilations columns by type; values of another type are coerced or dropped so that every
 # column keeps one Python type for the pyarrow bulk load.
@@ -117,19 +117,19 @@ def read_torch_version(state, lineno, meta, cid, data):
 
 
 def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id: str | None) -> None:
-    row = {"compile_id": compile_id, "record_kind": record_kind}
+    row: CompilationRow = {"compile_id": compile_id, "record_kind": record_kind}
     for c in _STR_COLS:
-        row[c] = as_str(metrics.get(c))
+        row[c] = as_str(metrics.get(c))  # type: ignore[literal-required]
     for c in _INT_COLS:
-        row[c] = as_int(metrics.get(c))
+        row[c] = as_int(metrics.get(c))  # type: ignore[literal-required]
     for c in _FLOAT_COLS:
-        row[c] = as_float(metrics.get(c))
+        row[c] = as_float(metrics.get(c))  # type: ignore[literal-required]
     for c in _BOOL_COLS:
-        row[c] = as_bool(metrics.get(c))
+        row[c] = as_bool(metrics.get(c))  # type: ignore[literal-required]
     restarts = metrics.get("restart_reasons")
     row["restart_reasons"] = [str(r) for r in restarts] if isinstance(restarts, list) else None
     for column, field in _CACHE_COUNTS.items():
-        row[column] = as_int(metrics.get(field))
+        row[column] = as_int(metrics.get(field))  # type: ignore[literal-required]
     row["record"] = orjson.dumps({k: v for k, v in metrics.items() if k not in KEPT_ELSEWHERE}).decode()
     parsed.add("compilations", row)
 

@@ -43,7 +43,7 @@ from inductor_warehouse.ingest.parsers.trace_schedule import (
 )
 from inductor_warehouse.ingest.parsers.trace_shapes import SHAPE_KINDS, read_describe_tensor, read_shape, read_str
 
-READERS = {
+READERS = {  # type: ignore[misc]
     ("str", None): read_str,
     **{(kind, None): partial(read_shape, kind=kind) for kind in SHAPE_KINDS},
     ("describe_tensor", None): read_describe_tensor,
