@@ -72,7 +72,7 @@ schema: setup
 # the reference pages made from the code: docs/queries.md, docs/tables.md, docs/trace_records.md
 docs: setup-core
 	$(PY) -c "from pathlib import Path; from inductor_warehouse.schema.reference import write; write(Path('docs'))"
-	$(PY) -c "from inductor_warehouse.ingest.catalog import document; open('docs/trace_records.md', 'w').write(document())"
+	$(PY) -c "from inductor_warehouse.ingest.parsers.trace_records import document; open('docs/trace_records.md', 'w').write(document())"
 
 lint: setup
 	$(VENV)/bin/ruff check inductor_warehouse ingest schema store analysis cli dashboards tests bench zoo demo setup.py .ci

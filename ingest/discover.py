@@ -30,50 +30,16 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from inductor_warehouse.ingest.listing import Artifact, Entry, classify, entry, sniff
+from inductor_warehouse.ingest.listing import Artifact, Entry, Run, entry, sniff
+from inductor_warehouse.ingest.sources import classify
 from inductor_warehouse.ingest.parsers import torch_trace
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 RANK_FILE_RE = re.compile(r"rank_(\d+)")
-
-
-@dataclass
-class Run:
-    root: PurePath  # the run's folder (or the trace log itself, for a lone log)
-    artifacts: list[Artifact] = field(default_factory=list)
-    manifest: PurePath | None = None
-    pid: int | None = None
-    rank: int | None = None
-    # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
-    job: str | None = None
-    # the folder holding the job's ranks: what tells two jobs of the same name apart
-    job_root: PurePath | None = None
-    # the folder artifact paths are relative to, when it is not the root's (one process of a
-    # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
-    base: PurePath | None = None
-    # the root is a trace log, not a folder: said here, as a listing of object storage has no
-    # folders to ask
-    root_is_log: bool = False
-    # where the run lies when not on this machine's disk (an s3:// URL); its source_path
-    source: str | None = None
-    # the kinds of the benchmark harness CSVs held in a run of their own in its folder or above (a
-    # process of the harness's own loop): what tells an accuracy process from a performance one
-    job_harness_kinds: frozenset[str] = frozenset()
-
-    @property
-    def folder(self) -> Path:
-        return self.root.parent if self.root_is_log else self.root  # type: ignore[return-value]
-
-    @property
-    def source_path(self) -> str:
-        return self.source or str(self.root)
-
-    def rel(self, a: Artifact) -> str:
-        return a.path.relative_to(self.base or self.folder).as_posix()
 
 
 @dataclass

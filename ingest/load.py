@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
-from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.remote import discover_paths, fetched
 from inductor_warehouse.ingest.rollups import migrate
 from inductor_warehouse.ingest.summary import IngestSummary, Progress

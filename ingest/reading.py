@@ -11,7 +11,7 @@ import io
 import zlib
 from collections.abc import Iterator
 
-from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.rows import Parsed
 

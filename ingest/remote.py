@@ -29,7 +29,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
-from inductor_warehouse.ingest.discover import Discovery, Run, discover, group
+from inductor_warehouse.ingest.discover import Discovery, discover, group
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
 from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.store.extensions import s3_endpoint, s3_region

@@ -50,7 +50,7 @@ class IngestSummary:
         )
 
     def unknown_records(self) -> dict[str, int]:
-        """Trace records the catalog does not know, by `kind` or `kind name` (ingest/catalog.py)."""
+        """Trace records the record table does not know, by `kind` or `kind name` (ingest/parsers/trace_records.py)."""
         out = {}
         for key, n in self.counters.items():
             if key.startswith("unknown_"):

@@ -9,7 +9,7 @@ next ingest needs no hashing.
 from __future__ import annotations
 
 from inductor_warehouse.ingest.reading import file_hash
-from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.remote import object_hash
 
 

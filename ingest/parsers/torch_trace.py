@@ -6,7 +6,7 @@ each in a module of its family (trace_metrics, trace_events, trace_graphs, trace
 trace_chromium, trace_shapes, trace_guards, trace_schedule), which turn records into rows; and
 `TraceState` here holds what readers share across records and settles the run at the end.
 
-Payloads are decoded only for the kinds read. Records the catalog (`ingest/catalog.py`) does not
+Payloads are decoded only for the kinds read. Records the record table (`ingest/parsers/trace_records.py`) does not
 know are counted (`unknown_kind:<k>`, `unknown_artifact:<name>`), never errors, and every run says
 which records it had (trace_records). `encoding` is not trusted: JSON is tried, text kept.
 
@@ -25,7 +25,7 @@ from functools import partial
 
 import orjson
 
-from inductor_warehouse.ingest.catalog import NAMED_KINDS, UNKNOWN, handling_of
+from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
 from inductor_warehouse.ingest.parsers.trace_caches import graph_cache_states, settle_locations
@@ -185,7 +185,7 @@ class TraceState:
         return parsed
 
     def _count_records(self) -> None:
-        """Records by kind (and name) into counters and trace_records, with what the catalog says is done with them."""
+        """Records by kind (and name) into counters and trace_records, with what the record table says is done with them."""
         parsed = self.parsed
         for kind, n in self.kinds.items():
             parsed.counters["records"] += n

@@ -1,9 +1,9 @@
-"""Which reader takes each TORCH_TRACE record: one table, keyed as the catalog (`ingest/catalog.py`) is,
+"""Which reader takes each TORCH_TRACE record: one table, keyed as the record table (`ingest/parsers/trace_records.py`) is,
 that the parser dispatches by and `docs/trace_records.md` names.
 
 A reader is `reader(state, line, metadata, compile id, payload bytes)`: the record's line number,
 its kind's value in the envelope, the envelope's compile id and its payload. Keys are (kind, None)
-for a record kind, (kind, name) for the kinds whose metadata names what they hold (catalog
+for a record kind, (kind, name) for the kinds whose metadata names what they hold (trace_records
 NAMED_KINDS); FAMILIES read the names of a kind that no exact key takes.
 """
 
