@@ -14,10 +14,10 @@ import pyarrow as pa
 
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
-from inductor_warehouse.ingest.rollups import fill_rollups
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 from inductor_warehouse.store.connection import transaction
 from inductor_warehouse.store.errors import WarehouseError, first_line, write_failure
+from inductor_warehouse.store.rollups import fill_rollups
 from inductor_warehouse.store.writer import Writer
 
 # run keys a DELETE names in one IN list: up to DuckDB's dynamic_or_filter_threshold (50) a list of
@@ -124,6 +124,12 @@ def delete_runs(con, run_ids: list[str]) -> None:
             con.execute(f"DELETE FROM {table} WHERE run_key IN ({listed}) AND run_id IN (SELECT unnest(?))", [run_ids])
         if unkeyed:
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [unkeyed])
+
+
+def record_mtimes(con, touched: list[tuple[float, str, str]]) -> None:
+    """New mtimes of files whose content is unchanged (a copy, a checkout): (mtime, run id, path)."""
+    if touched:
+        con.executemany("UPDATE artifacts SET mtime = ? WHERE run_id = ? AND path = ?", touched)
 
 
 def recover(con) -> None:

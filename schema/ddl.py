@@ -23,7 +23,7 @@ FACT_TABLES = (
     "autotune_choices", "shape_events", "cudagraph_events", "collectives", "op_estimates", "graph_executions",
     "trace_records", "spyre_handles", "spyre_kernel_identities", "spyre_kernel_occurrences", "spyre_compiles",
     "harness_results", "triton_kernels", "graph_texts",
-    # no parser's: the loader sums a run's rows into these as it writes them (ingest/rollups.py)
+    # no parser's: the loader sums a run's rows into these as it writes them (store/rollups.py)
     "run_rollups", "run_tallies",
 )
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)

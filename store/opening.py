@@ -24,8 +24,8 @@ from inductor_warehouse.store.protocol import Kept, open_file
 def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
             wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
             keep_open: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse at `location`: read-only, or for writing (created and migrated; rollups a
-    migration drops are made again only by a Writer given ingest/rollups.migrate, as every command's is).
+    """Open the warehouse at `location`: read-only, or for writing (created and migrated, its rollups
+    made again where a migration dropped them).
 
     `wait`: seconds to wait while another process holds a file's lock (default READ_WAIT_S or
     WRITE_WAIT_S). `lockdown` (readers): SQL on the connection can read the warehouse and nothing

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
 
 import duckdb
 
@@ -19,14 +18,11 @@ from inductor_warehouse.store.protocol import WRITE_WAIT_S, HeldFile, LakeLock
 
 class Writer:
     """Write sessions on one warehouse; a session waits at most `wait` seconds for the write lock.
-    `migrate` brings the warehouse up to date in the first session: the store's migrations, or a
-    caller's that does more after them (the loader makes again the rollups a migration dropped)."""
+    The first session brings the warehouse up to date (`migrate`: its rollups whole too)."""
 
-    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float | None = None,
-                 migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = migrate):
+    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float | None = None):
         self.location = locate(location)
         self.wait = wait = WRITE_WAIT_S if wait is None else wait  # 0: fail at once, never wait
-        self._bring_up_to_date = migrate
         if self.location.is_lake:
             need_lake_extras(self.location)
         self._file = None if self.location.is_lake else HeldFile(self.location, wait)
@@ -72,7 +68,7 @@ class Writer:
 
     def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
         if not self._migrated:
-            self.applied = self._bring_up_to_date(con)
+            self.applied = migrate(con)
             self._migrated = True
 
     def close(self) -> None:

@@ -8,7 +8,7 @@ import re
 import duckdb
 import pytest
 
-from inductor_warehouse.ingest.rollups import migrate
+from inductor_warehouse.store.migrate import migrate
 from inductor_warehouse.schema.ddl import (_DEFINED, CURRENT, FACT_TABLES, SHARED_TEXTS, TABLES, current_tables, migration_files,
                                            view_files)
 from inductor_warehouse.store.migrate import current_sql, migrated_tables

@@ -88,13 +88,12 @@ def _report(summary) -> None:
 @click.pass_context
 def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
-    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.file import older_storage
     from inductor_warehouse.store.writer import Writer
 
     where = location(ctx)
     try:
-        with Writer(where, wait=wait(ctx), migrate=migrate_and_fill) as writer, writer.session() as con:
+        with Writer(where, wait=wait(ctx)) as writer, writer.session() as con:
             applied = writer.applied
             old = older_storage(con)
     except WarehouseError as e:
@@ -114,14 +113,13 @@ def migrate(ctx):
 @click.pass_context
 def copy(ctx, dest, dest_data_path):
     """Copy the warehouse (--db) into DEST, a new file or lake: every table, view and migration."""
-    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.location import locate
     from inductor_warehouse.store.transfer import copy_warehouse
 
     source = location(ctx)
     target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
     try:
-        copied = copy_warehouse(source, target, wait(ctx), migrate=migrate_and_fill)
+        copied = copy_warehouse(source, target, wait(ctx))
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     total = sum(copied.values())
@@ -138,7 +136,6 @@ def copy(ctx, dest, dest_data_path):
 @click.pass_context
 def vacuum(ctx, keep_days, dry_run):
     """Tidy a lake: expire old snapshots, delete data files no snapshot references (left by killed writers)."""
-    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.vacuum import vacuum as tidy
 
     where = location(ctx)
@@ -146,8 +143,7 @@ def vacuum(ctx, keep_days, dry_run):
         raise click.ClickException(f"{where.shown} is a file: DuckDB reuses its free space itself; "
                                    "`iwh vacuum` tidies a lake")
     try:
-        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx),
-                    migrate=migrate_and_fill)
+        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx))
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     verb = "would delete" if dry_run else "deleted"

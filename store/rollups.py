@@ -1,9 +1,9 @@
 """run_rollups and run_tallies: a run's rows summed as the loader writes them (schema/views/
 15_run_rollups_of.sql), and made again for the runs a migration left without them.
 
-A migration that changes what a rollup holds drops the rollups it changes (0012, 0015, 0016); every
-writer that ingest and the CLI open migrates with `migrate` here, which makes them again before
-anyone writes or reads them.
+A migration that changes what a rollup holds drops the rollups it changes (0012, 0015, 0016); the
+store's own migration (`store/migrate.py`) makes them again before anyone writes or reads them, so
+a migrated warehouse is whole whoever opened it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import duckdb
 
 from inductor_warehouse.store.connection import transaction
-from inductor_warehouse.store.migrate import migrate as migrate_schema
 
 
 def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
@@ -36,9 +35,3 @@ def fill_missing(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("DELETE FROM run_tallies WHERE run_id IN (SELECT unnest(?))", [missing])
             fill_rollups(con, missing)
 
-
-def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The store's migrations, then the rollups they dropped made again; the migrations applied."""
-    applied = migrate_schema(con)
-    fill_missing(con)
-    return applied
