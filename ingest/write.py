@@ -9,14 +9,13 @@ by one, and a run it still refuses becomes one `ingest_errors` row instead.
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 from inductor_warehouse.store.connection import transaction
-from inductor_warehouse.store.errors import WarehouseError, first_line, write_failure
+from inductor_warehouse.store.errors import classify, first_line, write_failure
 from inductor_warehouse.store.rollups import fill_rollups
 from inductor_warehouse.store.writer import Writer
 
@@ -156,12 +155,10 @@ def insert(con, table: str, tbl: pa.Table, where: str = "") -> None:
 
 
 def _raise_if_fatal(writer: Writer, e: Exception) -> None:
-    """Raise when `e` is a failure of the warehouse itself (a full disk, a lost connection), not of
-    one run's rows: no point in trying the runs one by one then."""
-    text = str(e)
-    if isinstance(e, (duckdb.IOException, WarehouseError)) or any(
-            s in text for s in ("No space left", "database has been invalidated", "Could not write", "disk full")):
-        raise WarehouseError(write_failure(writer.location, e)) from e
+    """Raise when `e` is a failure of the warehouse itself (a full disk, a lost connection: any the
+    store classifies), not of one run's rows: no point in trying the runs one by one then."""
+    if classify(e) is not None:
+        raise write_failure(writer.location, e) from e
 
 
 def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> dict:

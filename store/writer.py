@@ -8,7 +8,7 @@ import os
 
 import duckdb
 
-from inductor_warehouse.store.errors import WarehouseError, write_failure
+from inductor_warehouse.store.errors import write_failure
 from inductor_warehouse.store.lake import need_lake_extras
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.migrate import migrate
@@ -43,7 +43,7 @@ class Writer:
             with self._session() as con:
                 yield con
         except duckdb.Error as e:
-            raise WarehouseError(write_failure(self.location, e)) from e
+            raise write_failure(self.location, e) from e
 
     @contextlib.contextmanager
     def _session(self):
@@ -77,7 +77,7 @@ class Writer:
                 try:
                     self._file.release()  # the checkpoint: what the sessions wrote goes into the file
                 except duckdb.Error as e:
-                    raise WarehouseError(write_failure(self.location, e)) from e
+                    raise write_failure(self.location, e) from e
             return
         if self._lake is not None:
             self._lake.close()
