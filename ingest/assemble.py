@@ -17,6 +17,7 @@ from inductor_warehouse.ingest import joins, sources
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.reading import Reader
+from inductor_warehouse.ingest.rows import IngestErrorRow
 from inductor_warehouse.ingest.run_row import run_row
 
 
@@ -24,7 +25,7 @@ from inductor_warehouse.ingest.run_row import run_row
 class RunData:
     run: dict
     tables: dict[str, list[dict]]
-    errors: list[dict]
+    errors: list[IngestErrorRow]
     artifacts: list[dict]
     shared: dict[str, dict[str, str]]  # SHARED_TEXTS table -> {hash: text}: kept once however many runs have it
     counters: Counter = field(default_factory=Counter)

@@ -284,6 +284,12 @@ ROW_TYPES: dict[str, type] = {
 }
 
 
+def error_row(path: str, kind: str, message: str, line: int | None = None, severity: str = "error") -> IngestErrorRow:
+    """The one place an ingest_errors row is spelled, whoever met the problem (a parser's reader, the
+    loader's conversion, the writer); its run_id and ingested_at are the loader's to set."""
+    return {"path": path, "kind": kind, "line": line, "message": message, "severity": severity}
+
+
 def graph_row(graph_id: str, source: str, **facts) -> GraphRow:
     """A graphs row with every column present, None where `facts` says nothing: the one place a
     graph row is spelled, whichever source found the graph."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from inductor_warehouse.ingest.convert import Columns, Loaded
+    from inductor_warehouse.ingest.rows import IngestErrorRow
 
 
 class Spill:
@@ -22,7 +23,7 @@ class Spill:
         self.dir: str | None = None
         self.parts: list[tuple[str, str]] = []  # (table, Parquet file), in hand-over order
         self.generated_kernels = 0
-        self.misfits: list[dict] = []
+        self.misfits: list[IngestErrorRow] = []
 
     def __call__(self, rows: dict[str, list[dict]]) -> None:
         for table, part in rows.items():

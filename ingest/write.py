@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
+from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 from inductor_warehouse.store.connection import transaction
 from inductor_warehouse.store.errors import classify, first_line, write_failure
@@ -24,11 +25,11 @@ from inductor_warehouse.store.writer import Writer
 _KEYS_PER_DELETE = 50
 
 
-def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: str) -> list[tuple[Loaded, dict]]:
+def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: str) -> list[tuple[Loaded, IngestErrorRow]]:
     """Write a batch in one session; return the runs the warehouse refused, each with the error row
     written in its place. `threads`: DuckDB's threads from now on (0: its default, every core;
     None: as they are)."""
-    refused: list[tuple[Loaded, dict]] = []
+    refused: list[tuple[Loaded, IngestErrorRow]] = []
     try:
         with writer.session() as con:
             if threads == 0:
@@ -161,24 +162,25 @@ def _raise_if_fatal(writer: Writer, e: Exception) -> None:
         raise write_failure(writer.location, e) from e
 
 
-def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> dict:
+def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> IngestErrorRow:
     """A run the warehouse would not take: none of its rows stay, one error row (returned) says why,
     and its files are not recorded, so the next ingest tries again."""
-    row = {"run_id": d.run["run_id"], "path": "", "kind": "load", "line": None, "severity": "error", "ingested_at": now,
-           "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {first_line(e)}"}
+    row = error_row("", "load", f"the warehouse refused this run's rows, none were written: {type(e).__name__}: "
+                                f"{first_line(e)}")
+    row["run_id"], row["ingested_at"] = d.run["run_id"], now
     with transaction(con):
         delete_runs(con, [d.run["run_id"]])
         insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))
     return row
 
 
-def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, now: str) -> dict:
+def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, now: str) -> IngestErrorRow:
     """A run whose parse failed: one error row (returned) without a run id (there is no run: its id
     is the hash of files never read whole), in place of the one an earlier attempt left; nothing of
     it is recorded, so the next ingest tries it again."""
-    row = {"run_id": None, "path": source_path, "kind": "parse", "line": None, "severity": "error",
-           "ingested_at": now, "message": f"this run could not be parsed, none of it was written: "
-                                         f"{type(e).__name__}: {first_line(e)}"}
+    row = error_row(source_path, "parse", f"this run could not be parsed, none of it was written: "
+                                          f"{type(e).__name__}: {first_line(e)}")
+    row["run_id"], row["ingested_at"] = None, now
     with writer.session() as con, transaction(con):
         forget_failures(con, [source_path])
         insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))
