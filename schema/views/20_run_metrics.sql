@@ -20,8 +20,7 @@ SELECT
     coalesce(u.extern_kernel_count, 0)::BIGINT  AS extern_kernel_count,
     u.pre_fusion_nodes,
     u.post_fusion_nodes,
-    CASE WHEN u.pre_fusion_nodes > 0 AND u.post_fusion_nodes IS NOT NULL
-         THEN 1.0 - u.post_fusion_nodes::DOUBLE / u.pre_fusion_nodes END AS fusion_rate,
+    fusion_rate(u.pre_fusion_nodes, u.post_fusion_nodes) AS fusion_rate,
     coalesce(u.graph_breaks, 0)::BIGINT         AS graph_breaks,
     coalesce(u.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
     coalesce(u.recompiles, 0)::BIGINT           AS recompiles,

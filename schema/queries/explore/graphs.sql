@@ -1,6 +1,6 @@
 -- The graphs (Inductor compiles) of a run, in compile order, with fusion and profiled kernel time
 -- @internal used by the Run explorer page
--- fusion_rate as in views/10_graph_metrics.sql. From the profiler (NULL without a profile, or a
+-- fusion_rate as in views/05_rates.sql. From the profiler (NULL without a profile, or a
 -- profile without kernel events: CPU runs): generated_us is the time of the graph's own kernels,
 -- extern_us that of kernels its extern calls launched (cuBLAS, cuDNN, attention;
 -- views/11_extern_ops.sql), kernel_time_us every kernel the graph's call launched (their sum, and
