@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, match_kernels
 from inductor_warehouse.analysis.metrics import EVENTS
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
 
 IDENTITY = "kernel_identity"

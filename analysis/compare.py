@@ -22,7 +22,7 @@ from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.configs import config_diff, configs_of
 from inductor_warehouse.analysis.hud import HudRow, harness_numbers, hud_summary
 from inductor_warehouse.analysis.metrics import ModelPair, SummaryRow, failures_of, judge_pair, summary
-from inductor_warehouse.analysis.pairing import paired_groups, shown
+from inductor_warehouse.analysis.pairing import paired_groups, workload_text
 from inductor_warehouse.analysis.selectors import Selector, parse_selector
 from inductor_warehouse.analysis.words import plural
 
@@ -69,8 +69,8 @@ def compare(con, base: str, head: str, model: str | None = None,
     pairs = [judge_pair(key, groups_b[key], groups_h[key], rules, failures) for key in common]
     result = CompareResult(
         base=base, head=head, pairs=pairs,
-        base_only=sorted(shown(groups_b[k]) for k in set(groups_b) - set(groups_h)),
-        head_only=sorted(shown(groups_h[k]) for k in set(groups_h) - set(groups_b)),
+        base_only=sorted(workload_text(groups_b[k]) for k in set(groups_b) - set(groups_h)),
+        head_only=sorted(workload_text(groups_h[k]) for k in set(groups_h) - set(groups_b)),
         summary=summary(pairs),
     )
     if measured:

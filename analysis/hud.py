@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.metrics import HARNESS
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 
 
 # HUD's suite numbers (compare/hud_summary), each judged with the rule of the per-workload metric it aggregates

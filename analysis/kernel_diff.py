@@ -8,8 +8,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, SAME, STATUSES, KernelChange, match_kernels
-from inductor_warehouse.analysis.pairing import paired_groups, shown
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.pairing import paired_groups, workload_text
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import SelectorError, parse_selector
 
 
@@ -98,10 +98,10 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     b, h = groups_b[key][0]["run_id"], groups_h[key][0]["run_id"]
     notes = []
     if len(common) > 1 and workload is None:
-        notes.append(f"{len(common)} workloads of {model} on both sides; diffing {shown(groups_b[key])}, "
-                     f"also: {', '.join(shown(groups_b[k]) for k in common if k != key)} (narrow the selectors)")
+        notes.append(f"{len(common)} workloads of {model} on both sides; diffing {workload_text(groups_b[key])}, "
+                     f"also: {', '.join(workload_text(groups_b[k]) for k in common if k != key)} (narrow the selectors)")
     if len(groups_b[key]) > 1 or len(groups_h[key]) > 1:
-        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {shown(groups_b[key])}: "
+        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {workload_text(groups_b[key])}: "
                      f"diffing {b} and {h} (give run ids to choose)")
     kb, kh = run_query(con, "compare/kernels", run=b), run_query(con, "compare/kernels", run=h)
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),

@@ -15,7 +15,7 @@ import polars as pl
 
 from inductor_warehouse.analysis.kernel_diff import KernelDiff, code_diff, kernel_diff
 from inductor_warehouse.analysis.kernel_match import ADDED, REMOVED, KernelChange
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 
 SPLIT, MERGED = "split", "merged"
 

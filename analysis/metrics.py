@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.words import model_key
 
 

@@ -11,7 +11,7 @@ import polars as pl
 from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
 from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
-from inductor_warehouse.schema import frames
+from inductor_warehouse.schema import output
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
 
@@ -161,7 +161,7 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
             return kernel_frame(diff, include_unchanged=True).write_csv()
         return wide_frame(result).write_csv()
     md = fmt == "markdown"
-    show = frames.markdown if md else frames.table
+    show = output.markdown if md else output.table
     h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({result.headline()})\n"]

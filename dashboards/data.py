@@ -69,7 +69,7 @@ def _open_warehouse(dialect, conn_rec, cargs, cparams):
 def run(name: str, **params) -> pd.DataFrame:
     """Run the canned query `name` with `params` (unset ones are NULL or their default)."""
     q = queries.get(name)
-    return _cached_query(location().shown, q.name, q.bind(params))
+    return _cached_query(location().printable, q.name, q.bind(params))
 
 
 # the warehouse is part of the cache key: one process may serve (or test) several warehouses
@@ -144,19 +144,19 @@ def open_problem() -> str | None:
     """Why the warehouse cannot be shown, in words that say what to do; None when it can."""
     loc = location()
     if not loc.exists():
-        return (f"No warehouse at `{loc.shown}`. Create one with `iwh ingest PATH --db {loc.shown}`, "
+        return (f"No warehouse at `{loc.printable}`. Create one with `iwh ingest PATH --db {loc.printable}`, "
                 "or point the dashboard at one with `iwh dashboard --db LOCATION`.")
     try:
         run("dashboard/filter_options")
     except Exception as e:  # an old or foreign file, an unreachable lake: the message names the cause
-        return f"Cannot read the warehouse `{loc.shown}`: {type(e).__name__}: {redact(str(e))}"
+        return f"Cannot read the warehouse `{loc.printable}`: {type(e).__name__}: {redact(str(e))}"
     return None
 
 
 def stop_if_empty() -> None:
     """Say plainly when there is nothing to show, and stop the page there."""
     if warehouse_is_empty():
-        shown = location().shown
+        shown = location().printable
         st.info(f"The warehouse `{shown}` has no runs yet. Ingest some with "
                 f"`iwh ingest PATH --db {shown}` (a run folder, a torch_compile_debug folder or a trace log).")
         st.stop()
@@ -249,7 +249,7 @@ def workload_name(workload: str) -> str:
     return " · ".join(parts + [f"{k} {v}" for k, v in sorted(values.items())])
 
 
-def shown(value, missing: str = "unknown") -> str:
+def or_missing(value, missing: str = "unknown") -> str:
     """A label part for people: the value, or a word for a NULL (NaN in a frame): runs killed early
     or written by older tools lack devices, versions and dates."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
@@ -269,12 +269,12 @@ def plain(text) -> str:
 
 def compare_releases(base: str, head: str):
     """`iwh compare` (analysis/compare.py) on the dashboard's read-only connection."""
-    return _compare(location().shown, base, head)
+    return _compare(location().printable, base, head)
 
 
 def kernel_changes(base_run: str, head_run: str, model: str):
     """`iwh compare --kernels` for one pair of runs, with the sources and unified diff of changed kernels."""
-    return _kernel_changes(location().shown, base_run, head_run, model)
+    return _kernel_changes(location().printable, base_run, head_run, model)
 
 
 # the warehouse path is part of the cache key: one process may serve (or test) several warehouses
@@ -301,7 +301,7 @@ def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
 
 def line_changes(base_run: str, head_run: str, model: str, file: str, line: int):
     """`iwh compare --lineage FILE:LINE` for one pair of runs, with the unified diff of each pair whose code changed."""
-    return _line_changes(location().shown, base_run, head_run, model, file, line)
+    return _line_changes(location().printable, base_run, head_run, model, file, line)
 
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
@@ -321,7 +321,7 @@ def _line_changes(db: str, base_run: str, head_run: str, model: str, file: str, 
 
 def change_points(model: str, series_label: str | None):
     """`iwh changes` for one model (analysis/changes.py) on the dashboard's read-only connection."""
-    return _change_points(location().shown, model, series_label)
+    return _change_points(location().printable, model, series_label)
 
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)

@@ -19,7 +19,7 @@ FACETS = {
 def sidebar() -> None:
     options = data.run("dashboard/filter_options")
     with st.sidebar:
-        st.caption(f"Warehouse: `{data.location().shown}`")
+        st.caption(f"Warehouse: `{data.location().printable}`")
         st.subheader("Filters")
         for param, (facet, label) in FACETS.items():
             values = options.loc[options["facet"] == facet, "value"].tolist()

@@ -75,7 +75,7 @@ def _only(key: str) -> None:
 
 
 def show_provenance(run_id: str, graph_id: str) -> None:
-    model, missing = _model(data.location().shown, run_id, graph_id)
+    model, missing = _model(data.location().printable, run_id, graph_id)
     if not model.links and not model.kernel_lines:
         st.info(provenance.NO_PROVENANCE)
     for why in missing:

@@ -20,7 +20,7 @@ from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
 from inductor_warehouse.ingest.listing import Run
-from inductor_warehouse.ingest.remote import discover_paths, fetched
+from inductor_warehouse.ingest.remote import discover_anywhere, fetched
 from inductor_warehouse.ingest.summary import IngestSummary, Progress
 from inductor_warehouse.store.location import Location
 from inductor_warehouse.store.writer import Writer
@@ -53,7 +53,7 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
     `ingest_errors` row, and the rest of its batch lands; so does a run whose Ray task fails, or
     one of whose objects cannot be fetched."""
     t0 = time.perf_counter()
-    found = discover_paths(paths)
+    found = discover_anywhere(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
     with Writer(db, wait=wait) as writer:
         with writer.session() as con:

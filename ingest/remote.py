@@ -53,7 +53,7 @@ def is_remote(path) -> bool:
     return str(path).startswith(SCHEME)
 
 
-def discover_paths(paths: list) -> Discovery:
+def discover_anywhere(paths: list) -> Discovery:
     """Runs under local paths and s3:// URLs alike."""
     local = [p for p in paths if not is_remote(p)]
     found = discover(local) if local else Discovery([], Counter(), [])

@@ -36,7 +36,7 @@ class Warehouse:
 
     @property
     def path(self) -> str:
-        return self.location.shown
+        return self.location.printable
 
     def sql(self, text: str, params: dict | list | None = None, timeout: float | None = 0) -> pl.DataFrame:
         """Ad hoc SQL: one read statement; `timeout` seconds (0: none, None: IWH_QUERY_TIMEOUT)."""

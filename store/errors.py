@@ -96,10 +96,10 @@ def first_line(e: BaseException) -> str:
 def unreadable(loc: Location, e: Exception) -> str:
     first = first_line(e)
     if "database file with version number" in first:
-        return (f"{loc.shown} was written by another DuckDB release than this iwh's ({duckdb.__version__}; "
+        return (f"{loc.printable} was written by another DuckDB release than this iwh's ({duckdb.__version__}; "
                 f"{redact(first)}). Ingest the runs again into a new warehouse, or move the data across with that "
                 "release's `EXPORT DATABASE` and this one's `IMPORT DATABASE`.")
-    return (f"{loc.shown} is not a readable DuckDB warehouse ({redact(first)}). If the file was cut short or "
+    return (f"{loc.printable} is not a readable DuckDB warehouse ({redact(first)}). If the file was cut short or "
             "overwritten, restore it from a copy, or move it away and ingest again into a new one.")
 
 
@@ -125,10 +125,10 @@ def write_failure(loc: Location, e: Exception) -> WarehouseError:
         return WarehouseCutShort(unreadable(loc, e))
     kind = classify(e) or WarehouseError
     if kind is WarehouseFull:
-        return WarehouseFull(f"cannot write {loc.shown}: the disk holding it is full ({first}). Free some space and "
+        return WarehouseFull(f"cannot write {loc.printable}: the disk holding it is full ({first}). Free some space and "
                              "ingest again: every run written before is intact, and the runs of this batch were not "
                              "written.")
-    return kind(f"cannot write {loc.shown}: {first}")
+    return kind(f"cannot write {loc.printable}: {first}")
 
 
 def holder(e: Exception) -> str:

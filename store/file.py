@@ -35,7 +35,7 @@ def create_file(loc: Location) -> None:
         _make_schema(new)
         _link_in(new, loc.path)
     except (duckdb.Error, OSError) as e:  # a read-only or missing folder, a full disk, a file not installed
-        raise WarehouseError(f"cannot create a warehouse at {loc.shown}: {redact(first_line(e))}") from e
+        raise WarehouseError(f"cannot create a warehouse at {loc.printable}: {redact(first_line(e))}") from e
     finally:
         for leftover in (new, new + ".wal"):
             with contextlib.suppress(OSError):

@@ -71,7 +71,7 @@ def check_current(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
     pending = _pending_migrations(con) + ([] if _views_digest_current(con) else _missing_views(con))
     if pending:
         raise WarehouseError(
-            f"The warehouse {loc.shown} predates this version ({', '.join(pending)} missing); "
+            f"The warehouse {loc.printable} predates this version ({', '.join(pending)} missing); "
             "run any `iwh ingest` on it, or `iwh migrate`, to upgrade it in place."
         )
 

@@ -35,7 +35,7 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     """
     loc = locate(location)
     if read_only and not loc.exists():
-        raise WarehouseError(f"No warehouse at {loc.shown}. Create one with `iwh ingest PATH --db {loc.shown}` "
+        raise WarehouseError(f"No warehouse at {loc.printable}. Create one with `iwh ingest PATH --db {loc.printable}` "
                              "or point to an existing one with --db or IWH_DB.")
     config = reader_config(loc.is_lake) if lockdown else {}
     if loc.is_lake:

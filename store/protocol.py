@@ -104,7 +104,7 @@ def _connect(loc: Location, read_only: bool, wait: float, config: dict, deadline
                 if Kept.let_go(loc.path):
                     return None  # it was this process's own kept reader, with a reader's settings
                 raise SettingsConflict(
-                    f"this process already has {loc.shown} open with other settings (a writer, or a reader that "
+                    f"this process already has {loc.printable} open with other settings (a writer, or a reader that "
                     "may touch files): close that connection first; DuckDB shares an open file among the "
                     "connections of one process only when their settings agree") from e
             if kind is not WarehouseLocked:
@@ -114,7 +114,7 @@ def _connect(loc: Location, read_only: bool, wait: float, config: dict, deadline
             return None
 
     def gave_up() -> WarehouseError:
-        e = WarehouseLocked(f"{loc.shown} stayed locked by another process ({holder(locked[-1])}) for {wait:.0f} s: "
+        e = WarehouseLocked(f"{loc.printable} stayed locked by another process ({holder(locked[-1])}) for {wait:.0f} s: "
                             "a writer commits, or a reader runs a long query. Try again, or wait longer with --wait.")
         e.__cause__ = locked[-1]
         return e
@@ -192,7 +192,7 @@ class HeldFile:
             deadline = time.monotonic() + self.wait
             with Waiting(self.loc) as waiting:
                 intent = flock(intent_file(self.loc), fcntl.LOCK_EX, deadline,
-                                f"another writer held {self.loc.shown} for {self.wait:.0f} s", waiting)
+                                f"another writer held {self.loc.printable} for {self.wait:.0f} s", waiting)
                 try:
                     con = open_file(self.loc, False, max(0.0, deadline - time.monotonic()), {})
                     quiet(con)
@@ -261,13 +261,13 @@ class LakeLock:
             key = self.key = self.key if self.key is not None else advisory_key(self._lake_id(deadline))
             self._wait_for(lambda: self._try_advisory(key), deadline)
         except psycopg.Error as e:
-            raise WarehouseError(f"cannot take the write lock of {self.loc.shown} in its catalog: "
+            raise WarehouseError(f"cannot take the write lock of {self.loc.printable} in its catalog: "
                                  f"{redact(str(e)).strip()} (docs/team.md says which role owns what)") from e
         return self
 
     def _wait_for(self, take: Callable[[], bool], deadline: float) -> None:
         retry(lambda: True if take() else None, deadline,
-              lambda: WarehouseLocked(f"another writer held {self.loc.shown} for {self.wait:.0f} s; "
+              lambda: WarehouseLocked(f"another writer held {self.loc.printable} for {self.wait:.0f} s; "
                                       "try again, or wait longer with --wait"))
 
     def _session(self):
@@ -277,7 +277,7 @@ class LakeLock:
             try:
                 self._pg = psycopg.connect(with_connect_timeout(self.loc.catalog[len("postgres:"):]), autocommit=True)
             except psycopg.Error as e:
-                raise WarehouseError(f"cannot reach the lake's catalog {self.loc.shown}: {redact(str(e))}") from e
+                raise WarehouseError(f"cannot reach the lake's catalog {self.loc.printable}: {redact(str(e))}") from e
         return self._pg
 
     def _try_advisory(self, key: int) -> bool:

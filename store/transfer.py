@@ -33,7 +33,7 @@ def copy_warehouse(source: str | Location, dest: str | Location, wait: float | N
     with Writer(dst, wait=wait) as writer, writer.session() as con:
         runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
         if runs:
-            raise WarehouseError(f"{dst.shown} already holds {runs} runs: copy into a new, empty warehouse")
+            raise WarehouseError(f"{dst.printable} already holds {runs} runs: copy into a new, empty warehouse")
         _attach_source(con, src)
         try:
             copied = {}

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from inductor_warehouse.cli.commands.capture import capture_command
-from inductor_warehouse.ingest.capture import capture
+from inductor_warehouse.ingest.capture_command import capture
 from tests.conftest import reader, FIXTURES, ROOT
 
 CAPTURE_FIXTURES = FIXTURES / "capture"

@@ -124,11 +124,6 @@ def test_the_walk_sees_the_imports_it_judges():
     assert by_layer[LAYERS.index("cli")] >= {LAYERS.index(p) for p in ("schema", "store", "ingest", "analysis", "dashboards")}
 
 
-def test_the_store_sits_between_the_sql_and_the_ingest():
-    # schema holds the SQL and what reads it; store opens, locks, migrates and writes; ingest fills it
-    assert LAYERS[:3] == ("schema", "store", "ingest")
-
-
 def test_the_name_check_finds_a_bare_import(tmp_path):
     # (spelled in pieces, so that the rename script leaves this example alone)
     code = tmp_path / "m.py"

@@ -117,7 +117,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     """
     from inductor_warehouse.analysis.changes import changes
     from inductor_warehouse.analysis.render import changes_frame
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
@@ -139,7 +139,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
 def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
     """`--lineage FILE:LINE`: the line's kernels on both sides, paired, then the code of those that changed."""
     from inductor_warehouse.analysis.line_diff import line_code_diffs, line_diff, line_frame, parse_location
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     try:
         file, line = parse_location(where)

@@ -98,10 +98,10 @@ def migrate(ctx):
             old = older_storage(con)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
-    click.echo(f"{where.shown}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
+    click.echo(f"{where.printable}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
     if old:
         click.echo(f"It is stored in DuckDB's {old} format, without the string compressions of newer releases: "
-                   f"`iwh --db {where.shown} copy NEW.duckdb` writes it in the current one, about a third of the size.")
+                   f"`iwh --db {where.printable} copy NEW.duckdb` writes it in the current one, about a third of the size.")
 
 
 @click.command("copy", epilog="\b\nExamples:\n  iwh copy 'ducklake:postgres:dbname=iwh host=db.internal user=iwh' --data-path s3://team-bucket/iwh\n"
@@ -123,7 +123,7 @@ def copy(ctx, dest, dest_data_path):
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     total = sum(copied.values())
-    click.echo(f"copied {source.shown} into {target.shown}: {copied.get('runs', 0)} runs, {total:,} rows "
+    click.echo(f"copied {source.printable} into {target.printable}: {copied.get('runs', 0)} runs, {total:,} rows "
                f"in {len(copied)} tables")
 
 
@@ -140,7 +140,7 @@ def vacuum(ctx, keep_days, dry_run):
 
     where = location(ctx)
     if not where.is_lake:
-        raise click.ClickException(f"{where.shown} is a file: DuckDB reuses its free space itself; "
+        raise click.ClickException(f"{where.printable} is a file: DuckDB reuses its free space itself; "
                                    "`iwh vacuum` tidies a lake")
     try:
         done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx))
@@ -151,6 +151,6 @@ def vacuum(ctx, keep_days, dry_run):
         click.echo(f"{verb} (no snapshot references it): {path}")
     for path in done.expired_files:
         click.echo(f"{verb} (only expired snapshots referenced it): {path}")
-    click.echo(f"{where.shown}: {'would expire' if dry_run else 'expired'} {done.expired_snapshots} snapshots "
+    click.echo(f"{where.printable}: {'would expire' if dry_run else 'expired'} {done.expired_snapshots} snapshots "
                f"older than {keep_days:g} days; {verb} {len(done.unreferenced)} data files no snapshot "
                f"references and {len(done.expired_files)} of expired snapshots")

@@ -23,7 +23,7 @@ st.caption(f"{plural(len(phases), 'group')} (workload × compiler version) from 
            "Each bar is the median run of its group (by total compile time): its exclusive phases add up to its "
            "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
 CHART_GROUPS = 60
-phases["group"] = [f"{data.workload_name(w)} · {data.shown(v)}" for w, v in
+phases["group"] = [f"{data.workload_name(w)} · {data.or_missing(v)}" for w, v in
                    zip(phases["workload"], phases["compiler_version"], strict=True)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:

@@ -137,7 +137,7 @@ st.subheader("Open a run")
 runs = points.sort_values(["model", "version_rank", "started_at"])
 # timestamps as text in one step: a Timestamp object a row is slow on a large warehouse
 started = runs["started_at"].astype(str).where(runs["started_at"].notna(), None)
-labels = {r[-1]: " · ".join(map(data.shown, r))
+labels = {r[-1]: " · ".join(map(data.or_missing, r))
           for r in zip(runs["series"], runs["compiler_version"], started, runs["run_id"], strict=True)}
 if picked in labels:
     st.session_state["trend_run"] = picked
