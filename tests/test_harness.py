@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from inductor_warehouse.ingest.discover import discover
-from inductor_warehouse.ingest.parsers.harness import (FLOAT_COLUMNS, INT_COLUMNS, csv_kind, file_words, is_harness_csv,
+from inductor_warehouse.ingest.parsers.harness import (FLOAT_COLUMNS, INT_COLUMNS, csv_kind, is_harness_csv,
                                                        is_harness_json, parse_harness_csv, parse_harness_json)
+from inductor_warehouse.ingest.parsers.harness_names import file_fields as file_words
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harness"
 # real CSVs: (fixture, the name the harness gave it)
@@ -39,7 +40,9 @@ def dict_rows(path: Path) -> list[dict]:
 def test_every_row_and_column_as_written(fixture, name):
     path = FIXTURES / fixture
     parsed = parse_harness_csv(path.read_text(), name)
-    assert parsed.problems == []
+    # a name chosen with --output says nothing of the suite, backend, mode or dtype: a warning, NULLs
+    assert [(p.severity, p.message.split(" unknown")[0]) for p in parsed.problems] == (
+        [("warning", "suite, backend, mode, dtype")] if name == "inductor_single_test.csv" else [])
     expected = dict_rows(path)
     rows = parsed.rows["harness_results"]
     assert len(rows) == len(expected) > 0
@@ -103,7 +106,8 @@ def test_file_names_say_suite_mode_dtype_device_backend():
     assert file_words("cpu_inductor_timm_inference.csv") == {
         "suite": "timm_models", "mode": "inference", "dtype": None, "device": "cpu", "backend": "inductor"}
     assert file_words("dynamic_inductor_torchbench_training.csv")["backend"] == "dynamic_inductor"
-    assert file_words("speedup_inductor.csv") == dict.fromkeys(("suite", "mode", "dtype", "device", "backend"))
+    assert file_words("speedup_inductor.csv") == dict.fromkeys(("suite", "mode", "dtype", "device", "backend")) | {
+        "backend": "inductor"}
 
 
 def test_json_records_name_what_the_csv_does_not():
@@ -127,23 +131,30 @@ def test_expected_csv_blank_lines_and_unknown_columns():
     assert {(r["suite"], r["mode"], r["device"], r["backend"]) for r in rows} == {("timm_models", "inference", "cpu", "inductor")}
 
 
-def test_bad_rows_are_problems_and_the_rest_is_kept():
+def test_damaged_rows_are_errors_never_values_and_the_rest_is_kept():
+    """A value HUD or CI's gate reads that is no number, a row cut short or longer than its header, a
+    row without a model: an error each, the row not stored (it can never be a model's latest value);
+    a batch size that is no number (the harness writes a list for dynamic batches) is a warning."""
     text = ("dev,name,batch_size,speedup,abs_latency,graph_breaks\n"
             "cpu,good,2,1.5,3.0,0\n"
             "cpu,letters,2,fast,3.0,0\n"
             "cpu,fraction,2,1.1,3.0,0.5\n"
             "cpu,,2,1.1,3.0,0\n"
-            "cpu,short,2\n")
+            "cpu,short,2\n"
+            "cpu,long,2,1.1,3.0,0,7\n"
+            'cuda,dynamic,"[(2, 256), (8, 1024)]",1.2,2.9,0\n')
     parsed = parse_harness_csv(text, "x_performance.csv")
     rows = {r["model"]: r for r in parsed.rows["harness_results"]}
-    assert set(rows) == {"good", "letters", "fraction", "short"}
-    assert rows["good"]["speedup"] == 1.5 and rows["letters"]["speedup"] is None
-    assert rows["fraction"]["graph_breaks"] is None and rows["short"]["speedup"] is None
+    assert set(rows) == {"good", "dynamic"}
+    assert rows["good"]["speedup"] == 1.5 and rows["dynamic"]["batch_size"] is None
+    assert rows["dynamic"]["columns"]["batch_size"] == "[(2, 256), (8, 1024)]"
     messages = [(p.line, p.severity, p.message) for p in parsed.problems]
-    assert (3, "warning", "speedup 'fast' is not a number; stored NULL") in messages
-    assert (4, "warning", "graph_breaks '0.5' is not a whole number; stored NULL") in messages
+    assert (3, "error", "speedup 'fast' is not a number: damaged, not stored") in messages
+    assert (4, "error", "graph_breaks '0.5' is not a whole number: damaged, not stored") in messages
     assert (5, "error", "row without a model name") in messages
-    assert (6, "warning", "3 fields where the header has 6") in messages
+    assert (6, "error", "3 fields where the header has 6: cut short, not stored") in messages
+    assert (7, "error", "7 fields where the header has 6: written under another header, not stored") in messages
+    assert (8, "warning", "batch_size '[(2, 256), (8, 1024)]' is not a whole number; stored NULL") in messages
     assert parse_harness_csv("", "x.csv").problems[0].message.startswith("no header")
 
 
