@@ -1,13 +1,12 @@
 """Trends: how fusion rate, kernel count, compile failures, graph breaks and compile time move across
 releases, one line per workload."""
 
-import colorsys
-
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters, state
 from inductor_warehouse.dashboards.navigation import open_run_button
+from inductor_warehouse.dashboards.palette import palette
 
 # (column, chart title); a chart whose metric no run in view has is left out with a line saying so
 METRICS = {
@@ -28,23 +27,6 @@ CHART_COLUMNS = [*TOOLTIP, "workload"]
 COUNTS = {"kernels", "failures", "graph_breaks", "library_graph_breaks"}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
-# Tableau 10: distinct at a glance; more series get evenly spaced hues (palette)
-TABLEAU = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-           "#bab0ac"]
-
-
-def palette(n: int) -> list[str]:
-    """n colours, none repeated: Tableau 10 for up to 10, else n hues evenly spaced around the circle,
-    alternately darker and lighter so that neighbours differ in lightness too."""
-    if n <= len(TABLEAU):
-        return TABLEAU[:n]
-    out = []
-    for i in range(n):
-        r, g, b = colorsys.hls_to_rgb(i / n, 0.42 if i % 2 else 0.62, 0.65)
-        out.append(f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}")
-    return out
-
-
 def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     """A Vega-Lite spec: each workload's median per x as a line, its runs as points to pick. The legend
     sits under the plot (the plot keeps the column's width) and picks a workload to bring forward.
