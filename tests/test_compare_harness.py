@@ -278,3 +278,24 @@ def test_markdown_and_text_show_the_harness_numbers(harness):
         for metric in ("pass_rate", "geomean_speedup", "compilation_latency", "compression_ratio", "speedup"):
             assert metric in shown
     assert "| mobilenetv2_100 [harness=performance] | compilation_latency | 42.72 | 31.61 |" in md
+
+
+def test_changes_lists_where_hud_flags_a_models_harness_numbers(harness, tmp_path):
+    """`iwh changes --metric harness` over two nightlies of repvgg_a2: the second failed its accuracy
+    check and could not run (speedup 0): a change point with both, by HUD's per-model flags, on the
+    numbers compare and HUD's summary take (one sample a night)."""
+    from inductor_warehouse.ingest.load import ingest_paths
+
+    _, root = harness
+    db = str(tmp_path / "w.duckdb")
+    assert ingest_paths([_nightlies(root, tmp_path / "nightly", _fail)], db).errors == 0
+    out = subprocess.run([*IWH, "--db", db, "changes", "--model", "repvgg_a2", "--series", "nightly", "--metric",
+                          "harness", "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    accuracy, performance = (_rows(next((root / "harness-timm" / "cpu-torch2.13" / kind / "repvgg_a2").glob("*.csv")))[0]
+                             for kind in ("accuracy", "performance"))
+    got = {r["detail"]: (r["before_value"], r["after_value"], r["before"], r["after"]) for r in rows}
+    assert got == {"accuracy: HUD regression": (accuracy["accuracy"], "fail_accuracy", "1", "2"),
+                   "speedup: HUD regression": (str(float(performance["speedup"])), "0.0", "1", "2")}
+    assert all(r["metric"] == "harness" and "suite=timm_models backend=inductor" in r["series"] for r in rows)

@@ -121,3 +121,48 @@ def test_changes_page_shows_phases_and_triton_configs(harness, monkeypatch):
     assert not at.exception
     changed = " ".join(frame_with(at, "series", "changed")["changed"])
     assert "compile_phase" in changed and "kernel_identity" in changed
+
+
+def test_trends_draws_a_suite_as_one_line_with_its_outliers(harness, monkeypatch):
+    """`?view=suite`: timm_models as one line a metric, the geomean over its workloads of each one's
+    median at a release (kernels counted here from the kernels table), with the workloads that moved
+    most against the suite listed."""
+    import json
+    import math
+
+    db, _ = harness
+    monkeypatch.setenv("IWH_DB", db)
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params.update({"view": "suite"})
+    at.run()
+    at.switch_page("sections/trends.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="trend_suite").value == "timm_models · cpu"
+    per_run = con_rows(db, """
+        SELECT r.compiler_version, w.workload, count(k.kernel_name) FILTER (WHERE k.generated)
+        FROM runs r JOIN run_workloads w USING (run_id) LEFT JOIN kernels k USING (run_id)
+        WHERE r.labels ->> 'suite' = 'timm_models' AND r.device = 'cpu'
+          AND r.run_id NOT IN (SELECT run_id FROM harness_holders)
+        GROUP BY ALL""")
+    by_point: dict = {}
+    for version, workload, kernels in per_run:
+        by_point.setdefault(version, {}).setdefault(workload, []).append(kernels)
+    want = {}
+    for version, workloads in by_point.items():
+        medians = [sorted(v)[len(v) // 2] if len(v) % 2 else (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2]) / 2
+                   for v in workloads.values()]
+        positive = [m for m in medians if m > 0]
+        want[version] = math.exp(sum(math.log(m) for m in positive) / len(positive))
+    charts = {json.loads(c.proto.spec)["encoding"]["y"]["title"]: c for c in at.get("vega_lite_chart")}
+    assert set(charts) == {"Generated kernels (geomean a workload)", "Fusion rate (geomean)",
+                           "Compile time, s (geomean a workload)"}
+    outliers = frame_with(at, "workload", "step", "suite_step", "outlier")
+    assert len(outliers) > 0 and (outliers["outlier"] > 0).all() and (outliers["outlier"].diff().dropna() <= 0).all()
+    from inductor_warehouse.store.api import Warehouse
+
+    with Warehouse(db + ".check") as wh:
+        got = {r["point"]: r["geomean"] for r in wh.query("dashboard/suite_trend").to_dicts()
+               if r["metric"] == "kernels" and r["suite"] == "timm_models" and r["device"] == "cpu"}
+    assert set(got) == set(want)
+    for version, value in want.items():
+        assert got[version] == pytest.approx(value, rel=1e-6), version

@@ -101,7 +101,8 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
 @click.command("changes", epilog="\b\nExamples:\n  iwh changes --model transformer\n"
                                  "  iwh changes --model mlp --series nightly --metric kernels --format csv\n"
                                  "  iwh changes --model deit_tiny --metric compile_phase --phase codegen\n"
-                                 "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config")
+                                 "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config\n"
+                                 "  iwh changes --model BertForMaskedLM --series nightly --metric harness")
 @click.option("--model", required=True, help="the model whose runs form the series")
 @click.option("--series", "series_label", metavar="LABEL",
               help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
@@ -133,7 +134,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
         report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys, phase, phase_ratio)
-    if not report.series:
+    if not report.series and not report.points:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")
     emit(changes_frame(report), fmt)

@@ -50,6 +50,52 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     ]}
 
 
+VIEWS = {"each workload": None, "a suite (geomean)": "suite"}
+SUITE_METRICS = {"kernels": "Generated kernels (geomean a workload)", "fusion_rate": "Fusion rate (geomean)",
+                 "compile_s": "Compile time, s (geomean a workload)"}
+OUTLIERS = 10  # workloads listed a metric: those that moved most against their suite
+
+
+def suite_view(axis: str) -> None:
+    """A suite as one line a metric: the geomean over its workloads at each point (dashboard/suite_trend),
+    and the workloads whose step from the point before is furthest from the suite's."""
+    rows = data.run("dashboard/suite_trend", axis="date" if axis == "date" else "compiler", **filters.current())
+    rows = rows.assign(series=[f"{s} · {data.shown(d, 'device unknown')}" for s, d in zip(rows["suite"], rows["device"],
+                                                                                        strict=True)])
+    suites = sorted(rows["series"].unique())
+    if not suites:
+        st.info("No run in view belongs to a suite: a run's suite is its `suite` label, or that of the benchmark "
+                "harness rows that measured it.")
+        data.show_sql("dashboard/suite_trend")
+        return
+    state.from_url("trend_suite", "suite", suites)
+    suite = st.selectbox("Suite", suites, key="trend_suite")
+    state.to_url("suite", suite)
+    rows = rows[rows["series"] == suite]
+    order = rows.drop_duplicates("point").sort_values("position")["point"].tolist()
+    x = {"field": "point", "type": "ordinal", "sort": order, "title": axis, "axis": {"labelAngle": 0, "labelOverlap": True}}
+    for metric, title in SUITE_METRICS.items():
+        line = rows[rows["metric"] == metric].drop_duplicates("point")[["point", "geomean", "workloads"]]
+        if line.empty:
+            st.caption(f"**{title}**: none in the runs of {data.plain(suite)}.")
+            continue
+        st.markdown(f"**{title}**: {data.plain(suite)}, {plural(int(line['workloads'].max()), 'workload')} at most a point")
+        st.vega_lite_chart(line, {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"},
+                                  "mark": {"type": "line", "point": True, "strokeWidth": 2.5},
+                                  "encoding": {"x": x, "y": {"field": "geomean", "type": "quantitative", "title": title,
+                                                             "scale": {"zero": False}},
+                                               "tooltip": [{"field": "point"}, {"field": "geomean", "format": ".4~f"},
+                                                           {"field": "workloads"}]}},
+                           width="stretch", key=f"suite_trend_{metric}")
+        moved = rows[(rows["metric"] == metric) & (rows["outlier"] > 0)].nlargest(OUTLIERS, "outlier")
+        if len(moved):
+            data.table(moved.assign(workload=[data.workload_name(w) for w in moved["workload"]])[
+                ["workload", "before", "point", "value", "step", "suite_step", "outlier"]])
+    st.caption("step: a workload's value over its value at the point before; suite_step: the geomean of its "
+               "workloads' steps; outlier: |ln(step / suite_step)|, the biggest first.")
+    data.show_sql("dashboard/suite_trend")
+
+
 st.title("Trends")
 st.caption("How do fusion rate, kernel count, compile failures, graph breaks and compile time of each workload "
            "move across compiler versions and dates? One line per workload; click a point to pick its run, "
@@ -69,6 +115,16 @@ with left:
     axis = st.segmented_control("Across", ["compiler version", "date"], default="compiler version",
                                 key="trend_axis") or "compiler version"
 state.to_url("axis", None if axis == "compiler version" else axis)
+if "trend_view" not in st.session_state and st.query_params.get("view") in VIEWS.values():
+    st.session_state["trend_view"] = next(k for k, v in VIEWS.items() if v == st.query_params["view"])
+with right:
+    view = st.segmented_control("Lines", list(VIEWS), default="each workload", key="trend_view",
+                                help="a suite of many models reads as one line: the geomean over its workloads, "
+                                     "with the workloads that moved most against it listed") or "each workload"
+state.to_url("view", VIEWS[view])
+if view == "a suite (geomean)":
+    suite_view(axis)
+    st.stop()
 versions = (points.sort_values("version_rank")["compiler_version"].dropna().unique().tolist())
 if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}

@@ -220,6 +220,24 @@ UNION ALL BY NAME
 SELECT * FROM harness_summary_of(point_key, runs, NULL, NULL)
 WHERE runs IS NOT NULL OR NOT list_contains(harness_point_keys(), coalesce(point_key, 'compiler'));
 
+-- HUD's flags of one model's metric from one point to the next (torchci's ModelPanel.tsx), used by
+-- harness/point_models and harness/model_changes: hud_accuracy_flag says 'regression' when an accuracy
+-- that passed (pass, pass_due_to_skip, eager_variation) fails, 'improvement' the other way round;
+-- hud_flag(lower_is_better, before, now, threshold) says 'regression' when the value got worse by more
+-- than threshold x before (a speedup that fell to 0: the model no longer runs), 'improvement' when it
+-- got better by as much; nothing when either side is missing or the one before is 0 (not run).
+CREATE OR REPLACE MACRO hud_accuracy_flag(before, now) AS
+    CASE WHEN before IN ('pass', 'pass_due_to_skip', 'eager_variation')
+              AND now NOT IN ('pass', 'pass_due_to_skip', 'eager_variation') THEN 'regression'
+         WHEN before NOT IN ('pass', 'pass_due_to_skip', 'eager_variation')
+              AND now IN ('pass', 'pass_due_to_skip', 'eager_variation') THEN 'improvement' END;
+
+CREATE OR REPLACE MACRO hud_flag(lower_is_better, before, now, threshold) AS
+    CASE WHEN coalesce(before, 0) = 0 OR now IS NULL OR now = before THEN NULL
+         WHEN now = 0 THEN CASE WHEN lower_is_better THEN NULL ELSE 'regression' END
+         WHEN (now - before) * CASE WHEN lower_is_better THEN 1 ELSE -1 END > threshold * before THEN 'regression'
+         WHEN (before - now) * CASE WHEN lower_is_better THEN 1 ELSE -1 END > threshold * before THEN 'improvement' END;
+
 -- harness_phase_times: the compilation-metrics CSVs long: seconds per dynamo_timed function, per
 -- model row (the names are the release's own: a name missing in a release is a row missing).
 CREATE OR REPLACE VIEW harness_phase_times AS

@@ -45,28 +45,15 @@ WITH series AS (
                       AND b.suite IS NOT DISTINCT FROM c.suite
 ), flagged AS (
     SELECT *,
-        CASE WHEN before_accuracy IN ('pass', 'pass_due_to_skip', 'eager_variation')
-                  AND accuracy NOT IN ('pass', 'pass_due_to_skip', 'eager_variation') THEN 'regression'
-             WHEN before_accuracy NOT IN ('pass', 'pass_due_to_skip', 'eager_variation')
-                  AND accuracy IN ('pass', 'pass_due_to_skip', 'eager_variation') THEN 'improvement' END AS accuracy_flag,
-        CASE WHEN coalesce(before_speedup, 0) = 0 OR speedup IS NULL OR speedup = before_speedup THEN NULL
-             WHEN speedup = 0 OR before_speedup - speedup > $relative * before_speedup THEN 'regression'
-             WHEN speedup - before_speedup > $relative * before_speedup THEN 'improvement' END AS speedup_flag,
-        CASE WHEN coalesce(before_compilation_latency, 0) = 0 OR coalesce(compilation_latency, 0) = 0 THEN NULL
-             WHEN compilation_latency - before_compilation_latency > $relative * before_compilation_latency THEN 'regression'
-             WHEN before_compilation_latency - compilation_latency > $relative * before_compilation_latency THEN 'improvement'
-             END AS compilation_latency_flag,
-        CASE WHEN coalesce(before_compression_ratio, 0) = 0 OR coalesce(compression_ratio, 0) = 0 THEN NULL
-             WHEN before_compression_ratio - compression_ratio > $relative * before_compression_ratio THEN 'regression'
-             WHEN compression_ratio - before_compression_ratio > $relative * before_compression_ratio THEN 'improvement'
-             WHEN compression_ratio < $compression THEN 'warning' END AS compression_ratio_flag,
-        CASE WHEN coalesce(before_abs_latency, 0) = 0 OR coalesce(abs_latency, 0) = 0 THEN NULL
-             WHEN abs_latency - before_abs_latency > $relative * before_abs_latency THEN 'regression'
-             WHEN before_abs_latency - abs_latency > $relative * before_abs_latency THEN 'improvement' END AS abs_latency_flag,
-        CASE WHEN coalesce(before_dynamo_peak_mem, 0) = 0 OR coalesce(dynamo_peak_mem, 0) = 0 THEN NULL
-             WHEN dynamo_peak_mem - before_dynamo_peak_mem > $memory * before_dynamo_peak_mem THEN 'regression'
-             WHEN before_dynamo_peak_mem - dynamo_peak_mem > $memory * before_dynamo_peak_mem THEN 'improvement'
-             END AS dynamo_peak_mem_flag
+        hud_accuracy_flag(before_accuracy, accuracy) AS accuracy_flag,
+        hud_flag(false, before_speedup, speedup, $relative) AS speedup_flag,
+        hud_flag(true, before_compilation_latency, nullif(compilation_latency, 0), $relative) AS compilation_latency_flag,
+        coalesce(hud_flag(false, before_compression_ratio, nullif(compression_ratio, 0), $relative),
+                 CASE WHEN before_compression_ratio > 0 AND compression_ratio > 0 AND compression_ratio < $compression
+                      THEN 'warning' END)
+            AS compression_ratio_flag,
+        hud_flag(true, before_abs_latency, nullif(abs_latency, 0), $relative) AS abs_latency_flag,
+        hud_flag(true, before_dynamo_peak_mem, nullif(dynamo_peak_mem, 0), $memory) AS dynamo_peak_mem_flag
     FROM paired
 )
 SELECT suite, point, before_point, backend, mode, dtype, device, variant, model, workload, batch_size,
