@@ -1,6 +1,7 @@
 """Render every dashboard page with streamlit.testing's AppTest on one warehouse and time it.
 
     python -m bench.dashboards WAREHOUSE REPEATS RUN_ID   (prints JSON; run.py starts it)
+    python -m bench.dashboards WAREHOUSE REPEATS - PAGE '{"param": "value"}'   (one page, opened at that URL)
 
 A process of its own per warehouse: Streamlit's caches and connections are per process. The query
 cache is cleared before each render, so every render runs its queries (a first visit), while the
@@ -19,7 +20,7 @@ APP = ROOT / "dashboards" / "app.py"
 PAGES = ("overview", "trends", "compare", "changes", "explorer", "graph_breaks", "compile_time", "sql_console")
 
 
-def render(page: str, run_id: str) -> tuple[float, list[str]]:
+def render(page: str, run_id: str, url: dict | None = None) -> tuple[float, list[str]]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -30,6 +31,7 @@ def render(page: str, run_id: str) -> tuple[float, list[str]]:
     at = AppTest.from_file(str(APP), default_timeout=600)
     if page == "explorer":
         at.session_state[RUN_KEY] = run_id
+    at.query_params.update(url or {})
     if page != "overview":
         at.switch_page(f"sections/{page}.py")  # opened by its URL: that page's script alone
     at.run()
@@ -38,13 +40,14 @@ def render(page: str, run_id: str) -> tuple[float, list[str]]:
 
 def main() -> None:
     db, repeats, run_id = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    pages, url = (sys.argv[4:5], json.loads(sys.argv[5])) if len(sys.argv) > 5 else (PAGES, {})
     os.environ["IWH_DB"] = db
     out = {}
     render("overview", run_id)  # imports, the connection, Streamlit's own start: not a page's cost
-    for page in PAGES:
+    for page in pages:
         times, errors = [], []
         for _ in range(repeats):
-            t, errors = render(page, run_id)
+            t, errors = render(page, run_id, url)
             times.append(t * 1000)
         out[page] = {"median_ms": median(times), "min_ms": min(times), "max_ms": max(times), "n": repeats,
                      "exceptions": errors}
