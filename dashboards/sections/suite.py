@@ -162,12 +162,13 @@ models = data.run("harness/point_models", key=point_key, point=at, suite=suite, 
 if isinstance(row["variant"], str):
     models = models[models["variant"] == row["variant"]]
 before = models["before_point"].dropna()
-flagged = models[models["flags"].str.len() > 0]
-regressed = models[models["flags"].str.split().map(lambda f: any(not x.startswith(("+", "!")) for x in f))]
+words = models["flags"].str.split()
+regressed = words.map(lambda f: any(not x.startswith(("+", "!")) for x in f))
+better = words.map(lambda f: any(x.startswith("+") for x in f)) & ~regressed
 st.caption(data.plain(
     f"{plural(len(models), 'model')} at {at}" + (f", against {before.iloc[0]}" if len(before) else ", the first point")
-    + f": {len(regressed)} flagged by HUD's rule (accuracy that stopped passing, speedup, compilation latency or "
-      f"compression ratio moved more than 5%, peak memory more than 20%), {len(flagged) - len(regressed)} better. "
+    + f": {int(regressed.sum())} flagged by HUD's rule (accuracy that stopped passing, speedup, compilation latency "
+      f"or compression ratio moved more than 5%, peak memory more than 20%), {int(better.sum())} only better. "
       "A link opens the compile the row measured in the Run explorer."))
 picked_models = [m for m in (filters.current()["models"] or "").split(",") if m]
 if picked_models:
@@ -178,7 +179,7 @@ table = pd.DataFrame({
     "model": models["model"], "flags": models["flags"],
     "accuracy": [moved(b, n) for b, n in zip(models["before_accuracy"], models["accuracy"], strict=True)],
     "speedup": [moved(b, n, 3) for b, n in zip(models["before_speedup"], models["speedup"], strict=True)],
-    "speedup_change": [None if pd.isna(b) or not b or pd.isna(n) else (n - b) / b
+    "speedup_change": [float("nan") if pd.isna(b) or not b or pd.isna(n) else (n - b) / b
                        for b, n in zip(models["before_speedup"], models["speedup"], strict=True)],
     "compilation_latency_s": [moved(b, n, 1) for b, n in zip(models["before_compilation_latency_s"],
                                                               models["compilation_latency_s"], strict=True)],

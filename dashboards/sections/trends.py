@@ -115,7 +115,7 @@ with left:
     axis = st.segmented_control("Across", ["compiler version", "date"], default="compiler version",
                                 key="trend_axis") or "compiler version"
 state.to_url("axis", None if axis == "compiler version" else axis)
-if "trend_view" not in st.session_state and st.query_params.get("view") in VIEWS.values():
+if "trend_view" not in st.session_state and st.query_params.get("view") in {v for v in VIEWS.values() if v}:
     st.session_state["trend_view"] = next(k for k, v in VIEWS.items() if v == st.query_params["view"])
 with right:
     view = st.segmented_control("Lines", list(VIEWS), default="each workload", key="trend_view",
