@@ -23,6 +23,10 @@ from inductor_warehouse.ingest.reading import Reader
 from inductor_warehouse.ingest.rows import Parsed, graph_row
 from inductor_warehouse.ingest.run_row import run_row
 
+# the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
+# artifact's `rocm/`, a team's `nightly/huggingface/`)
+HARNESS_FOLDERS = 3
+
 
 @dataclass
 class RunData:
@@ -108,7 +112,8 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     _spyre(by_kind.get("spyre", []), reader, take, facts)
     joins.sidecars(by_kind, reader, take, tables, facts.get("aoti_graphs", []) + trace_facts.get("aoti_graphs", []),
                    counters, facts)
-    _harness(run, by_kind.get("harness", []), reader, take, facts)
+    _harness(run, by_kind.get("harness", []), reader, take, facts,
+             {**(cli_labels or {}), **(man.facts.get("labels") or {})})
     for a in by_kind.get("triton_cache", []):
         if (data := reader.read(a)) is not None:
             take(triton_cache.parse_triton_metadata(data, a.path.parent.name), a)
@@ -179,8 +184,9 @@ def _spyre(arts: list[Artifact], reader: Reader, take, facts: dict) -> None:
                 facts.setdefault(k, parsed.facts[k])
 
 
-def _harness(run: Run, arts: list[Artifact], reader: Reader, take, facts: dict) -> None:
-    """The harness's CSVs, each with what the JSON records beside it say of its models."""
+def _harness(run: Run, arts: list[Artifact], reader: Reader, take, facts: dict, labels: dict) -> None:
+    """The harness's CSVs, each with what the JSON records beside it say of its models, the run's
+    labels and the names of the folders it lies in (the nearest three)."""
     sidecars: dict[str, dict] = {}
     for a in arts:
         if a.path.name.endswith(".json") and (text := reader.text(a)) is not None:
@@ -190,7 +196,8 @@ def _harness(run: Run, arts: list[Artifact], reader: Reader, take, facts: dict) 
     for a in arts:
         if not a.path.name.endswith(".csv") or (text := reader.text(a)) is None:
             continue
-        parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]))
+        parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]), labels,
+                                           tuple(p.name for p in list(a.path.parents)[:HARNESS_FOLDERS]))
         job = _spelled(run, a.path.parent)
         for row in parsed.rows.get("harness_results", ()):
             row["file"], row["job"] = run.rel(a), job

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
+from inductor_warehouse.ingest import archives
 from inductor_warehouse.ingest.discover import Discovery, Run, discover, group
 from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
 from inductor_warehouse.ingest.reading import CHUNK
@@ -51,9 +52,21 @@ def is_remote(path) -> bool:
 
 
 def discover_paths(paths: list) -> Discovery:
-    """Runs under local paths and s3:// URLs alike."""
-    local = [p for p in paths if not is_remote(p)]
+    """Runs under local paths, zip archives (ingest/archives.py: as CI's artifacts are downloaded)
+    and s3:// URLs alike."""
+    local = [p for p in paths if not is_remote(p) and not archives.is_archive(p)]
     found = discover(local) if local else Discovery([], Counter(), [])
+    zips = [Path(str(p)) for p in paths if not is_remote(p) and archives.is_archive(p)]
+    for folder in (Path(str(p)) for p in local if Path(str(p)).is_dir()):
+        inside = archives.archives_under(folder)
+        zips += inside
+        found.skipped["unrecognised file"] -= len(inside)  # read below, not skipped
+    found.skipped = +found.skipped
+    for archive in zips:
+        runs, skipped, missing = archives.discover_archive(archive)
+        found.runs.extend(runs)
+        found.skipped.update(skipped)
+        found.missing.extend(missing)
     for url in (str(p) for p in paths if is_remote(p)):
         runs, skipped, missing = _discover_s3(url)
         found.runs.extend(runs)
@@ -154,6 +167,10 @@ def fetched(run: Run) -> Iterator[Run]:
     objects in a temporary folder (same relative paths and mtimes), deleted when done."""
     if run.source is None:
         yield run
+        return
+    if archives.in_archive(run):
+        with archives.unpacked(run) as here:
+            yield here
         return
     tmp = Path(tempfile.mkdtemp(prefix="iwh-s3-"))
 
