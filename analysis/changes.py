@@ -30,8 +30,9 @@ from inductor_warehouse.analysis.selectors import Selector, select_runs, workloa
 IDENTITY = "kernel_identity"
 PHASE = "compile_phase"
 TRITON = "triton_config"
+HARNESS = "harness"  # the benchmark harness's numbers, by HUD's per-model flags (harness/model_changes)
 METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", *EVENTS)
-CHOICES = METRICS + (IDENTITY, PHASE, TRITON)
+CHOICES = METRICS + (IDENTITY, PHASE, TRITON, HARNESS)
 PHASE_RATIO, PHASE_MIN_SECONDS = 0.3, 0.05  # compile/phase_changes' defaults
 
 
@@ -97,7 +98,22 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
             before, after = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
             found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after)))
         points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found))
+    if HARNESS in metrics:
+        points += _harness_changes(con, model, series_label)
     return SeriesReport(model, series_label or "compiler version", series, points)
+
+
+def _harness_changes(con, model: str, series_label: str | None) -> list[ChangePoint]:
+    """The steps of the model's harness workloads (a series a suite, backend and workload, its points
+    releases or the label's values) where one of HUD's per-model flags fires (harness/model_changes:
+    each point's samples by the metric's one rule, as HUD's numbers and `iwh compare` take them)."""
+    steps: dict[tuple, ChangePoint] = {}
+    for r in run_query(con, "harness/model_changes", model=model, key=series_label):
+        key = (f"{r['workload']} [suite={r['suite']} backend={r['backend']}]", r["position"])
+        point = steps.setdefault(key, ChangePoint(key[0], r["position"], r["before_run"], r["after_run"],
+                                                  r["before_point"], r["point"]))
+        point.changes.append(Change(HARNESS, r["before"], r["after"], f"{r['metric']}: HUD {r['flag']}"))
+    return list(steps.values())
 
 
 def _series(con, model: str, series_label: str | None, keys: tuple[str, ...]) -> dict[str, list[dict]]:

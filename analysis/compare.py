@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.configs import config_diff, configs_of
-from inductor_warehouse.analysis.hud import HudRow, harness_numbers, hud_summary
+from inductor_warehouse.analysis.hud import HudRow, harness_numbers, harness_rows, harness_set_pairs, hud_summary
 from inductor_warehouse.analysis.metrics import ModelPair, SummaryRow, failures_of, judge_pair, summary
 from inductor_warehouse.analysis.pairing import paired_groups, workload_text
-from inductor_warehouse.analysis.selectors import Selector, parse_selector
+from inductor_warehouse.analysis.selectors import Selector, SelectorError, parse_selector
 from inductor_warehouse.analysis.words import plural
 
 # run columns that should agree between the sides unless the selectors compare them
@@ -44,7 +44,11 @@ class CompareResult:
 
     @property
     def regressions(self) -> list[tuple[str, str]]:
-        return [(p.key, m) for p in self.pairs for m in p.regressions]
+        """(workload, metric) of each regression: the workloads', then HUD's suite numbers' (a suite
+        and what it ran in, HUD's rule)."""
+        return [(p.key, m) for p in self.pairs for m in p.regressions] + [
+            (f"{r.suite} [{r.group}]" if r.group else str(r.suite), r.metric)
+            for r in self.hud if r.verdict == regress.REGRESSION]
 
     @property
     def models(self) -> int:
@@ -59,29 +63,45 @@ class CompareResult:
 
 def compare(con, base: str, head: str, model: str | None = None,
             rules: dict[str, regress.Rule] | None = None, pair_on: tuple[str, ...] | None = None) -> CompareResult:
-    """Compare the runs `base` selects with those `head` selects, workload by workload."""
+    """Compare the runs `base` selects with those `head` selects, workload by workload; the
+    benchmark harness's rows of runs that compiled nothing (a job's or a nightly's CSVs) pair as
+    workloads of their own (analysis/hud.py)."""
     rules = rules or regress.DEFAULT_RULES
     sel_b, sel_h = parse_selector(base), parse_selector(head)
     groups_b, groups_h, common, _, holders = paired_groups(con, sel_b, sel_h, model, pair_on)
-    failures = failures_of(con, [r for key in common for g in (groups_b, groups_h) for r in g[key]
-                               if r.get("failures")])
-    measured = harness_numbers(con, [r for key in common for g in (groups_b, groups_h) for r in g[key]])
+    compiled = [[r for key in common for r in groups[key]] for groups in (groups_b, groups_h)]
+    sides = [[r["run_id"] for r in runs] + [r["run_id"] for r in held] for runs, held in zip(compiled, holders, strict=True)]
+    rows = [harness_rows(con, ids) for ids in sides]
+    failures = failures_of(con, [r for side in compiled for r in side if r.get("failures")])
+    measured = harness_numbers(con, compiled[0] + compiled[1], rows[0] + rows[1])
     pairs = [judge_pair(key, groups_b[key], groups_h[key], rules, failures) for key in common]
-    result = CompareResult(
-        base=base, head=head, pairs=pairs,
-        base_only=sorted(workload_text(groups_b[k]) for k in set(groups_b) - set(groups_h)),
-        head_only=sorted(workload_text(groups_h[k]) for k in set(groups_h) - set(groups_b)),
-        summary=summary(pairs),
-    )
-    if measured:
-        result.hud = hud_summary(con, [r["run_id"] for k in common for r in groups_b[k]],
-                                 [r["run_id"] for k in common for r in groups_h[k]], rules, sel_b.keys | sel_h.keys)
-    configs = configs_of(con, [groups[p.workload] for p in pairs for groups in (groups_b, groups_h)])
-    result.warnings, result.notes = _warnings(pairs, groups_b, groups_h, sel_b, sel_h, configs)
-    if holders:
-        result.notes.append(f"left out: {plural(len(holders), 'run')} of benchmark-harness results alone, no compile "
-                            f"({', '.join(sorted({r['model'] or '(no model)' for r in holders}))}); "
-                            "`iwh query harness/hud_regression` compares their numbers")
+    base_only = sorted(workload_text(groups_b[k]) for k in set(groups_b) - set(groups_h))
+    head_only = sorted(workload_text(groups_h[k]) for k in set(groups_h) - set(groups_b))
+    # the rows of runs of harness results alone that no compiled workload of their side measured
+    free = [[row for row in side_rows if row["holder_run_id"] in {r["run_id"] for r in held}
+             and row["linked_run_id"] not in {r["run_id"] for r in runs}]
+            for side_rows, held, runs in zip(rows, holders, compiled, strict=True)]
+    if model is not None:
+        free = [[row for row in side if row["model"] == model] for side in free]
+        for sel, runs, rows_of in ((sel_b, compiled[0], free[0]), (sel_h, compiled[1], free[1])):
+            if not runs and not rows_of and not (groups_b if sel is sel_b else groups_h):
+                raise SelectorError(f"selector {sel.text!r} picks no run of model {model} and no harness result "
+                                    f"of it (`iwh runs` lists every run)")
+    sets_b, sets_h = harness_set_pairs(free[0], free[1], sel_b.keys | sel_h.keys)
+    for key in sorted(set(sets_b) & set(sets_h)):
+        pairs.append(judge_pair(key, sets_b[key], sets_h[key], rules, {}))
+    base_only += sorted(set(sets_b) - set(sets_h))
+    head_only += sorted(set(sets_h) - set(sets_b))
+    result = CompareResult(base=base, head=head, pairs=pairs, base_only=base_only, head_only=head_only,
+                           summary=summary(pairs))
+    if measured or (sets_b and sets_h):
+        result.hud = hud_summary(con, sides[0], sides[1], rules, sel_b.keys | sel_h.keys, model)
+    configs = configs_of(con, [groups[p.workload] for p in pairs if p.workload in common
+                               for groups in (groups_b, groups_h)])
+    result.warnings, result.notes = _warnings([p for p in pairs if p.workload in common], groups_b, groups_h,
+                                              sel_b, sel_h, configs)
+    if not pairs:
+        result.warnings.insert(0, "no model is present on both sides: nothing to compare")
     return result
 
 
@@ -90,8 +110,6 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
     """(warnings, notes): warnings where the sides differ in more than the compared variable; notes
     for what a release difference explains (config keys that exist on one side only)."""
     warnings, notes = [], []
-    if not pairs:
-        warnings.append("no model is present on both sides: nothing to compare")
     compared = sel_b.keys | sel_h.keys
     # a compiler build carries its CUDA and Triton versions with it
     expected = {"compiler_version", "cuda_version", "triton_version"} if "compiler" in compared else set()

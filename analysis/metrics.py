@@ -103,18 +103,19 @@ def failures_of(con, runs: list[dict]) -> dict[str, list[Failure]]:
 
 
 def _values(runs: list[dict], metric: str) -> list:
-    if metric == "accuracy":
-        return [str(r[metric]) for r in runs if r.get(metric) is not None]
-    return [float(r[metric]) for r in runs if r.get(metric) is not None]
+    """A side's samples of a metric: a value a run, or, for the harness's numbers, a value a harness
+    row that measured the run (a list on the run)."""
+    out = []
+    for r in runs:
+        v = r.get(metric)
+        if v is not None:
+            out.extend(v if isinstance(v, list) else [v])
+    return [str(v) for v in out] if metric == "accuracy" else [float(v) for v in out]
 
 
 def _shown_value(rule: regress.Rule, values: list):
-    """The value a side shows: its status (a text), the best of a measurement, else the lower median."""
-    if not values:
-        return None
-    if rule.status:
-        return regress.status(values)
-    return regress.best(rule, values) if rule.timing else regress.representative(values)
+    """The value a side shows, by its metric's one rule (regress.side_value)."""
+    return regress.side_value(rule, values)
 
 
 def judge_pair(workload: str, base: list[dict], head: list[dict], rules, failures: dict[str, list[Failure]]) -> ModelPair:

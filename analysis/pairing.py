@@ -6,31 +6,31 @@ from __future__ import annotations
 from collections import defaultdict
 
 from inductor_warehouse.analysis.selectors import Selector, SelectorError, nearest_values, select_runs, workload_labels
-from inductor_warehouse.analysis.words import model_key, plural
+from inductor_warehouse.analysis.words import model_key
 
 
 def paired_groups(con, sel_b: Selector, sel_h: Selector, model: str | None, pair_on: tuple[str, ...] | None):
     """The runs each selector picks, grouped by workload: (base groups, head groups, the workloads on
-    both sides, the labels the workloads are told apart by, the runs left out). A label both selectors
-    name is the compared variable, not part of the workload; runs both picked by id pair by model.
-    Runs of benchmark-harness results alone (compare/runs' harness_only) compiled nothing: they are
-    left out, and a selector that picks only such runs is an error."""
+    both sides, the labels the workloads are told apart by, each side's runs of harness results
+    alone). A label both selectors name is the compared variable, not part of the workload; runs both
+    picked by id pair by model. Runs of benchmark-harness results alone (compare/runs' harness_only)
+    compiled nothing: they are no workload here (analysis/hud.py pairs their rows)."""
     keys = tuple(pair_on) if pair_on is not None else workload_labels(con)
     if "run" in sel_b.params and "run" in sel_h.params:
         keys = ()
     both = set(sel_b.labels) & set(sel_h.labels) | ({"device"} & set(sel_b.params) & set(sel_h.params))
     keys = tuple(k for k in keys if k not in both)
     runs_b, runs_h = select_runs(con, sel_b, model, keys), select_runs(con, sel_h, model, keys)
-    for sel, runs in ((sel_b, runs_b), (sel_h, runs_h)):
-        if not runs:
+    # a run of harness results alone is named after its job, not the models its rows measured: with
+    # --model it is picked whatever its name, and its rows of that model compared
+    held = [select_runs(con, sel, None, keys) if model is not None else runs
+            for sel, runs in ((sel_b, runs_b), (sel_h, runs_h))]
+    holders = tuple([r for r in side if r["harness_only"]] for side in held)
+    runs_b, runs_h = [r for r in runs_b if not r["harness_only"]], [r for r in runs_h if not r["harness_only"]]
+    for sel, runs, side in ((sel_b, runs_b, holders[0]), (sel_h, runs_h, holders[1])):
+        if not runs and not side:
             raise SelectorError(f"selector {sel.text!r} picks no runs" + (f" of model {model}" if model else "")
                                 + "; " + nearest_values(con, sel, model) + " (`iwh runs` lists every run)")
-        if all(r["harness_only"] for r in runs):
-            raise SelectorError(f"selector {sel.text!r} picks only runs of benchmark-harness results, which compiled "
-                                f"nothing ({plural(len(runs), 'run')}); compare their numbers with "
-                                "`iwh query harness/hud_regression -p base=... -p head=...`")
-    holders = [r for r in runs_b + runs_h if r["harness_only"]]
-    runs_b, runs_h = [r for r in runs_b if not r["harness_only"]], [r for r in runs_h if not r["harness_only"]]
     dims = _shown_labels(runs_b + runs_h, keys)
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     common = sorted(set(groups_b) & set(groups_h), key=lambda w: _sort_key(groups_b[w]))

@@ -132,6 +132,21 @@ def _judge_status(rule: Rule, base: list[str], head: list[str]) -> tuple[str, st
     return (IMPROVEMENT if h_ok else REGRESSION), "exact"
 
 
+def side_value(rule: Rule, values: list):
+    """The one value a side's samples of a metric make, by the metric's rule, wherever it is shown
+    (`iwh compare`, the HUD numbers of views/61_harness.sql's harness_models, `iwh changes`, the
+    pages): a status is the worst of N (status); a measured time the min of N; a measured ratio the
+    median of N (the lower median, an observed value), 0 when any sample is 0 where 0 says the
+    measurement failed (the harness's speedup); anything else the lower median."""
+    if not values:
+        return None
+    if rule.status:
+        return status(values)
+    if rule.zero_fails and 0 in values:
+        return 0.0
+    return best(rule, values) if rule.timing else representative(values)
+
+
 def status(values: list[str]) -> str:
     """The status shown for a side: its first failing one (by name), else its first passing one."""
     failing = sorted(v for v in values if v not in PASSING_ACCURACY)

@@ -176,8 +176,8 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
         parts += [h("compile failures of a cause one side lacks (new: a regression)"), show(failures)]
     parts += [h("summary (workloads on both sides; geomean of head/base)"), show(summary_frame(result))]
     if result.hud:
-        parts += [h("benchmark harness: HUD's suite numbers of the compared runs (HUD's rule, one point a side: "
-                    "reported; the workloads' accuracy, speedup and compilation latency gate)"), show(hud_frame(result))]
+        parts += [h("benchmark harness: HUD's suite numbers of the compared runs (each workload's samples by its "
+                    "metric's one rule, then HUD's rule, one point a side; gated)"), show(hud_frame(result))]
     parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))

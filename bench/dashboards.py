@@ -1,6 +1,7 @@
 """Render every dashboard page with streamlit.testing's AppTest on one warehouse and time it.
 
     python -m bench.dashboards WAREHOUSE REPEATS RUN_ID   (prints JSON; run.py starts it)
+    python -m bench.dashboards WAREHOUSE REPEATS - PAGE '{"param": "value"}'   (one page, opened at that URL)
 
 A process of its own per warehouse: Streamlit's caches and connections are per process. The query
 cache is cleared before each render, so every render runs its queries (a first visit), while the
@@ -40,7 +41,7 @@ def largest_graph(db: str) -> dict:
     return {"run": run_id, "graph": graph_id, "kernel": kernel, "tab": "Provenance"}
 
 
-def render(page: str, run_id: str, viewer: dict | None = None) -> tuple[float, list[str]]:
+def render(page: str, run_id: str, url: dict | None = None) -> tuple[float, list[str]]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
@@ -51,9 +52,8 @@ def render(page: str, run_id: str, viewer: dict | None = None) -> tuple[float, l
     at = AppTest.from_file(str(APP), default_timeout=600)
     if page == "explorer":
         at.session_state[RUN_KEY] = run_id
-    if page == "provenance":
-        for k, v in (viewer or {}).items():
-            at.query_params[k] = v
+    at.query_params.update(url or {})
+    if page == "provenance":  # the explorer, opened by its URL on the viewer
         at.switch_page("sections/explorer.py")
     elif page != "overview":
         at.switch_page(f"sections/{page}.py")  # opened by its URL: that page's script alone
@@ -63,15 +63,16 @@ def render(page: str, run_id: str, viewer: dict | None = None) -> tuple[float, l
 
 def main() -> None:
     db, repeats, run_id = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    pages, url = (sys.argv[4:5], json.loads(sys.argv[5])) if len(sys.argv) > 5 else (PAGES, {})
     os.environ["IWH_DB"] = db
     out = {}
     render("overview", run_id)  # imports, the connection, Streamlit's own start: not a page's cost
-    viewer = largest_graph(db)
-    out["provenance_graph"] = viewer
-    for page in PAGES:
+    if "provenance" in pages:
+        out["provenance_graph"] = largest_graph(db)
+    for page in pages:
         times, errors = [], []
         for _ in range(repeats):
-            t, errors = render(page, run_id, viewer)
+            t, errors = render(page, run_id, out["provenance_graph"] if page == "provenance" else url)
             times.append(t * 1000)
         out[page] = {"median_ms": median(times), "min_ms": min(times), "max_ms": max(times), "n": repeats,
                      "exceptions": errors}

@@ -54,6 +54,10 @@ def report(res: dict, only=None) -> str:
         out.append(lake_report(res["lake"]))
     if "backfill" in res:
         out.append(_backfill(res["backfill"]))
+    if "nightlies" in res:
+        from bench.year import report as year_report
+
+        out.append(year_report(res["nightlies"]))
     out.append("\nTargets\n" + table(["target", "measured", ""], _targets(res)))
     return "\n".join(out)
 
@@ -132,6 +136,10 @@ def _targets(res: dict) -> list[list]:
         from bench.lake import targets as lake_targets
 
         rows.extend(lake_targets(res["lake"]))
+    if "nightlies" in res:
+        from bench.year import targets as year_targets
+
+        rows.extend(year_targets(res["nightlies"]))
     return rows
 
 

@@ -12,6 +12,9 @@ dashboards (every page under AppTest), growth (ingest into warehouses of each si
 compare, dashboards and growth run on warehouses of --sizes runs, built from the corpus in SQL.
 What needs ../shared/corpus is skipped with a message when it is absent.
 backfill: the GPU archive through Ray tasks and from an S3 prefix, beside local processes (bench/backfill.py).
+nightlies: a year of a benchmark suite's nightlies (365 x 180 models x 3 suites x 2 modes of harness rows,
+compiles beside a sample): harness queries, the Benchmark suite page, `iwh compare` of two nights
+(bench/year.py); it needs no corpus.
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ import duckdb
 
 from bench import backfill as backfill_bench
 from bench import corpus, scale
+from bench import year as year_bench
 from bench import ingest as ingest_bench
 from bench import queries as query_bench
 from bench.measure import OUT, ROOT, byte_compile, load_average, run
 
-SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake", "backfill")
+SECTIONS = ("ingest", "reingest", "trace", "queries", "compare", "dashboards", "growth", "lake", "backfill", "nightlies")
 WAREHOUSE_SECTIONS = {"queries", "compare", "dashboards", "growth"}
 
 
@@ -110,6 +114,24 @@ def sized_sections(results: dict, only: list[str], n: int, db: str, args, log) -
         results.setdefault("growth", {})[key] = growth(Path(db))
 
 
+def ingest_sections(results: dict, only: list[str], args, log) -> None:
+    """The sections that ingest the corpus: ingest, reingest, trace, backfill."""
+    if "ingest" in only:
+        log(f"ingest: 67 GPU runs, --jobs 1 and 2, {args.repeats} times each ...")
+        results["ingest"] = ingest_bench.full_ingest(args.repeats)
+    if "reingest" in only:
+        log("reingest: the unchanged corpus ...")
+        results["reingest"] = ingest_bench.reingest(max(5, args.repeats))
+    if "trace" in only:
+        log(f"trace: 67 TORCH_TRACE logs, iwh --jobs 2 vs tlparse (HTML and -p), {args.repeats} rounds ...")
+        results["trace"] = ingest_bench.trace_only(args.repeats)
+    if "backfill" in only:
+        why = backfill_bench.missing()
+        log(f"backfill: skipped, {why}" if why else f"backfill: local, Ray and S3 ingests, {args.repeats} rounds ...")
+        if not why:
+            results["backfill"] = backfill_bench.backfill(args.repeats, log)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}")
@@ -117,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="repeats of each ingest measurement")
     ap.add_argument("--query-repeats", type=int, default=5, help="timed runs of each query (after one warm-up)")
     ap.add_argument("--page-repeats", type=int, default=3, help="renders of each dashboard page")
+    ap.add_argument("--days", type=int, default=365, help="nightlies: nights of the year")
+    ap.add_argument("--models", type=int, default=180, help="nightlies: models a suite")
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = set(only) - set(SECTIONS)
@@ -134,27 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     corpus.WORK.mkdir(parents=True, exist_ok=True)
     byte_compile()
+    if "nightlies" in only:  # made here, of the fixtures: no corpus needed
+        results["nightlies"] = year_bench.nightlies(args.days, args.models, args.query_repeats, args.page_repeats, log)
     try:
-        corpus.gpu_runs()
-        corpus.cpu_runs()
+        if set(only) - {"nightlies"}:
+            corpus.gpu_runs()
+            corpus.cpu_runs()
     except corpus.Missing as e:
-        log(f"skipped every section: {e}. The benchmark needs ../shared/corpus.")
-        return 0
+        log(f"skipped every other section: {e}. The benchmark needs ../shared/corpus.")
+        only = [s for s in only if s == "nightlies"]
 
-    if "ingest" in only:
-        log(f"ingest: 67 GPU runs, --jobs 1 and 2, {args.repeats} times each ...")
-        results["ingest"] = ingest_bench.full_ingest(args.repeats)
-    if "reingest" in only:
-        log("reingest: the unchanged corpus ...")
-        results["reingest"] = ingest_bench.reingest(max(5, args.repeats))
-    if "trace" in only:
-        log(f"trace: 67 TORCH_TRACE logs, iwh --jobs 2 vs tlparse (HTML and -p), {args.repeats} rounds ...")
-        results["trace"] = ingest_bench.trace_only(args.repeats)
-    if "backfill" in only:
-        why = backfill_bench.missing()
-        log(f"backfill: skipped, {why}" if why else f"backfill: local, Ray and S3 ingests, {args.repeats} rounds ...")
-        if not why:
-            results["backfill"] = backfill_bench.backfill(args.repeats, log)
+    ingest_sections(results, only, args, log)
 
     if WAREHOUSE_SECTIONS & set(only):
         built = warehouses(sizes, log)

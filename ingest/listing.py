@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 import stat
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 SNIFF_BYTES = 8192
@@ -104,3 +104,17 @@ class Run:
 
     def rel(self, a: Artifact) -> str:
         return a.path.relative_to(self.base or self.folder).as_posix()
+
+
+def under(folder: Path, path: PurePath) -> Path:
+    """An absolute path of a run elsewhere (`/bucket/key`, `/archive.zip/member`) below `folder`."""
+    return folder.joinpath(*path.parts[1:])
+
+
+def relocated(run: Run, folder: Path) -> Run:
+    """The run with every path of it below `folder`: its copy on this machine's disk."""
+    def move(p: PurePath | None) -> Path | None:
+        return None if p is None else under(folder, p)
+
+    return replace(run, root=under(folder, run.root), base=move(run.base), manifest=move(run.manifest),
+                   artifacts=[replace(a, path=under(folder, a.path)) for a in run.artifacts])

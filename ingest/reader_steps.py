@@ -14,6 +14,10 @@ from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
 from inductor_warehouse.ingest.rows import Parsed, graph_row
 
+# the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
+# artifact's `rocm/`, a team's `nightly/huggingface/`)
+HARNESS_FOLDERS = 3
+
 
 
 def read_each(parse: Callable[[bytes], Parsed]) -> Callable[[Assembly, list[Artifact]], None]:
@@ -100,8 +104,10 @@ def read_spyre_folders(ctx: Assembly, arts: list[Artifact]) -> None:
 
 
 def read_harness(ctx: Assembly, arts: list[Artifact]) -> None:
-    """The harness's CSVs, each with what the JSON records beside it say of its models."""
+    """The harness's CSVs, each with what the JSON records beside it say of its models, the run's
+    labels and the names of the folders it lies in (the nearest HARNESS_FOLDERS)."""
     run, reader = ctx.run, ctx.reader
+    labels = {**ctx.cli_labels, **(ctx.manifest.get("labels") or {})}
     sidecars: dict[str, dict] = {}
     for a in arts:
         if a.path.name.endswith(".json") and (text := reader.text(a)) is not None:
@@ -111,7 +117,8 @@ def read_harness(ctx: Assembly, arts: list[Artifact]) -> None:
     for a in arts:
         if not a.path.name.endswith(".csv") or (text := reader.text(a)) is None:
             continue
-        parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]))
+        parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]), labels,
+                                           tuple(p.name for p in list(a.path.parents)[:HARNESS_FOLDERS]))
         job = _spelled(run, a.path.parent)
         for row in parsed.rows.get("harness_results", ()):
             row["file"], row["job"] = run.rel(a), job

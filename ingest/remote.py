@@ -16,7 +16,6 @@ imported only when an s3:// path is given, so `iwh` starts as fast without it.
 
 from __future__ import annotations
 
-from typing import overload
 
 import hashlib
 import os
@@ -26,11 +25,11 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
+from inductor_warehouse.ingest import archives
 from inductor_warehouse.ingest.discover import Discovery, discover, group
-from inductor_warehouse.ingest.listing import Run
+from inductor_warehouse.ingest.listing import Run, relocated, under
 from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
 from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.store.extensions import s3_endpoint, s3_region
@@ -54,9 +53,21 @@ def is_remote(path) -> bool:
 
 
 def discover_anywhere(paths: list) -> Discovery:
-    """Runs under local paths and s3:// URLs alike."""
-    local = [p for p in paths if not is_remote(p)]
+    """Runs under local paths, zip archives (ingest/archives.py: as CI's artifacts are downloaded)
+    and s3:// URLs alike."""
+    local = [p for p in paths if not is_remote(p) and not archives.is_archive(p)]
     found = discover(local) if local else Discovery([], Counter(), [])
+    zips = [Path(str(p)) for p in paths if not is_remote(p) and archives.is_archive(p)]
+    for folder in (Path(str(p)) for p in local if Path(str(p)).is_dir()):
+        inside = archives.archives_under(folder)
+        zips += inside
+        found.skipped["unrecognised file"] -= len(inside)  # read below, not skipped
+    found.skipped = +found.skipped
+    for archive in zips:
+        runs, skipped, missing = archives.discover_archive(archive)
+        found.runs.extend(runs)
+        found.skipped.update(skipped)
+        found.missing.extend(missing)
     for url in (str(p) for p in paths if is_remote(p)):
         runs, skipped, missing = _discover_s3(url)
         found.runs.extend(runs)
@@ -158,21 +169,18 @@ def fetched(run: Run) -> Iterator[Run]:
     if run.source is None:
         yield run
         return
+    if archives.in_archive(run):
+        with archives.unpacked(run) as here:
+            yield here
+        return
     tmp = Path(tempfile.mkdtemp(prefix="iwh-s3-"))
 
-    @overload
-    def local(p: PurePath) -> Path: ...
-    @overload
-    def local(p: None) -> None: ...
-    def local(p: PurePath | None) -> Path | None:
-        return None if p is None else tmp.joinpath(*p.parts[1:])
 
     try:
         client()  # made once, before the threads share it
         with ThreadPoolExecutor(THREADS) as pool:
-            list(pool.map(lambda a: _download(a, local(a.path)), run.artifacts))
-        yield replace(run, root=local(run.root), base=local(run.base), manifest=local(run.manifest),
-                      artifacts=[replace(a, path=local(a.path)) for a in run.artifacts])
+            list(pool.map(lambda a: _download(a, under(tmp, a.path)), run.artifacts))
+        yield relocated(run, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

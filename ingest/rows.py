@@ -257,6 +257,7 @@ HarnessResultRow = TypedDict("HarnessResultRow", {
     "calls_captured": Int, "unique_graphs": Int, "graph_breaks": Int, "unique_graph_breaks": Int,
     "autograd_captures": Int, "autograd_compiles": Int, "cudagraph_skips": Int, "fallbacks_to_eager": Int,
     "columns": Json,
+    "workload": Str,  # the loader's, as it writes the row (store/rollups.fill_harness_workloads)
 }, total=False)
 TritonKernelRow = TypedDict("TritonKernelRow", {
     "compile_id": Str, "kernel_name": Str, "source": Str, "cache_key": Str, "num_warps": Int, "num_stages": Int,

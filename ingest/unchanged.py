@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from inductor_warehouse.ingest.reading import file_hash
 from inductor_warehouse.ingest.listing import Run
+from inductor_warehouse.ingest.archives import in_archive, member_hash
 from inductor_warehouse.ingest.remote import object_hash
 
 
@@ -34,7 +35,7 @@ def changed(con, runs: list[Run]) -> tuple[list[Run], list[tuple[float, str, str
         if before is None or set(before) != set(now) or any(before[p][0] != a.size for p, a in now.items()):
             out.append(r)
         elif any(before[p][1] != a.mtime for p, a in now.items()):
-            digest = file_hash if r.source is None else object_hash
+            digest = file_hash if r.source is None else member_hash if in_archive(r) else object_hash
             if all(a.kind == "empty_graph_folder" or before[p][2] == digest(a.path) for p, a in now.items()):
                 touched.extend((a.mtime, before[p][3], p) for p, a in now.items())
             else:

@@ -17,7 +17,7 @@ from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 from inductor_warehouse.store.connection import transaction
 from inductor_warehouse.store.errors import classify, first_line, write_failure
-from inductor_warehouse.store.rollups import fill_rollups
+from inductor_warehouse.store.rollups import fill_harness_points, fill_harness_workloads, fill_rollups
 from inductor_warehouse.store.writer import Writer
 
 # run keys a DELETE names in one IN list: up to DuckDB's dynamic_or_filter_threshold (50) a list of
@@ -95,6 +95,8 @@ def write(con, batch: list[Loaded]) -> None:
                        WHERE kernels.run_key = g.run_key AND kernels.graph_id = g.graph_id AND g.cache_state IS NOT NULL
                          AND g.run_key BETWEEN ? AND ? AND kernels.run_key BETWEEN ? AND ?""", batch_keys * 2)
         fill_rollups(con, run_ids)
+        fill_harness_workloads(con, (first + 1, first + len(batch)))
+        fill_harness_points(con, run_ids + old)
         for table, texts in shared.items():
             if texts:
                 # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)

@@ -220,6 +220,69 @@ CREATE TABLE guards(
     run_key BIGINT
 );
 
+CREATE TABLE harness_point_runs(
+    point_key VARCHAR,
+    point VARCHAR,
+    run_id VARCHAR
+);
+
+CREATE TABLE harness_point_summaries(
+    point_key VARCHAR,
+    suite VARCHAR,
+    point VARCHAR,
+    "mode" VARCHAR,
+    dtype VARCHAR,
+    backend VARCHAR,
+    device VARCHAR,
+    variant VARCHAR,
+    compiler_version VARCHAR,
+    workloads BIGINT,
+    passed_workloads BIGINT,
+    pass_rate DOUBLE,
+    geomean_speedup DOUBLE,
+    compilation_latency DOUBLE,
+    compression_ratio DOUBLE,
+    dynamo_peak_mem DOUBLE,
+    geomean_speedup_all DOUBLE,
+    accuracy_checked BOOLEAN,
+    workloads_without_accuracy BIGINT,
+    workloads_without_performance BIGINT
+);
+
+CREATE TABLE harness_records(
+    point_key VARCHAR,
+    suite VARCHAR,
+    point VARCHAR,
+    compiler_version VARCHAR,
+    "mode" VARCHAR,
+    dtype VARCHAR,
+    backend VARCHAR,
+    device VARCHAR,
+    variant VARCHAR,
+    model VARCHAR,
+    workload VARCHAR,
+    batch_size BIGINT,
+    accuracy VARCHAR,
+    speedup DOUBLE,
+    abs_latency DOUBLE,
+    compilation_latency DOUBLE,
+    compression_ratio DOUBLE,
+    eager_peak_mem DOUBLE,
+    dynamo_peak_mem DOUBLE,
+    graph_breaks BIGINT,
+    unique_graph_breaks BIGINT,
+    calls_captured BIGINT,
+    unique_graphs BIGINT,
+    fallbacks_to_eager BIGINT,
+    passed BOOLEAN,
+    accuracy_passed BOOLEAN,
+    performance_samples BIGINT,
+    accuracy_samples BIGINT,
+    performance_run_id VARCHAR,
+    accuracy_run_id VARCHAR,
+    run_ids VARCHAR[]
+);
+
 CREATE TABLE harness_results(
     run_id VARCHAR NOT NULL,
     run_key BIGINT,
@@ -253,7 +316,8 @@ CREATE TABLE harness_results(
     autograd_compiles BIGINT,
     cudagraph_skips BIGINT,
     fallbacks_to_eager BIGINT,
-    "columns" JSON
+    "columns" JSON,
+    workload VARCHAR
 );
 
 CREATE TABLE inductor_configs(

@@ -26,10 +26,13 @@ FACT_TABLES = (
     # no parser's: the loader sums a run's rows into these as it writes them (store/rollups.py)
     "run_rollups", "run_tallies",
 )
+# no run's rows: HUD's records and suite numbers of each point, kept by the loader as it writes
+# (store/rollups.py: fill_harness_points), made again for the points a written run touches
+POINT_TABLES = ("harness_records", "harness_point_summaries", "harness_point_runs")
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
 SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),
                 "inductor_configs": ("config_hash", "text"), "graph_sources": ("text_hash", "text")}
-TABLES = ("runs", *FACT_TABLES, *SHARED_TEXTS)
+TABLES = ("runs", *FACT_TABLES, *POINT_TABLES, *SHARED_TEXTS)
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"

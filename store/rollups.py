@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import duckdb
 
-from inductor_warehouse.store.connection import transaction
+from inductor_warehouse.store.connection import one_row, transaction
 
 
 def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
@@ -25,8 +25,51 @@ def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
                 [run_ids])
 
 
+def fill_harness_workloads(con: duckdb.DuckDBPyConnection, keys: tuple[int, int] | None = None) -> None:
+    """Each benchmark harness row's workload (views/61_harness.sql: harness_row_workload), kept with
+    it: for the runs of keys first..last (a batch's), or for every row without one (rows written
+    before migration 0034); inside the caller's transaction."""
+    where = "h.run_key BETWEEN ? AND ?" if keys else "h.workload IS NULL"
+    con.execute(f"""UPDATE harness_results h
+                    SET workload = harness_row_workload(h.model, coalesce(h.device, r.device),
+                                                        coalesce(h.mode, r.labels ->> 'mode'),
+                                                        coalesce(h.dtype, r.labels ->> 'dtype'), r.labels)
+                    FROM runs r WHERE r.run_id = h.run_id AND {where}""", list(keys or ()))
+
+
+def fill_harness_points(con: duckdb.DuckDBPyConnection, touched: list[str] | None = None) -> None:
+    """HUD's records and suite numbers kept for each point of harness_point_keys() (harness_records,
+    harness_point_summaries, harness_point_runs: views/61_harness.sql), made again for the points
+    whose harness rows the `touched` runs hold or measured (written, or replaced: the kept points
+    name them), or for every point (None); inside the caller's transaction. A NULL point is spelled
+    chr(0) here, as the macros' `points` spell it."""
+    for (key,) in con.execute("SELECT unnest(harness_point_keys())").fetchall():
+        points = None if touched is None else [p for (p,) in con.execute("""
+            SELECT DISTINCT coalesce(CASE WHEN $key = 'compiler' THEN h.compiler_version ELSE r.labels ->> $key END, chr(0))
+            FROM harness_rows h JOIN runs r USING (run_id)
+            WHERE h.kind IN ('performance', 'accuracy')
+              AND (h.run_id IN (SELECT unnest($touched)) OR h.linked_run_id IN (SELECT unnest($touched)))
+            UNION
+            SELECT coalesce(point, chr(0)) FROM harness_point_runs
+            WHERE point_key = $key AND run_id IN (SELECT unnest($touched))""", {"key": key, "touched": touched}).fetchall()]
+        if points == []:
+            continue
+        for table in ("harness_records", "harness_point_summaries", "harness_point_runs"):
+            con.execute(f"DELETE FROM {table} WHERE point_key = $key AND ($points IS NULL "
+                        "OR list_contains($points, coalesce(point, chr(0))))", {"key": key, "points": points})
+        con.execute("INSERT INTO harness_records BY NAME SELECT ? AS point_key, * FROM harness_models_of(?, NULL, ?, NULL)",
+                    [key, key, points])
+        con.execute("INSERT INTO harness_point_summaries BY NAME SELECT ? AS point_key, * "
+                    "FROM harness_summary_of(?, NULL, ?, NULL)", [key, key, points])
+        con.execute("""INSERT INTO harness_point_runs
+                       SELECT DISTINCT point_key, point, unnest(run_ids) FROM harness_records
+                       WHERE point_key = $key AND ($points IS NULL OR list_contains($points, coalesce(point, chr(0))))""",
+                    {"key": key, "points": points})
+
+
 def fill_missing(con: duckdb.DuckDBPyConnection) -> None:
-    """Rollups for every run without one, in a transaction of their own."""
+    """Rollups for every run without one, in a transaction of their own; and the workload of every
+    harness row without one."""
     missing = [r for (r,) in con.execute(
         "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]
     if missing:
@@ -34,4 +77,11 @@ def fill_missing(con: duckdb.DuckDBPyConnection) -> None:
             # a migration that drops rollups to have them made again leaves the runs' tallies
             con.execute("DELETE FROM run_tallies WHERE run_id IN (SELECT unnest(?))", [missing])
             fill_rollups(con, missing)
+    if one_row(con, "SELECT count(*) FROM harness_results WHERE workload IS NULL")[0]:
+        with transaction(con):
+            fill_harness_workloads(con)
+    kept = one_row(con, "SELECT count(*) FROM harness_records")[0]
+    if not kept and one_row(con, "SELECT count(*) FROM harness_results WHERE kind IN ('performance', 'accuracy')")[0]:
+        with transaction(con):  # a warehouse written before migration 0034
+            fill_harness_points(con)
 

@@ -345,37 +345,59 @@ def test_trends_is_readable_at_1280_px(warehouse, server, browser):
         tab.close()
 
 
-def test_suite_page_at_1280_px_drills_from_a_model_to_its_run(harness_warehouse, harness_server, browser):
-    """At a laptop's 1280 px, from the URL's state (the two releases): the per-model table's first row
-    picked opens its performance run in the Run explorer, with that run's kernels; the first model at
-    2.14.1 is deit_tiny (the rows are by workload)."""
+def test_suite_page_at_1280_px_charts_hud_and_a_click_opens_a_points_models(harness_warehouse, harness_server,
+                                                                             browser):
+    """At a laptop's 1280 px: HUD's four charts, two a row, each plot at least 35% of the main column
+    wide (a half column less its axis) with its legend under it; a click on a point (2.14.1 of
+    inductor's line) brings that point's models, each against 2.13, with HUD's flags and links to the
+    compiles in the Run explorer."""
     run_id = one(harness_warehouse, "SELECT run_id FROM runs WHERE source_path LIKE "
                                     "'%/cpu-torch2.14.1/performance/deit_tiny_patch16_224.fb_in1k'")
-    kernels = one(harness_warehouse, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [run_id])
-    tab = browser.new_page(viewport={"width": 1280, "height": 2800})
+    tab = browser.new_page(viewport={"width": 1280, "height": 2400})
     problems = watch(tab)
     try:
-        tab.goto(f"{harness_server}/suite?base=2.13.0%2Bcpu&head=2.14.1%2Bcu130")
-        tab.wait_for_selector('[data-testid="stMainBlockContainer"] h1', timeout=60_000)
-        tab.get_by_text("Per model", exact=True).wait_for(timeout=60_000)
+        tab.goto(f"{harness_server}/suite")
+        tab.wait_for_selector('[data-testid="stVegaLiteChart"] svg', timeout=60_000)
         tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
         tab.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"]')", timeout=60_000)
         tab.wait_for_timeout(500)
         assert tab.locator('[data-testid="stException"]').count() == 0
+        main = tab.locator('[data-testid="stMainBlockContainer"]').bounding_box()
+        charts = tab.locator('[data-testid="stVegaLiteChart"]').all()
+        assert len(charts) == 4
+        titles = [c.locator("g.role-title text").first.text_content() for c in charts]
+        assert titles == ["Pass rate", "Geomean speedup (x)", "Mean compilation latency (s)",
+                          "Peak memory compression ratio (x)"]
+        boxes = []
+        for chart in charts:
+            plot = chart.locator("svg g.role-frame.root > g > path.background").first.bounding_box()
+            assert plot["width"] >= main["width"] * 0.35 and plot["height"] >= 150, (plot, main)
+            legend = chart.locator('g[aria-roledescription="legend"]').bounding_box()
+            assert legend["y"] >= plot["y"] + plot["height"]
+            boxes.append(plot)
+        # two a row (a few pixels apart where one chart's axis labels are taller)
+        assert abs(boxes[0]["y"] - boxes[1]["y"]) < 10 and abs(boxes[2]["y"] - boxes[3]["y"]) < 10
+        assert boxes[2]["y"] > boxes[0]["y"] + boxes[0]["height"]
         SHOTS.mkdir(exist_ok=True)
         tab.screenshot(path=str(SHOTS / "suite_1280.png"), full_page=True)
-        models = tab.locator('[data-testid="stDataFrame"]').last
-        main = tab.locator('[data-testid="stMainBlockContainer"]').bounding_box()
-        box = models.bounding_box()
-        assert box["width"] >= main["width"] * 0.8, (box, main)  # the table spans the main column
-        # the grid draws on a canvas: its first row's selection box lies under the header row
-        tab.mouse.click(box["x"] + 16, box["y"] + 35 + 17)
-        button = tab.get_by_role("button", name=f"Open run {run_id} in the Run explorer")
-        button.wait_for(timeout=30_000)
-        button.click()
-        tab.wait_for_url(f"**/explorer?run={run_id}", timeout=30_000)
-        tile = tab.locator('[data-testid="stMetric"]', has_text="Kernels").first
-        tile.locator('[data-testid="stMetricValue"]').get_by_text(f"{kernels:,}", exact=True).wait_for(timeout=60_000)
+        # click 1: a point of the geomean speedup chart
+        point = charts[1].locator('path[role="graphics-symbol"][aria-label*="point: 2.14.1+cu130"]'
+                                  '[aria-label*="backend: inductor"]')
+        assert point.count() == 1
+        point.click(force=True)
+        tab.get_by_text("timm_models at 2.14.1+cu130: inductor").wait_for(timeout=30_000)
+        tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
+        tab.wait_for_timeout(2000)  # the grid draws its canvas after the page settles
+        caption = tab.get_by_text("3 models at 2.14.1+cu130, against 2.13.0+cpu")
+        assert caption.count() == 1
+        table = tab.locator('[data-testid="stDataFrame"]').last
+        assert table.bounding_box()["width"] >= main["width"] * 0.8
+        tab.screenshot(path=str(SHOTS / "suite_1280_point.png"), full_page=True)
+        # the point is in the URL: a shared link opens the same models
+        assert "at=2.14.1%2Bcu130" in tab.url and "line=inductor" in tab.url
+        # click 2: a model's run (the link the grid draws) opens it in the Run explorer
+        tab.goto(f"{harness_server}/explorer?run={run_id}")
+        tab.locator('[data-testid="stMetric"]', has_text="Kernels").first.wait_for(timeout=60_000)
         assert problems == []
     finally:
         tab.close()

@@ -104,10 +104,21 @@ def test_each_workload_gates_on_the_harness_numbers_of_its_runs(harness):
     assert pairs[("repvgg_a2", "performance")].metrics["speedup"].verdict == "insufficient data"
 
 
+def _one_rule(metric: str, values: list[float]) -> float:
+    """Each harness metric's one rule across a workload's samples, written out: the min of a latency,
+    the lower median of a ratio, a speedup 0 when any sample failed to run."""
+    if metric == "compilation_latency":
+        return min(values)
+    if metric == "speedup" and 0 in values:
+        return 0.0
+    return _lower_median(values)
+
+
 def test_hud_suite_numbers_of_each_side_equal_a_hand_computation(harness):
-    """HUD's numbers of a side: each workload's latest sample (HUD keeps one point a day), pass when
-    the accuracy passes and the speedup is not 0; geomean speedup and mean compilation latency and
-    compression ratio over the passing ones."""
+    """HUD's numbers of a side over each workload's samples by the metric's one rule (the median of
+    three speedups, the least of three compilation latencies), pass when the accuracy passes and the
+    speedup is not 0; geomean speedup and mean compilation latency and compression ratio over the
+    passing ones; judged by HUD's rule, which gates."""
     from inductor_warehouse.analysis.compare import compare
     from inductor_warehouse.store.api import Warehouse
 
@@ -120,19 +131,21 @@ def test_hud_suite_numbers_of_each_side_equal_a_hand_computation(harness):
     for side, release in (("base", "2.13"), ("head", "2.14.1")):
         samples = _samples(root, release)
         models = {m for m, _ in samples}
-        latest = {k: max(rows, key=lambda r: r["started_at"]) for k, rows in samples.items()}
         passed, speedups, latencies, ratios = 0, [], [], []
         for model in models:
-            acc, perf = latest[(model, "accuracy")]["accuracy"], latest[(model, "performance")]
-            if acc in PASSING and float(perf["speedup"]) != 0:
+            acc = samples[(model, "accuracy")][0]["accuracy"]
+            perf = {m: _one_rule(m, [float(r[m]) for r in samples[(model, "performance")]])
+                    for m in ("speedup", "compilation_latency", "compression_ratio")}
+            if acc in PASSING and perf["speedup"] != 0:
                 passed += 1
-                speedups.append(float(perf["speedup"]))
-                latencies.append(float(perf["compilation_latency"]))
-                ratios.append(float(perf["compression_ratio"]))
+                speedups.append(perf["speedup"])
+                latencies.append(perf["compilation_latency"])
+                ratios.append(perf["compression_ratio"])
         sides[side] = {"pass_rate": passed / len(models),
                        "geomean_speedup": math.prod(speedups) ** (1 / len(speedups)),
                        "compilation_latency": sum(latencies) / len(latencies),
                        "compression_ratio": sum(ratios) / len(ratios), "workloads": len(models)}
+    hud_regressions = set()
     for metric, row in got.items():
         assert row.base == pytest.approx(sides["base"][metric], rel=1e-9), metric
         assert row.head == pytest.approx(sides["head"][metric], rel=1e-9), metric
@@ -143,8 +156,34 @@ def test_hud_suite_numbers_of_each_side_equal_a_hand_computation(harness):
         want = "unchanged" if b == h else "within threshold" if abs(h - b) <= limit * b else \
             "regression" if worse else "improvement"
         assert row.verdict == want, metric
-    # reported, never gated: no workload's regression comes from them
-    assert not any(m in ("pass_rate", "geomean_speedup") for _, m in result.regressions)
+        if want == "regression":
+            hud_regressions.add(metric)
+    # HUD's suite rule gates: its regressions are the result's
+    assert {m for _, m in result.regressions if m in got} == hud_regressions
+
+
+def test_one_output_never_shows_opposite_verdicts_for_one_metric(harness):
+    """mobilenetv2_100 alone, three runs a release: the per-workload speedup and HUD's geomean over
+    that one workload are the same numbers (the median of three), so their verdicts cannot point
+    opposite ways (before: 3.567 -> 2.529, a 29% regression, beside 1.252 -> 2.529, +102%)."""
+    from inductor_warehouse.analysis.compare import compare
+    from inductor_warehouse.store.api import Warehouse
+
+    db, root = harness
+    with Warehouse(db) as wh:
+        result = compare(wh.con, "compiler=2.13", "compiler=2.14.1", model="mobilenetv2_100")
+    perf = next(p for p in result.pairs if p.config.get("harness") == "performance").metrics
+    hud = {r.metric: r for r in result.hud}
+    base = [float(r["speedup"]) for r in _samples(root, "2.13")[("mobilenetv2_100", "performance")]]
+    head = [float(r["speedup"]) for r in _samples(root, "2.14.1")[("mobilenetv2_100", "performance")]]
+    assert (perf["speedup"].base, perf["speedup"].head) == (_lower_median(base), _lower_median(head))
+    assert (hud["geomean_speedup"].base, hud["geomean_speedup"].head) == (
+        pytest.approx(perf["speedup"].base), pytest.approx(perf["speedup"].head))
+    assert perf["speedup"].verdict == hud["geomean_speedup"].verdict == "improvement"
+    latency = [min(float(r["compilation_latency"]) for r in _samples(root, v)[("mobilenetv2_100", "performance")])
+               for v in ("2.13", "2.14.1")]
+    assert (hud["compilation_latency"].base, hud["compilation_latency"].head) == tuple(pytest.approx(x) for x in latency)
+    assert perf["compilation_latency"].verdict == hud["compilation_latency"].verdict == "improvement"
 
 
 def _nightlies(root: Path, dest: Path, edit) -> Path:
@@ -190,8 +229,9 @@ def test_a_failed_accuracy_check_or_run_is_a_regression_at_once(harness, tmp_pat
 
     out = iwh("--fail-on", "regression", "--format", "json")
     assert out.returncode == 1, out.stderr
-    assert "2 regressions: repvgg_a2 [harness=accuracy] accuracy, repvgg_a2 [harness=performance] speedup" \
-        in out.stderr
+    # and HUD's suite rule: the pass rate fell from 1 to 0
+    assert ("3 regressions: repvgg_a2 [harness=accuracy] accuracy, repvgg_a2 [harness=performance] speedup, "
+            "timm_models [mode=infer dtype=fp32 backend=inductor device=cpu] pass_rate") in out.stderr
     pairs = {p["config"]["harness"]: p["metrics"] for p in json.loads(out.stdout)["pairs"]}
     acc = pairs["accuracy"]["accuracy"]
     assert (acc["base"], acc["head"], acc["verdict"], acc["how"]) == ("pass", "fail_accuracy", "regression", "exact")
@@ -201,7 +241,8 @@ def test_a_failed_accuracy_check_or_run_is_a_regression_at_once(harness, tmp_pat
     # HUD's pass rate of the suite fell from 1 to 0: one model, failing both ways
     hud = {r["metric"]: r for r in json.loads(out.stdout)["hud"]}
     assert (hud["pass_rate"]["base"], hud["pass_rate"]["head"], hud["pass_rate"]["verdict"]) == (1, 0, "regression")
-    off = iwh("--fail-on", "regression", "--threshold", "accuracy=off", "--threshold", "speedup=off")
+    off = iwh("--fail-on", "regression", "--threshold", "accuracy=off", "--threshold", "speedup=off",
+              "--threshold", "pass_rate=off")
     assert off.returncode == 0, off.stderr
     assert re.search(r"\[harness=accuracy\] +accuracy +pass +fail_accuracy +reported", off.stdout)
 
@@ -237,3 +278,24 @@ def test_markdown_and_text_show_the_harness_numbers(harness):
         for metric in ("pass_rate", "geomean_speedup", "compilation_latency", "compression_ratio", "speedup"):
             assert metric in shown
     assert "| mobilenetv2_100 [harness=performance] | compilation_latency | 42.72 | 31.61 |" in md
+
+
+def test_changes_lists_where_hud_flags_a_models_harness_numbers(harness, tmp_path):
+    """`iwh changes --metric harness` over two nightlies of repvgg_a2: the second failed its accuracy
+    check and could not run (speedup 0): a change point with both, by HUD's per-model flags, on the
+    numbers compare and HUD's summary take (one sample a night)."""
+    from inductor_warehouse.ingest.load import ingest_paths
+
+    _, root = harness
+    db = str(tmp_path / "w.duckdb")
+    assert ingest_paths([_nightlies(root, tmp_path / "nightly", _fail)], db).errors == 0
+    out = subprocess.run([*IWH, "--db", db, "changes", "--model", "repvgg_a2", "--series", "nightly", "--metric",
+                          "harness", "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    accuracy, performance = (_rows(next((root / "harness-timm" / "cpu-torch2.13" / kind / "repvgg_a2").glob("*.csv")))[0]
+                             for kind in ("accuracy", "performance"))
+    got = {r["detail"]: (r["before_value"], r["after_value"], r["before"], r["after"]) for r in rows}
+    assert got == {"accuracy: HUD regression": (accuracy["accuracy"], "fail_accuracy", "1", "2"),
+                   "speedup: HUD regression": (str(float(performance["speedup"])), "0.0", "1", "2")}
+    assert all(r["metric"] == "harness" and "suite=timm_models backend=inductor" in r["series"] for r in rows)

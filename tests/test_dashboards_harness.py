@@ -25,47 +25,70 @@ def _csv(path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def test_suite_page_per_release_hud_rule_and_models_with_their_runs(harness, monkeypatch):
-    db, caps = harness
+def _suite(db, monkeypatch, **params) -> AppTest:
     monkeypatch.setenv("IWH_DB", db)
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params.update({"base": "2.13.0+cpu", "head": "2.14.1+cu130"})
+    at.query_params.update(params)
     at.run()
     at.switch_page("sections/suite.py").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert (at.selectbox(key="suite_base").value, at.selectbox(key="suite_head").value) == ("2.13.0+cpu", "2.14.1+cu130")
-    assert at.query_params["suite"] == "timm_models"
-    # per release: the CPU points' workloads and pass counts, as the CSVs say (every accuracy passes)
-    releases = frame_with(at, "point", "pass_rate")
-    cpu = releases[releases["point"].isin(["2.13.0+cpu", "2.14.1+cu130"])]
-    assert cpu["workloads"].tolist() == [3, 3] and cpu["passed_workloads"].tolist() == [3, 3]
-    rule = frame_with(at, "metric", "verdict", "limit_value")
-    assert sorted(rule["metric"]) == ["compilation_latency", "compression_ratio", "geomean_speedup", "pass_rate"]
-    # 2.14.1's mean compile took 87.5 s a model against 2.13's 58.1 s: past 1.15x by HUD's rule
-    assert rule.set_index("metric").loc["compilation_latency", "verdict"] == "regression"
-    # per model at the comparison point: each speedup as 2.14.1's performance CSV wrote it, its link the
-    # run of the capture folder that compiled it
-    models = frame_with(at, "model", "speedup", "performance_run")
-    for _, row in models.iterrows():
-        folder = caps / "cpu-torch2.14.1" / "performance" / row["model"]
-        written = _csv(next(folder.glob("*_performance.csv")))[0]
-        assert float(row["speedup"]) == pytest.approx(float(written["speedup"]), abs=5e-5)
-        (run_id,) = con_rows(db, "SELECT run_id FROM runs WHERE source_path = ?", [str(folder)])[0]
-        assert row["performance_run"] == f"explorer?run={run_id}"
+    return at
+
+
+def _charts(at: AppTest) -> list[str]:
+    """The titles of the page's Vega-Lite charts."""
+    import json
+
+    return [json.loads(c.proto.spec)["title"]["text"] for c in at.get("vega_lite_chart")]
+
+
+def test_suite_page_charts_hud_numbers_over_releases(harness, monkeypatch):
+    """HUD's four charts over the releases of the CPU captures (no nightly label: a point is a compiler
+    version), pickers in the URL; before a point is clicked, the page says to click one."""
+    db, caps = harness
+    at = _suite(db, monkeypatch)
+    assert at.selectbox(key="suite_key").value == "compiler version"
+    assert (at.selectbox(key="suite_suite").value, at.selectbox(key="suite_mode").value,
+            at.selectbox(key="suite_dtype").value, at.selectbox(key="suite_device").value) == (
+        "timm_models", "infer", "fp32", "cpu")
+    assert {k: at.query_params[k] for k in ("suite", "mode", "dtype", "device")} == {
+        "suite": "timm_models", "mode": "infer", "dtype": "fp32", "device": "cpu"}
+    assert _charts(at) == ["Pass rate", "Geomean speedup (x)", "Mean compilation latency (s)",
+                           "Peak memory compression ratio (x)"]
+    assert "Click a point of a chart" in texts(at)
     assert "2 runs hold harness results alone" in texts(at).replace("\\", "")
 
 
+def test_a_clicked_point_opens_its_models_against_the_point_before(harness, monkeypatch):
+    """The point 2.14.1 of inductor's line (as a click leaves it in the URL): its three models, each
+    against 2.13, with HUD's flags by its 5% rule worked out here from the two releases' CSVs, and
+    links to the compiles the rows measured."""
+    db, caps = harness
+    at = _suite(db, monkeypatch, at="2.14.1+cu130", line="inductor")
+    table = frame_with(at, "model", "flags", "speedup", "performance_run")
+    assert sorted(table["model"]) == ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"]
+    for _, row in table.iterrows():
+        old, new = (float(_csv(next((caps / release / "performance" / row["model"]).glob("*_performance.csv")))[0]
+                          ["speedup"]) for release in ("cpu-torch2.13", "cpu-torch2.14.1"))
+        assert row["speedup"] == f"{old:.3f} → {new:.3f}"
+        flagged = "speedup" in row["flags"].split()
+        improved = "+speedup" in row["flags"].split()
+        assert (flagged, improved) == (old - new > 0.05 * old, new - old > 0.05 * old), row["model"]
+        folder = caps / "cpu-torch2.14.1" / "performance" / row["model"]
+        (run_id,) = con_rows(db, "SELECT run_id FROM runs WHERE source_path = ?", [str(folder)])[0]
+        assert row["performance_run"] == f"explorer?run={run_id}"
+    assert "3 models at 2.14.1+cu130, against 2.13.0+cpu" in texts(at).replace("\\", "")
+
+
 def test_suite_page_by_a_label_point(harness, monkeypatch):
-    """`?point=variant`: each Inductor config of the GPU captures is a point of its own."""
+    """`?key=variant`: each Inductor config of the GPU captures is a point of its own."""
     db, _ = harness
-    monkeypatch.setenv("IWH_DB", db)
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params.update({"point": "variant"})
-    at.run()
-    at.switch_page("sections/suite.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = _suite(db, monkeypatch, key="variant", device="cuda")
     assert at.selectbox(key="suite_key").value == "variant"
-    assert (at.selectbox(key="suite_base").value, at.selectbox(key="suite_head").value) == ("default", "single_config")
+    assert at.selectbox(key="suite_device").value == "cuda"
+    at = _suite(db, monkeypatch, key="variant", device="cuda", at="single_config", line="inductor · single_config")
+    table = frame_with(at, "model", "flags", "speedup")
+    assert len(table) == 2
 
 
 def test_compare_page_shows_the_harness_numbers(harness, monkeypatch):
@@ -98,3 +121,48 @@ def test_changes_page_shows_phases_and_triton_configs(harness, monkeypatch):
     assert not at.exception
     changed = " ".join(frame_with(at, "series", "changed")["changed"])
     assert "compile_phase" in changed and "kernel_identity" in changed
+
+
+def test_trends_draws_a_suite_as_one_line_with_its_outliers(harness, monkeypatch):
+    """`?view=suite`: timm_models as one line a metric, the geomean over its workloads of each one's
+    median at a release (kernels counted here from the kernels table), with the workloads that moved
+    most against the suite listed."""
+    import json
+    import math
+
+    db, _ = harness
+    monkeypatch.setenv("IWH_DB", db)
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params.update({"view": "suite"})
+    at.run()
+    at.switch_page("sections/trends.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="trend_suite").value == "timm_models · cpu"
+    per_run = con_rows(db, """
+        SELECT r.compiler_version, w.workload, count(k.kernel_name) FILTER (WHERE k.generated)
+        FROM runs r JOIN run_workloads w USING (run_id) LEFT JOIN kernels k USING (run_id)
+        WHERE r.labels ->> 'suite' = 'timm_models' AND r.device = 'cpu'
+          AND r.run_id NOT IN (SELECT run_id FROM harness_holders)
+        GROUP BY ALL""")
+    by_point: dict = {}
+    for version, workload, kernels in per_run:
+        by_point.setdefault(version, {}).setdefault(workload, []).append(kernels)
+    want = {}
+    for version, workloads in by_point.items():
+        medians = [sorted(v)[len(v) // 2] if len(v) % 2 else (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2]) / 2
+                   for v in workloads.values()]
+        positive = [m for m in medians if m > 0]
+        want[version] = math.exp(sum(math.log(m) for m in positive) / len(positive))
+    charts = {json.loads(c.proto.spec)["encoding"]["y"]["title"]: c for c in at.get("vega_lite_chart")}
+    assert set(charts) == {"Generated kernels (geomean a workload)", "Fusion rate (geomean)",
+                           "Compile time, s (geomean a workload)"}
+    outliers = frame_with(at, "workload", "step", "suite_step", "outlier")
+    assert len(outliers) > 0 and (outliers["outlier"] > 0).all() and (outliers["outlier"].diff().dropna() <= 0).all()
+    from inductor_warehouse.store.api import Warehouse
+
+    with Warehouse(db + ".check") as wh:
+        got = {r["point"]: r["geomean"] for r in wh.query("dashboard/suite_trend").to_dicts()
+               if r["metric"] == "kernels" and r["suite"] == "timm_models" and r["device"] == "cpu"}
+    assert set(got) == set(want)
+    for version, value in want.items():
+        assert got[version] == pytest.approx(value, rel=1e-6), version

@@ -7,7 +7,7 @@ Run folders are `<out>/<scenario>/`, labelled `scenario=<name>` (and mode, dtype
 as the zoo's runs are). Distributed scenarios run under `torchrun --standalone --nproc-per-node N`:
 one manifest for the job, one trace log and one debug folder per rank, as torchrun leaves them.
 The export scenario also sets TORCH_DTRACE, without which torch.export logs neither its program
-nor its guards. Imports only the standard library (and `ingest.capture`), so it runs on a machine
+nor its guards. Imports only the standard library (and `ingest.capture_command`), so it runs on a machine
 that has torch but not the warehouse; `--db` ingests the runs at the end where it is installed.
 """
 

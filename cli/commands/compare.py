@@ -22,7 +22,19 @@ Examples:
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
   iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
+  iwh compare --base ci=run-1 --head ci=run-2 --fail-on regression     # two sets of harness CSVs alone
+
+\b
+Exit status: 0 when nothing regressed (or without --fail-on), 1 when --fail-on regression finds a
+regression (a workload's or HUD's suite numbers'), 2 on a usage or data error: a selector that picks
+no run, an unknown --threshold, a warehouse that cannot be read.
 """
+
+
+class DataError(click.ClickException):
+    """What the command was given cannot be compared: exit status 2, as a usage error's, never 1 (a
+    regression's)."""
+    exit_code = 2
 PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
                 "[default: mode,dtype,variant,batch,device,rank,harness, the view run_workloads']")
 
@@ -54,7 +66,8 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fa
     eager and graph breaks are exact (a new failure is a regression); timings need several runs a side.
     Runs that PyTorch's benchmark harness measured also compare its accuracy (pass -> fail is a
     regression at once), speedup, compilation latency and compression ratio (HUD's thresholds), and
-    each side's HUD suite numbers (pass rate, geomean speedup).
+    each side's HUD suite numbers (pass rate, geomean speedup), which gate too; runs of harness CSVs
+    alone (a CI job's, a nightly's) compare model by model on those numbers.
     """
     from inductor_warehouse.analysis import render
 
@@ -67,12 +80,16 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fa
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--threshold") from e
     keys = _keys(pair_on)
-    with open_warehouse(ctx) as wh:
+    try:
+        opened = open_warehouse(ctx)
+    except click.ClickException as e:
+        raise DataError(e.message) from e
+    with opened as wh:
         try:
             result = compare(wh, base, head, model, rules, pair_on=keys)
             diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
         except SelectorError as e:
-            raise click.ClickException(str(e)) from e
+            raise DataError(str(e)) from e
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
         codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in diff.code_changes] \
             if diff and show_code else []
@@ -90,7 +107,8 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fa
 @click.command("changes", epilog="\b\nExamples:\n  iwh changes --model transformer\n"
                                  "  iwh changes --model mlp --series nightly --metric kernels --format csv\n"
                                  "  iwh changes --model deit_tiny --metric compile_phase --phase codegen\n"
-                                 "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config")
+                                 "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config\n"
+                                 "  iwh changes --model BertForMaskedLM --series nightly --metric harness")
 @click.option("--model", required=True, help="the model whose runs form the series")
 @click.option("--series", "series_label", metavar="LABEL",
               help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
@@ -122,7 +140,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
         report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys, phase, phase_ratio)
-    if not report.series:
+    if not report.series and not report.points:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")
     emit(changes_frame(report), fmt)

@@ -91,10 +91,11 @@ data.table(summary_frame(result).to_pandas())
 if result.hud:
     st.subheader("Benchmark harness: HUD's suite numbers")
     st.caption("HUD's compiler dashboard numbers of each side, over the harness rows that measured the compared runs "
-               "(each workload's latest): pass rate, geomean speedup, mean compilation latency (s) and compression "
+               "(each workload's samples by its metric's one rule: median of N speedups and compression ratios, min "
+               "of N compilation latencies): pass rate, geomean speedup, mean compilation latency (s) and compression "
                "ratio, judged by HUD's rule on one point a side (pass rate 0.9x, speedup and compression 0.95x, "
-               "compilation latency 1.15x the base). Reported, not gated: each workload's accuracy, speedup and "
-               "compilation latency below gate, timings only with several runs a side.")
+               "compilation latency 1.15x the base). A regression here gates `iwh compare --fail-on regression` as "
+               "a workload's does.")
     hud = hud_frame(result).to_pandas()
     hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
     st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),

@@ -1,6 +1,7 @@
-"""Benchmark suite: PyTorch's benchmark harness numbers as HUD's compiler dashboard shows them, per
-suite and release, HUD's regression rule between two points, and each model's numbers beside the
-run that compiled it (drill-down to its kernels and graph breaks in the Run explorer)."""
+"""Benchmark suite: PyTorch's benchmark harness numbers as HUD's compiler dashboard charts them, over
+releases or nightlies: pass rate, geomean speedup, mean compilation latency and compression ratio per
+suite and backend variant; a point clicked opens its models beside the point before, with HUD's flags,
+each linked to its runs in the Run explorer."""
 
 import pandas as pd
 import streamlit as st
@@ -8,122 +9,213 @@ import streamlit as st
 from inductor_warehouse.analysis.changes import release_key
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters, state
-from inductor_warehouse.dashboards.navigation import open_run_button
+from inductor_warehouse.dashboards.palette import palette
 
 VERSION = "compiler version"
-COLOURS = {"regression": "background-color: #f8d0d0", "no_regression": "background-color: #cdebd3"}
-GROUP = ("suite", "mode", "dtype", "backend", "device", "variant")
+# HUD's four charts: (summary column, title, axis format)
+CHARTS = {"pass_rate": ("Pass rate", ".0%"), "geomean_speedup": ("Geomean speedup (x)", ".3~f"),
+          "compilation_latency_s": ("Mean compilation latency (s)", ".1~f"),
+          "compression_ratio": ("Peak memory compression ratio (x)", ".3~f")}
+# HUD leaves eager and aot_eager off its dashboard (BLOCKLIST_COMPILERS): offered, not drawn at first
+BASELINES = ("eager", "aot_eager")
+FLAG_COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3",
+                "warning": "background-color: #fbeec1"}
+PLOT_HEIGHT = 200
 
 
-def varying(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """`frame[columns]` less the configuration columns that hold one value throughout: a table as
-    narrow as what tells its rows apart."""
-    return frame[[c for c in columns if c not in GROUP or frame[c].nunique(dropna=False) > 1]]
+def picker(label: str, options: list, key: str, param: str, first=None, help: str | None = None):
+    """A selectbox whose value lives in the URL (`param`), the first option (or `first`) by default."""
+    if not options:
+        return None
+    state.from_url(key, param, options)
+    if key not in st.session_state or st.session_state[key] not in options:
+        st.session_state[key] = first if first in options else options[0]
+    value = st.selectbox(label, options, key=key, help=help, format_func=data.or_missing)
+    state.to_url(param, value)
+    return value
+
+
+def series_name(row) -> str:
+    """A chart's line: the backend, and the variant where one is labelled."""
+    return str(row["backend"] or "backend unknown") + (f" · {row['variant']}" if isinstance(row["variant"], str) else "")
+
+
+def chart(frame: pd.DataFrame, metric: str, points: list, colour: dict) -> dict:
+    """A Vega-Lite spec: a line per backend variant over the points, its points to click. Written as the
+    spec itself, as Trends' are."""
+    title, fmt = CHARTS[metric]
+    x = {"field": "point", "type": "ordinal", "title": None, "sort": points,
+         "axis": {"labelAngle": -45 if len(points) > 8 else 0, "labelOverlap": True}}
+    y = {"field": metric, "type": "quantitative", "title": None, "axis": {"format": fmt},
+         "scale": {"zero": metric == "pass_rate"}}
+    tooltip = [{"field": "point", "type": "ordinal"}, {"field": "series", "type": "nominal", "title": "backend"},
+               {"field": metric, "type": "quantitative", "format": fmt, "title": title},
+               {"field": "workloads", "type": "quantitative", "title": "models"}]
+    return {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"},
+            "title": {"text": title, "anchor": "start", "fontSize": 14}, "layer": [
+        {"mark": {"type": "line", "strokeWidth": 1.5}, "encoding": {"x": x, "y": y, "color": colour}},
+        {"mark": {"type": "circle", "size": 70 if len(points) <= 60 else 18, "opacity": 0.9},
+         "params": [{"name": "pick", "select": {"type": "point", "fields": ["point", "series"]}}],
+         "encoding": {"x": x, "y": y, "color": colour, "tooltip": tooltip}},
+    ]}
+
+
+def moved(before, now, digits: int | None = None) -> str:
+    """`before → now` where they differ (HUD's cells), else the one value; '' when neither is known."""
+    def text(v):
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            return "–"
+        return v if isinstance(v, str) else f"{v:.{digits}f}"
+    if text(before) == "–" and text(now) == "–":
+        return ""
+    return text(now) if text(before) in (text(now), "–") else f"{text(before)} → {text(now)}"
+
 
 st.title("Benchmark suite")
 st.caption("PyTorch's benchmark harness (`benchmarks/dynamo`: timm_models, huggingface, torchbench) as HUD's "
-           "compiler dashboard reads it: pass rate, geomean speedup, compilation latency and compression ratio per "
-           "suite and release, HUD's regression rule, and each model's numbers beside the run that compiled it.")
+           "compiler dashboard charts it: pass rate, geomean speedup, mean compilation latency and compression ratio "
+           "over releases or nightlies, a line per backend variant. Click a point for its models.")
 data.stop_if_empty()
 keys = data.run("dashboard/label_keys")
 orders = [VERSION, *keys["label"].tolist()]
-state.from_url("suite_key", "point", orders)
-key = st.selectbox("A point is a", orders, key="suite_key",
-                   help="HUD's points are nightlies: a label such as `nightly` makes each of its values a point")
-state.to_url("point", None if key == VERSION else key)
+top = st.columns([1.3, 1.2, 1, 1, 1])
+with top[0]:
+    key = picker("A point is a", orders, "suite_key", "key", first="nightly" if "nightly" in orders else VERSION,
+                 help="HUD's points are nightlies: a label such as `nightly` makes each of its values a point")
 point_key = None if key == VERSION else key
 summary = data.run("harness/summary", key=point_key)
 counts = data.run("dashboard/overview_counts").iloc[0]
 if summary.empty:
     st.info("No benchmark harness results in this warehouse. Ingest the folder a harness job wrote its CSVs to "
-            "(`--performance` and `--accuracy`, with TORCH_TRACE on to link each model to its compile), or run it "
-            "under `iwh capture` (README: Benchmark harness).")
+            "(`--performance` and `--accuracy`, CI's `test-reports-*.zip` as downloaded), or run it under `iwh capture` "
+            "(docs/ingesting.md: the benchmark harness).")
     data.show_sql("harness/summary")
     st.stop()
+summary = summary[summary["point"].notna()]
+with top[1]:
+    suite = picker("Suite", sorted(summary["suite"].dropna().unique()), "suite_suite", "suite")
+shown = summary[summary["suite"] == suite] if suite else summary
+with top[2]:
+    mode = picker("Mode", sorted(shown["mode"].dropna().unique()), "suite_mode", "mode")
+shown = shown[shown["mode"] == mode] if mode else shown
+with top[3]:
+    dtype = picker("Dtype", sorted(shown["dtype"].dropna().unique()), "suite_dtype", "dtype")
+shown = shown[shown["dtype"] == dtype] if dtype else shown
+with top[4]:
+    device = picker("Device", sorted(shown["device"].dropna().unique()), "suite_device", "device")
+shown = shown[shown["device"] == device] if device else shown
+shown = shown.assign(series=[series_name(r) for _, r in shown.iterrows()])
+every = sorted(shown["series"].unique())
+state.from_url("suite_series", "backends", every, many=True)
+if not [s for s in st.session_state.get("suite_series", []) if s in every]:
+    st.session_state["suite_series"] = [s for s in every if s.split(" · ")[0] not in BASELINES] or every
+chosen = st.multiselect("Backend variants", every, key="suite_series",
+                        help="eager and aot_eager are backends of their own, never part of inductor's numbers; HUD "
+                             "leaves them off its charts")
+state.to_url("backends", chosen if set(chosen) != {s for s in every if s.split(" · ")[0] not in BASELINES} else None)
+shown = shown[shown["series"].isin(chosen)]
+points = sorted(shown["point"].unique(), key=release_key if point_key is None else str)
 held = int(counts["harness_result_runs"])
 st.caption(data.plain(
-    f"{plural(int(summary['workloads'].sum()), 'workload')} in {plural(len(summary), 'suite point')}; "
+    f"{plural(len(points), 'point')} of {data.or_missing(suite)} ({data.or_missing(mode)}, {data.or_missing(dtype)}, "
+    f"{data.or_missing(device)}), up to {int(shown['workloads'].max()) if len(shown) else 0:,} models a point; "
     + (f"{plural(held, 'run')} {'holds' if held == 1 else 'hold'} harness results alone (a job's CSVs, CI's "
        "expected values) beside the compiles. " if held else "")
-    + "The sidebar filters do not apply here but for its models, which narrow the per-model table."))
+    + "Each model's repeated runs at a point count once: the median of its speedups and compression ratios, the "
+      "least of its compilation latencies (the worst accuracy)."))
 
-suites = sorted(summary["suite"].dropna().unique().tolist())
-state.from_url("suite_suite", "suite", suites)
-suite = st.selectbox("Suite", suites, key="suite_suite")
-state.to_url("suite", suite)
-shown = summary[summary["suite"] == suite]
-
-st.subheader("Per release")
-st.caption("One row per point and configuration (mode, dtype, backend, device, variant), over its workloads (a model "
-           "each): a workload passes when its accuracy is pass, pass_due_to_skip or eager_variation and its speedup "
-           "is not 0; geomean speedup, mean compilation latency (s) and compression ratio are over the passing "
-           "workloads.")
-data.table(varying(shown, ["point", "mode", "dtype", "backend", "device", "variant", "workloads", "passed_workloads",
-                           "pass_rate", "geomean_speedup", "compilation_latency_s", "compression_ratio",
-                           "dynamo_peak_mem_gb", "workloads_without_accuracy", "workloads_without_performance"]))
+colour = {"field": "series", "type": "nominal", "title": None,
+          "scale": {"domain": chosen, "range": palette(len(chosen))},
+          "legend": {"orient": "bottom", "direction": "horizontal", "labelLimit": 260}}
+picked = None
+for i, metric in enumerate(CHARTS):
+    if i % 2 == 0:
+        grid = st.columns(2)  # a row of two charts: read left to right, then down
+    with grid[i % 2]:
+        values = shown.dropna(subset=[metric])
+        if values.empty:
+            st.caption(f"**{CHARTS[metric][0]}**: none at these points"
+                       + (" (no accuracy run: HUD's pass rate needs one)" if metric == "pass_rate" else ""))
+            continue
+        event = st.vega_lite_chart(values[["point", "series", metric, "workloads"]], chart(values, metric, points, colour),
+                                   on_select="rerun", selection_mode="pick", key=f"suite_chart_{metric}",
+                                   width="stretch")
+        chosen_points = (event.selection.get("pick") or []) if event else []
+        if chosen_points and chosen_points[0].get("point"):
+            picked = chosen_points[0]
+if picked:
+    st.query_params["at"], st.query_params["line"] = picked["point"], picked["series"]
+at = st.query_params.get("at")
+line = st.query_params.get("line")
+if at not in points or line not in chosen:
+    at, line = None, None
 data.show_sql("harness/summary")
 
-points = sorted(set(shown["point"].dropna()), key=release_key if point_key is None else str)
-if len(points) < 2:
-    st.info(f"HUD's regression rule compares two points; suite {data.plain(suite)} has {len(points)}.")
-    base = head = points[0] if points else None
-else:
-    left, right = st.columns(2)
-    state.from_url("suite_base", "base", points)
-    state.from_url("suite_head", "head", points)
-    base = left.selectbox("Baseline", points, index=len(points) - 2, key="suite_base")
-    head = right.selectbox("Comparison", points, index=len(points) - 1, key="suite_head")
-    state.to_url("base", base)
-    state.to_url("head", head)
-    st.subheader("HUD's regression rule")
-    st.caption("Each metric of the comparison point against the baseline's times HUD's threshold (pass rate 0.9x, "
-               "geomean speedup and compression ratio 0.95x, compilation latency 1.15x), as HUD's RegressionPolicy "
-               "judges it: one point a side, no allowance for noise (`iwh compare` gates each workload's numbers "
-               "only with several runs a side).")
-    rule = data.run("harness/hud_regression", base=base, head=head, key=point_key)
-    rule = varying(rule[rule["suite"] == suite], ["mode", "dtype", "backend", "device", "variant", "metric", "base",
-                                                  "head", "limit_value", "rule", "verdict", "base_workloads",
-                                                  "head_workloads"])
-    readable, config = data.readable(rule.reset_index(drop=True))
-    st.dataframe(readable.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]).format(precision=4),
-                 hide_index=True, width="stretch", column_config=config)
-    data.show_sql("harness/hud_regression")
-
-st.subheader("Per model")
-st.caption("Each workload's latest rows at the comparison point: accuracy, speedup, latencies and Dynamo's counters, "
-           "its speedup at the baseline beside, and the runs that compiled it: a link opens the run's kernels and "
-           "graph breaks in the Run explorer. Pick a row to open its run here.")
-models = data.run("harness/models", key=point_key, suite=suite)
-at_head = models[models["point"] == head].copy()
-at_base = models[models["point"] == base][["workload", "backend", "speedup"]].rename(columns={"speedup": "base_speedup"})
-if base != head:
-    at_head = at_head.merge(at_base, on=["workload", "backend"], how="left")
-    at_head.insert(at_head.columns.get_loc("speedup"), "base_speedup", at_head.pop("base_speedup"))
-picked = [m for m in (filters.current()["models"] or "").split(",") if m]
-if picked:
-    at_head = at_head[at_head["model"].isin(picked)]
+if at is None:
+    st.info("Click a point of a chart: its models appear here, each against the point before, with HUD's flags and "
+            "links to its runs.")
+    st.stop()
+row = shown[(shown["point"] == at) & (shown["series"] == line)].iloc[0]
+st.subheader(data.plain(f"{suite} at {at}: {line}"))
+models = data.run("harness/point_models", key=point_key, point=at, suite=suite, backend=row["backend"], mode=mode,
+                  dtype=dtype, device=device)
+if isinstance(row["variant"], str):
+    models = models[models["variant"] == row["variant"]]
+before = models["before_point"].dropna()
+words = models["flags"].str.split()
+regressed = words.map(lambda f: any(not x.startswith(("+", "!")) for x in f))
+better = words.map(lambda f: any(x.startswith("+") for x in f)) & ~regressed
+st.caption(data.plain(
+    f"{plural(len(models), 'model')} at {at}" + (f", against {before.iloc[0]}" if len(before) else ", the first point")
+    + f": {int(regressed.sum())} flagged by HUD's rule (accuracy that stopped passing, speedup, compilation latency "
+      f"or compression ratio moved more than 5%, peak memory more than 20%), {int(better.sum())} only better. "
+      "A link opens the compile the row measured in the Run explorer."))
+picked_models = [m for m in (filters.current()["models"] or "").split(",") if m]
+if picked_models:
+    models = models[models["model"].isin(picked_models)]
 for side in ("performance", "accuracy"):
-    at_head[f"{side}_run"] = [f"explorer?run={r}" if isinstance(r, str) else None for r in at_head[f"{side}_run_id"]]
-columns = list(varying(at_head, [c for c in (
-    "model", "mode", "dtype", "device", "variant", "backend", "performance_run", "accuracy_run", "batch_size",
-    "accuracy", "passed", "base_speedup", "speedup", "compilation_latency_s", "compression_ratio", "graph_breaks",
-    "fallbacks_to_eager", "kernel_count", "run_graph_breaks") if c in at_head]).columns)
-links = {f"{side}_run": st.column_config.LinkColumn(f"{side} run", display_text=r"explorer\?run=(.*)")
-         for side in ("performance", "accuracy")}
-event = data.table(at_head[columns].reset_index(drop=True), column_config=links, on_select="rerun",
-                   selection_mode="single-row", key="suite_models")
-rows = event.selection.rows if event else []
-if rows:
-    row = at_head.iloc[rows[0]]
-    run_id = row["performance_run_id"] if isinstance(row["performance_run_id"], str) else row["accuracy_run_id"]
-    if isinstance(run_id, str):
-        st.caption(data.plain(f"{row['model']}: speedup {data.number(row['speedup'])}, its compile has "
-                              f"{data.number(row['kernel_count'])} kernels and {data.number(row['run_graph_breaks'])} "
-                              "graph breaks"))
-        open_run_button(run_id, "suite_open_run")
+    models[f"{side}_run"] = [f"explorer?run={r}" if isinstance(r, str) else None for r in models[f"{side}_run_id"]]
+table = pd.DataFrame({
+    "model": models["model"], "flags": models["flags"],
+    "accuracy": [moved(b, n) for b, n in zip(models["before_accuracy"], models["accuracy"], strict=True)],
+    "speedup": [moved(b, n, 3) for b, n in zip(models["before_speedup"], models["speedup"], strict=True)],
+    "speedup_change": [float("nan") if pd.isna(b) or not b or pd.isna(n) else (n - b) / b
+                       for b, n in zip(models["before_speedup"], models["speedup"], strict=True)],
+    "compilation_latency_s": [moved(b, n, 1) for b, n in zip(models["before_compilation_latency_s"],
+                                                              models["compilation_latency_s"], strict=True)],
+    "compression_ratio": [moved(b, n, 3) for b, n in zip(models["before_compression_ratio"],
+                                                          models["compression_ratio"], strict=True)],
+    "performance_run": models["performance_run"], "accuracy_run": models["accuracy_run"],
+}).reset_index(drop=True)
+flags = {"accuracy": "accuracy_flag", "speedup": "speedup_flag", "speedup_change": "speedup_flag",
+         "compilation_latency_s": "compilation_latency_flag", "compression_ratio": "compression_ratio_flag"}
+
+
+def colours(frame: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    for column, flag in flags.items():
+        out[column] = models[flag].reset_index(drop=True).map(FLAG_COLOURS).fillna("")
+    return out
+
+
+config = {f"{side}_run": st.column_config.LinkColumn(f"{side} run", display_text=r"explorer\?run=(.*)", width=95)
+          for side in ("performance", "accuracy")}
+# widths that fit a 1280 px screen's main column: the moved values whole, the flags cut
+config["model"] = st.column_config.TextColumn("model", width=190)
+config["speedup_change"] = st.column_config.NumberColumn("speedup Δ", format="percent", width=80)
+config["flags"] = st.column_config.TextColumn("HUD's flags", width=170,
+                                              help="regressed metrics; + improved, ! below HUD's compression "
+                                                   "threshold (0.9)")
+config |= {c: st.column_config.TextColumn(title, width=w) for c, title, w in (
+    ("accuracy", "accuracy", 80), ("speedup", "speedup", 115), ("compilation_latency_s", "compile (s)", 105),
+    ("compression_ratio", "compression", 115))}
+st.dataframe(table.style.apply(colours, axis=None), hide_index=True, width="stretch", column_config=config)
+data.show_sql("harness/point_models")
+with st.expander(f"HUD's rule for {data.plain(suite)} at {data.plain(at)} against the point before"):
+    if len(before):
+        rule = data.run("harness/hud_regression", base=before.iloc[0], head=at, key=point_key)
+        rule = rule[(rule["suite"] == suite) & (rule["backend"] == row["backend"]) & (rule["mode"] == mode)]
+        data.table(rule[["metric", "base", "head", "limit_value", "rule", "verdict", "base_workloads", "head_workloads"]])
+        data.show_sql("harness/hud_regression")
     else:
-        st.caption("No compile of this model was ingested beside its harness rows (the harness ran without "
-                   "TORCH_TRACE, or its artifacts were not ingested).")
-data.show_sql("harness/models")
-if pd.isna(at_head["speedup"]).all() if len(at_head) else False:
-    st.caption("No performance rows at this point: the harness ran `--accuracy` only.")
+        st.caption("The first point of its series: nothing before it.")

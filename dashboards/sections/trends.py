@@ -1,13 +1,12 @@
 """Trends: how fusion rate, kernel count, compile failures, graph breaks and compile time move across
 releases, one line per workload."""
 
-import colorsys
-
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import data, filters, state
 from inductor_warehouse.dashboards.navigation import open_run_button
+from inductor_warehouse.dashboards.palette import palette
 
 # (column, chart title); a chart whose metric no run in view has is left out with a line saying so
 METRICS = {
@@ -28,23 +27,6 @@ CHART_COLUMNS = [*TOOLTIP, "workload"]
 COUNTS = {"kernels", "failures", "graph_breaks", "library_graph_breaks"}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
-# Tableau 10: distinct at a glance; more series get evenly spaced hues (palette)
-TABLEAU = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-           "#bab0ac"]
-
-
-def palette(n: int) -> list[str]:
-    """n colours, none repeated: Tableau 10 for up to 10, else n hues evenly spaced around the circle,
-    alternately darker and lighter so that neighbours differ in lightness too."""
-    if n <= len(TABLEAU):
-        return TABLEAU[:n]
-    out = []
-    for i in range(n):
-        r, g, b = colorsys.hls_to_rgb(i / n, 0.42 if i % 2 else 0.62, 0.65)
-        out.append(f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}")
-    return out
-
-
 def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     """A Vega-Lite spec: each workload's median per x as a line, its runs as points to pick. The legend
     sits under the plot (the plot keeps the column's width) and picks a workload to bring forward.
@@ -68,6 +50,52 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     ]}
 
 
+VIEWS = {"each workload": None, "a suite (geomean)": "suite"}
+SUITE_METRICS = {"kernels": "Generated kernels (geomean a workload)", "fusion_rate": "Fusion rate (geomean)",
+                 "compile_s": "Compile time, s (geomean a workload)"}
+OUTLIERS = 10  # workloads listed a metric: those that moved most against their suite
+
+
+def suite_view(axis: str) -> None:
+    """A suite as one line a metric: the geomean over its workloads at each point (dashboard/suite_trend),
+    and the workloads whose step from the point before is furthest from the suite's."""
+    rows = data.run("dashboard/suite_trend", axis="date" if axis == "date" else "compiler", **filters.current())
+    rows = rows.assign(series=[f"{s} · {data.or_missing(d, 'device unknown')}" for s, d in zip(rows["suite"], rows["device"],
+                                                                                        strict=True)])
+    suites = sorted(rows["series"].unique())
+    if not suites:
+        st.info("No run in view belongs to a suite: a run's suite is its `suite` label, or that of the benchmark "
+                "harness rows that measured it.")
+        data.show_sql("dashboard/suite_trend")
+        return
+    state.from_url("trend_suite", "suite", suites)
+    suite = st.selectbox("Suite", suites, key="trend_suite")
+    state.to_url("suite", suite)
+    rows = rows[rows["series"] == suite]
+    order = rows.drop_duplicates("point").sort_values("position")["point"].tolist()
+    x = {"field": "point", "type": "ordinal", "sort": order, "title": axis, "axis": {"labelAngle": 0, "labelOverlap": True}}
+    for metric, title in SUITE_METRICS.items():
+        line = rows[rows["metric"] == metric].drop_duplicates("point")[["point", "geomean", "workloads"]]
+        if line.empty:
+            st.caption(f"**{title}**: none in the runs of {data.plain(suite)}.")
+            continue
+        st.markdown(f"**{title}**: {data.plain(suite)}, {plural(int(line['workloads'].max()), 'workload')} at most a point")
+        st.vega_lite_chart(line, {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"},
+                                  "mark": {"type": "line", "point": True, "strokeWidth": 2.5},
+                                  "encoding": {"x": x, "y": {"field": "geomean", "type": "quantitative", "title": title,
+                                                             "scale": {"zero": False}},
+                                               "tooltip": [{"field": "point"}, {"field": "geomean", "format": ".4~f"},
+                                                           {"field": "workloads"}]}},
+                           width="stretch", key=f"suite_trend_{metric}")
+        moved = rows[(rows["metric"] == metric) & (rows["outlier"] > 0)].nlargest(OUTLIERS, "outlier")
+        if len(moved):
+            data.table(moved.assign(workload=[data.workload_name(w) for w in moved["workload"]])[
+                ["workload", "before", "point", "value", "step", "suite_step", "outlier"]])
+    st.caption("step: a workload's value over its value at the point before; suite_step: the geomean of its "
+               "workloads' steps; outlier: |ln(step / suite_step)|, the biggest first.")
+    data.show_sql("dashboard/suite_trend")
+
+
 st.title("Trends")
 st.caption("How do fusion rate, kernel count, compile failures, graph breaks and compile time of each workload "
            "move across compiler versions and dates? One line per workload; click a point to pick its run, "
@@ -87,6 +115,16 @@ with left:
     axis = st.segmented_control("Across", ["compiler version", "date"], default="compiler version",
                                 key="trend_axis") or "compiler version"
 state.to_url("axis", None if axis == "compiler version" else axis)
+if "trend_view" not in st.session_state and st.query_params.get("view") in {v for v in VIEWS.values() if v}:
+    st.session_state["trend_view"] = next(k for k, v in VIEWS.items() if v == st.query_params["view"])
+with right:
+    view = st.segmented_control("Lines", list(VIEWS), default="each workload", key="trend_view",
+                                help="a suite of many models reads as one line: the geomean over its workloads, "
+                                     "with the workloads that moved most against it listed") or "each workload"
+state.to_url("view", VIEWS[view])
+if view == "a suite (geomean)":
+    suite_view(axis)
+    st.stop()
 versions = (points.sort_values("version_rank")["compiler_version"].dropna().unique().tolist())
 if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}

@@ -29,10 +29,12 @@ from __future__ import annotations
 import csv
 import io
 import re
+from typing import Any, cast
 
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed, HarnessResultRow
+from inductor_warehouse.ingest.parsers.harness_names import FIELDS, SUITES, Named, file_fields, folder_fields
+from inductor_warehouse.ingest.rows import HarnessResultRow, Parsed
 
 SOURCE = "harness"
 FLOAT_COLUMNS = ("speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem",
@@ -41,26 +43,46 @@ INT_COLUMNS = ("batch_size", "calls_captured", "unique_graphs", "graph_breaks", 
                "autograd_captures", "autograd_compiles", "cudagraph_skips", "fallbacks_to_eager")
 TEXT_COLUMNS = {"dev": "device", "name": "model", "tag": "tag", "accuracy": "accuracy"}
 
-_SUITE_WORDS = {"timm_models": "timm_models", "timm": "timm_models", "huggingface": "huggingface",
-                "torchbench": "torchbench"}
-_MODES = ("training", "inference")
-_DTYPES = ("float32", "float16", "bfloat16", "amp")
-_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "rocm")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"benchmark"\s*:\s*\{')
+# columns only a --performance CSV writes: a header with one of them and no `speedup` is a
+# performance CSV that lost its speedup column, never a compilation-metrics CSV
+PERFORMANCE_ONLY = {"speedup", "abs_latency", "compression_ratio", "eager_peak_mem", "dynamo_peak_mem",
+                    "cache_lookup_latency", "speedup_vs_baseline"}
+# what the harness writes of every model in --performance and --accuracy: Dynamo's counters and the
+# compile's latency; a compilation-metrics CSV has none of them
+RESULT_COLUMNS = {"compilation_latency", *INT_COLUMNS[1:]}
+# the columns HUD's numbers and CI's gate read: a row whose value there is no number is damaged
+GATED = {"speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem", "dynamo_peak_mem",
+         "calls_captured", "unique_graphs", "graph_breaks", "unique_graph_breaks", "fallbacks_to_eager"}
+# the kinds the harness itself writes, a row at a time and each ended by a newline (csv's \r\n)
+WRITTEN_BY_HARNESS = ("performance", "accuracy", "compile_times")
+# CI's expected values name no dtype or device of their own: only these are missing when unknown
+EXPECTED_FIELDS = ("suite", "backend", "mode")
 
 
 def csv_kind(header: list[str]) -> str | None:
-    """performance | accuracy | compile_times | expected, from a CSV's header; None for any other CSV."""
+    """performance | accuracy | compile_times | expected, from a CSV's header; None for any other CSV.
+    A header of results without the column that makes its kind (speedup, accuracy) says
+    performance: `missing_column` tells it is damaged."""
     h = [c.strip() for c in header]
-    if h[:3] == ["dev", "name", "batch_size"]:
-        if "speedup" in h:
+    cols = set(h)
+    if h[:3] == ["dev", "name", "batch_size"] or h[:2] == ["dev", "name"]:
+        if cols & PERFORMANCE_ONLY:
             return "performance"
-        if "accuracy" in h:
+        if "accuracy" in cols:
             return "accuracy"
-        return "compile_times" if len(h) > 3 else None
-    if h[:2] == ["name", "accuracy"]:
-        return "expected"
+        if cols & RESULT_COLUMNS:
+            return "performance"
+        return "compile_times" if len(h) > 3 and h[2] == "batch_size" else None
+    if h[:1] == ["name"] and cols & {"accuracy", "graph_breaks"}:
+        return "expected"  # CI's expected values; 2022's name only graph_breaks
     return None
+
+
+def missing_column(kind: str, header: list[str]) -> str | None:
+    """The column a CSV of `kind` cannot be read without, when its header lacks it."""
+    need = {"performance": "speedup", "accuracy": "accuracy"}.get(kind)
+    return need if need and need not in header else None
 
 
 def harness_csv_kind(head: bytes) -> str | None:
@@ -103,34 +125,6 @@ def is_harness_json(head: bytes) -> bool:
     return bool(_JSON_HEAD.match(head)) and b'"model"' in head
 
 
-def file_words(filename: str) -> dict:
-    """suite, mode, dtype, device and backend named by a harness CSV's file name (None where it names
-    none): `inductor_timm_models_float32_inference_cpu_performance.csv`, `cpu_inductor_timm_inference.csv`."""
-    stem = filename.rsplit("/", 1)[-1]
-    stem = stem[:-4] if stem.endswith(".csv") else stem
-    stem = stem.removesuffix("_compilation_metrics")
-    words = stem.split("_")
-    out: dict[str, str | None] = {"suite": None, "mode": None, "dtype": None, "device": None, "backend": None}
-    suite_at = None
-    for i, w in enumerate(words):
-        pair = "_".join(words[i:i + 2])
-        if out["suite"] is None and (pair in _SUITE_WORDS or w in _SUITE_WORDS):
-            out["suite"] = _SUITE_WORDS.get(pair) or _SUITE_WORDS[w]
-            suite_at = i
-        elif out["mode"] is None and w in _MODES:
-            out["mode"] = w
-        elif out["dtype"] is None and w in _DTYPES:
-            out["dtype"] = w
-        elif out["device"] is None and w in _DEVICES and (suite_at is None or i > suite_at or i == 0):
-            out["device"] = w
-    if suite_at:
-        before = words[:suite_at]
-        if before and before[0] in _DEVICES:
-            before = before[1:]
-        out["backend"] = "_".join(before) or None
-    return out
-
-
 def parse_harness_json(text: str) -> Parsed:
     """Per model, what the records say of it: {"models": {name: {mode, dtype, backend, suite}}}."""
     parsed = Parsed()
@@ -154,85 +148,148 @@ def parse_harness_json(text: str) -> Parsed:
         suite = origins[0] if isinstance(origins, list) and origins and isinstance(origins[0], str) else None
         models[model["name"]] = {
             "mode": _text(bench.get("mode")), "dtype": _text(bench.get("dtype")),
-            "backend": _text(model.get("backend")), "suite": _SUITE_WORDS.get(suite or "", suite or None),
+            "backend": _text(model.get("backend")), "suite": SUITES.get(suite or "", suite or None),
         }
     parsed.facts["models"] = models
     return parsed
 
 
-def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None = None) -> Parsed:
-    """One harness_results row per CSV row, every column kept (`columns`, as written); `sidecar`: what
-    the JSON beside the CSV says per model (`parse_harness_json`)."""
+def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None = None,
+                      given: dict | None = None, folders: tuple[str, ...] = ()) -> Parsed:
+    """One harness_results row per CSV row, every column kept (`columns`, as written). A row's suite,
+    backend, mode, dtype and device come from, in order: its own `dev` column (the device), what the
+    JSON records beside the CSV say of its model (`sidecar`, parse_harness_json), the file's name,
+    the run's labels (`given`: its manifest, `--label`), the folders the file lies in (`folders`,
+    nearest first); what none says stays NULL, with a warning. A damaged file or row (a performance
+    CSV without speedup, a row cut short or longer than its header, a value HUD reads that is no
+    number) is an error and stores nothing: it can never be a model's latest value."""
     parsed = Parsed()
     reader = csv.reader(io.StringIO(text))
-    try:
-        header = next(reader)
-    except (StopIteration, csv.Error):
-        parsed.problem("no header: not a benchmark harness CSV")
+    header = _header(parsed, reader)
+    if header is None:
         return parsed
-    header = [c.strip() for c in header]
-    kind = csv_kind(header)
-    if kind is None:
-        parsed.problem(f"header {','.join(header)[:120]!r} is none of the harness's CSVs")
-        return parsed
-    if len(set(header)) != len(header):
-        parsed.problem("the header names a column twice; the later one is kept", 1, "warning")
-    named = file_words(filename)
-    suites = set()
+    kind = parsed.facts["kind"]
+    named = _named(filename, given or {}, folders)
+    cut = kind in WRITTEN_BY_HARNESS and text and not text.endswith(("\n", "\r"))
+    last = text.count("\n") + 1 if cut else None
+    suites: set[str | None] = set()
+    unknown: set[str] = set()
     try:
         for fields in reader:
             lineno = reader.line_num
             if not any(f.strip() for f in fields):
                 continue  # PyTorch's expected CSVs put blank lines between rows
-            if len(fields) != len(header):
-                parsed.problem(f"{len(fields)} fields where the header has {len(header)}", lineno, "warning")
+            if damage := _cut(fields, header, lineno == last):
+                parsed.problem(damage, lineno)
+                continue
             row = _row(parsed, kind, header, fields, lineno)
             if row is None:
                 continue
-            meta = (sidecar or {}).get(row["model"]) or {}  # type: ignore[arg-type]
-            for key in ("suite", "mode", "dtype", "backend"):
-                row[key] = meta.get(key) or named[key]
-            if row.get("device") is None:
-                row["device"] = named["device"]
+            meta = (sidecar or {}).get(row["model"]) or {}
+            for key in FIELDS:
+                row[key] = row.get(key) or meta.get(key) or named[key]
+            unknown.update(k for k in FIELDS if row[k] is None and (kind != "expected" or k in EXPECTED_FIELDS))
             suites.add(row["suite"])
-            parsed.add("harness_results", row)
+            parsed.add("harness_results", cast(HarnessResultRow, row))
     except csv.Error as e:
         parsed.problem(f"CSV cut or damaged, rows after it are lost: {e}", reader.line_num)
-    parsed.facts["kind"] = kind
+    if unknown:
+        shown = [k for k in FIELDS if k in unknown]
+        parsed.problem(f"{', '.join(shown)} unknown for some rows: named by no JSON record beside the file, nor its "
+                       f"name {filename!r}, the run's labels or its folders; stored NULL (a manifest or `--label "
+                       f"{shown[0]}=...` names {'it' if len(shown) == 1 else 'them'})", None, "warning")
     if len(suites - {None}) == 1:
         parsed.facts["suite"] = (suites - {None}).pop()
     return parsed
 
 
-def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno: int) -> HarnessResultRow | None:
+def _header(parsed: Parsed, reader) -> list[str] | None:
+    """The CSV's header, its kind in parsed.facts; None (and the problem said) when the file is none
+    of the harness's or is damaged."""
+    try:
+        header = [c.strip() for c in next(reader)]
+    except (StopIteration, csv.Error):
+        parsed.problem("no header: not a benchmark harness CSV")
+        return None
+    kind = csv_kind(header)
+    if kind is None:
+        parsed.problem(f"header {','.join(header)[:120]!r} is none of the harness's CSVs")
+        return None
+    parsed.facts["kind"] = kind
+    if need := missing_column(kind, header):
+        parsed.problem(f"a {kind} CSV without its {need} column (header {','.join(header)[:120]!r}): "
+                       "damaged, none of its rows is stored")
+        return None
+    if len(set(header)) != len(header):
+        parsed.problem("the header names a column twice; the later one is kept", 1, "warning")
+    return header
+
+
+def _cut(fields: list[str], header: list[str], unterminated: bool) -> str | None:
+    """Why a row is damaged by its shape: cut short, longer than its header, or the file's last line
+    without the newline the harness ends every row with."""
+    if len(fields) != len(header):
+        why = "cut short" if len(fields) < len(header) else "written under another header"
+        return f"{len(fields)} fields where the header has {len(header)}: {why}, not stored"
+    if unterminated:
+        return "the file ends inside this row (no newline after it): cut short, not stored"
+    return None
+
+
+def _named(filename: str, given: dict, folders: tuple[str, ...]) -> dict:
+    """The fields a file's name, the run's labels and its folders say, the first that says one winning."""
+    named = Named()
+    for key, value in file_fields(filename).items():
+        named.put(key, value, "file name")
+    for key in FIELDS:
+        value = given.get(key)
+        named.put(key, str(value) if value is not None and value != "" else None, "labels")
+    below = folder_fields(list(folders))
+    for key, value in below.values.items():
+        named.put(key, value, below.said_by.get(key, "folder"))
+    return named.values
+
+
+def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno: int) -> dict[str, Any] | None:
+    """A row of the CSV, its columns named by the harness's tables (dynamic keys: a HarnessResultRow
+    once parse_harness_csv has filled it)."""
     values = dict(zip(header, (f.strip() for f in fields), strict=False))
     if not values.get("name"):
         parsed.problem("row without a model name", lineno)
         return None
-    row: dict = {"kind": kind, "line": lineno, "columns": values}
+    row: dict[str, Any] = {"kind": kind, "line": lineno, "columns": values}
     for column, key in TEXT_COLUMNS.items():
         row[key] = values.get(column) or None
+    bad: list[tuple[str, str, bool]] = []
     for column in INT_COLUMNS:
-        row[column] = _number(parsed, values, column, lineno, integer=True)
+        row[column] = _number(values, column, integer=True, bad=bad)
     for column in FLOAT_COLUMNS:
-        row[column] = _number(parsed, values, column, lineno, integer=False)
-    return row  # type: ignore[return-value]
+        row[column] = _number(values, column, integer=False, bad=bad)
+    gated = [b for b in bad if b[0] in GATED]
+    if gated:
+        parsed.problem("; ".join(f"{c} {t[:40]!r} is not a {'whole ' if i else ''}number" for c, t, i in gated)
+                       + ": damaged, not stored", lineno)
+        return None
+    for column, text, integer in bad:
+        parsed.problem(f"{column} {text[:40]!r} is not a {'whole ' if integer else ''}number; stored NULL",
+                       lineno, "warning")
+    return row
 
 
-def _number(parsed: Parsed, values: dict, column: str, lineno: int, integer: bool):
+def _number(values: dict, column: str, integer: bool, bad: list):
     text = values.get(column)
     if text is None or text == "":
         return None
     try:
         v = float(text)
     except ValueError:
-        parsed.problem(f"{column} {text[:40]!r} is not a number; stored NULL", lineno, "warning")
+        bad.append((column, text, integer))
         return None
     if v != v or v in (float("inf"), float("-inf")):
         return None if integer else v
     if integer:
         if not v.is_integer():
-            parsed.problem(f"{column} {text[:40]!r} is not a whole number; stored NULL", lineno, "warning")
+            bad.append((column, text, integer))
             return None
         return int(v)
     return v

@@ -1,0 +1,135 @@
+"""What a benchmark harness file's name and folders say of its rows: suite, backend, mode, dtype and
+device, in every naming generation of PyTorch's harness and CI (read off `benchmarks/dynamo/common.py`
+from 2022 to 2026, `tools/stats/upload_dynamo_perf_stats.py`, and files committed in public
+repositories; tests/fixtures/SOURCES.md):
+
+- the harness's own default names, 2022 on: `speedup_<backend>.csv`, `accuracy_<backend>.csv`,
+  `tolerance_<backend>.csv`, `precision_checker_<backend>.csv` (`<backend>` is `--backend` as given:
+  `inductor`, `aot_eager`, `eager`, ...), and `<backend>.csv` (`inductor.csv`); scripts that keep them
+  add words (`speedup_inductor_huggingface_20230301.csv`);
+- CI's, 2023 on: `<backend>_<suite>_<dtype>_<mode>_<device>_<performance|accuracy>.csv`, the backend
+  being HUD's compiler name (`inductor_with_cudagraphs`, `inductor_no_cudagraphs`, `inductor_dynamic`,
+  `inductor_cpp_wrapper`, ...), and `_compilation_metrics` after any of these;
+- CI's expected values: `expected_ci_perf_<backend>_<suite>.csv` (2022-2023) and
+  `ci_expected_accuracy/[<platform>/]<config>_<suite>_<mode>.csv`, `<config>` a backend with its
+  device and variants (`cpu_inductor_amp_freezing`, `dynamic_aot_eager`) and `<platform>` a folder
+  (`rocm/`, `cu124/`); 2022's `<mode>_<suite>[<shard>].csv` names no backend.
+
+A word is taken for a field only where the naming puts it (a backend is the harness's `--backend`
+word, or the configuration words around a suite, or a whole name that is a backend); a name that
+says nothing of a field leaves it None, never a guess. Folders are read word by word for suite,
+mode, dtype and device, and for a backend only where a folder's whole name is one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+FIELDS = ("suite", "backend", "mode", "dtype", "device")
+SUITES = {"timm_models": "timm_models", "timm": "timm_models", "huggingface": "huggingface",
+          "torchbench": "torchbench"}
+MODES = {"training": "training", "inference": "inference"}
+DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "amp": "amp"}
+DEVICES = {"cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps", "hpu": "hpu", "rocm": "rocm"}
+CUDA_PLATFORM = re.compile(r"^cu\d{3,}$")  # ci_expected_accuracy/cu124/: a CUDA build's expected values
+# what the harness's file names say that is none of the fields
+KIND_WORDS = {"performance", "accuracy", "compilation", "metrics"}
+# the harness's prefixes of `--backend` (common.py's output_filename), and CI's expected perf files
+BACKEND_PREFIXES = (("precision", "checker"), ("expected", "ci", "perf"), ("speedup",), ("accuracy",),
+                    ("tolerance",))
+# torch._dynamo's backends (list_backends, the debug ones included) and the words of HUD's compiler
+# names: a configuration names a backend when one of these is among its words
+BACKEND_WORDS = {"inductor", "eager", "cudagraphs", "nvfuser", "nnc", "onnxrt", "tvm", "openxla", "ipex",
+                 "tensorrt", "torchxla", "torchao", "optimus", "ts", "aot"}
+_DATE = re.compile(r"^(19|20)\d{6}$|^\d{4}-\d\d-\d\d$")
+
+
+@dataclass
+class Named:
+    """The fields a name said, and where each came from (`file name`, `folder <name>`)."""
+    values: dict = field(default_factory=lambda: dict.fromkeys(FIELDS))
+    said_by: dict = field(default_factory=dict)
+
+    def put(self, key: str, value: str | None, source: str) -> None:
+        if value and self.values.get(key) is None:
+            self.values[key] = value
+            self.said_by[key] = source
+
+
+def _word(token: str, table: dict) -> str | None:
+    """`token` in a vocabulary, also with a shard number glued on (`inference_timm_models0.csv`)."""
+    return table.get(token) or table.get(token.rstrip("0123456789")) if token else None
+
+
+def _device(token: str) -> str | None:
+    return "cuda" if CUDA_PLATFORM.match(token) else DEVICES.get(token)
+
+
+def file_fields(filename: str) -> dict:
+    """suite, backend, mode, dtype and device named by a harness file's name (None where it names none)."""
+    stem = filename.rsplit("/", 1)[-1]
+    for ext in (".csv", ".json"):
+        stem = stem.removesuffix(ext)
+    tokens = [t for t in stem.lower().split("_") if t]
+    out = dict.fromkeys(FIELDS)
+    prefix = next((p for p in BACKEND_PREFIXES if tuple(tokens[:len(p)]) == p), None)
+    config: list[str] = []
+    suite_seen = False
+    i = len(prefix) if prefix else 0
+    backend_words: list[str] = []
+    in_backend = prefix is not None
+    while i < len(tokens):
+        t = tokens[i]
+        pair = f"{t}_{tokens[i + 1]}" if i + 1 < len(tokens) else ""
+        suite = _word(pair, SUITES) if pair == "timm_models" or pair.startswith("timm_models") else None
+        step = 2 if suite else 1
+        suite = suite or _word(t, SUITES)
+        known = suite or _word(t, MODES) or _word(t, DTYPES) or _device(t) or t in KIND_WORDS \
+            or _DATE.match(t) or t.isdigit()
+        if in_backend and not known:
+            backend_words.append(t)  # the harness's `--backend`, as given
+        else:
+            in_backend = False
+            if suite:
+                out["suite"], suite_seen = out["suite"] or suite, True
+            elif _word(t, MODES):
+                out["mode"] = out["mode"] or _word(t, MODES)
+            elif _word(t, DTYPES):
+                out["dtype"] = out["dtype"] or _word(t, DTYPES)
+            elif _device(t):
+                out["device"] = out["device"] or _device(t)
+            elif not known:
+                config.append(t)
+        i += step
+    if prefix is not None:
+        out["backend"] = "_".join(backend_words) or None
+    elif (suite_seen or out["mode"]) and BACKEND_WORDS & set(config):
+        # CI's names: the configuration words around the suite are HUD's compiler name
+        out["backend"] = "_".join(config)
+    elif not suite_seen and not out["mode"] and config and set(config) <= BACKEND_WORDS | {"decomp", "partition"}:
+        out["backend"] = "_".join(config)  # `inductor.csv`, `aot_eager.csv`: a name that is a backend alone
+    return out
+
+
+def folder_fields(folders: list[str]) -> Named:
+    """What the folders a file lies in say (nearest first): a vocabulary word of suite, mode, dtype or
+    device among a folder name's words (split on -, _ and .), a backend where a whole folder name is
+    one (`aot_eager/`); a folder whose words name two values of one field says nothing of it."""
+    named = Named()
+    for folder in folders:
+        tokens = [t for t in re.split(r"[-_.\s]+", folder.lower()) if t]
+        found: dict[str, set] = {k: set() for k in FIELDS}
+        for j, t in enumerate(tokens):
+            pair = f"{t}_{tokens[j + 1]}" if j + 1 < len(tokens) else ""
+            for key, value in (("suite", SUITES.get(pair) or SUITES.get(t)), ("mode", MODES.get(t)),
+                               ("dtype", DTYPES.get(t)), ("device", _device(t))):
+                if value:
+                    found[key].add(value)
+        whole = file_fields(folder + ".csv")
+        if whole["backend"] and "_".join(tokens) == whole["backend"]:
+            found["backend"].add(whole["backend"])
+        for key, values in found.items():
+            if len(values) == 1:
+                named.put(key, values.pop(), f"folder {folder}")
+    return named

@@ -1,0 +1,57 @@
+-- Trends of a whole suite: the geomean of a metric over the suite's workloads at each point, and each workload's move against it
+-- @internal used by the Trends page
+-- A run's suite is its `suite` label, else the suite of the benchmark-harness rows that measured it
+-- (harness_links); a suite's series is one a device. At each point (a compiler version, or a day of started_at with axis=date) each
+-- workload of the suite has its median kernels, fusion rate and compile time (s) over its runs there
+-- (views/20_run_metrics.sql, run_compile_time), and the suite its geomean over the workloads with a
+-- value above 0 (geomean, workloads). A workload's step is its value over its value at the suite's
+-- point before (the previous point where it was measured), the suite's step the geomean of those;
+-- outlier = |ln(step / suite step)|: how far a workload moved against its suite (the biggest first).
+-- @param axis VARCHAR default=compiler what a point is: compiler (version) or date (the day a run started)
+-- @param compilers VARCHAR only these compiler versions (comma-separated)
+-- @param models VARCHAR only these models (comma-separated)
+-- @param devices VARCHAR only these devices (comma-separated)
+-- @param labels VARCHAR only runs with these labels, k=v comma-separated
+WITH linked_suite AS (
+    SELECT l.linked_run_id AS run_id, any_value(h.suite) AS suite
+    FROM harness_links l JOIN harness_results h USING (run_id, file, line)
+    GROUP BY l.linked_run_id
+), runs_ AS (
+    SELECT m.run_id, m.workload, coalesce(m.labels ->> 'suite', s.suite) AS suite, m.device,
+           CASE WHEN $axis = 'date' THEN strftime(m.started_at, '%Y-%m-%d') ELSE m.compiler_version END AS point,
+           m.kernel_count::DOUBLE AS kernels, m.fusion_rate, c.total_s AS compile_s
+    FROM run_metrics m
+    JOIN picked_runs($compilers, $models, $devices, $labels) p USING (run_id)
+    LEFT JOIN linked_suite s USING (run_id)
+    LEFT JOIN run_compile_time c USING (run_id)
+    WHERE m.run_id NOT IN (SELECT run_id FROM harness_holders)
+), per_workload AS (
+    SELECT suite, device, point, workload, metric, median(value) AS value
+    FROM runs_
+    CROSS JOIN (VALUES ('kernels'), ('fusion_rate'), ('compile_s')) t(metric)
+    CROSS JOIN LATERAL (SELECT CASE metric WHEN 'kernels' THEN kernels WHEN 'fusion_rate' THEN fusion_rate
+                                           ELSE compile_s END AS value)
+    WHERE suite IS NOT NULL AND point IS NOT NULL AND value IS NOT NULL
+    GROUP BY suite, device, point, workload, metric
+), ordered AS (
+    SELECT *, dense_rank() OVER (PARTITION BY suite, device ORDER BY CASE WHEN $axis = 'date' THEN NULL ELSE version_key(point) END,
+                                                             point) AS n
+    FROM per_workload
+), stepped AS (
+    SELECT *, value / nullif(lag(value) OVER (PARTITION BY suite, workload, metric ORDER BY n), 0) AS step,
+           lag(point) OVER (PARTITION BY suite, workload, metric ORDER BY n) AS before
+    FROM ordered
+), suites AS (
+    SELECT suite, device, point, metric, exp(avg(ln(CASE WHEN value > 0 THEN value END))) AS geomean,
+           count(*) FILTER (WHERE value > 0) AS workloads,
+           exp(avg(ln(CASE WHEN step > 0 THEN step END))) AS suite_step
+    FROM stepped
+    GROUP BY suite, device, point, metric
+)
+SELECT s.suite, s.device, s.point, s.n AS position, s.metric, s.workload, s.before, round(s.value, 6) AS value,
+       round(g.geomean, 6) AS geomean, g.workloads, round(s.step, 4) AS step, round(g.suite_step, 4) AS suite_step,
+       round(abs(ln(CASE WHEN s.step > 0 AND g.suite_step > 0 THEN s.step / g.suite_step END)), 4) AS outlier
+FROM stepped s
+JOIN suites g ON g.suite = s.suite AND g.device IS NOT DISTINCT FROM s.device AND g.point = s.point
+           AND g.metric = s.metric
+ORDER BY s.suite, s.device, s.metric, s.n, outlier DESC NULLS LAST, s.workload;

@@ -1,0 +1,37 @@
+-- Where a model's benchmark-harness numbers changed from one point to the next, by HUD's per-model flags
+-- Over a model's points (compiler versions in release order, or a label's values as text: the
+-- nightlies) in each suite, backend and workload (harness_models: each point's samples by its
+-- metric's one rule), every step where one of HUD's flags fires (hud_accuracy_flag, hud_flag:
+-- accuracy that stopped or started passing, speedup, compilation latency or compression ratio moved
+-- more than `relative`): the metric, its value before and after, and the flag. `iwh changes --metric
+-- harness` lists these; harness/point_models shows a whole point.
+-- @param model VARCHAR the model
+-- @param key VARCHAR default=compiler what a point is: compiler (version) or a label key (nightly)
+-- @param relative DOUBLE default=0.05 HUD's relative threshold
+WITH series AS (
+    SELECT *, dense_rank() OVER (PARTITION BY suite, backend, workload
+                                 ORDER BY CASE WHEN coalesce($key, 'compiler') = 'compiler' THEN version_key(point) END,
+                                          point) AS n
+    FROM harness_models($key, NULL)
+    WHERE model = $model AND point IS NOT NULL
+), stepped AS (
+    SELECT s.suite, s.backend, s.workload, s.n AS position, b.point AS before_point, s.point,
+           coalesce(b.performance_run_id, b.accuracy_run_id, b.run_ids[1]) AS before_run,
+           coalesce(s.performance_run_id, s.accuracy_run_id, s.run_ids[1]) AS after_run,
+           [{'metric': 'accuracy', 'before': b.accuracy, 'after': s.accuracy,
+             'flag': hud_accuracy_flag(b.accuracy, s.accuracy)},
+            {'metric': 'speedup', 'before': b.speedup::VARCHAR, 'after': s.speedup::VARCHAR,
+             'flag': hud_flag(false, b.speedup, s.speedup, $relative)},
+            {'metric': 'compilation_latency', 'before': b.compilation_latency::VARCHAR,
+             'after': s.compilation_latency::VARCHAR,
+             'flag': hud_flag(true, b.compilation_latency, s.compilation_latency, $relative)},
+            {'metric': 'compression_ratio', 'before': b.compression_ratio::VARCHAR, 'after': s.compression_ratio::VARCHAR,
+             'flag': hud_flag(false, b.compression_ratio, s.compression_ratio, $relative)}] AS metrics
+    FROM series s
+    JOIN series b ON b.suite IS NOT DISTINCT FROM s.suite AND b.backend IS NOT DISTINCT FROM s.backend
+                 AND b.workload = s.workload AND b.n = s.n - 1
+)
+SELECT suite, backend, workload, position, before_point, point, m.metric, m.before, m.after, m.flag, before_run, after_run
+FROM stepped, LATERAL (SELECT unnest(metrics) AS m)
+WHERE m.flag IS NOT NULL
+ORDER BY suite, backend, workload, position, m.metric;
