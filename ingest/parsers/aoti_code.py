@@ -8,20 +8,9 @@ from collections import Counter
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.kernel_rows import (
-    DEVICE_STR,
-    HANDLE,
-    HANDLE_TAG,
-    QUOTES,
-    SOURCE_NODES,
-    SOURCE_NODES_TAG,
-    add_kernels,
-    device_facts,
-    extern_row,
-    generated_row,
-    plain_line_breaks,
-    source_node_lists,
-)
+from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
+                                                           SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
+                                                           generated_row, plain_line_breaks, source_node_lists)
 from inductor_warehouse.ingest.rows import Parsed
 
 # The wrapper runs the model in `AOTInductorModel::run_impl(` (and `_const_run_impl(` for constant

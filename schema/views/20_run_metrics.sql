@@ -30,3 +30,9 @@ SELECT
     coalesce(u.restarts, 0)::BIGINT             AS restarts
 FROM runs r
 LEFT JOIN run_rollups u USING (run_id);
+-- A run as the run listings show it (overview/runs, the Run explorer's explore/runs): its counts
+-- under the names people read.
+CREATE OR REPLACE VIEW run_listing AS
+SELECT run_id, model, workload, compiler_version, device, backend, graphs, kernel_count AS kernels,
+       extern_kernel_count AS extern_calls, fusion_rate, failures, started_at
+FROM run_metrics;

@@ -20,7 +20,6 @@ SELECT
     round(sum(c.time_saved_s), 3)                                AS time_saved_s
 FROM run_workloads r
 JOIN run_cache c USING (run_id)
-WHERE ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR version_matches(r.compiler_version, $compiler))
+WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY r.model, r.workload, r.compiler_version
 ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version;

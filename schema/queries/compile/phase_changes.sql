@@ -23,7 +23,7 @@ WITH runs AS (
                                                              k -> trim(k)),
                                               k -> k IS DISTINCT FROM $series)) END AS workload
     FROM run_workloads w
-    WHERE ($model IS NULL OR w.model = $model)
+    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), series AS (
     SELECT r.model, r.workload, r.device, r.point, p.phase,
            min(r.compiler_version) AS compiler_version,

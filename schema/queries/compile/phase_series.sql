@@ -10,7 +10,8 @@ WITH series AS (
            count(*) AS runs, round(median(p.seconds), 6) AS seconds, median(p.spans)::BIGINT AS spans
     FROM run_phase_times p
     JOIN run_workloads w USING (run_id)
-    WHERE ($model IS NULL OR w.model = $model) AND ($phase IS NULL OR contains(p.phase, $phase))
+    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model})) AND ($phase IS NULL OR contains(p.phase,
+                                                      $phase))
     GROUP BY ALL
 )
 SELECT * FROM series

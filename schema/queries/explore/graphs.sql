@@ -24,12 +24,7 @@ WITH times AS (
     GROUP BY t.graph_id
 )
 SELECT
-    g.graph_id,
-    g.compile_id,
-    g.phase,
-    g.folder,
-    g.pre_fusion_nodes,
-    g.post_fusion_nodes,
+    g.* EXCLUDE (run_id, fusion_rate, kernel_count, extern_kernel_count),
     round(g.fusion_rate, 4)      AS fusion_rate,
     g.kernel_count               AS kernels,
     g.extern_kernel_count        AS extern_calls,

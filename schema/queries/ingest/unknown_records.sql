@@ -16,6 +16,6 @@ SELECT
 FROM trace_records t
 JOIN run_workloads r USING (run_id)
 WHERE t.handling = 'unknown'
-  AND ($compiler IS NULL OR starts_with(r.compiler_version, $compiler))
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compiler}))
 GROUP BY ALL
 ORDER BY records_all_workloads DESC, t.record_kind, t.name;

@@ -16,5 +16,5 @@ JOIN run_workloads r USING (run_id)
 LEFT JOIN (SELECT run_id, kernel_name, any_value(graph_id) AS graph_id, any_value(category) AS category,
                   any_value(source_hash) AS source_hash
            FROM kernels WHERE generated GROUP BY run_id, kernel_name) k USING (run_id, kernel_name)
-WHERE ($run IS NULL OR starts_with(f.run_id, $run)) AND ($model IS NULL OR r.model = $model)
+WHERE f.run_id IN (SELECT run_id FROM picked_runs(MAP {'runs': $run, 'models': $model}))
 ORDER BY r.model, r.workload, release_order(r.compiler_version, r.started_at), f.run_id, k.graph_id, f.kernel_name;
