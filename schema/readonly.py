@@ -1,19 +1,22 @@
 """What SQL that people type may do (`iwh sql`, the dashboard's SQL console, `Warehouse.sql`): one
-read statement that names only what a read of the warehouse needs. The check is an allow-list,
-run on DuckDB's own parse of the statement (`json_serialize_sql`) before it runs:
+read statement that reads only the warehouse. DuckDB decides what every name in it refers to; this
+module only compares DuckDB's answers with two allow-lists, before the statement runs:
 
-- tables: the warehouse's own tables and views (and the statement's CTEs), a few
-  information_schema views; nothing of another database (a lake's PostgreSQL catalog is attached
-  beside it as `__ducklake_metadata_wh`), no file or Python variable named as a table;
-- table functions: TABLE_FUNCTIONS and the warehouse's macros;
-- scalar, aggregate and window functions: DuckDB's own (`read_functions.txt`, with a select list's
-  unnest), less those that read or change the session (its settings, variables, sequences, random
-  seed, log).
+- its parser (`json_serialize_sql`, `check_read_statement`): one SELECT (or EXPLAIN of one); table
+  functions among TABLE_FUNCTIONS and the warehouse's macros; scalar, aggregate and window
+  functions among DuckDB's own (`read_functions.txt`), less those that read or change the session;
+  names of tables that are the warehouse's own, a few information_schema views, or a CTE of the
+  statement. Which of those a name means where it stands is not decided here (SQL's scoping rules,
+  which a CTE named after a system view or a file used to walk around), but by
+- its binder (`json_serialize_plan`, `check_bound_plan`, on the reader's own connection): every scan
+  in the bound plan reads a table of the warehouse's own database or calls an allowed table
+  function, and every function the plan calls is on the list.
 
 Anything else is refused, whatever DuckDB or an extension adds tomorrow: the PostgreSQL extension's
 postgres_execute, postgres_scan and postgres_query reach servers (and wrote a lake's catalog
 through its own attached session), read_* and sqlite_scan read files, and duckdb_settings(),
-current_setting() and duckdb_databases() showed S3 keys and catalog passwords.
+current_setting() and duckdb_databases() showed S3 keys and catalog passwords. Below both lists,
+the reader's connection itself holds nothing else to reach (store/bounds.py).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import functools
 import json
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -40,9 +44,10 @@ TABLE_FUNCTIONS = frozenset({
 INFORMATION_SCHEMA = frozenset({"tables", "columns", "schemata", "views", "table_constraints", "key_column_usage",
                                 "referential_constraints"})
 # DuckDB's own functions that a read does not need, left out of read_functions.txt: they read the
-# session's settings and variables, or change its state (sequences, the random seed, its log)
+# session's settings and variables, or change its state (sequences, the random seed, its log), or
+# bind SQL given as text (json_serialize_plan, whose optimizer folds a setting's value into its answer)
 SESSION_FUNCTIONS = frozenset({"current_setting", "getvariable", "nextval", "currval", "setseed", "write_log",
-                               "pg_sleep", "sleep_ms"})
+                               "pg_sleep", "sleep_ms", "json_serialize_plan"})
 # a select list's unnest/unlist: the binder unfolds the list or struct it is given; duckdb_functions()
 # lists unnest only as a table function (schema/queries/spyre/profiled_kernels.sql needs it)
 SELECT_LIST_FUNCTIONS = frozenset({"unnest", "unlist"})
@@ -52,16 +57,34 @@ _EXPRESSIONS = frozenset({"AGGREGATE", "BETWEEN", "CASE", "CAST", "COLLATE", "CO
 _TABLE_REFS = frozenset({"BASE_TABLE", "EMPTY", "EXPRESSION_LIST", "JOIN", "SHOW_REF", "SUBQUERY", "TABLE_FUNCTION"})
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
 _EXPLAIN = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
+# what a bound read plan is made of: anything else (a write, a copy to a file, a pragma) is refused
+_PLAN_OPERATORS = frozenset({
+    "PROJECTION", "FILTER", "AGGREGATE_AND_GROUP_BY", "WINDOW", "UNNEST", "LIMIT", "ORDER_BY", "TOP_N",
+    "DISTINCT", "SAMPLE", "PIVOT", "GET", "CHUNK_GET", "DELIM_GET", "EXPRESSION_GET", "DUMMY_SCAN",
+    "EMPTY_RESULT", "CTE_REF", "COMPARISON_JOIN", "ANY_JOIN", "DEPENDENT_JOIN", "DELIM_JOIN", "POSITIONAL_JOIN",
+    "ASOF_JOIN", "CROSS_PRODUCT", "UNION", "EXCEPT", "INTERSECT", "RECURSIVE_CTE", "MATERIALIZED_CTE",
+    "EXPLAIN", "SHOW", "COLUMN_DATA_GET"})
+# the table functions that scan a database's tables: file warehouses' and lakes'
+_TABLE_SCANS = frozenset({"seq_scan", "ducklake_scan"})
+_FUNCTION_EXPRESSIONS = frozenset({"BOUND_FUNCTION", "BOUND_AGGREGATE", "BOUND_WINDOW"})
 
 
 class QueryRefused(duckdb.Error):
     """SQL the warehouse will not run for a reader; the message says why and what it takes."""
 
 
-def check_read_statement(sql: str) -> set[str]:
+@dataclass(frozen=True)
+class ReadStatement:
+    """A statement check_read_statement let through: its text as DuckDB's parser split it out of what
+    was typed (what is checked is what is bound and run), and the names of its `$name` parameters."""
+    text: str
+    parameters: frozenset[str]
+
+
+def check_read_statement(sql: str) -> ReadStatement:
     """Raise QueryRefused unless `sql` is one SELECT (WITH, FROM, VALUES, SHOW, DESCRIBE,
-    SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds; return the names
-    of its `$name` parameters."""
+    SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds. The reader's
+    connection then checks its bound plan (check_bound_plan)."""
     with _PARSER_LOCK:
         statements = _parser().extract_statements(sql)
     if len(statements) != 1:
@@ -75,11 +98,12 @@ def check_read_statement(sql: str) -> set[str]:
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
+    node = _parse(text)
     try:
-        _Check().node(_parse(text), frozenset())
+        _Check(_cte_names(node)).node(node)
     except RecursionError:
         raise QueryRefused("the statement is nested too deeply to be checked") from None
-    return set(statements[0].named_parameters)
+    return ReadStatement(statements[0].query, frozenset(statements[0].named_parameters))
 
 
 def _parse(text: str) -> dict:
@@ -102,40 +126,73 @@ def _parser() -> duckdb.DuckDBPyConnection:
     return duckdb.connect(":memory:", config={"autoload_known_extensions": False, "enable_external_access": False})
 
 
-class _Check:
-    def node(self, node, ctes: frozenset[str]) -> None:
-        if isinstance(node, list):
-            for item in node:
-                self.node(item, ctes)
-            return
-        if not isinstance(node, dict):
-            return
-        if isinstance(node.get("cte_map"), dict):
-            ctes = self.ctes(node["cte_map"]["map"], ctes)
-        kind = node.get("type") if isinstance(node.get("type"), str) else None
-        if "class" in node:
-            self.expression(node)
-        elif kind and kind.endswith("_NODE") and "modifiers" in node:
-            if kind not in _QUERY_NODES:
-                raise QueryRefused(f"a {kind} is not run here")
-        elif kind and "alias" in node and "sample" in node:
-            self.table_ref(node, ctes)
-            if kind == "TABLE_FUNCTION":
-                self.node(node["function"].get("children"), ctes)
-                node = {k: v for k, v in node.items() if k != "function"}
-        for key, value in node.items():
-            if key != "cte_map":
-                self.node(value, ctes)
+def _cte_names(node) -> frozenset[str]:
+    """The names of every CTE the statement defines, wherever it defines them: a name of the
+    statement may mean one of them, or the warehouse's table of that name; the binder says which.
+    A CTE may not take the name of DuckDB's own views and table functions, nor of a file: a name that
+    is both would be the view's where the CTE is not in scope (its own anchor, or before it)."""
+    names: set[str] = set()
+    for found in _walk(node):
+        if isinstance(found.get("cte_map"), dict):
+            for entry in found["cte_map"]["map"]:
+                name = entry["key"].lower()
+                if not _IDENTIFIER.match(name) or name in _system_names():
+                    raise QueryRefused(f"a CTE named {entry['key']!r} is not run here: DuckDB has a view, table "
+                                       "function or file of that name; name it otherwise")
+                names.add(name)
+    return frozenset(names)
 
-    def ctes(self, entries: list[dict], outer: frozenset[str]) -> frozenset[str]:
-        """The names in scope below a WITH: each CTE sees those before it, a recursive one itself."""
-        scope = set(outer)
-        for entry in entries:
-            name = entry["key"].lower()
-            recursive = entry["value"]["query"]["node"].get("type") == "RECURSIVE_CTE_NODE"
-            self.node(entry["value"], frozenset(scope | ({name} if recursive else set())))
-            scope.add(name)
-        return frozenset(scope)
+
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_$]*$")
+
+
+@functools.cache
+def _system_names() -> frozenset[str]:
+    """The views and table functions a bare name reaches in a DuckDB without extensions."""
+    with _PARSER_LOCK:
+        rows = _parser().execute(
+            "SELECT view_name FROM duckdb_views() WHERE internal AND schema_name IN ('main', 'pg_catalog') "
+            "UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro')").fetchall()
+    return frozenset(n.lower() for (n,) in rows)
+
+
+def _walk(node):
+    """Every dict in a parsed or bound tree, depth first (the tree's depth is DuckDB's, bounded by its parser)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+class _Check:
+    def __init__(self, ctes: frozenset[str]):
+        self.ctes = ctes
+
+    def node(self, root) -> None:
+        stack = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type") if isinstance(item.get("type"), str) else None
+            if "class" in item:
+                self.expression(item)
+            elif kind and kind.endswith("_NODE") and "modifiers" in item:
+                if kind not in _QUERY_NODES:
+                    raise QueryRefused(f"a {kind} is not run here")
+            elif kind and "alias" in item and "sample" in item:
+                self.table_ref(item)
+                if kind == "TABLE_FUNCTION":  # its name is a table function's, its arguments expressions
+                    stack.extend(item["function"].get("children") or [])
+                    stack.extend(v for k, v in item.items() if k != "function")
+                    continue
+            stack.extend(item.values())
 
     def expression(self, node: dict) -> None:
         kind = node["class"]
@@ -144,10 +201,9 @@ class _Check:
         if kind in ("FUNCTION", "WINDOW", "AGGREGATE"):
             name = node.get("function_name", "").lower()
             if not _builtin(node) or (name not in read_functions() and name not in warehouse_names()):
-                raise QueryRefused(f"{name}() is not among the functions a read may call here "
-                                   "(DuckDB's own, less those that read settings, variables or secrets)")
+                raise QueryRefused(_not_callable(name))
 
-    def table_ref(self, node: dict, ctes: frozenset[str]) -> None:
+    def table_ref(self, node: dict) -> None:
         kind = node["type"]
         if kind not in _TABLE_REFS:
             raise QueryRefused(f"a {kind} is not read here")
@@ -155,15 +211,36 @@ class _Check:
             function = node["function"]
             name = function.get("function_name", "").lower()
             if not _builtin(function) or (name not in TABLE_FUNCTIONS and name not in warehouse_names()):
-                raise QueryRefused(f"{name}() is not read here: a read calls the warehouse's macros, range, "
-                                   "generate_series, unnest, json_each, json_tree, pragma_table_info and the "
-                                   "catalog's duckdb_tables()-like listings, nothing that reaches files, servers or settings")
+                raise QueryRefused(_not_readable(name))
+            if name == "pragma_table_info":
+                _check_described(function.get("children") or [])
         elif kind == "BASE_TABLE":
-            _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), node["table_name"], ctes)
+            _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), node["table_name"], self.ctes)
         elif kind == "SHOW_REF" and node.get("query") is None:
             table = node.get("table_name", "").strip('"')
             if table != "tables":  # SHOW TABLES; SHOW name is DESCRIBE name
-                _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), table, ctes)
+                _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), table, frozenset())
+
+
+def _check_described(arguments: list) -> None:
+    """pragma_table_info's one argument: the name of a table of the warehouse, as a constant (DuckDB
+    looks the name up in every database it has attached)."""
+    value = arguments[0].get("value", {}) if len(arguments) == 1 and arguments[0].get("class") == "CONSTANT" else {}
+    name = str(value.get("value", "")).lower().removeprefix("main.").strip('"')
+    if name not in warehouse_names():
+        raise QueryRefused("pragma_table_info() takes the name of a table of the warehouse, as text: "
+                           "pragma_table_info('runs')")
+
+
+def _not_callable(name: str) -> str:
+    return (f"{name}() is not among the functions a read may call here "
+            "(DuckDB's own, less those that read settings, variables or secrets)")
+
+
+def _not_readable(name: str) -> str:
+    return (f"{name}() is not read here: a read calls the warehouse's macros, range, generate_series, unnest, "
+            "json_each, json_tree, pragma_table_info and the catalog's duckdb_tables()-like listings, nothing "
+            "that reaches files, servers or settings")
 
 
 def _builtin(function: dict) -> bool:
@@ -179,10 +256,135 @@ def _check_table(catalog: str, schema: str, name: str, ctes: frozenset[str]) -> 
         return
     if not catalog and schema in ("", "main") and table in warehouse_names():
         return
-    shown = ".".join(p for p in (catalog, schema, name) if p)
-    raise QueryRefused(f"{shown} is not a table of the warehouse: a read names its tables and views (SHOW TABLES "
-                       "lists them) and information_schema.tables, .columns and the like")
+    raise QueryRefused(_not_a_table(".".join(p for p in (catalog, schema, name) if p)))
 
+
+def _not_a_table(shown: str) -> str:
+    return (f"{shown} is not a table of the warehouse: a read names its tables and views (SHOW TABLES lists "
+            "them) and information_schema.tables, .columns and the like")
+
+
+# ---- the binder's answer -------------------------------------------------------------------------
+
+def check_bound_plan(con: duckdb.DuckDBPyConnection, sql: str, database: str, params: dict | list | None = None) -> None:
+    """Raise QueryRefused unless DuckDB's binder, on the reader's connection `con`, binds `sql` (one
+    statement check_read_statement let through, with `params`) to a plan that reads only tables of
+    `database` (the warehouse's) and the allowed table functions, and calls only the allowed functions.
+    Binding reads no data; a DESCRIBE of a query is checked on the query it describes."""
+    for plan in bound_plans(con, sql, params):
+        for item in _walk(plan):
+            _check_bound(item, database)
+
+
+def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None) -> list:
+    """The plans DuckDB's binder on `con` makes of `sql` (an EXPLAIN's statement; a DESCRIBE's query
+    too), unoptimized: what each name was bound to, before the optimizer drops what it proves empty.
+    Its parameters are bound as the constants they will be (NULL where not given): DuckDB 1.5 cannot
+    serialize some plans that hold a parameter (one in a macro's regexp_matches)."""
+    m = _EXPLAIN.match(sql)
+    text = sql[m.end():] if m else sql
+    statement = _serialized(text)
+    if any(item.get("class") == "PARAMETER" for item in _walk(statement)):
+        statement = _with_values(statement, params)
+        text = _deserialized(statement)
+    plans = []
+    for query in [text, *(_deserialized({"node": q, "named_param_map": []}) for q in _described(statement))]:
+        plan = json.loads(con.execute("SELECT json_serialize_plan(?)", [query]).fetchone()[0])
+        if plan.get("error"):
+            if plan.get("error_type") == "not implemented":  # a scan DuckDB cannot describe: another server's
+                raise QueryRefused("the statement reads something that is not the warehouse's "
+                                   f"({plan.get('error_message', '')})")
+            raise duckdb.BinderException(plan.get("error_message") or "the statement does not bind")
+        plans.append(plan["plans"])
+    return plans
+
+
+def _check_bound(item: dict, database: str) -> None:
+    kind = item.get("type")
+    if isinstance(kind, str) and kind.startswith("LOGICAL_"):
+        operator = kind[len("LOGICAL_"):]
+        if operator not in _PLAN_OPERATORS:
+            raise QueryRefused(f"a {operator} is not run here")
+        if operator == "GET":
+            _check_scan(item, database)
+    elif item.get("expression_class") in _FUNCTION_EXPRESSIONS and "name" in item:  # a built-in window's has none
+        name = str(item["name"]).lower()
+        if name not in read_functions() and not name.startswith("__internal"):
+            raise QueryRefused(_not_callable(name))
+
+
+def _check_scan(get: dict, database: str) -> None:
+    name = str(get.get("name", "")).lower()
+    data = get.get("function_data") or {}
+    if name in _TABLE_SCANS:
+        catalog = data.get("catalog", data.get("catalog_name"))
+        schema = data.get("schema", data.get("schema_name"))
+        table = str(data.get("table", data.get("table_name", "")))
+        if catalog == database and schema == "main" and table.lower() in warehouse_names():
+            return
+        raise QueryRefused(_not_a_table(".".join(str(p) for p in (catalog, schema, table) if p)))
+    if get.get("catalog_name", "") in ("", "system") and get.get("schema_name", "") in ("", "main") \
+            and name in TABLE_FUNCTIONS:
+        return
+    raise QueryRefused(_not_readable(name))
+
+
+def _serialized(text: str) -> dict:
+    with _PARSER_LOCK:
+        parsed = json.loads(_parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+    if parsed.get("error"):
+        raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
+    (statement,) = parsed["statements"]
+    return statement
+
+
+def _deserialized(statement: dict) -> str:
+    with _PARSER_LOCK:
+        return _parser().execute("SELECT json_deserialize_sql(?::JSON)",
+                                 [json.dumps({"error": False, "statements": [statement]})]).fetchone()[0]
+
+
+def _described(statement: dict) -> list[dict]:
+    """The queries a DESCRIBE of a query describes: its plan holds their columns, not their scans."""
+    return [item["query"] for item in _walk(statement) if item.get("type") == "SHOW_REF" and isinstance(item.get("query"), dict)]
+
+
+def _with_values(statement: dict, params: dict | list | None) -> dict:
+    """The parsed statement with each `$name` (or `?`) parameter replaced by its value, as a constant."""
+    def replaced(node):
+        if isinstance(node, list):
+            return [replaced(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if node.get("class") == "PARAMETER":
+            return {**_constant(_value_of(params, str(node.get("identifier", "")))), "alias": node.get("alias", "")}
+        return {k: replaced(v) for k, v in node.items()}
+
+    return {**replaced(statement), "named_param_map": []}
+
+
+def _value_of(params: dict | list | None, identifier: str):
+    if isinstance(params, dict):
+        return params.get(identifier)
+    if isinstance(params, (list, tuple)) and identifier.isdigit() and 0 < int(identifier) <= len(params):
+        return params[int(identifier) - 1]
+    return None
+
+
+_CONSTANT_TYPES = ((bool, "BOOLEAN"), (int, "BIGINT"), (float, "DOUBLE"))
+
+
+def _constant(value) -> dict:
+    if value is None:
+        typed = {"type": {"id": "NULL", "type_info": None}, "is_null": True}
+    else:
+        kind = next((name for py, name in _CONSTANT_TYPES if isinstance(value, py)), "VARCHAR")
+        typed = {"type": {"id": kind, "type_info": None}, "is_null": False,
+                 "value": str(value) if kind == "VARCHAR" else value}
+    return {"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": 0, "value": typed}
+
+
+# ---- the lists -----------------------------------------------------------------------------------
 
 @functools.cache
 def warehouse_names() -> frozenset[str]:
