@@ -10,6 +10,7 @@ import duckdb
 
 from inductor_warehouse.store.connection import quiet, sql_literal
 from inductor_warehouse.store.errors import WarehouseError, first_line
+from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.extensions import extension_directory, has_extension, load_s3, need_extra
 from inductor_warehouse.store.location import LAKE_PREFIX, Location, conninfo, redact, split_password
 
@@ -73,6 +74,9 @@ def _attach_target(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, op
 
 
 def _lake_problem(loc: Location, e: Exception) -> str:
+    denied = permission_problem(loc, e, write=False)
+    if denied:
+        return f"cannot open the lake {loc.shown}: {denied}"
     text = redact(first_line(e))
     if "data_path is not set" in text:
         return (f"{loc.shown} is a new lake: say where its data goes once, with --data-path DIR or "
