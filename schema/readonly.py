@@ -8,7 +8,7 @@ module only compares DuckDB's answers with two allow-lists, before the statement
   names of tables that are the warehouse's own, a few information_schema views, or a CTE of the
   statement. Which of those a name means where it stands is not decided here (SQL's scoping rules,
   which a CTE named after a system view or a file used to walk around), but by
-- its binder (`json_serialize_plan`, `check_bound_plan`, on the reader's own connection): every scan
+- its binder (`json_serialize_plan`, `bound_plan.check_bound_plan`, on the reader's own connection): every scan
   in the bound plan reads a table of the warehouse's own database or calls an allowed table
   function, and every function the plan calls is on the list.
 
@@ -56,17 +56,7 @@ _EXPRESSIONS = frozenset({"AGGREGATE", "BETWEEN", "CASE", "CAST", "COLLATE", "CO
                           "PARAMETER", "POSITIONAL_REFERENCE", "STAR", "SUBQUERY", "WINDOW"})
 _TABLE_REFS = frozenset({"BASE_TABLE", "EMPTY", "EXPRESSION_LIST", "JOIN", "SHOW_REF", "SUBQUERY", "TABLE_FUNCTION"})
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
-_EXPLAIN = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
-# what a bound read plan is made of: anything else (a write, a copy to a file, a pragma) is refused
-_PLAN_OPERATORS = frozenset({
-    "PROJECTION", "FILTER", "AGGREGATE_AND_GROUP_BY", "WINDOW", "UNNEST", "LIMIT", "ORDER_BY", "TOP_N",
-    "DISTINCT", "SAMPLE", "PIVOT", "GET", "CHUNK_GET", "DELIM_GET", "EXPRESSION_GET", "DUMMY_SCAN",
-    "EMPTY_RESULT", "CTE_REF", "COMPARISON_JOIN", "ANY_JOIN", "DEPENDENT_JOIN", "DELIM_JOIN", "POSITIONAL_JOIN",
-    "ASOF_JOIN", "CROSS_PRODUCT", "UNION", "EXCEPT", "INTERSECT", "RECURSIVE_CTE", "MATERIALIZED_CTE",
-    "EXPLAIN", "SHOW", "COLUMN_DATA_GET"})
-# the table functions that scan a database's tables: file warehouses' and lakes'
-_TABLE_SCANS = frozenset({"seq_scan", "ducklake_scan"})
-_FUNCTION_EXPRESSIONS = frozenset({"BOUND_FUNCTION", "BOUND_AGGREGATE", "BOUND_WINDOW"})
+EXPLAIN_PREFIX = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
 
 
 class QueryRefused(duckdb.Error):
@@ -85,20 +75,20 @@ def check_read_statement(sql: str) -> ReadStatement:
     """Raise QueryRefused unless `sql` is one SELECT (WITH, FROM, VALUES, SHOW, DESCRIBE,
     SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds. The reader's
     connection then checks its bound plan (check_bound_plan)."""
-    with _PARSER_LOCK:
-        statements = _parser().extract_statements(sql)
+    with PARSER_LOCK:
+        statements = parser().extract_statements(sql)
     if len(statements) != 1:
         raise QueryRefused(f"one statement at a time, please ({len(statements)} given)")
     kind, text = statements[0].type, statements[0].query
     if kind == duckdb.StatementType.EXPLAIN:
-        m = _EXPLAIN.match(text)
+        m = EXPLAIN_PREFIX.match(text)
         if not m:
             raise QueryRefused("EXPLAIN takes one SELECT here")
         text = text[m.end():]
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
-    node = _parse(text)
+    node = serialized(text)["node"]
     try:
         _Check(_cte_names(node)).node(node)
     except RecursionError:
@@ -106,22 +96,23 @@ def check_read_statement(sql: str) -> ReadStatement:
     return ReadStatement(statements[0].query, frozenset(statements[0].named_parameters))
 
 
-def _parse(text: str) -> dict:
-    with _PARSER_LOCK:
-        parsed = json.loads(_parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+def serialized(text: str) -> dict:
+    """DuckDB's parse of one statement (`json_serialize_sql`): its node and its parameters."""
+    with PARSER_LOCK:
+        parsed = json.loads(parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
     if parsed.get("error"):
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
         raise QueryRefused("only plain SELECT statements are run here (PIVOT, PRAGMA and the like are not)")
     (statement,) = parsed["statements"]
-    return statement["node"]
+    return statement
 
 
-_PARSER_LOCK = threading.Lock()
+PARSER_LOCK = threading.Lock()
 
 
 @functools.cache
-def _parser() -> duckdb.DuckDBPyConnection:
+def parser() -> duckdb.DuckDBPyConnection:
     """A connection of its own that only parses: the reader's connection never sees a refused text."""
     return duckdb.connect(":memory:", config={"autoload_known_extensions": False, "enable_external_access": False})
 
@@ -132,7 +123,7 @@ def _cte_names(node) -> frozenset[str]:
     A CTE may not take the name of DuckDB's own views and table functions, nor of a file: a name that
     is both would be the view's where the CTE is not in scope (its own anchor, or before it)."""
     names: set[str] = set()
-    for found in _walk(node):
+    for found in walk(node):
         if isinstance(found.get("cte_map"), dict):
             for entry in found["cte_map"]["map"]:
                 name = entry["key"].lower()
@@ -149,14 +140,14 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_$]*$")
 @functools.cache
 def _system_names() -> frozenset[str]:
     """The views and table functions a bare name reaches in a DuckDB without extensions."""
-    with _PARSER_LOCK:
-        rows = _parser().execute(
+    with PARSER_LOCK:
+        rows = parser().execute(
             "SELECT view_name FROM duckdb_views() WHERE internal AND schema_name IN ('main', 'pg_catalog') "
             "UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro')").fetchall()
     return frozenset(n.lower() for (n,) in rows)
 
 
-def _walk(node):
+def walk(node):
     """Every dict in a parsed or bound tree, depth first (the tree's depth is DuckDB's, bounded by its parser)."""
     stack = [node]
     while stack:
@@ -201,7 +192,7 @@ class _Check:
         if kind in ("FUNCTION", "WINDOW", "AGGREGATE"):
             name = node.get("function_name", "").lower()
             if not _builtin(node) or (name not in read_functions() and name not in warehouse_names()):
-                raise QueryRefused(_not_callable(name))
+                raise QueryRefused(not_callable(name))
 
     def table_ref(self, node: dict) -> None:
         kind = node["type"]
@@ -211,7 +202,7 @@ class _Check:
             function = node["function"]
             name = function.get("function_name", "").lower()
             if not _builtin(function) or (name not in TABLE_FUNCTIONS and name not in warehouse_names()):
-                raise QueryRefused(_not_readable(name))
+                raise QueryRefused(not_readable(name))
             if name == "pragma_table_info":
                 _check_described(function.get("children") or [])
         elif kind == "BASE_TABLE":
@@ -232,12 +223,12 @@ def _check_described(arguments: list) -> None:
                            "pragma_table_info('runs')")
 
 
-def _not_callable(name: str) -> str:
+def not_callable(name: str) -> str:
     return (f"{name}() is not among the functions a read may call here "
             "(DuckDB's own, less those that read settings, variables or secrets)")
 
 
-def _not_readable(name: str) -> str:
+def not_readable(name: str) -> str:
     return (f"{name}() is not read here: a read calls the warehouse's macros, range, generate_series, unnest, "
             "json_each, json_tree, pragma_table_info and the catalog's duckdb_tables()-like listings, nothing "
             "that reaches files, servers or settings")
@@ -256,132 +247,12 @@ def _check_table(catalog: str, schema: str, name: str, ctes: frozenset[str]) -> 
         return
     if not catalog and schema in ("", "main") and table in warehouse_names():
         return
-    raise QueryRefused(_not_a_table(".".join(p for p in (catalog, schema, name) if p)))
+    raise QueryRefused(not_a_table(".".join(p for p in (catalog, schema, name) if p)))
 
 
-def _not_a_table(shown: str) -> str:
+def not_a_table(shown: str) -> str:
     return (f"{shown} is not a table of the warehouse: a read names its tables and views (SHOW TABLES lists "
             "them) and information_schema.tables, .columns and the like")
-
-
-# ---- the binder's answer -------------------------------------------------------------------------
-
-def check_bound_plan(con: duckdb.DuckDBPyConnection, sql: str, database: str, params: dict | list | None = None) -> None:
-    """Raise QueryRefused unless DuckDB's binder, on the reader's connection `con`, binds `sql` (one
-    statement check_read_statement let through, with `params`) to a plan that reads only tables of
-    `database` (the warehouse's) and the allowed table functions, and calls only the allowed functions.
-    Binding reads no data; a DESCRIBE of a query is checked on the query it describes."""
-    for plan in bound_plans(con, sql, params):
-        for item in _walk(plan):
-            _check_bound(item, database)
-
-
-def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None) -> list:
-    """The plans DuckDB's binder on `con` makes of `sql` (an EXPLAIN's statement; a DESCRIBE's query
-    too), unoptimized: what each name was bound to, before the optimizer drops what it proves empty.
-    Its parameters are bound as the constants they will be (NULL where not given): DuckDB 1.5 cannot
-    serialize some plans that hold a parameter (one in a macro's regexp_matches)."""
-    m = _EXPLAIN.match(sql)
-    text = sql[m.end():] if m else sql
-    statement = _serialized(text)
-    if any(item.get("class") == "PARAMETER" for item in _walk(statement)):
-        statement = _with_values(statement, params)
-        text = _deserialized(statement)
-    plans = []
-    for query in [text, *(_deserialized({"node": q, "named_param_map": []}) for q in _described(statement))]:
-        plan = json.loads(con.execute("SELECT json_serialize_plan(?)", [query]).fetchone()[0])
-        if plan.get("error"):
-            if plan.get("error_type") == "not implemented":  # a scan DuckDB cannot describe: another server's
-                raise QueryRefused("the statement reads something that is not the warehouse's "
-                                   f"({plan.get('error_message', '')})")
-            raise duckdb.BinderException(plan.get("error_message") or "the statement does not bind")
-        plans.append(plan["plans"])
-    return plans
-
-
-def _check_bound(item: dict, database: str) -> None:
-    kind = item.get("type")
-    if isinstance(kind, str) and kind.startswith("LOGICAL_"):
-        operator = kind[len("LOGICAL_"):]
-        if operator not in _PLAN_OPERATORS:
-            raise QueryRefused(f"a {operator} is not run here")
-        if operator == "GET":
-            _check_scan(item, database)
-    elif item.get("expression_class") in _FUNCTION_EXPRESSIONS and "name" in item:  # a built-in window's has none
-        name = str(item["name"]).lower()
-        if name not in read_functions() and not name.startswith("__internal"):
-            raise QueryRefused(_not_callable(name))
-
-
-def _check_scan(get: dict, database: str) -> None:
-    name = str(get.get("name", "")).lower()
-    data = get.get("function_data") or {}
-    if name in _TABLE_SCANS:
-        catalog = data.get("catalog", data.get("catalog_name"))
-        schema = data.get("schema", data.get("schema_name"))
-        table = str(data.get("table", data.get("table_name", "")))
-        if catalog == database and schema == "main" and table.lower() in warehouse_names():
-            return
-        raise QueryRefused(_not_a_table(".".join(str(p) for p in (catalog, schema, table) if p)))
-    if get.get("catalog_name", "") in ("", "system") and get.get("schema_name", "") in ("", "main") \
-            and name in TABLE_FUNCTIONS:
-        return
-    raise QueryRefused(_not_readable(name))
-
-
-def _serialized(text: str) -> dict:
-    with _PARSER_LOCK:
-        parsed = json.loads(_parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
-    if parsed.get("error"):
-        raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
-    (statement,) = parsed["statements"]
-    return statement
-
-
-def _deserialized(statement: dict) -> str:
-    with _PARSER_LOCK:
-        return _parser().execute("SELECT json_deserialize_sql(?::JSON)",
-                                 [json.dumps({"error": False, "statements": [statement]})]).fetchone()[0]
-
-
-def _described(statement: dict) -> list[dict]:
-    """The queries a DESCRIBE of a query describes: its plan holds their columns, not their scans."""
-    return [item["query"] for item in _walk(statement) if item.get("type") == "SHOW_REF" and isinstance(item.get("query"), dict)]
-
-
-def _with_values(statement: dict, params: dict | list | None) -> dict:
-    """The parsed statement with each `$name` (or `?`) parameter replaced by its value, as a constant."""
-    def replaced(node):
-        if isinstance(node, list):
-            return [replaced(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if node.get("class") == "PARAMETER":
-            return {**_constant(_value_of(params, str(node.get("identifier", "")))), "alias": node.get("alias", "")}
-        return {k: replaced(v) for k, v in node.items()}
-
-    return {**replaced(statement), "named_param_map": []}
-
-
-def _value_of(params: dict | list | None, identifier: str):
-    if isinstance(params, dict):
-        return params.get(identifier)
-    if isinstance(params, (list, tuple)) and identifier.isdigit() and 0 < int(identifier) <= len(params):
-        return params[int(identifier) - 1]
-    return None
-
-
-_CONSTANT_TYPES = ((bool, "BOOLEAN"), (int, "BIGINT"), (float, "DOUBLE"))
-
-
-def _constant(value) -> dict:
-    if value is None:
-        typed = {"type": {"id": "NULL", "type_info": None}, "is_null": True}
-    else:
-        kind = next((name for py, name in _CONSTANT_TYPES if isinstance(value, py)), "VARCHAR")
-        typed = {"type": {"id": kind, "type_info": None}, "is_null": False,
-                 "value": str(value) if kind == "VARCHAR" else value}
-    return {"class": "CONSTANT", "type": "VALUE_CONSTANT", "alias": "", "query_location": 0, "value": typed}
 
 
 # ---- the lists -----------------------------------------------------------------------------------

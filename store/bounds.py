@@ -21,7 +21,8 @@ from typing import TypeVar
 
 import duckdb
 
-from inductor_warehouse.schema.readonly import QueryRefused, ReadStatement, check_bound_plan, check_read_statement
+from inductor_warehouse.schema.bound_plan import check_bound_plan
+from inductor_warehouse.schema.readonly import QueryRefused, ReadStatement, check_read_statement
 from inductor_warehouse.store.connection import quiet, sql_literal
 from inductor_warehouse.store.lake import LAKE
 

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from inductor_warehouse.cli.main import cli
-from inductor_warehouse.schema.readonly import (TABLE_FUNCTIONS, QueryRefused, _walk, bound_plans, check_bound_plan,
-                                                check_read_statement)
+from inductor_warehouse.schema.bound_plan import bound_plans, check_bound_plan
+from inductor_warehouse.schema.readonly import TABLE_FUNCTIONS, QueryRefused, check_read_statement, walk
 from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.store.extensions import extension_directory
 from inductor_warehouse.store.opening import connect
@@ -114,7 +114,7 @@ def refused_by_binder(con, sql: str, database: str) -> bool:
         check_bound_plan(con, sql, database)
     except duckdb.Error:
         return True
-    reads = {item["name"] for item in _walk(bound_plans(con, sql)) if item.get("type") == "LOGICAL_GET"}
+    reads = {item["name"] for item in walk(bound_plans(con, sql)) if item.get("type") == "LOGICAL_GET"}
     assert reads <= TABLE_FUNCTIONS | {"seq_scan", "ducklake_scan"}, (sql, reads)
     return False
 
