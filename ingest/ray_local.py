@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -31,6 +32,7 @@ from inductor_warehouse.store.location import redact
 
 KEEPER = "inductor_warehouse.ingest.ray_local"
 STOP_S = 30.0  # how long a graceful stop may take before the keeper is killed
+WATCH_S = 0.2  # how often the keeper looks whether its writer is still there
 PR_SET_CHILD_SUBREAPER = 36
 # variables no Ray process needs and that may hold a secret: keys, passwords, tokens, and the cloud and
 # database settings the writer alone uses (a task gets its S3 settings as arguments)
@@ -82,7 +84,8 @@ def keep(cpus: int) -> None:
     """The keeper's life: subreaper, Ray, the address on stdout, then wait for the writer."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the writer's whole group: the writer decides
     signal.signal(signal.SIGTERM, lambda *_: _end(graceful=False))
-    control = os.fdopen(os.dup(0))  # the pipe from the writer, out of reach of what Ray starts
+    writer = os.getppid()
+    control = os.dup(0)  # the pipe from the writer, out of reach of what Ray starts
     answer = os.fdopen(os.dup(1), "w")
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
@@ -100,7 +103,24 @@ def keep(cpus: int) -> None:
         answer.flush()
         _end(graceful=False)
     answer.flush()
-    _end(graceful=control.readline() == "stop\n")  # "": the writer is gone
+    _end(graceful=_stop_asked(control, writer))
+
+
+def _stop_asked(control: int, writer: int) -> bool:
+    """Wait for the writer: True when it asks to stop, False once it is gone (its pipe closed, or this
+    keeper given another parent: whichever the kernel shows first)."""
+    said = b""
+    while True:
+        ready, _, _ = select.select([control], [], [], WATCH_S)
+        if ready:
+            data = os.read(control, 64)
+            if not data:
+                return False
+            said += data
+            if b"stop\n" in said:
+                return True
+        if os.getppid() != writer:
+            return False
 
 
 def _subreaper() -> None:
