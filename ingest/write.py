@@ -156,7 +156,8 @@ def _raise_if_fatal(writer: Writer, e: Exception) -> None:
     one run's rows: no point in trying the runs one by one then."""
     text = str(e)
     if isinstance(e, (duckdb.IOException, WarehouseError)) or any(
-            s in text for s in ("No space left", "database has been invalidated", "Could not write", "disk full")):
+            s in text for s in ("No space left", "database has been invalidated", "Could not write", "disk full",
+                                "permission denied")):  # the catalog refusing the writer's role: every run alike
         raise WarehouseError(write_failure(writer.location, e)) from e
 
 

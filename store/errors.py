@@ -7,6 +7,7 @@ import re
 
 import duckdb
 
+from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.location import Location, locate, redact
 
 _READ_FROM = re.compile(r'Could not read .*? from file "(?P<path>[^"]+)"')
@@ -49,6 +50,9 @@ def write_failure(loc: Location, e: Exception) -> str:
     first = redact(first_line(e))
     if cut_short(loc, e):
         return unreadable(loc, e)
+    denied = permission_problem(loc, e, write=True)
+    if denied:
+        return f"cannot write {loc.shown}: {denied}"
     if "No space left" in str(e) or "disk full" in str(e).lower():
         return (f"cannot write {loc.shown}: the disk holding it is full ({first}). Free some space and ingest "
                 "again: every run written before is intact, and the runs of this batch were not written.")
