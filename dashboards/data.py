@@ -316,13 +316,16 @@ def _line_changes(db: str, base_run: str, head_run: str, model: str, file: str, 
     from inductor_warehouse.analysis.line_diff import line_diff
 
     diff = _kernel_changes(db, base_run, head_run, model)[0]  # the kernel diff the page shows above, cached
-    with _driver_connection() as con:
+
+    def work(con):
         result = line_diff(con, base_run, head_run, model, file, line, diff=diff)
         changed = [i for i, k in enumerate(result.kernels) if k.change.code_changed]
         sources = {h: kernel_source(con, h) for i in changed
                    for h in (result.kernels[i].change.base_hash, result.kernels[i].change.head_hash)}
         unified = {i: code_diff(con, result.kernels[i].change) for i in changed}
-    return result, sources, unified
+        return result, sources, unified
+
+    return _read(work)
 
 
 def change_points(model: str, series_label: str | None):
