@@ -25,7 +25,8 @@ from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.pool import NullPool
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded
+from inductor_warehouse.store.bounds import (ReadStatement, Stuck, check_read_statement, let_go, run_bounded,
+                                              run_typed)
 from inductor_warehouse.store.location import Location, locate, redact
 from inductor_warehouse.store.opening import connect
 
@@ -75,10 +76,32 @@ def run(name: str, **params) -> pd.DataFrame:
 # the warehouse is part of the cache key: one process may serve (or test) several warehouses
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _cached_query(where: str, name: str, params: dict) -> pd.DataFrame:
-    # closed on leaving, not left to the garbage collector: a file warehouse stays locked while any
-    # connection to it is open, and an ingest waits for that
-    with _driver_connection() as con:
-        return _frame(queries.run(con, name, params))
+    return _read(lambda con: _frame(queries.run(con, name, params)))
+
+
+def _read(work, seconds: float | None = None, typed: tuple[ReadStatement, dict] | None = None):
+    """`work(con)` on the DuckDB connection under a pooled SQLAlchemy one, within the time limit
+    (bounds.py); for a statement someone typed (`typed`), `work(con, its text)` once DuckDB's binder
+    says what it reads (`typed`: the statement and its parameters). The
+    connection is closed on leaving, not left to the garbage collector: a file warehouse stays locked
+    while any connection to it is open, and an ingest waits for that; one whose statement did not
+    stop is let go (out of the pool, closed whenever the statement ends)."""
+    raw = connection().engine.raw_connection()
+    duck = raw.driver_connection
+    try:
+        if typed is None:
+            result = run_bounded(duck, lambda: work(duck), seconds)
+        else:
+            result = run_typed(duck, typed[0], lambda text: work(duck, text), seconds, typed[1])
+    except Stuck:
+        raw.detach()
+        let_go(raw.close)
+        raise
+    except BaseException:
+        raw.close()
+        raise
+    raw.close()
+    return result
 
 
 def _frame(result) -> pd.DataFrame:
@@ -94,24 +117,13 @@ def _frame(result) -> pd.DataFrame:
 
 def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000,
           seconds: float | None = None) -> tuple[pd.DataFrame, bool]:
-    """User-typed SQL (the console): one read statement of what a read needs (schema/readonly.py),
-    stopped after `seconds` (QUERY_SECONDS), within the reader's memory limit; not cached, no
-    retries. Returns (rows, truncated). Its rows come through Arrow, which needs no time-zone
-    module for a TIMESTAMPTZ (DuckDB's Python rows need pytz)."""
-    named = check_read_statement(sql)
-    params = {k: v for k, v in (params or {}).items() if k in named}
-    raw = connection().engine.raw_connection()
-    duck = raw.driver_connection  # the DuckDB connection under SQLAlchemy's
-    try:
-        table = run_bounded(duck, lambda: _first_rows(duck, sql, params, max_rows + 1), seconds)
-    except Stuck:
-        raw.detach()  # out of the pool, and closed whenever its statement ends
-        let_go(raw.close)
-        raise
-    except BaseException:
-        raw.close()
-        raise
-    raw.close()
+    """User-typed SQL (the console): one read statement that reads only the warehouse
+    (schema/readonly.py), stopped after `seconds` (IWH_QUERY_TIMEOUT, 60 where unset), within the
+    reader's memory limit; not cached, no retries. Returns (rows, truncated). Its rows come through
+    Arrow, which needs no time-zone module for a TIMESTAMPTZ (DuckDB's Python rows need pytz)."""
+    statement = check_read_statement(sql)
+    params = {k: v for k, v in (params or {}).items() if k in statement.parameters}
+    table = _read(lambda duck, text: _first_rows(duck, text, params, max_rows + 1), seconds, typed=(statement, params))
     frame = table.to_pandas()
     return frame.head(max_rows), len(frame) > max_rows
 
@@ -282,21 +294,22 @@ def kernel_changes(base_run: str, head_run: str, model: str):
 def _compare(db: str, base: str, head: str):
     from inductor_warehouse.analysis.compare import compare
 
-    with _driver_connection() as con:
-        return compare(con, base, head)
+    return _read(lambda con: compare(con, base, head))
 
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
 def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
     from inductor_warehouse.analysis.kernel_diff import code_diff, kernel_diff, kernel_source
 
-    with _driver_connection() as con:
+    def work(con):
         diff = kernel_diff(con, base_run, head_run, model)
         sources = {h: kernel_source(con, h) for i in diff.code_changes
                    for h in (diff.kernels[i].base_hash, diff.kernels[i].head_hash)}
         # by position in diff.kernels: kernel names repeat across graphs (each graph counts from _0)
         unified = {i: code_diff(con, diff.kernels[i]) for i in diff.code_changes}
-    return diff, sources, unified
+        return diff, sources, unified
+
+    return _read(work)
 
 
 def line_changes(base_run: str, head_run: str, model: str, file: str, line: int):
@@ -310,13 +323,16 @@ def _line_changes(db: str, base_run: str, head_run: str, model: str, file: str, 
     from inductor_warehouse.analysis.line_diff import line_diff
 
     diff = _kernel_changes(db, base_run, head_run, model)[0]  # the kernel diff the page shows above, cached
-    with _driver_connection() as con:
+
+    def work(con):
         result = line_diff(con, base_run, head_run, model, file, line, diff=diff)
         changed = [i for i, k in enumerate(result.kernels) if k.change.code_changed]
         sources = {h: kernel_source(con, h) for i in changed
                    for h in (result.kernels[i].change.base_hash, result.kernels[i].change.head_hash)}
         unified = {i: code_diff(con, result.kernels[i].change) for i in changed}
-    return result, sources, unified
+        return result, sources, unified
+
+    return _read(work)
 
 
 def change_points(model: str, series_label: str | None):
@@ -328,19 +344,7 @@ def change_points(model: str, series_label: str | None):
 def _change_points(db: str, model: str, series_label: str | None):
     from inductor_warehouse.analysis.changes import changes
 
-    with _driver_connection() as con:
-        return changes(con, model, series_label)
-
-
-class _driver_connection:
-    """The DuckDB connection under a pooled SQLAlchemy one, for code that speaks DuckDB directly."""
-
-    def __enter__(self):
-        self.raw = connection().engine.raw_connection()
-        return self.raw.driver_connection
-
-    def __exit__(self, *exc):
-        self.raw.close()
+    return _read(lambda con: changes(con, model, series_label))
 
 
 def code_language(source: str | None) -> str:

@@ -13,7 +13,7 @@ from functools import partial
 
 import pyarrow as pa
 
-from inductor_warehouse.ingest import forked, ray_tasks, spill
+from inductor_warehouse.ingest import forked, ray_tasks, remote, spill
 from inductor_warehouse.ingest.convert import Loaded
 from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.remote import FetchError
@@ -79,14 +79,17 @@ def _on_ray(work: list[tuple], jobs: int, address: str | None, parse) -> Iterato
     if not work:
         return
     work.sort(key=_size, reverse=True)
-    # tasks read object storage as this ingest would: its AWS_* settings travel with them
-    env = {k: v for k, v in os.environ.items() if k.startswith("AWS_")} if any(w[0].source for w in work) else None
-    tasks = [(parse, w) for w in work]
-    for (_, (run, _)), data, error in ray_tasks.imap_unordered(_in_task, tasks, address=address, cpus=jobs, env=env):
+    # tasks read object storage as this ingest would: its AWS_* settings travel with each task, as an
+    # argument (Ray puts a runtime environment's variables on command lines and in its logs)
+    settings = {k: v for k, v in os.environ.items() if k.startswith("AWS_")} if any(w[0].source for w in work) else None
+    tasks = [(parse, w, settings) for w in work]
+    for (_, (run, _), _), data, error in ray_tasks.imap_unordered(_in_task, tasks, address=address, cpus=jobs):
         yield Failed(run.source_path, error) if error is not None else spill.unpack(data)
 
 
 def _in_task(task: tuple) -> Loaded:
     """A run's parse in a Ray task; its spilled parts, files of the worker's machine, travel back as bytes."""
-    parse, args = task
+    parse, args, settings = task
+    if settings is not None:
+        remote.configure(settings)
     return spill.pack(parse(args))

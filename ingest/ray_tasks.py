@@ -1,16 +1,20 @@
 """Parsing fanned out to Ray tasks (`iwh ingest --executor ray`): a local Ray started for the
-ingest, or an existing cluster. The writer stays the calling process; this module only maps a
-function over work items and hands back each result, or the exception its task ended with.
+ingest (by a keeper that goes with this process: ingest/ray_local.py), or an existing cluster. The
+writer stays the calling process; this module only maps a function over work items and hands back
+each result, or the exception its task ended with. Nothing of this process's environment travels
+with the tasks: what they need is in their arguments.
 
 Ray is imported here only when called: `iwh` starts without it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 from typing import Any
-
 import logging
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 
 
@@ -18,25 +22,22 @@ class RayUnavailable(Exception):
     """Ray is not installed, or the cluster cannot be reached."""
 
 
-def imap_unordered(fn: Callable, items: Iterable, *, address: str | None, cpus: int,
-                   env: dict[str, str] | None = None) -> Iterator[tuple[Any, Any, BaseException | None]]:
+def imap_unordered(fn: Callable, items: Iterable, *, address: str | None,
+                   cpus: int) -> Iterator[tuple[Any, Any, BaseException | None]]:
     """(item, fn(item), None) or (item, None, the exception) for each item, in the order tasks end.
 
     `address` names a cluster (`host:port` of its head, or `ray://host:port` through Ray Client);
     None means $RAY_ADDRESS, else a local Ray of `cpus` CPUs started for this call (unless this
-    process already joined one).
-    `env` is set in the tasks' environment (Ray's runtime_env): workers do not inherit this
-    process's. Only what this call started or joined is shut down after."""
-    try:
-        import ray
-    except ImportError as e:
+    process already joined one). Only what this call started or joined is shut down after."""
+    if not _installed():
         raise RayUnavailable("--executor ray needs the [ray] extra, which is not installed (ray): "
-                             "pip install 'inductor-warehouse[ray]'") from e
-    joined = not ray.is_initialized()
-    if joined:
-        _init(ray, address or os.environ.get("RAY_ADDRESS"), cpus)
+                             "pip install 'inductor-warehouse[ray]'")
+    joined = "ray" not in sys.modules or not sys.modules["ray"].is_initialized()
+    local = _init(address or os.environ.get("RAY_ADDRESS"), cpus) if joined else None
+    import ray
+
     try:
-        task = ray.remote(fn).options(runtime_env={"env_vars": env} if env else None)
+        task = ray.remote(fn)
         # a bounded number of tasks in flight: results wait in the object store only as long as
         # the writer is behind by a batch or so, however many runs the backfill has
         slots = max(2, 2 * int(ray.cluster_resources().get("CPU", cpus)))
@@ -66,17 +67,53 @@ def imap_unordered(fn: Callable, items: Iterable, *, address: str | None, cpus: 
             ray.cancel(ref)
         if joined:
             ray.shutdown()
+        if local is not None:
+            local.stop()
 
 
-def _init(ray, address: str | None, cpus: int) -> None:
-    quiet = {"ignore_reinit_error": True, "logging_level": logging.ERROR, "log_to_driver": False}
+def _installed() -> bool:
+    """Whether Ray can be imported, without importing it (see _init)."""
     try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):  # refused by an import hook, or a module set to None
+        return False
+
+
+def _init(address: str | None, cpus: int):
+    """Join the cluster at `address`, or a local Ray of this ingest's own (returned, to be stopped).
+    Ray is imported once the local Ray's keeper said how to join it: Ray reads its auth mode from the
+    environment when it is imported."""
+    quiet = {"ignore_reinit_error": True, "logging_level": logging.ERROR, "log_to_driver": False}
+    local = None
+    try:
+        if not address and sys.platform.startswith("linux"):
+            from inductor_warehouse.ingest.ray_local import LocalRay
+
+            local = LocalRay(cpus)
+            _follow(local.env)
+            address = local.address
+        import ray
+
         if address:
-            ray.init(address=address, **quiet)
-        else:
-            # a Ray of this ingest's own: no dashboard, and no usage report leaves the machine
+            ray.init(address=address, **quiet)  # type: ignore[arg-type]
+        else:  # no subreaper to keep it: a Ray of this process, whose head processes die with it
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
-    except (OSError, RuntimeError, ValueError) as e:  # OSError: ConnectionError, a socket path too long
+            ray.init(num_cpus=cpus, include_dashboard=False, **quiet)  # type: ignore[arg-type]
+    except Exception as e:  # OSError: ConnectionError, a socket path too long; RayStartFailed
+        if local is not None:
+            local.stop()
         where = address or "a local Ray"
         raise RayUnavailable(f"cannot start or reach {where}: {str(e).strip().splitlines()[0] if str(e).strip() else e}") from e
+    return local
+
+
+def _follow(env: dict[str, str]) -> None:
+    """Take the local Ray's settings for joining it (its auth mode). A Ray imported before them (an
+    earlier ingest of this process) reads them again."""
+    os.environ.update(env)
+    if "ray" in sys.modules:
+        with contextlib.suppress(Exception):  # Ray's private API: without it, the join says what failed
+            from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
+
+            Config.initialize("")
+            AuthenticationTokenLoader.instance().reset_cache()

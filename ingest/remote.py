@@ -220,6 +220,16 @@ def object_hash(path: PurePath) -> str | None:
 
 
 _CLIENTS: dict[int, object] = {}
+_SETTINGS: dict[str, str] | None = None  # a Ray task's AWS_* settings, given as its argument
+
+
+def configure(settings: dict[str, str]) -> None:
+    """Read object storage with these AWS_* settings (a Ray task's: its worker's environment has
+    none of the ingest's) rather than this process's environment."""
+    global _SETTINGS
+    if settings != _SETTINGS:
+        _SETTINGS = dict(settings)
+        _CLIENTS.clear()
 
 
 def client():
@@ -232,8 +242,12 @@ def client():
         except ImportError as e:
             raise RemoteError("reading s3:// needs the [s3] extra, which is not installed (boto3): "
                               "pip install 'inductor-warehouse[s3]'") from e
-        endpoint = s3_endpoint()
+        env = os.environ if _SETTINGS is None else _SETTINGS
+        endpoint = s3_endpoint(env)
         config = Config(max_pool_connections=2 * THREADS, retries={"mode": "standard"},
                         s3={"addressing_style": "path"} if endpoint else None)
-        _CLIENTS[pid] = boto3.client("s3", region_name=s3_region(), endpoint_url=endpoint, config=config)
+        keys = {} if _SETTINGS is None else {  # None: boto3's own chain (~/.aws, an instance role)
+            "aws_access_key_id": env.get("AWS_ACCESS_KEY_ID"), "aws_secret_access_key": env.get("AWS_SECRET_ACCESS_KEY"),
+            "aws_session_token": env.get("AWS_SESSION_TOKEN")}
+        _CLIENTS[pid] = boto3.client("s3", region_name=s3_region(env), endpoint_url=endpoint, config=config, **keys)
     return _CLIENTS[pid]

@@ -1,19 +1,22 @@
 """What SQL that people type may do (`iwh sql`, the dashboard's SQL console, `Warehouse.sql`): one
-read statement that names only what a read of the warehouse needs. The check is an allow-list,
-run on DuckDB's own parse of the statement (`json_serialize_sql`) before it runs:
+read statement that reads only the warehouse. DuckDB decides what every name in it refers to; this
+module only compares DuckDB's answers with two allow-lists, before the statement runs:
 
-- tables: the warehouse's own tables and views (and the statement's CTEs), a few
-  information_schema views; nothing of another database (a lake's PostgreSQL catalog is attached
-  beside it as `__ducklake_metadata_wh`), no file or Python variable named as a table;
-- table functions: TABLE_FUNCTIONS and the warehouse's macros;
-- scalar, aggregate and window functions: DuckDB's own (`read_functions.txt`, with a select list's
-  unnest), less those that read or change the session (its settings, variables, sequences, random
-  seed, log).
+- its parser (`json_serialize_sql`, `check_read_statement`): one SELECT (or EXPLAIN of one); table
+  functions among TABLE_FUNCTIONS and the warehouse's macros; scalar, aggregate and window
+  functions among DuckDB's own (`read_functions.txt`), less those that read or change the session;
+  names of tables that are the warehouse's own, a few information_schema views, or a CTE of the
+  statement. Which of those a name means where it stands is not decided here (SQL's scoping rules,
+  which a CTE named after a system view or a file used to walk around), but by
+- its binder (`json_serialize_plan`, `bound_plan.check_bound_plan`, on the reader's own connection): every scan
+  in the bound plan reads a table of the warehouse's own database or calls an allowed table
+  function, and every function the plan calls is on the list.
 
 Anything else is refused, whatever DuckDB or an extension adds tomorrow: the PostgreSQL extension's
 postgres_execute, postgres_scan and postgres_query reach servers (and wrote a lake's catalog
 through its own attached session), read_* and sqlite_scan read files, and duckdb_settings(),
-current_setting() and duckdb_databases() showed S3 keys and catalog passwords.
+current_setting() and duckdb_databases() showed S3 keys and catalog passwords. Below both lists,
+the reader's connection itself holds nothing else to reach (store/bounds.py).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import functools
 import json
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -40,9 +44,10 @@ TABLE_FUNCTIONS = frozenset({
 INFORMATION_SCHEMA = frozenset({"tables", "columns", "schemata", "views", "table_constraints", "key_column_usage",
                                 "referential_constraints"})
 # DuckDB's own functions that a read does not need, left out of read_functions.txt: they read the
-# session's settings and variables, or change its state (sequences, the random seed, its log)
+# session's settings and variables, or change its state (sequences, the random seed, its log), or
+# bind SQL given as text (json_serialize_plan, whose optimizer folds a setting's value into its answer)
 SESSION_FUNCTIONS = frozenset({"current_setting", "getvariable", "nextval", "currval", "setseed", "write_log",
-                               "pg_sleep", "sleep_ms"})
+                               "pg_sleep", "sleep_ms", "json_serialize_plan"})
 # a select list's unnest/unlist: the binder unfolds the list or struct it is given; duckdb_functions()
 # lists unnest only as a table function (schema/queries/spyre/profiled_kernels.sql needs it)
 SELECT_LIST_FUNCTIONS = frozenset({"unnest", "unlist"})
@@ -51,92 +56,134 @@ _EXPRESSIONS = frozenset({"AGGREGATE", "BETWEEN", "CASE", "CAST", "COLLATE", "CO
                           "PARAMETER", "POSITIONAL_REFERENCE", "STAR", "SUBQUERY", "WINDOW"})
 _TABLE_REFS = frozenset({"BASE_TABLE", "EMPTY", "EXPRESSION_LIST", "JOIN", "SHOW_REF", "SUBQUERY", "TABLE_FUNCTION"})
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
-_EXPLAIN = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
+EXPLAIN_PREFIX = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
 
 
 class QueryRefused(duckdb.Error):
     """SQL the warehouse will not run for a reader; the message says why and what it takes."""
 
 
-def check_read_statement(sql: str) -> set[str]:
+@dataclass(frozen=True)
+class ReadStatement:
+    """A statement check_read_statement let through: its text as DuckDB's parser split it out of what
+    was typed (what is checked is what is bound and run), and the names of its `$name` parameters."""
+    text: str
+    parameters: frozenset[str]
+
+
+def check_read_statement(sql: str) -> ReadStatement:
     """Raise QueryRefused unless `sql` is one SELECT (WITH, FROM, VALUES, SHOW, DESCRIBE,
-    SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds; return the names
-    of its `$name` parameters."""
-    with _PARSER_LOCK:
-        statements = _parser().extract_statements(sql)
+    SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds. The reader's
+    connection then checks its bound plan (check_bound_plan)."""
+    with PARSER_LOCK:
+        statements = parser().extract_statements(sql)
     if len(statements) != 1:
         raise QueryRefused(f"one statement at a time, please ({len(statements)} given)")
     kind, text = statements[0].type, statements[0].query
     if kind == duckdb.StatementType.EXPLAIN:
-        m = _EXPLAIN.match(text)
+        m = EXPLAIN_PREFIX.match(text)
         if not m:
             raise QueryRefused("EXPLAIN takes one SELECT here")
         text = text[m.end():]
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
+    node = serialized(text)["node"]
     try:
-        _Check().node(_parse(text), frozenset())
+        _Check(_cte_names(node)).node(node)
     except RecursionError:
         raise QueryRefused("the statement is nested too deeply to be checked") from None
-    return set(statements[0].named_parameters)
+    return ReadStatement(statements[0].query, frozenset(statements[0].named_parameters))
 
 
-def _parse(text: str) -> dict:
-    with _PARSER_LOCK:
-        (serialized,) = _parser().execute("SELECT json_serialize_sql(?)", [text]).fetchall()
-        parsed = json.loads(serialized[0])
+def serialized(text: str) -> dict:
+    """DuckDB's parse of one statement (`json_serialize_sql`): its node and its parameters."""
+    with PARSER_LOCK:
+        parsed = json.loads(parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])  # type: ignore[index]
     if parsed.get("error"):
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
         raise QueryRefused("only plain SELECT statements are run here (PIVOT, PRAGMA and the like are not)")
     (statement,) = parsed["statements"]
-    return statement["node"]
+    return statement
 
 
-_PARSER_LOCK = threading.Lock()
+PARSER_LOCK = threading.Lock()
 
 
 @functools.cache
-def _parser() -> duckdb.DuckDBPyConnection:
+def parser() -> duckdb.DuckDBPyConnection:
     """A connection of its own that only parses: the reader's connection never sees a refused text."""
     return duckdb.connect(":memory:", config={"autoload_known_extensions": False, "enable_external_access": False})
 
 
-class _Check:
-    def node(self, node, ctes: frozenset[str]) -> None:
-        if isinstance(node, list):
-            for item in node:
-                self.node(item, ctes)
-            return
-        if not isinstance(node, dict):
-            return
-        if isinstance(node.get("cte_map"), dict):
-            ctes = self.ctes(node["cte_map"]["map"], ctes)
-        kind = node.get("type") if isinstance(node.get("type"), str) else None
-        if "class" in node:
-            self.expression(node)
-        elif kind and kind.endswith("_NODE") and "modifiers" in node:
-            if kind not in _QUERY_NODES:
-                raise QueryRefused(f"a {kind} is not run here")
-        elif kind and "alias" in node and "sample" in node:
-            self.table_ref(node, ctes)
-            if kind == "TABLE_FUNCTION":
-                self.node(node["function"].get("children"), ctes)
-                node = {k: v for k, v in node.items() if k != "function"}
-        for key, value in node.items():
-            if key != "cte_map":
-                self.node(value, ctes)
+def _cte_names(node) -> frozenset[str]:
+    """The names of every CTE the statement defines, wherever it defines them: a name of the
+    statement may mean one of them, or the warehouse's table of that name; the binder says which.
+    A CTE may not take the name of DuckDB's own views and table functions, nor of a file: a name that
+    is both would be the view's where the CTE is not in scope (its own anchor, or before it)."""
+    names: set[str] = set()
+    for found in walk(node):
+        if isinstance(found.get("cte_map"), dict):
+            for entry in found["cte_map"]["map"]:
+                name = entry["key"].lower()
+                if not _IDENTIFIER.match(name) or name in _system_names():
+                    raise QueryRefused(f"a CTE named {entry['key']!r} is not run here: DuckDB has a view, table "
+                                       "function or file of that name; name it otherwise")
+                names.add(name)
+    return frozenset(names)
 
-    def ctes(self, entries: list[dict], outer: frozenset[str]) -> frozenset[str]:
-        """The names in scope below a WITH: each CTE sees those before it, a recursive one itself."""
-        scope = set(outer)
-        for entry in entries:
-            name = entry["key"].lower()
-            recursive = entry["value"]["query"]["node"].get("type") == "RECURSIVE_CTE_NODE"
-            self.node(entry["value"], frozenset(scope | ({name} if recursive else set())))
-            scope.add(name)
-        return frozenset(scope)
+
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_$]*$")
+
+
+@functools.cache
+def _system_names() -> frozenset[str]:
+    """The views and table functions a bare name reaches in a DuckDB without extensions."""
+    with PARSER_LOCK:
+        rows = parser().execute(
+            "SELECT view_name FROM duckdb_views() WHERE internal AND schema_name IN ('main', 'pg_catalog') "
+            "UNION SELECT function_name FROM duckdb_functions() WHERE function_type IN ('table', 'table_macro')").fetchall()
+    return frozenset(n.lower() for (n,) in rows)
+
+
+def walk(node):
+    """Every dict in a parsed or bound tree, depth first (the tree's depth is DuckDB's, bounded by its parser)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+class _Check:
+    def __init__(self, ctes: frozenset[str]):
+        self.ctes = ctes
+
+    def node(self, root) -> None:
+        stack = [root]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type") if isinstance(item.get("type"), str) else None
+            if "class" in item:
+                self.expression(item)
+            elif kind and kind.endswith("_NODE") and "modifiers" in item:
+                if kind not in _QUERY_NODES:
+                    raise QueryRefused(f"a {kind} is not run here")
+            elif kind and "alias" in item and "sample" in item:
+                self.table_ref(item)
+                if kind == "TABLE_FUNCTION":  # its name is a table function's, its arguments expressions
+                    stack.extend(item["function"].get("children") or [])
+                    stack.extend(v for k, v in item.items() if k != "function")
+                    continue
+            stack.extend(item.values())
 
     def expression(self, node: dict) -> None:
         kind = node["class"]
@@ -145,10 +192,9 @@ class _Check:
         if kind in ("FUNCTION", "WINDOW", "AGGREGATE"):
             name = node.get("function_name", "").lower()
             if not _builtin(node) or (name not in read_functions() and name not in warehouse_names()):
-                raise QueryRefused(f"{name}() is not among the functions a read may call here "
-                                   "(DuckDB's own, less those that read settings, variables or secrets)")
+                raise QueryRefused(not_callable(name))
 
-    def table_ref(self, node: dict, ctes: frozenset[str]) -> None:
+    def table_ref(self, node: dict) -> None:
         kind = node["type"]
         if kind not in _TABLE_REFS:
             raise QueryRefused(f"a {kind} is not read here")
@@ -156,15 +202,36 @@ class _Check:
             function = node["function"]
             name = function.get("function_name", "").lower()
             if not _builtin(function) or (name not in TABLE_FUNCTIONS and name not in warehouse_names()):
-                raise QueryRefused(f"{name}() is not read here: a read calls the warehouse's macros, range, "
-                                   "generate_series, unnest, json_each, json_tree, pragma_table_info and the "
-                                   "catalog's duckdb_tables()-like listings, nothing that reaches files, servers or settings")
+                raise QueryRefused(not_readable(name))
+            if name == "pragma_table_info":
+                _check_described(function.get("children") or [])
         elif kind == "BASE_TABLE":
-            _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), node["table_name"], ctes)
+            _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), node["table_name"], self.ctes)
         elif kind == "SHOW_REF" and node.get("query") is None:
             table = node.get("table_name", "").strip('"')
             if table != "tables":  # SHOW TABLES; SHOW name is DESCRIBE name
-                _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), table, ctes)
+                _check_table(node.get("catalog_name", ""), node.get("schema_name", ""), table, frozenset())
+
+
+def _check_described(arguments: list) -> None:
+    """pragma_table_info's one argument: the name of a table of the warehouse, as a constant (DuckDB
+    looks the name up in every database it has attached)."""
+    value = arguments[0].get("value", {}) if len(arguments) == 1 and arguments[0].get("class") == "CONSTANT" else {}
+    name = str(value.get("value", "")).lower().removeprefix("main.").strip('"')
+    if name not in warehouse_names():
+        raise QueryRefused("pragma_table_info() takes the name of a table of the warehouse, as text: "
+                           "pragma_table_info('runs')")
+
+
+def not_callable(name: str) -> str:
+    return (f"{name}() is not among the functions a read may call here "
+            "(DuckDB's own, less those that read settings, variables or secrets)")
+
+
+def not_readable(name: str) -> str:
+    return (f"{name}() is not read here: a read calls the warehouse's macros, range, generate_series, unnest, "
+            "json_each, json_tree, pragma_table_info and the catalog's duckdb_tables()-like listings, nothing "
+            "that reaches files, servers or settings")
 
 
 def _builtin(function: dict) -> bool:
@@ -180,10 +247,15 @@ def _check_table(catalog: str, schema: str, name: str, ctes: frozenset[str]) -> 
         return
     if not catalog and schema in ("", "main") and table in warehouse_names():
         return
-    shown = ".".join(p for p in (catalog, schema, name) if p)
-    raise QueryRefused(f"{shown} is not a table of the warehouse: a read names its tables and views (SHOW TABLES "
-                       "lists them) and information_schema.tables, .columns and the like")
+    raise QueryRefused(not_a_table(".".join(p for p in (catalog, schema, name) if p)))
 
+
+def not_a_table(shown: str) -> str:
+    return (f"{shown} is not a table of the warehouse: a read names its tables and views (SHOW TABLES lists "
+            "them) and information_schema.tables, .columns and the like")
+
+
+# ---- the lists -----------------------------------------------------------------------------------
 
 @functools.cache
 def warehouse_names() -> frozenset[str]:

@@ -5,52 +5,73 @@
     wh.query("fusion_rate_by_model_version", model="hf_bert")   # a canned query -> polars.DataFrame
     wh.sql("SELECT model, count(*) FROM runs GROUP BY ALL")     # ad hoc, read-only
 
-A Warehouse reads: SQL on it names only what a read of the warehouse needs (schema/readonly.py), so
-it cannot write, ATTACH, reach other servers, read files, settings or secrets. Opened on a file, it
-holds a read lock that a writer waits for: close it (or use `with`) when done.
+A Warehouse reads: SQL on it reads only the warehouse (schema/readonly.py), so it cannot write,
+ATTACH, reach other servers, read files, settings or secrets. Every query, canned or typed, stops
+after `timeout` seconds (IWH_QUERY_TIMEOUT, 60 where unset) and fails past `memory`
+(IWH_QUERY_MEMORY, 4GB): a notebook raises them by saying so, `Warehouse(path, timeout=600,
+memory="16GB")`, or lifts the time limit with `timeout=0`. Opened on a file, it holds a read lock
+that a writer waits for: close it (or use `with`) when done.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 import duckdb
 import polars as pl
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded
+from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded, run_typed
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.opening import connect
 
+T = TypeVar("T")
+
 
 class Warehouse:
-    def __init__(self, location: str | Location | None = None, *, wait: float | None = None):
+    def __init__(self, location: str | Location | None = None, *, wait: float | None = None,
+                 timeout: float | None = None, memory: str | None = None):
         self.location = locate(location)
-        self._wait = wait
-        self._con: duckdb.DuckDBPyConnection | None = connect(self.location, read_only=True, wait=wait, lockdown=True)
+        self._wait, self.timeout, self._memory = wait, timeout, memory
+        self._con: duckdb.DuckDBPyConnection | None = self._connect()
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        return connect(self.location, read_only=True, wait=self._wait, lockdown=True, memory=self._memory)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """The read-only, locked-down DuckDB connection (a new one after a statement got Stuck)."""
         if self._con is None:
-            self._con = connect(self.location, read_only=True, wait=self._wait, lockdown=True)
+            self._con = self._connect()
         return self._con
 
     @property
     def path(self) -> str:
         return self.location.printable
 
-    def sql(self, text: str, params: dict | list | None = None, timeout: float | None = 0) -> pl.DataFrame:
-        """Ad hoc SQL: one read statement; `timeout` seconds (0: none, None: IWH_QUERY_TIMEOUT)."""
-        check_read_statement(text)
+    def sql(self, text: str, params: dict | list | None = None, timeout: float | None = None) -> pl.DataFrame:
+        """Ad hoc SQL: one read statement, stopped after `timeout` seconds (None: the Warehouse's,
+        else IWH_QUERY_TIMEOUT or 60; 0: no limit)."""
+        statement = check_read_statement(text)
+        return self._bounded(lambda con: run_typed(con, statement, lambda sql: frame(con, sql, params),
+                                                   self._seconds(timeout), params))
+
+    def query(self, name: str, **params) -> pl.DataFrame:
+        """The canned query `name` with `params`, bounded as `sql` is (by the Warehouse's timeout)."""
+        return self._bounded(lambda con: run_bounded(con, lambda: queries.run(con, name, params).pl(), self.timeout))
+
+    def _seconds(self, timeout: float | None) -> float | None:
+        return timeout if timeout is not None else self.timeout
+
+    def _bounded(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         con = self.con
         try:
-            return run_bounded(con, lambda: frame(con, text, params), timeout)
+            return work(con)
         except Stuck:
             self._con = None  # busy for good: the next call opens another
             let_go(con.close)
             raise
-
-    def query(self, name: str, **params) -> pl.DataFrame:
-        return queries.run(self.con, name, params).pl()
 
     @staticmethod
     def queries() -> list[queries.Query]:

@@ -1,7 +1,11 @@
-"""Bounds on SQL that people type (`iwh sql`, the dashboard's SQL console, `Warehouse.sql`): what it
-may name (`schema/readonly.py`), a time limit, and what a locked-down reader's connection may do at
-all (`lock_down_*`: read the warehouse and nothing else, within READ_MEMORY).
+"""Bounds on what readers run: the SQL people type (`iwh sql`, the dashboard's SQL console,
+`Warehouse.sql`) and the canned queries alike. What typed SQL may name and bind to
+(`schema/readonly.py`), a time limit, a memory limit, and what a locked-down reader's connection
+may do at all (`lock_down_*`: read the warehouse and nothing else).
 
+The time limit is IWH_QUERY_TIMEOUT seconds (60 where unset), the memory limit IWH_QUERY_MEMORY
+(4GB), read when a reader opens or a query starts: a caller may give others (a notebook's
+`Warehouse(timeout=..., memory=...)`, `iwh sql --timeout`), never none without saying so (0).
 The time limit holds for every statement, including one that DuckDB cannot interrupt (a read
 waiting on a catalog or storage server that never answers): the statement runs in a thread of its
 own, is interrupted at the limit, and when it has not stopped a moment later its caller gets the
@@ -17,21 +21,34 @@ from typing import TypeVar
 
 import duckdb
 
-from inductor_warehouse.schema.readonly import QueryRefused, check_read_statement
+from inductor_warehouse.schema.bound_plan import check_bound_plan
+from inductor_warehouse.schema.readonly import QueryRefused, ReadStatement, check_read_statement
 from inductor_warehouse.store.connection import one_row, quiet, sql_literal
 from inductor_warehouse.store.lake import LAKE
 
-__all__ = ["QUERY_SECONDS", "READ_MEMORY", "QueryRefused", "Stuck", "check_read_statement", "let_go", "run_bounded"]
+__all__ = ["QueryRefused", "ReadStatement", "Stuck", "check_read_statement", "let_go", "query_seconds", "read_memory",
+           "run_bounded", "run_typed"]
 
-QUERY_SECONDS = float(os.environ.get("IWH_QUERY_TIMEOUT", "30"))
-# what one reader's query may use; past it the query fails with DuckDB's out-of-memory message
-READ_MEMORY = os.environ.get("IWH_QUERY_MEMORY", "4GB")
-# a reader's connection, from its start: no extension loaded that this code did not load, and no
-# Python variable read as a table (DuckDB scans a caller's data frames by name)
+DEFAULT_SECONDS = 60.0
+DEFAULT_MEMORY = "4GB"
+# a reader's connection, from its start: no extension loaded that this code did not load, no Python
+# variable read as a table (DuckDB scans a caller's data frames by name), no secret of the user's
+# DuckDB (persistent secrets in ~/.duckdb) loaded, and none shown unredacted
 READER_CONFIG = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
-                 "allow_community_extensions": False, "python_enable_replacements": False}
+                 "allow_community_extensions": False, "python_enable_replacements": False,
+                 "allow_persistent_secrets": False, "allow_unredacted_secrets": False}
 INTERRUPT_GRACE_S = 1.0  # how long an interrupted statement has to stop before its connection is let go
 T = TypeVar("T")
+
+
+def query_seconds() -> float:
+    """A reader's time limit, in seconds: IWH_QUERY_TIMEOUT, or 60."""
+    return float(os.environ.get("IWH_QUERY_TIMEOUT") or DEFAULT_SECONDS)
+
+
+def read_memory() -> str:
+    """A reader's memory limit: IWH_QUERY_MEMORY, or 4GB."""
+    return os.environ.get("IWH_QUERY_MEMORY") or DEFAULT_MEMORY
 
 
 class Stuck(QueryRefused):
@@ -39,11 +56,24 @@ class Stuck(QueryRefused):
     not be used again (`let_go`)."""
 
 
+def run_typed(con: duckdb.DuckDBPyConnection, statement: ReadStatement, work: Callable[[str], T],
+              seconds: float | None = None, params: dict | list | None = None) -> T:
+    """`work(text)`, which runs the text of a statement someone typed (check_read_statement let it
+    through) with `params`, once DuckDB's binder on `con` says what it reads (check_bound_plan); both
+    within the time limit, as binding a lake's statement asks its catalog."""
+    def checked() -> T:
+        (database,) = con.execute("SELECT current_database()").fetchone()  # type: ignore[misc]
+        check_bound_plan(con, statement.text, database, params)
+        return work(statement.text)
+
+    return run_bounded(con, checked, seconds)
+
+
 def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: float | None = None) -> T:
-    """`work()` (statements on `con`), interrupted after `seconds` (QUERY_SECONDS; 0 or less: no
-    limit). A statement interrupted, or one that needs more memory than a reader has, raises
+    """`work()` (statements on `con`), interrupted after `seconds` (None: query_seconds(); 0 or less:
+    no limit). A statement interrupted, or one that needs more memory than a reader has, raises
     QueryRefused saying so; one that does not stop raises Stuck."""
-    seconds = QUERY_SECONDS if seconds is None else seconds
+    seconds = query_seconds() if seconds is None else seconds
     if seconds <= 0:
         return _translated(work, seconds)
     done: dict = {}
@@ -76,8 +106,9 @@ def _translated(work: Callable[[], T], seconds: float) -> T:
         if isinstance(cause, duckdb.InterruptException):
             raise QueryRefused(_stopped(seconds)) from e
         if isinstance(cause, duckdb.OutOfMemoryException):
-            raise QueryRefused(f"the query needed more than the {READ_MEMORY} a reader may use "
-                               f"(IWH_QUERY_MEMORY); narrow it with WHERE or LIMIT. {str(cause).splitlines()[0]}") from e
+            raise QueryRefused("the query needed more than the memory a reader may use (IWH_QUERY_MEMORY, 4GB "
+                               "where unset); narrow it with WHERE or LIMIT. "
+                               f"{str(cause).splitlines()[0]}") from e
         raise
 
 
@@ -92,11 +123,13 @@ def let_go(close: Callable[[], object]) -> None:
     threading.Thread(target=close, name="iwh-let-go", daemon=True).start()
 
 
-def reader_config(lake: bool) -> dict:
+def reader_config(lake: bool, memory: str | None = None) -> dict:
     """A locked-down reader's settings when it connects. A file's settings are the database's, shared
     by every connection of this process to it, so they are given when it is opened; a lake's data
     paths are known only after the ATTACH (lock_down_lake)."""
-    return dict(READER_CONFIG) if lake else {**READER_CONFIG, "enable_external_access": False, "memory_limit": READ_MEMORY}
+    if lake:
+        return dict(READER_CONFIG)
+    return {**READER_CONFIG, "enable_external_access": False, "memory_limit": memory or read_memory()}
 
 
 def lock_down_file(con: duckdb.DuckDBPyConnection) -> None:
@@ -109,7 +142,7 @@ def lock_down_file(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("SET lock_configuration = true")
 
 
-def lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
+def lock_down_lake(con: duckdb.DuckDBPyConnection, memory: str | None = None) -> None:
     """From here on, SQL reads the lake and nothing else. Its data files stay readable through
     allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
     have read-only access to them, and a read-only PostgreSQL role; docs/team.md).
@@ -117,5 +150,5 @@ def lock_down_lake(con: duckdb.DuckDBPyConnection) -> None:
     (data_path,) = one_row(con, f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'")
     con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
     con.execute("SET enable_external_access = false")
-    con.execute(f"SET memory_limit = {sql_literal(READ_MEMORY)}")
+    con.execute(f"SET memory_limit = {sql_literal(memory or read_memory())}")
     con.execute("SET lock_configuration = true")

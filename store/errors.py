@@ -13,6 +13,7 @@ import re
 
 import duckdb
 
+from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.location import Location, locate, redact
 
 
@@ -38,6 +39,10 @@ class WarehouseUnreadable(WarehouseTerminal):
 
 class WarehouseCutShort(WarehouseUnreadable):
     """A file that opened, then failed where its blocks are missing (a copy stopped midway)."""
+
+
+class WarehouseDenied(WarehouseTerminal):
+    """The lake's catalog refused the role what the work needs (store/grants.py says which GRANT)."""
 
 
 class WarehouseFull(WarehouseTerminal):
@@ -68,6 +73,8 @@ def classify(e: BaseException) -> type[WarehouseError] | None:
     text = str(e)
     if "No space left" in text or "disk full" in text.lower():
         return WarehouseFull
+    if "permission denied" in text.lower():  # the catalog refusing the writer's role: every run alike
+        return WarehouseDenied
     if isinstance(e, duckdb.IOException):
         if _LOCKED.search(text):
             return WarehouseLocked
@@ -124,6 +131,10 @@ def write_failure(loc: Location, e: Exception) -> WarehouseError:
     if cut_short(loc, e):
         return WarehouseCutShort(unreadable(loc, e))
     kind = classify(e) or WarehouseError
+    if kind is WarehouseDenied:
+        denied = permission_problem(loc, e, write=True)
+        if denied:
+            return WarehouseDenied(f"cannot write {loc.printable}: {denied}")
     if kind is WarehouseFull:
         return WarehouseFull(f"cannot write {loc.printable}: the disk holding it is full ({first}). Free some space and "
                              "ingest again: every run written before is intact, and the runs of this batch were not "

@@ -12,6 +12,7 @@ import importlib.util
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -102,10 +103,11 @@ def s3_secret_sql() -> str | None:
     return f"CREATE OR REPLACE SECRET iwh_s3 (TYPE s3, {', '.join(parts)})"
 
 
-def s3_region() -> str:
-    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+def s3_region(env: Mapping[str, str] = os.environ) -> str:
+    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
 
 
-def s3_endpoint() -> str | None:
-    """The URL of an S3-compatible server, when the data is not on AWS."""
-    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+def s3_endpoint(env: Mapping[str, str] = os.environ) -> str | None:
+    """The URL of an S3-compatible server, when the data is not on AWS (in `env`: this process's
+    environment, or the settings a Ray task was given)."""
+    return env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")

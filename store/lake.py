@@ -10,8 +10,9 @@ import duckdb
 
 from inductor_warehouse.store.connection import quiet, sql_literal
 from inductor_warehouse.store.errors import WarehouseError, first_line
+from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.extensions import extension_directory, has_extension, load_s3, need_extra
-from inductor_warehouse.store.location import LAKE_PREFIX, Location, redact, split_password
+from inductor_warehouse.store.location import LAKE_PREFIX, Location, conninfo, redact, split_password
 
 LAKE = "wh"  # the alias a lake is attached under; `USE wh` makes its tables the unqualified ones
 # the lake's id: a key of DuckLake's own ducklake_metadata (which keeps keys it does not know, and
@@ -45,26 +46,37 @@ def attach_lake(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, read_
     options = ["READ_ONLY"] if read_only else ["DATA_INLINING_ROW_LIMIT 0"]
     if loc.data_path and not read_only:
         options.append(f"DATA_PATH {sql_literal(loc.data_path)}")
-    con.execute(f"ATTACH {sql_literal(_attach_target(con, loc, alias, options))} AS {alias} ({', '.join(options)})")
+    target, secret = _attach_target(con, loc, alias, options)
+    try:
+        con.execute(f"ATTACH {sql_literal(target)} AS {alias} ({', '.join(options)})")
+    finally:
+        if secret:  # the catalog's connections keep what they were opened with; no SQL sees it again
+            con.execute(f"DROP SECRET IF EXISTS {secret}")
 
 
-def _attach_target(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, options: list[str]) -> str:
-    """What to ATTACH for the lake at `loc` under `alias`. A password in a PostgreSQL catalog's
-    location goes into a DuckDB secret of its own instead (added to `options`): DuckDB lists an
-    attached database's path in duckdb_databases() and its allowed paths in duckdb_settings(), and
-    shows a secret's password only redacted."""
-    catalog = loc.catalog
+def _attach_target(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, options: list[str]) -> tuple[str, str | None]:
+    """What to ATTACH for the lake at `loc` under `alias`, and the secret made for it. A URI is made a
+    `key=value` connection string (DuckDB adds a secret's password to it as one more key). A PostgreSQL
+    catalog is given a DuckDB secret of its own (added to `options`), holding the location's password
+    if it has one, and dropped once attached: DuckDB lists an attached database's path in
+    duckdb_databases(), its allowed paths in duckdb_settings() and a secret in duckdb_secrets(); and
+    without a secret named, DuckDB looks for a default one among the persistent secrets, which a
+    reader does not load (bounds.READER_CONFIG)."""
+    catalog, secret = loc.catalog, None
     if catalog.startswith("postgres:"):
-        conninfo, password = split_password(with_connect_timeout(catalog[len("postgres:"):]))
-        if password is not None:
-            secret = f"{alias}_catalog"
-            con.execute(f"CREATE OR REPLACE SECRET {secret} (TYPE postgres, PASSWORD {sql_literal(password)})")
-            options.append(f"METADATA_PARAMETERS MAP {{'SECRET': {sql_literal(secret)}}}")
-        catalog = "postgres:" + conninfo
-    return "ducklake:" + catalog
+        info, password = split_password(with_connect_timeout(conninfo(catalog[len("postgres:"):])))
+        secret = f"{alias}_catalog"
+        holds = "" if password is None else f", PASSWORD {sql_literal(password)}"
+        con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {secret} (TYPE postgres{holds})")
+        options.append(f"METADATA_PARAMETERS MAP {{'SECRET': {sql_literal(secret)}}}")
+        catalog = "postgres:" + info
+    return "ducklake:" + catalog, secret
 
 
 def _lake_problem(loc: Location, e: Exception) -> str:
+    denied = permission_problem(loc, e, write=False)
+    if denied:
+        return f"cannot open the lake {loc.printable}: {denied}"
     text = redact(first_line(e))
     if "data_path is not set" in text:
         return (f"{loc.printable} is a new lake: say where its data goes once, with --data-path DIR or "
@@ -79,14 +91,14 @@ def _uses_s3(loc: Location) -> bool:
     return (loc.data_path or "").startswith("s3://")
 
 
-def with_connect_timeout(conninfo: str) -> str:
+def with_connect_timeout(text: str) -> str:
     """A libpq connection string (`k=v ...` or a URI) that gives up connecting after
     CONNECT_TIMEOUT_S, unless it says otherwise."""
-    if "connect_timeout" in conninfo:
-        return conninfo
-    if "://" in conninfo:
-        return f"{conninfo}{'&' if '?' in conninfo else '?'}connect_timeout={CONNECT_TIMEOUT_S}"
-    return f"{conninfo} connect_timeout={CONNECT_TIMEOUT_S}"
+    if "connect_timeout" in text:
+        return text
+    if "://" in text:
+        return f"{text}{'&' if '?' in text else '?'}connect_timeout={CONNECT_TIMEOUT_S}"
+    return f"{text} connect_timeout={CONNECT_TIMEOUT_S}"
 
 
 def need_lake_extras(loc: Location) -> None:

@@ -26,15 +26,20 @@ from pathlib import Path
 DEFAULT = "warehouse.duckdb"
 LAKE_PREFIX = "ducklake:"
 # libpq's `password=value` (spaces around `=` allowed, not line ends), in a connection string or a
-# URI's query (`?password=value&...`), in any text that quotes a location
+# URI's query (`?password=value&...`), in any text that quotes a location; and SQL's `PASSWORD 'value'`
+# (a secret's statement, which DuckDB may quote in an error)
 _PASSWORD = re.compile(r"(?P<lead>[?&]?)(?P<key>password[ \t]*=[ \t]*)(?P<value>'(?:[^'\\]|\\.)*'|\S*)",
                        re.IGNORECASE)
+_SQL_SECRET = re.compile(r"\b(?P<key>(?:password|secret|session_token)\s+)'(?:[^']|'')*'", re.IGNORECASE)
 # where an unquoted value that a message quoted ends: a closing quote before a space, punctuation
 # or the end (`at "host=h password=x": failed`)
 _QUOTE_CLOSED = re.compile(r"""["'](?=[\s:,;.)]|$)""")
-_URI_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+(@)")
+# a URI's `user:secret@`: everything from the user's colon to the last `@` of the line, whatever the
+# password holds (`@`, `/`, `:`, quotes and spaces included, which libpq wants percent-encoded)
+_URI_PASSWORD = re.compile(r"(://[^:/@\s'\"]*:)[^\n]*(@)")
 # a connection string's own password key (at its start or after a space), for split_password
 _CONNINFO_PASSWORD = re.compile(r"(?:^|(?<=\s))password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)\s*", re.IGNORECASE)
+_URI_SCHEMES = ("postgresql://", "postgres://")
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,10 @@ def locate(text: str | os.PathLike | Location | None = None, data_path: str | No
 
 
 def redact(text: str) -> str:
-    """`text` with passwords masked: libpq's `password=...` and URIs' `user:secret@`; what follows
-    a password (the next key, a URI's next parameter, the quote around the location) is kept."""
+    """`text` with passwords masked: libpq's `password=...`, URIs' `user:secret@` and a secret's SQL
+    (`PASSWORD '...'`); what follows a password (the next key, a URI's next parameter, the quote
+    around the location) is kept."""
+    text = _SQL_SECRET.sub(lambda m: f"{m['key']}'***'", text)
     return _URI_PASSWORD.sub(r"\1***\2", _PASSWORD.sub(_masked, text))
 
 
@@ -97,27 +104,59 @@ def _masked(m: re.Match) -> str:
     return f"{m['lead']}{m['key']}***{rest}"
 
 
-def split_password(conninfo: str) -> tuple[str, str | None]:
-    """A libpq connection string (`k=v ...` or a URI) without its password, and the password (None
-    when it has none), so that the password reaches the connection apart from the location."""
-    m = _CONNINFO_PASSWORD.search(conninfo)
-    if m:
-        value = m[1]
-        if value.startswith("'"):
-            value = re.sub(r"\\(.)", r"\1", value[1:-1])
-        return (conninfo[:m.start()] + conninfo[m.end():]).strip(), value
-    if "://" not in conninfo:
-        return conninfo, None
-    uri = urllib.parse.urlsplit(conninfo)
-    query = urllib.parse.parse_qsl(uri.query, keep_blank_values=True)
-    password = next((v for k, v in query if k == "password"), None)
-    if uri.password is not None:
-        password = urllib.parse.unquote(uri.password)
-    if password is None:
-        return conninfo, None
-    netloc = uri.netloc.rsplit("@", 1)
-    if len(netloc) == 2:
-        netloc[0] = netloc[0].split(":", 1)[0]
-    uri = uri._replace(netloc="@".join(netloc),
-                       query=urllib.parse.urlencode([(k, v) for k, v in query if k != "password"]))
-    return urllib.parse.urlunsplit(uri), password
+def conninfo(text: str) -> str:
+    """A libpq connection string as `key=value ...`, the form every PostgreSQL client of ours takes (DuckDB's
+    PostgreSQL extension adds a secret's password to it as one more `key=value`): a URI
+    (`postgresql://user:secret@host:port/db?key=value`) is taken apart, its percent-encoded parts
+    decoded, and each value quoted where libpq needs it; a connection string is left as it is."""
+    if not text.startswith(_URI_SCHEMES):
+        return text
+    head, _, query = text.split("://", 1)[1].partition("?")
+    pairs: list[tuple[str, str]] = []
+    if "@" in head:  # the last @ ends the user part: a password written unencoded may hold @ / :
+        user_part, head = head.rsplit("@", 1)
+        user, colon, password = user_part.partition(":")
+        pairs += [("user", _unquote(user))] if user else []
+        pairs += [("password", _unquote(password))] if colon else []
+    hosts, _, dbname = head.partition("/")
+    names, ports = [], []
+    for spec in hosts.split(",") if hosts else []:
+        if spec.startswith("["):  # [IPv6]:port
+            host, _, port = spec[1:].partition("]")
+            port = port.removeprefix(":")
+        else:
+            host, _, port = spec.partition(":")
+        names.append(_unquote(host))
+        ports.append(port)
+    pairs += [("host", ",".join(names))] if any(names) else []
+    pairs += [("port", ",".join(ports))] if any(ports) else []
+    pairs += [("dbname", _unquote(dbname))] if dbname else []
+    for item in query.split("&") if query else []:
+        key, _, value = item.partition("=")
+        pairs.append((_unquote(key), _unquote(value)))
+    return " ".join(f"{k}={_quoted(v)}" for k, v in pairs)
+
+
+def _unquote(part: str) -> str:
+    return urllib.parse.unquote(part)  # not unquote_plus: libpq reads `+` as itself
+
+
+def _quoted(value: str) -> str:
+    """A connection string's value, in single quotes (with \\ and \\' escaped) when libpq needs them."""
+    if value and not re.search(r"[\s'\\]", value):
+        return value
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def split_password(text: str) -> tuple[str, str | None]:
+    """A libpq connection string (`k=v ...`, or a URI made one by `conninfo`) without its password,
+    and the password (None when it has none), so that the password reaches the connection apart
+    from the location."""
+    text = conninfo(text)
+    m = _CONNINFO_PASSWORD.search(text)
+    if not m:
+        return text, None
+    value = m[1]
+    if value.startswith("'"):
+        value = re.sub(r"\\(.)", r"\1", value[1:-1])
+    return (text[:m.start()] + text[m.end():]).strip(), value

@@ -23,13 +23,13 @@ from inductor_warehouse.store.protocol import Kept, open_file
 
 def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
             wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
-            keep_open: bool = False) -> duckdb.DuckDBPyConnection:
+            keep_open: bool = False, memory: str | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at `location`: read-only, or for writing (created and migrated, its rollups
     made again where a migration dropped them).
 
     `wait`: seconds to wait while another process holds a file's lock (default READ_WAIT_S or
     WRITE_WAIT_S). `lockdown` (readers): SQL on the connection can read the warehouse and nothing
-    else: no files, no ATTACH, no settings changed, at most READ_MEMORY of memory (bounds.py).
+    else: no files, no ATTACH, no settings changed, at most `memory` (bounds.read_memory()) of memory.
     `keep_open` (readers of a file that open it for every query, as the dashboard does): the file
     stays open in this process after the connection closes, until a writer waits for it (Kept).
     """
@@ -37,7 +37,7 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     if read_only and not loc.exists():
         raise WarehouseError(f"No warehouse at {loc.printable}. Create one with `iwh ingest PATH --db {loc.printable}` "
                              "or point to an existing one with --db or IWH_DB.")
-    config = reader_config(loc.is_lake) if lockdown else {}
+    config = reader_config(loc.is_lake, memory) if lockdown else {}
     if loc.is_lake:
         con = open_lake(loc, read_only, config)
     else:
@@ -52,7 +52,7 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
         elif migrate_schema:
             migrate(con)
         if lockdown and loc.is_lake:
-            lock_down_lake(con)
+            lock_down_lake(con, memory)
     except duckdb.IOException as e:
         con.close()
         if not cut_short(loc, e):

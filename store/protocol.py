@@ -51,7 +51,7 @@ from inductor_warehouse.store.errors import (SettingsConflict, WarehouseError, W
                                              classify, holder, unreadable)
 from inductor_warehouse.store.file import check_whole, create_file
 from inductor_warehouse.store.lake import make_lake_id, read_lake_id, with_connect_timeout
-from inductor_warehouse.store.location import Location, redact
+from inductor_warehouse.store.location import Location, conninfo, redact
 from inductor_warehouse.store.waits import Waiting, flock, intent_file, retry, someone_waits
 
 READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committing to
@@ -275,7 +275,8 @@ class LakeLock:
             import psycopg
 
             try:
-                self._pg = psycopg.connect(with_connect_timeout(self.loc.catalog[len("postgres:"):]), autocommit=True)
+                self._pg = psycopg.connect(with_connect_timeout(conninfo(self.loc.catalog[len("postgres:"):])),
+                                            autocommit=True)
             except psycopg.Error as e:
                 raise WarehouseError(f"cannot reach the lake's catalog {self.loc.printable}: {redact(str(e))}") from e
         return self._pg

@@ -75,6 +75,22 @@ class Postgres:
             self.sql("postgres", f"GRANT {granted} TO {name}")
         return name
 
+    def password_role(self, name: str, password: str, *grants: str) -> str:
+        """A login role that must give `password` (scram-sha-256) over TCP, while every other role is
+        trusted: the cluster's first authentication line names it."""
+        from psycopg import sql
+
+        self.role(name, *grants)
+        import psycopg
+
+        with psycopg.connect(self.conninfo("postgres"), autocommit=True) as con:
+            con.execute(sql.SQL("ALTER ROLE {} PASSWORD {}").format(sql.Identifier(name), sql.Literal(password)))
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"host all {name} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.data), "reload")
+        time.sleep(0.5)  # the postmaster reads it on SIGHUP
+        return name
+
     def conninfo(self, db: str, user: str | None = None) -> str:
         return f"dbname={db} host=127.0.0.1 port={self.port} user={user or self.user}"
 

@@ -11,6 +11,8 @@ import logging
 import os
 import shutil
 import subprocess
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from inductor_warehouse.ingest import load, remote
 from inductor_warehouse.ingest.listing import SNIFF_BYTES
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers import torch_trace
+from inductor_warehouse.ingest.ray_local import descendants
 from inductor_warehouse.schema.ddl import TABLES
 from tests.conftest import IWH, GPU_TRAIN_RUN, ROOT, VOLATILE, reader, unpack_cpu_corpora
 
@@ -247,3 +250,60 @@ def test_the_executor_is_checked_before_anything_runs(tmp_path):
     bad = CliRunner().invoke(cli, ["ingest", str(GPU_TRAIN_RUN), "--db", db, "--ray-address", "head:6379"])
     assert bad.exit_code == 2 and "--ray-address needs --executor ray" in bad.output
     assert not Path(db).exists()
+
+
+# ---- secrets nowhere (issue 36) -----------------------------------------------------------------
+
+def test_a_ray_backfill_from_s3_leaves_no_secret_in_ps_environments_or_logs(s3, bucket, runs_root, postgres, tmp_path):
+    """`iwh ingest s3://... --executor ray` into a lake whose location holds a password, with the S3
+    keys, a session token and PGPASSWORD in the writer's environment: no process below the writer
+    (its Ray's keeper, GCS, raylet, agents, workers) shows any of them on its command line or in its
+    environment, sampled all along the ingest, and no file Ray wrote (session logs included) holds
+    one. Ray once carried the S3 secret on a worker's set-up command line and wrote it 7 times into
+    runtime_env_agent.log."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[test]')")
+    cnn = runs_root / "cpu-torch2.6.0" / "cpu-torch2.6.0" / "cnn"
+    upload(s3, GPU_TRAIN_RUN, "secrets/gpu")
+    url = upload(s3, cnn, "secrets/cnn").rsplit("/", 1)[0]
+    password, pg_env, token = "pg-Leak9@x:y/z'q", "pg-env-sekrit-5150", "iwh-session-token-4242"
+    postgres.sql("postgres", "CREATE DATABASE secrets")
+    quoted = password.replace("'", "\\'")
+    lake = f"ducklake:postgres:dbname=secrets host=127.0.0.1 port={postgres.port} user={postgres.user} password='{quoted}'"
+    short = tempfile.mkdtemp(prefix="iwh-ray-", dir="/tmp")  # Ray's sockets and session folders: TMPDIR/ray
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, **s3.env, "AWS_SESSION_TOKEN": token, "PGPASSWORD": pg_env, "IWH_DB": lake,
+           "IWH_DATA_PATH": str(tmp_path / "lake-data"), "TMPDIR": short, "HOME": str(home),
+           "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(ROOT)}
+    secrets = [s3.SECRET, s3.KEY, token, password, pg_env, "pg-Leak9"]
+    try:
+        proc = subprocess.Popen(IWH + ["ingest", url, "--executor", "ray", "--jobs", "2", "--format", "json"],
+                                cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        samples, seen = 0, set()
+        while proc.poll() is None:
+            for pid in descendants(proc.pid):
+                for part in ("cmdline", "environ"):
+                    try:
+                        text = Path(f"/proc/{pid}/{part}").read_bytes().decode(errors="replace")
+                    except OSError:
+                        continue  # ended meanwhile
+                    leaked = [s for s in secrets if s in text] + (["AWS_"] if part == "environ" and "AWS_" in text else [])
+                    assert not leaked, (pid, part, leaked, text.replace("\0", " ")[:500])
+                    if part == "cmdline":
+                        seen.add(text.split("\0")[0].rsplit("/", 1)[-1])
+            samples += 1
+            time.sleep(0.05)
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err.decode()[-3000:]
+        summary = json.loads(out)
+        assert (summary["runs"], summary["errors"]) == (2, 0), summary
+        assert {"raylet", "gcs_server"} <= seen and samples > 20, (seen, samples)
+        files = [f for root in (Path(short), home) for f in root.rglob("*") if f.is_file() and not f.is_socket()]
+        logs = [f for f in files if f.parent.name == "logs"]
+        assert any(f.name.startswith("runtime_env_agent") for f in logs) and len(logs) > 10, [f.name for f in logs]
+        for f in files:
+            data = f.read_bytes()
+            assert not [s for s in secrets if s.encode() in data], f
+        assert not any(s in (out + err).decode() for s in secrets)
+    finally:
+        shutil.rmtree(short, ignore_errors=True)

@@ -1,9 +1,11 @@
-"""SQL people type is bounded: one read statement, a time limit, a memory limit. A runaway query
+"""What readers run is bounded: one read statement, a time limit, a memory limit. A runaway query
 stops with a clear message in `iwh sql` and in the dashboard's SQL console, and the console's
-server goes on answering. What the read-only door refused before, it still refuses."""
+server goes on answering; a canned query, in `iwh query`, the API and the dashboard's pages, stops
+at the same limit. What the read-only door refused before, it still refuses."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 
@@ -35,18 +37,14 @@ def test_a_runaway_query_stops_at_the_time_limit(db):
     assert res.returncode == 1 and "the query was stopped after 2 s" in res.stderr
     assert took < 15, took  # Python's start and the open included
     # the default limit comes from IWH_QUERY_TIMEOUT
-    import os
-
     res = iwh("sql", RUNAWAY, "--db", db, env={**os.environ, "IWH_QUERY_TIMEOUT": "1"})
     assert "stopped after 1 s" in res.stderr
 
 
 def test_a_query_past_the_memory_limit_fails_with_a_clear_message(db):
-    import os
-
     res = iwh("sql", "SELECT list(range) AS l FROM range(30000000)", "--db", db,
               env={**os.environ, "IWH_QUERY_MEMORY": "50MB"})
-    assert res.returncode == 1 and "needed more than the 50MB a reader may use" in res.stderr, res.stderr
+    assert res.returncode == 1 and "needed more than the memory a reader may use" in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize("bad", [
@@ -72,9 +70,7 @@ def test_the_read_only_door_refuses(db, bad):
 def test_the_console_stops_a_runaway_query_and_goes_on_serving(db, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
-    from inductor_warehouse.store import bounds
-
-    monkeypatch.setattr(bounds, "QUERY_SECONDS", 2.0)
+    monkeypatch.setenv("IWH_QUERY_TIMEOUT", "2")
     monkeypatch.setenv("IWH_DB", db)
     at = AppTest.from_file(str(ROOT / "dashboards" / "app.py"), default_timeout=60).run()
     at.switch_page("sections/sql_console.py").run()
@@ -87,3 +83,84 @@ def test_the_console_stops_a_runaway_query_and_goes_on_serving(db, monkeypatch):
     at.text_area(key="console_sql").input("SELECT count(*) AS n FROM kernels").run()
     at.button(key="console_run").click().run()
     assert not at.error and len(at.dataframe) == 1
+
+
+# ---- every door, bounded by IWH_QUERY_TIMEOUT (issue 36) ------------------------------------------
+
+LIMIT_S, GRACE_S = 5.0, 3.0
+
+
+@pytest.fixture
+def runaway_canned(monkeypatch):
+    """A canned query that runs for hours, among the library's (as a slow query on a big warehouse would)."""
+    from inductor_warehouse.schema import queries
+
+    library = dict(queries._library())
+    library["test/runaway"] = queries.Query("test/runaway", "runs for hours", "", (), RUNAWAY)
+    monkeypatch.setattr(queries, "_library", lambda: library)
+    return "test/runaway"
+
+
+def stopped_within_the_limit(call) -> str:
+    t0 = time.monotonic()
+    with pytest.raises(Exception) as stopped:
+        call()
+    took = time.monotonic() - t0
+    assert LIMIT_S <= took < LIMIT_S + GRACE_S, took
+    return str(stopped.value)
+
+
+def test_every_door_stops_a_runaway_query_at_IWH_QUERY_TIMEOUT(db, runaway_canned, monkeypatch):
+    """`Warehouse.sql` and `Warehouse.query` (a notebook's), `iwh sql` and `iwh query`, and the
+    dashboard's canned queries stop a runaway query at IWH_QUERY_TIMEOUT, with no timeout given."""
+    from streamlit.testing.v1 import AppTest
+
+    from inductor_warehouse.store.api import Warehouse
+
+    monkeypatch.setenv("IWH_QUERY_TIMEOUT", str(int(LIMIT_S)))
+    with Warehouse(db) as wh:
+        assert "stopped after 5 s" in stopped_within_the_limit(lambda: wh.sql(RUNAWAY))
+        assert "stopped after 5 s" in stopped_within_the_limit(lambda: wh.query(runaway_canned))
+        assert wh.sql("SELECT count(*) AS n FROM runs")["n"][0] > 0  # and it goes on reading
+    for args in (["sql", RUNAWAY], ["query", runaway_canned]):
+        t0 = time.monotonic()
+        res = CliRunner().invoke(cli, [*args, "--db", db])
+        assert res.exit_code == 1 and "stopped after 5 s" in res.output, res.output
+        assert time.monotonic() - t0 < LIMIT_S + GRACE_S + 2  # the open included
+    res = iwh("sql", RUNAWAY, "--db", db, env={**os.environ, "IWH_QUERY_TIMEOUT": "5"})
+    assert res.returncode == 1 and "stopped after 5 s" in res.stderr, res.stderr
+
+    def page():
+        import streamlit as st
+
+        from inductor_warehouse.dashboards import data
+
+        try:
+            data.run("test/runaway")
+        except Exception as e:  # what a page's query meets, shown as the pages show it
+            st.error(str(e))
+
+    monkeypatch.setenv("IWH_DB", db)
+    t0 = time.monotonic()
+    at = AppTest.from_function(page, default_timeout=60).run()
+    assert time.monotonic() - t0 < LIMIT_S + GRACE_S + 5
+    assert any("stopped after 5 s" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_the_limits_default_to_60_s_and_4GB_and_a_notebook_raises_them_by_saying_so(db, monkeypatch):
+    from inductor_warehouse.store.api import Warehouse
+    from inductor_warehouse.store.bounds import query_seconds, read_memory
+
+    monkeypatch.delenv("IWH_QUERY_TIMEOUT", raising=False)
+    monkeypatch.delenv("IWH_QUERY_MEMORY", raising=False)
+    assert (query_seconds(), read_memory()) == (60.0, "4GB")
+    with Warehouse(db) as wh:
+        assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "3.7 GiB"
+    with Warehouse(db, timeout=2, memory="50MB") as wh:
+        assert wh.con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "47.6 MiB"
+        t0 = time.monotonic()
+        with pytest.raises(Exception, match="stopped after 2 s"):
+            wh.sql(RUNAWAY)
+        assert time.monotonic() - t0 < 2 + GRACE_S
+        with pytest.raises(Exception, match="needed more than the memory a reader may use"):
+            wh.sql("SELECT list(range) AS l FROM range(30000000)")

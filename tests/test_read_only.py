@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -64,20 +65,31 @@ def aws(s3):
     with pytest.MonkeyPatch.context() as mp:
         for k, v in s3.env.items():
             mp.setenv(k, v)
-        mp.setattr("inductor_warehouse.store.bounds.READ_MEMORY", READ_MEMORY)
+        mp.setenv("IWH_QUERY_MEMORY", READ_MEMORY)
         yield s3
 
 
 @pytest.fixture(scope="module")
 def warehouses(postgres, aws, tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("read_only")
+    return make_warehouses(postgres, aws, tmp_path_factory.mktemp("read_only"), "fuzz")
+
+
+def make_warehouses(postgres, s3, root: Path, name: str) -> dict:
+    """A file and a lake (its catalog database and bucket named `name`) holding RUNS, and one of each
+    one's Parquet data files (a lake's in its bucket; the file warehouse's runs copied out beside it)."""
     file_db = str(root / "wh.duckdb")
     ingest_paths(RUNS, file_db)
-    postgres.createdb("fuzz")
-    lake = f"ducklake:postgres:dbname=fuzz host=127.0.0.1 port={postgres.port} user={postgres.user} password={PASSWORD}"
-    bucket = aws.bucket("iwh-fuzz")
+    datafile = {"file": str(root / "runs.parquet")}
+    with duckdb.connect(file_db, read_only=True) as con:
+        con.execute(f"COPY runs TO '{datafile['file']}'")
+    postgres.createdb(name)
+    lake = f"ducklake:postgres:dbname={name} host=127.0.0.1 port={postgres.port} user={postgres.user} password={PASSWORD}"
+    bucket = s3.bucket(f"iwh-{name}")
     ingest_paths(RUNS, locate(lake, f"{bucket}/team/"))
-    return {"file": file_db, "lake": lake, "postgres": postgres, "s3": aws, "root": root}
+    keys = [o["Key"] for o in s3.client().list_objects_v2(Bucket=f"iwh-{name}", Prefix="team/main/runs/")["Contents"]]
+    datafile["lake"] = f"{bucket}/{keys[0]}"
+    return {"file": file_db, "lake": lake, "postgres": postgres, "s3": s3, "root": root, "dbname": name,
+            "bucket": f"iwh-{name}", "datafile": datafile}
 
 
 def secrets(s3) -> list[str]:
@@ -92,28 +104,38 @@ def state(kind: str, w: dict) -> dict:
         return {"bytes": hashlib.sha256(path.read_bytes()).hexdigest(), "folder": sorted(p.name for p in path.parent.iterdir())}
     import psycopg
 
-    with psycopg.connect(w["postgres"].conninfo("fuzz"), autocommit=True) as pg:
+    with psycopg.connect(w["postgres"].conninfo(w["dbname"]), autocommit=True) as pg:
         tables = pg.execute("SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN "
                             "('pg_catalog', 'information_schema') ORDER BY 1, 2").fetchall()
         rows = {t: pg.execute(f'SELECT count(*) FROM "{s}"."{t}"').fetchone()[0] for s, t in tables}
         roles = pg.execute("SELECT rolname, rolsuper FROM pg_roles ORDER BY 1").fetchall()
         metadata = pg.execute("SELECT key, value FROM ducklake_metadata ORDER BY 1").fetchall()
-    objects = sorted(o["Key"] for o in w["s3"].client().list_objects_v2(Bucket="iwh-fuzz").get("Contents", []))
+    objects = sorted(o["Key"] for o in w["s3"].client().list_objects_v2(Bucket=w["bucket"]).get("Contents", []))
     return {"tables": tables, "rows": rows, "roles": roles, "metadata": metadata, "objects": objects}
 
 
-def statements(**values) -> list[tuple[str, bool]]:
-    """(statement, whether it must run) for each line of the fixture: the reads a reader needs, and
-    the lines marked `-- harmless:` (they name only the warehouse, however they look)."""
-    out, needed = [], False
+def statements(section: str | None = None, **values) -> list[tuple[str, bool]]:
+    """(statement, whether it must run) for each line of the fixture (of the section whose heading
+    holds `section`): the reads a reader needs, and the lines marked `-- harmless:` (they name only
+    the warehouse, however they look)."""
+    out, needed, wanted = [], False, section is None
     for line in STATEMENTS.read_text().splitlines():
         if line.startswith("# ----"):
             needed = "reads that a reader needs" in line
-        if line.strip() and not line.startswith("#"):
+            wanted = section is None or section in line
+        if line.strip() and not line.startswith("#") and wanted:
             for key, value in values.items():
                 line = line.replace("{" + key + "}", str(value))
             out.append((line, needed or "-- harmless:" in line))
     return out
+
+
+def placeholders(kind: str, w: dict, blackhole: str, canary: Path) -> dict:
+    """The values of the fixture's {placeholders} for a warehouse of `kind`."""
+    data = str(Path(w["file"]).parent) if kind == "file" else f"s3://{w['bucket']}/team"
+    return {"catalog": f"__ducklake_metadata_{LAKE}", "blackhole": blackhole, "tmp": canary, "data": data,
+            "conninfo": w["postgres"].conninfo(w["dbname"]) + f" password={PASSWORD}", "db": w["file"],
+            "bucket": w["bucket"], "datafile": w["datafile"][kind]}
 
 
 def run(wh: Warehouse, sql: str) -> tuple[bool, str, float]:
@@ -133,10 +155,8 @@ def test_every_statement_is_refused_or_harmless(kind, warehouses, blackhole, tmp
     where = w[kind]
     canary = tmp_path / "canary"
     canary.mkdir()
-    data = str(Path(w["file"]).parent) if kind == "file" else "s3://iwh-fuzz/team"
-    listed = statements(catalog=f"__ducklake_metadata_{LAKE}", conninfo=w["postgres"].conninfo("fuzz") + f" password={PASSWORD}",
-                        blackhole=blackhole, tmp=canary, data=data, db=w["file"], bucket="iwh-fuzz")
-    assert len(listed) > 300
+    listed = statements(**placeholders(kind, w, blackhole, canary))
+    assert len(listed) > 550
     before = state(kind, w)
     wrong = []
     with Warehouse(where) as wh:

@@ -366,7 +366,7 @@ def test_the_password_mask_keeps_what_follows_it():
         assert redact(text) == masked
     assert split_password("dbname=iwh password='a b\\'c' user=iwh") == ("dbname=iwh user=iwh", "a b'c")
     assert split_password("postgresql://iwh:p%40ss@db:5432/iwh?sslmode=require") == \
-        ("postgresql://iwh@db:5432/iwh?sslmode=require", "p@ss")
+        ("user=iwh host=db port=5432 dbname=iwh sslmode=require", "p@ss")  # a URI, as libpq's key=value
     assert split_password("dbname=iwh user=iwh") == ("dbname=iwh user=iwh", None)
 
 

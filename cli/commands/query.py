@@ -25,7 +25,7 @@ def runs(ctx, model, limit, fmt):
 @click.command(epilog="\b\nExample:\n  iwh sql \"SELECT model, count(*) FROM kernels JOIN runs USING (run_id) GROUP BY ALL\"")
 @click.argument("text")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
-              help="stop the query after this long (default: $IWH_QUERY_TIMEOUT or 30; 0: no limit)")
+              help="stop the query after this long (default: $IWH_QUERY_TIMEOUT or 60; 0: no limit)")
 @db_option
 @format_option()
 @click.pass_context
@@ -75,6 +75,7 @@ def list_queries(show_all, fmt):
 def query(ctx, name, params, show_sql, fmt):
     """Run the canned query NAME (see `iwh queries`)."""
     from inductor_warehouse.schema.output import emit
+    from inductor_warehouse.store.bounds import QueryRefused
 
     try:
         q = canned.get(name)
@@ -83,5 +84,5 @@ def query(ctx, name, params, show_sql, fmt):
             return
         with open_warehouse(ctx) as wh:
             emit(wh.query(q.name, **labels(params, "-p")), fmt)
-    except canned.QueryError as e:
+    except (canned.QueryError, QueryRefused) as e:  # QueryRefused: stopped at the time or memory limit
         raise click.ClickException(str(e)) from e

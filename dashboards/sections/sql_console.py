@@ -6,7 +6,7 @@ import streamlit as st
 
 from inductor_warehouse.dashboards import data
 from inductor_warehouse.schema import queries
-from inductor_warehouse.store.bounds import QUERY_SECONDS, READ_MEMORY, QueryRefused
+from inductor_warehouse.store.bounds import QueryRefused, query_seconds, read_memory
 
 PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 BLANK = "(blank)"
@@ -14,7 +14,7 @@ BLANK = "(blank)"
 st.title("SQL console")
 st.caption("Ask anything the canned queries do not: one read-only statement over the warehouse's tables and "
            "views, with DuckDB's own functions (no files, other servers, settings or secrets); a query stops "
-           f"after {QUERY_SECONDS:g} s or past {READ_MEMORY} of memory.")
+           f"after {query_seconds():g} s or past {read_memory()} of memory.")
 
 library = {q.name: q for q in queries.all_queries()}
 
