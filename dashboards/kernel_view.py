@@ -8,21 +8,21 @@ import streamlit as st
 
 from inductor_warehouse.analysis.kernel_diff import change_label
 from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
-from inductor_warehouse.dashboards import data
+from inductor_warehouse.dashboards import analyses, cells
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
 
 
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:
-    diff, sources, unified = data.kernel_changes(base_run, head_run, model)
+    diff, sources, unified = analyses.kernel_changes(base_run, head_run, model)
     counts = diff.counts()
     cols = st.columns(5)
     for col, status in zip(cols, ("changed", "renamed", "added", "removed", "unchanged"), strict=True):
         col.metric(f"{status.capitalize()} kernels", counts[status])
-    st.caption(data.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels paired by name "
+    st.caption(cells.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels paired by name "
                           "and normalised source hash, then by structure (lineage, source nodes, ATen ops, or "
                           "the ops their fused names list): renamed is the same fusion under a new name"))
     for note in diff.notes:
-        st.caption(data.plain(note))
+        st.caption(cells.plain(note))
     kernels = kernel_frame(diff).to_pandas()
     if kernels.empty:
         st.success("Every kernel is the same on both sides.")
@@ -33,20 +33,20 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
             kernels.insert(0 if side == "base" else 1, f"{side}_viewer", [
                 viewer_url(run, graphs.get((ph, k)), kernel=k) if isinstance(k, str) else None
                 for ph, k in zip(kernels["phase"], kernels[f"{side}_kernel"], strict=True)])
-        data.table(kernels, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
+        cells.table(kernels, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
     fusions = fusion_frame(diff).to_pandas()
     if len(fusions):
         st.markdown("**Fusion groups that split or merged**")
-        data.table(fusions)
+        cells.table(fusions)
     launches = triton_frame(diff).to_pandas()
     if len(launches):
         st.markdown("**Triton launch configs that changed** (warps, stages, shared memory in bytes, registers; "
                     "`?`: the artifacts do not say)")
-        data.table(launches)
+        cells.table(launches)
     tuned = autotune_frame(diff).to_pandas()
     if len(tuned):
         st.markdown("**Autotune winners that changed**")
-        data.table(tuned)
+        cells.table(tuned)
     changed = diff.code_changes
     if not changed:
         return
@@ -54,11 +54,11 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]  # type: ignore[index]
     k = diff.kernels[index]
     code_left, code_right = st.columns(2)
-    code_left.caption(data.plain(f"base: {k.base_kernel}"))
-    code_left.code(sources.get(k.base_hash) or "", language=data.code_language(sources.get(k.base_hash)),
+    code_left.caption(cells.plain(f"base: {k.base_kernel}"))
+    code_left.code(sources.get(k.base_hash) or "", language=cells.code_language(sources.get(k.base_hash)),
                    line_numbers=True)
-    code_right.caption(data.plain(f"head: {k.head_kernel}"))
-    code_right.code(sources.get(k.head_hash) or "", language=data.code_language(sources.get(k.head_hash)),
+    code_right.caption(cells.plain(f"head: {k.head_kernel}"))
+    code_right.code(sources.get(k.head_hash) or "", language=cells.code_language(sources.get(k.head_hash)),
                     line_numbers=True)
     with st.expander("Unified diff", expanded=True):
         st.code(unified[index] or "(identical after normalisation)", language="diff")

@@ -8,7 +8,7 @@ import streamlit as st
 from inductor_warehouse.analysis.selectors import SelectorError
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.analysis.render import failures_frame, hud_frame, render, summary_frame, wide_frame
-from inductor_warehouse.dashboards import data, state
+from inductor_warehouse.dashboards import analyses, cells, chrome, data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 from inductor_warehouse.dashboards.line_view import show_line_diff
 
@@ -22,7 +22,7 @@ COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background
 st.title("Compare releases")
 st.caption("What changed between two compiler versions (or two label values) for each workload, is it a "
            "regression, and which kernels changed and how?")
-data.stop_if_empty()
+chrome.stop_if_empty()
 sides = data.run("dashboard/compare_sides")
 choices = sides["selector"].tolist()
 labels = {r.selector: f"{r.selector} ({plural(r.runs, 'run')}, {plural(r.models, 'model')})"
@@ -38,9 +38,9 @@ default_base = compilers[0] if len(compilers) >= 2 else choices[0]
 default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
 state.from_url("compare_base", "base", choices)
 state.from_url("compare_head", "head", choices)
-base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=data.labelled(labels),
+base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=cells.labelled(labels),
                       key="compare_base")
-head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=data.labelled(labels),
+head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=cells.labelled(labels),
                        key="compare_head")
 state.to_url("base", base)
 state.to_url("head", head)
@@ -48,29 +48,29 @@ st.caption("The sidebar filters do not apply here: base and head pick the runs, 
            "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
            "harness's performance or accuracy run); workloads on one "
            "side only are listed apart and never enter the summary.")
-data.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
+chrome.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
 if base == head:
     st.info("Pick two different sides.")
     st.stop()
 try:
-    result = data.compare_releases(base, head)
+    result = analyses.compare_releases(base, head)
 except SelectorError as e:
-    st.warning(data.plain(e))
+    st.warning(cells.plain(e))
     st.stop()
 for w in result.warnings:
-    st.warning(data.plain(w))
+    st.warning(cells.plain(w))
 for n in result.notes:
-    st.info(data.plain(n))
+    st.info(cells.plain(n))
 if not result.pairs:
     st.stop()
 
 command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
 regressions = result.regressions
 if regressions:
-    st.warning(data.plain(f"{plural(len(regressions), 'regression')}: "
+    st.warning(cells.plain(f"{plural(len(regressions), 'regression')}: "
                         + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
 else:
-    st.success(data.plain(f"No regression by `iwh compare`'s rules (`{command}` exits 0)."))
+    st.success(cells.plain(f"No regression by `iwh compare`'s rules (`{command}` exits 0)."))
 with st.expander("The same comparison from the command line, and as markdown for a PR comment"):
     st.code(command, language="bash")
     markdown = render(result, "markdown")
@@ -83,10 +83,10 @@ if len(failures):
     st.subheader("Compile failures of a cause one side lacks")
     st.caption("New: the head fails to compile a frame where the base never failed for that cause (a "
                "regression); gone: the other way round. `ran_eagerly`: Dynamo then ran the frame without compiling it.")
-    data.table(failures)
+    cells.table(failures)
 
 st.subheader("Summary over the workloads on both sides")
-data.table(summary_frame(result).to_pandas())
+cells.table(summary_frame(result).to_pandas())
 
 if result.hud:
     st.subheader("Benchmark harness: HUD's suite numbers")
@@ -100,10 +100,10 @@ if result.hud:
     hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
     st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
                  hide_index=True, width="stretch")
-    data.show_sql("compare/harness", "compare/hud_summary")
+    chrome.show_sql("compare/harness", "compare/hud_summary")
 
 st.subheader("Per workload")
-st.caption(data.plain(result.headline() + "."))
+st.caption(cells.plain(result.headline() + "."))
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
 columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN
@@ -150,7 +150,7 @@ st.caption("Red: a regression by `iwh compare`'s rules (a new compile failure or
 only = wide[wide["status"] != "compared"][["model", "status"]]
 if len(only):
     st.markdown("**On one side only** (not compared)")
-    data.table(only)
+    cells.table(only)
 
 st.subheader("Kernel-level diff")
 pairs = {p.key: p for p in result.pairs}
@@ -161,9 +161,9 @@ state.to_url("workload", key)
 pair = pairs[key]
 show_kernel_diff(pair.base_runs[0], pair.head_runs[0], pair.model, "compare")
 selectors = [f"{s}" + "".join(f",{k}={v}" for k, v in sorted(pair.config.items())) for s in (base, head)]
-st.caption(data.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
+st.caption(cells.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
                       f"--model {shlex.quote(pair.model)} --kernels --show-code"))
-data.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")
+chrome.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")
 
 st.subheader("One model line, both sides")
 st.caption("Which kernels did a line of the model become in each release, and which of them changed?")

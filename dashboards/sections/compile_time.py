@@ -4,26 +4,26 @@ import altair as alt
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters
+from inductor_warehouse.dashboards import cells, chrome, data, filters
 
 PHASES = {"dynamo_s": "Dynamo", "aot_s": "AOT autograd", "inductor_s": "Inductor", "code_gen_s": "Code gen"}
 
 st.title("Compile time")
 st.caption("Where does compile time go (Dynamo, AOT autograd, Inductor, code generation) for each "
            "workload and compiler version, and which release made it slower?")
-data.stop_if_empty()
+chrome.stop_if_empty()
 phases = data.run("compile/compile_time_breakdown", **filters.current())
 if phases.empty:
     st.info(f"No compilation metrics in the runs in view ({filters.describe()}). They come from "
             "TORCH_TRACE logs; runs captured without one have no compile times.")
-    data.show_sql("compile/compile_time_breakdown")
+    chrome.show_sql("compile/compile_time_breakdown")
     st.stop()
 
 st.caption(f"{plural(len(phases), 'group')} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')}. "
            "Each bar is the median run of its group (by total compile time): its exclusive phases add up to its "
            "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
 CHART_GROUPS = 60
-phases["group"] = [f"{data.workload_name(w)} · {data.or_missing(v)}" for w, v in
+phases["group"] = [f"{cells.workload_name(w)} · {cells.or_missing(v)}" for w, v in
                    zip(phases["workload"], phases["compiler_version"], strict=True)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:
@@ -43,5 +43,5 @@ chart = alt.Chart(long).mark_bar().encode(
     phase_order=" + ".join(f"(datum.phase == '{v}' ? {i} : 0)" for i, v in enumerate(PHASES.values()))
 ).properties(height=alt.Step(22))
 st.altair_chart(chart, width="stretch", height="content")
-data.table(phases.drop(columns="group"))
-data.show_sql("compile/compile_time_breakdown")
+cells.table(phases.drop(columns="group"))
+chrome.show_sql("compile/compile_time_breakdown")

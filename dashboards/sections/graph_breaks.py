@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards import cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, open_run_button, viewer_url
 
 KINDS = {"graph_break": "Graph breaks", "recompile": "Recompiles", "restart": "Restarts", "failure": "Failures"}
@@ -12,7 +12,7 @@ st.title("Graph breaks & recompiles")
 st.caption("Why does Dynamo break graphs, recompile or fail to compile, how often, in which workloads and "
            "releases, and in which runs and user lines? Events in library code (torch, installed packages, the "
            "standard library) are counted apart from the user's.")
-data.stop_if_empty()
+chrome.stop_if_empty()
 f = filters.current()
 
 counts = data.run("dashboard/break_counts", **f).set_index("kind")
@@ -33,12 +33,12 @@ for col, (kind, label) in zip(cols, KINDS.items(), strict=False):
 if counts.empty:
     st.success(f"No graph breaks, recompiles, restarts or failures were recorded in the runs in view "
                f"({filters.describe()}). Runs without a TORCH_TRACE log or TORCH_LOGS output record none.")
-    data.show_sql("dashboard/break_counts")
+    chrome.show_sql("dashboard/break_counts")
     st.stop()
 
 present = [k for k in KINDS if k in counts.index]
 state.from_url("breaks_kind", "kind", present)
-kind = st.segmented_control("Kind", present, format_func=data.labelled(KINDS), default=present[0], key="breaks_kind") \
+kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), default=present[0], key="breaks_kind") \
     or present[0]
 state.to_url("kind", kind)
 reasons = data.run("dashboard/break_reasons", **f, kind=kind)
@@ -46,8 +46,8 @@ st.subheader(f"{KINDS[kind]}: causes ranked")
 st.caption("A cause is Dynamo's own graph-break id (gbNNNN, in its messages since 2.8) where the message has "
            "one, else the reason with object ids, addresses, paths and literal values replaced, so one cause "
            "groups across runs and releases.")
-event = data.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
-data.show_sql("dashboard/break_counts", "dashboard/break_reasons")
+event = cells.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
+chrome.show_sql("dashboard/break_counts", "dashboard/break_reasons")
 
 rows = event.selection.rows if event else []
 if rows:
@@ -64,11 +64,11 @@ runs = data.run("dashboard/break_runs", **f, kind=kind, cause=cause)
 # the user line of each event, opened in the provenance viewer: which kernels that line became
 runs["viewer"] = [viewer_url(r.run_id, line=f"{r.user_file}:{int(r.user_line)}")
                   if isinstance(r.user_file, str) and pd.notna(r.user_line) else None for r in runs.itertuples()]
-data.table(runs, column_config={"viewer": VIEWER_COLUMN})
+cells.table(runs, column_config={"viewer": VIEWER_COLUMN})
 labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.run_id}" for r in runs.itertuples()}
-run_id = st.selectbox("Run", list(labels), format_func=data.labelled(labels), key="breaks_run", index=None,
+run_id = st.selectbox("Run", list(labels), format_func=cells.labelled(labels), key="breaks_run", index=None,
                       placeholder="choose a run to open")
 open_run_button(run_id, "breaks_open")
 with st.expander("Full reason text"):
     st.code(runs["reason"].iloc[0] if len(runs) else cause, language=None, wrap_lines=True)
-data.show_sql("dashboard/break_runs")
+chrome.show_sql("dashboard/break_runs")
