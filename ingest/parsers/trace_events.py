@@ -8,10 +8,13 @@ compile id without attempt) for them, and stands alone when none come.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
+from inductor_warehouse.ingest.parsers.trace_caches import Caches
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
 from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame, is_library_file
 from inductor_warehouse.ingest.rows import Parsed, CompileEventRow
@@ -26,47 +29,66 @@ _ERROR_TAIL = ("from user code:", "Set TORCH")
 _SOFT_FAILURES = frozenset({"Unsupported", "UserError", "CacheLimitExceeded", "RecompileLimitExceeded"})
 
 
-def read_dynamo_start(state, lineno, meta, cid, data):
+@dataclass
+class Compiles:
+    """What the readers of compiles keep (this module's and trace_metrics'): which frames started and
+    finished, the file each frame compiles, failures reported and errors waiting for theirs, the
+    first compile's start time; with the `str` records (trace_shapes.Shapes') that name files, and
+    the caches' lookup counts (trace_caches.Caches), which a compile's metrics add to."""
+    log: TraceLog
+    strings: dict[int, str]
+    caches: Caches
+    started: set = field(default_factory=set)  # frame compile ids a dynamo_start opened
+    finished: set = field(default_factory=set)  # and those a compilation_metrics closed
+    # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
+    # or compilation_metrics: library frames are told apart
+    frame_files: dict[str | None, str] = field(default_factory=dict)
+    pending_errors: dict[str | None, CompileEventRow] = field(default_factory=dict)  # dynamo_errors waiting for metrics
+    failed_compiles: set[str | None] = field(default_factory=set)
+    epoch: float | None = None  # the first compilation_metrics' start time: the year of the glog prefix
+
+
+def read_dynamo_start(compiles: Compiles, lineno, meta, cid, data):
     """The file of the code a frame compiles (written before a compile's events): library frames are told apart."""
-    state.started.add(without_attempt(cid))
+    compiles.started.add(without_attempt(cid))
     stack = meta.get("stack") if isinstance(meta, dict) else None
     if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
         name = stack[-1].get("filename")
-        name = state.strings.get(name) if isinstance(name, int) else name
+        name = compiles.strings.get(name) if isinstance(name, int) else name
         if isinstance(name, str):
-            state.frame_files[frame_key(cid)] = name
+            compiles.frame_files[frame_key(cid)] = name
 
 
-def read_graph_break(state, lineno, meta, cid, data):
-    graph_break_row(state.parsed, cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+def read_graph_break(compiles: Compiles, lineno, meta, cid, data):
+    graph_break_row(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 
-def read_recompile(state, lineno, meta, cid, data):
-    recompile_rows(state.parsed, cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+def read_recompile(compiles: Compiles, lineno, meta, cid, data):
+    recompile_rows(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 
-def read_dynamo_error(state, lineno, meta, cid, data):
-    error = dynamo_error_event(cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+def read_dynamo_error(compiles: Compiles, lineno, meta, cid, data):
+    error = dynamo_error_event(cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
     key = without_attempt(cid)
-    if key in state.failed_compiles or key in state.pending_errors:
-        state.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+    if key in compiles.failed_compiles or key in compiles.pending_errors:
+        compiles.log.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
     else:
-        state.pending_errors[key] = error
+        compiles.pending_errors[key] = error
 
 
-def store_failure(state, failure: CompileEventRow | None) -> None:
+def store_failure(compiles: Compiles, failure: CompileEventRow | None) -> None:
     """A compile's metrics reported a failure (or none): store it once, with the frame its
     dynamo_error named when the metrics name none."""
     if failure is None:
         return
     key = without_attempt(failure["compile_id"])
-    error = state.pending_errors.pop(key, None)
+    error = compiles.pending_errors.pop(key, None)
     if error is not None:
-        state.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+        compiles.log.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
         if failure["user_file"] is None:
             failure["user_file"], failure["user_line"] = error["user_file"], error["user_line"]
-    state.failed_compiles.add(key)
-    state.parsed.add("compile_events", failure)
+    compiles.failed_compiles.add(key)
+    compiles.log.parsed.add("compile_events", failure)
 
 
 def event(compile_id: str | None, kind: str, reason: str | None, user_file: str | None, user_line: int | None,

@@ -276,10 +276,10 @@ def read_by(e: RecordEntry) -> str:
     if e.handling == IGNORED:
         return ""
     # a pattern's members are the names its `*` stands for: one of them finds the family's reader
-    reader = reader_of(e.kind, e.name.replace("*", "x") if e.kind in NAMED_KINDS else None)
-    if reader is None:
+    found = reader_of(e.kind, e.name.replace("*", "x") if e.kind in NAMED_KINDS else None)
+    if found is None:
         return ""
-    f = getattr(reader, "func", reader)  # a reader bound to one kind of a family is a functools.partial
+    f = getattr(found[1], "func", found[1])  # a reader bound to one kind of a family is a functools.partial
     return f"{f.__module__.rpartition('.')[2]}.{f.__name__}"
 
 
