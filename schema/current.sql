@@ -129,7 +129,9 @@ CREATE TABLE compile_events(
     run_key BIGINT,
     details VARCHAR[],
     fallback BOOLEAN,
-    in_library BOOLEAN
+    origin VARCHAR,
+    cause_id VARCHAR,
+    cause_title VARCHAR
 );
 
 CREATE TABLE cudagraph_events(
@@ -359,8 +361,6 @@ CREATE TABLE run_rollups(
     foreach_kernels BIGINT,
     graph_breaks BIGINT,
     recompiles BIGINT,
-    library_graph_breaks BIGINT,
-    library_recompiles BIGINT,
     compile_records BIGINT,
     frames BIGINT,
     total_s DOUBLE,
@@ -397,7 +397,8 @@ CREATE TABLE run_rollups(
     failures BIGINT,
     fallbacks BIGINT,
     restarts BIGINT,
-    profiler_files BIGINT
+    profiler_files BIGINT,
+    uncounted_breaks BIGINT
 );
 
 CREATE TABLE run_tallies(

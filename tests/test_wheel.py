@@ -76,7 +76,8 @@ def test_the_wheel_holds_one_namespace_and_every_file_the_code_opens(wheel):
     assert expected - set(names) == set()
     for needed in ("inductor_warehouse/schema/current.sql", "inductor_warehouse/schema/read_functions.txt",
                    "inductor_warehouse/dashboards/static/icon.png", "inductor_warehouse/dashboards/sections/overview.py",
-                   "inductor_warehouse/schema/queries/kernels/kernel_count_trend.sql"):
+                   "inductor_warehouse/schema/queries/kernels/kernel_count_trend.sql",
+                   "inductor_warehouse/ingest/causes/graph_break_registry.json"):
         assert needed in names
 
 

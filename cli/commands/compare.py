@@ -19,7 +19,7 @@ Examples:
   iwh compare --base variant=default --head variant=aggressive_fusion --format markdown
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
   iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
-  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
+  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold restarts=0
   iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
 """
 PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
@@ -34,8 +34,8 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
-              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0 (gates "
-                   "library frames' too), failures=off; the benchmark harness's: speedup=5%, "
+              help="regression threshold, e.g. kernels=2, compile_s=5%, restarts=0 (gates restarts "
+                   "too), recompiles=off; the benchmark harness's: speedup=5%, "
                    "compilation_latency=15%, compression_ratio=5% (HUD's), accuracy=off")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP)
 @db_option

@@ -12,10 +12,10 @@ from inductor_warehouse.dashboards import data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 
 SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
-         "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
+         "uncounted_breaks", "recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
          "compilation_latency", "compression_ratio")
 COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nodes", "graph_breaks",
-          "library_graph_breaks", "recompiles", "library_recompiles"}
+          "uncounted_breaks", "recompiles"}
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
 
 st.title("Compare releases")
@@ -141,10 +141,9 @@ for col in columns[2:]:
 st.dataframe(shown.style.apply(colour, axis=None), hide_index=True, width="stretch",
              column_config={c: st.column_config.TextColumn(alignment="right") for c in columns[2:]})
 st.caption("Red: a regression by `iwh compare`'s rules (a new compile failure or fallback to eager, more kernels, "
-           "fewer fused nodes, more graph breaks or recompiles in user code, a failed accuracy check or run of the "
-           "benchmark harness; timings, speedup and compression ratio only with enough samples). "
-           "Green: an improvement. Library frames' breaks and recompiles are reported, gated with "
-           "`--threshold library_graph_breaks=0`.")
+           "fewer fused nodes, more graph breaks or recompiles wherever they happen, a failed accuracy check or run "
+           "of the benchmark harness; timings, speedup and compression ratio only with enough samples). "
+           "Green: an improvement.")
 only = wide[wide["status"] != "compared"][["model", "status"]]
 if len(only):
     st.markdown("**On one side only** (not compared)")
