@@ -209,3 +209,24 @@ def test_the_registry_data_is_the_installed_torchs(tmp_path):
     installed = json.loads(Path(path).read_text())
     shipped = json.loads((compile_causes.CAUSES / "graph_break_registry.json").read_text())["ids"]
     assert all(any(e["Gb_type"] in shipped[gid.lower()] for e in entries) for gid, entries in installed.items())
+
+
+def test_a_harness_workloads_graph_breaks_equal_its_csvs(tmp_path):
+    """The benchmark harness's huggingface.py on Reformer (tests/fixtures/SOURCES.md): its CSV's
+    graph_breaks (sum of Dynamo's counters["graph_break"] over the run) is 11 and fallbacks_to_eager 1;
+    the warehouse's count for the same process is the same."""
+    import csv
+
+    from inductor_warehouse.ingest.load import ingest_paths
+
+    with tarfile.open(FIXTURES / "captures" / "harness-reformer.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    run = tmp_path / "cpu-torch2.13" / "accuracy" / "Reformer"
+    (row,) = csv.DictReader(open(next(run.glob("*.csv"))))
+    assert (row["graph_breaks"], row["fallbacks_to_eager"]) == ("11", "1")
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([run], db).errors == 0
+    with reader(db) as con:
+        got = con.execute("SELECT m.graph_breaks, m.fallbacks, h.graph_breaks FROM run_metrics m "
+                          "JOIN harness_results h USING (run_id)").fetchall()
+    assert got == [(int(row["graph_breaks"]), int(row["fallbacks_to_eager"]), int(row["graph_breaks"]))]
