@@ -131,4 +131,6 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
 
 
 def _names(keys: Counter, n: int = 8) -> str:
-    return ", ".join(k for k, _ in keys.most_common(n)) + (" ..." if len(keys) > n else "")
+    """The n keys most workloads share, ties by name: the same text every run (a set's order is not)."""
+    top = sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return ", ".join(k for k, _ in top) + (" ..." if len(keys) > n else "")

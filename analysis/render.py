@@ -155,7 +155,8 @@ def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list |
 
 def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, codes: list | None = None) -> str:
     if fmt == "json":
-        return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2).decode() + "\n"
+        return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+                            default=_jsonable).decode() + "\n"
     if fmt == "csv":
         if diff is not None:
             return kernel_frame(diff, include_unchanged=True).write_csv()
@@ -214,6 +215,13 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     return "".join(parts)
 
 
+def _jsonable(v):
+    """Sets and frozensets as sorted lists: the same JSON every run."""
+    if isinstance(v, (set, frozenset)):
+        return sorted(v)
+    raise TypeError(type(v).__name__)
+
+
 def _num(metric: str, v: float | str | None):
     return None if v is None else (int(v) if metric in COUNTS else v)
 
@@ -244,12 +252,13 @@ def _round(v, n):
     return None if v is None else round(v, n)
 
 
-def changes_frame(report) -> pl.DataFrame:
-    """`iwh changes`: one row per metric that changed at a change point."""
+def changes_frame(report, top: int | None = None) -> pl.DataFrame:
+    """`iwh changes`: one row per metric that changed at a change point, biggest effect first
+    (SeriesReport.ranked); the first `top` rows (all with None)."""
     rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
              "metric": c.metric, "before_value": _value(c.before), "after_value": _value(c.after), "detail": c.detail,
              "before_run": p.before_run, "after_run": p.after_run}
-            for p in report.points for c in p.changes]
+            for p, c in report.ranked()[:top]]
     return pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String, "after": pl.String,
                                       "metric": pl.String, "before_value": pl.String, "after_value": pl.String,
                                       "detail": pl.String, "before_run": pl.String, "after_run": pl.String})

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 
-def plural(n: int, word: str) -> str:
-    """`1 model`, `2 models`."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 model`, `2 models`; `many` where the plural is not the word plus s (`series`)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 def model_key(model: str | None, config: dict) -> str:

@@ -468,6 +468,7 @@ COMMENT ON COLUMN timings."phase" IS 'forward or backward, for a profiled kernel
 COMMENT ON COLUMN timings."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN timings."launched_by" IS 'the CPU op the compiled graph called that launched this kernel (an extern call: aten::mm, ...); NULL for Inductor''s own kernels';
 COMMENT ON COLUMN timings."launch_index" IS 'which of the graph''s calls of launched_by this is (0, 1, ...: the order of its extern call sites)';
+COMMENT ON COLUMN timings."parent" IS 'a compile phase''s enclosing span: the dynamo_timed span open around its first span in the same thread (chromium_event rows; NULL before migration 0035)';
 
 COMMENT ON TABLE trace_records IS 'Each run''s TORCH_TRACE records counted by kind and artifact name, with what the warehouse does with them (docs/trace_records.md).';
 COMMENT ON COLUMN trace_records."run_id" IS 'the run (runs.run_id)';

@@ -507,7 +507,8 @@ CREATE TABLE timings(
     phase VARCHAR,
     run_key BIGINT,
     launched_by VARCHAR,
-    launch_index BIGINT
+    launch_index BIGINT,
+    parent VARCHAR
 );
 
 CREATE TABLE trace_records(

@@ -172,3 +172,75 @@ def test_compile_failures_are_a_change_point(releases):
                      next(next(root.glob("*/cpu-torch2.14.1/ca/trace")).glob("*.log")).read_text().splitlines())
     assert by_metric["recompiles"] == ("0", str(recompiles)) and recompiles == 4
     assert {r["series"] for r in rows} == {"ca [device=cpu]"}
+
+
+def _spans(log: Path) -> list[dict]:
+    """The trace's chromium spans (B and E matched per name and thread) with their begin and end."""
+    lines, spans, open_ = log.read_text().splitlines(), [], {}
+    for i, line in enumerate(lines):
+        if '{"chromium_event"' not in line:
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        ev = json.loads("\n".join(x[1:] for x in lines[i + 1:j]))
+        key = (ev["name"], ev.get("pid"), ev.get("tid"))
+        if ev["ph"] == "B":
+            open_.setdefault(key, []).append(ev["ts"])
+        elif ev["ph"] == "E" and open_.get(key):
+            spans.append({"name": ev["name"], "thread": key[1:], "b": open_[key].pop(), "e": ev["ts"]})
+    return spans
+
+
+def _seconds(spans: list[dict]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for s in spans:
+        out[s["name"]] = out.get(s["name"], 0.0) + (s["e"] - s["b"]) / 1e6
+    return out
+
+
+def test_phases_are_judged_on_repeats_and_fold_under_their_parent(tmp_path):
+    """mobilenetv2_100 under the benchmark harness, three captures a release (harness-timm and its
+    repeats): a phase's seconds are the median of three a side, judged at 30% and half a second; one
+    that moved inside a phase that moved the same way is folded under it (the enclosing span read here
+    from the spans' begin and end)."""
+    import statistics
+    import tarfile
+
+    from tests.conftest import HARNESS_CAPTURES, HARNESS_REPEATS
+
+    for archive in (HARNESS_CAPTURES, HARNESS_REPEATS):
+        with tarfile.open(archive) as tf:
+            tf.extractall(tmp_path, filter="data")
+    runs = {v: [tmp_path / f"cpu-torch{v}" / part / "mobilenetv2_100" for part in ("performance", "performance-2",
+                                                                                   "performance-3")]
+            for v in ("2.13", "2.14.1")}
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([r for rs in runs.values() for r in rs], db)
+    spans = {v: [_spans(next((r / "trace").glob("*.log"))) for r in rs] for v, rs in runs.items()}
+    median = {v: {name: statistics.median(_seconds(s).get(name, 0.0) for s in ss) for name in _seconds(ss[0])}
+              for v, ss in spans.items()}
+    moved = {ph for ph in median["2.13"].keys() & median["2.14.1"].keys()
+             if abs(median["2.14.1"][ph] - median["2.13"][ph]) >= max(0.5, 0.3 * median["2.13"][ph])}
+    assert moved
+
+    def parent(name: str, ss: list[dict]) -> str | None:
+        first = next(s for s in ss if s["name"] == name)
+        around = [s for s in ss if s["thread"] == first["thread"] and s["b"] <= first["b"] and s["e"] >= first["e"]
+                  and s is not first]
+        return min(around, key=lambda s: s["e"] - s["b"])["name"] if around else None
+
+    up = {ph: parent(ph, spans["2.14.1"][0]) for ph in moved}
+    direction = {ph: median["2.14.1"][ph] > median["2.13"][ph] for ph in moved}
+    tops = {ph for ph in moved if not (up[ph] in moved and direction[up[ph]] == direction[ph])}
+    with reader(db) as con:
+        report = changes(con, "mobilenetv2_100", metrics=("compile_phase",))
+    (point,) = report.points
+    got = {c.detail.split(":")[0]: c for c in point.changes}
+    assert set(got) == tops and all(c.judged and "(median of 3 and 3 runs)" in c.detail for c in got.values())
+    for ph, c in got.items():
+        assert (c.before, c.after) == (pytest.approx(median["2.13"][ph], abs=1e-6),
+                                       pytest.approx(median["2.14.1"][ph], abs=1e-6))
+    folded = {name for c in got.values() if "nested phase" in c.detail
+              for name in c.detail.split("nested phase")[1].split(": ", 1)[1].split(", ")}
+    assert folded == moved - tops and folded  # CacheBase.get_system.triton_key runs inside GraphLowering.run

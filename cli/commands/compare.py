@@ -7,10 +7,11 @@ import sys
 import click
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO
+from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO, TOP
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.analysis.kernel_diff import change_label, code_diff, kernel_diff
 from inductor_warehouse.analysis.selectors import SelectorError
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
 
 EXAMPLES = """\b
@@ -93,21 +94,26 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
                    "times and Triton launch configs]")
 @click.option("--phase", metavar="TEXT", help="compile_phase: only phases whose name contains TEXT (e.g. codegen)")
 @click.option("--phase-ratio", type=float, default=PHASE_RATIO, show_default=True,
-              help="compile_phase: the relative move of a phase's time that makes a change point (and 50 ms)")
+              help="compile_phase: the relative move of a phase's time that makes a change point (and half a "
+                   "second; judged with more than one run a side)")
+@click.option("--all", "show_all", is_flag=True, help=f"every change, not the {TOP} with the biggest effect")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP.replace("runs pair when the model and these agree",
                                                                        "each workload is a series of its own"))
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, fmt):
+def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, show_all, fmt):
     """Where in a series of runs a model's kernels, fusion, failures, graph breaks, compile phases or
     Triton launch configs changed, and how.
 
     Each change point is the first run whose metric or generated kernels differ from the run before
     it in the series; a compile phase (every dynamo_timed span of the trace) whose time moved by
-    --phase-ratio between one point (release, or label value) and the next; a Triton kernel whose
-    warps, stages or shared memory differ from the run before. `iwh compare --base BEFORE --head
-    AFTER --model M --kernels --show-code` shows the code of the kernels that changed.
+    --phase-ratio between one point (release, or label value) and the next, judged with more than
+    one run a side (a phase that moved with its parent folded under it); a Triton kernel whose
+    warps, stages or shared memory differ from the run before. Biggest effect first: failures and
+    fallbacks, graph breaks and recompiles, kernels, fusion, launch configs, phase times; the top
+    ones unless --all. `iwh compare --base BEFORE --head AFTER --model M --kernels --show-code`
+    shows the code of the kernels that changed.
     """
     from inductor_warehouse.analysis.changes import changes
     from inductor_warehouse.analysis.render import changes_frame
@@ -119,13 +125,17 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     if not report.series:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")
-    emit(changes_frame(report), fmt)
+    ranked = report.ranked()
+    shown = None if show_all else TOP
+    emit(changes_frame(report, shown), fmt)
     if fmt == "table":
         runs = sum(len(rs) for rs in report.series.values())
-        click.echo(f"{len(report.points)} change points in {len(report.series)} series of {runs} runs, ordered by "
-                   f"{report.ordered_by}", err=True)
-        if report.points:
-            p = report.points[0]
+        click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(report.series), 'series', 'series')} "
+                   f"of {plural(runs, 'run')}, ordered by {report.ordered_by}; the biggest changes first", err=True)
+        if shown is not None and len(ranked) > shown:
+            click.echo(f"{plural(len(ranked) - shown, 'more change')}: --all", err=True)
+        if ranked:
+            p = ranked[0][0]
             click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
                        "--kernels --show-code", err=True)
 

@@ -18,6 +18,9 @@
 -- message (2.8+); ingest a run again for pre-registry causes and recompiles' guard kinds.
 -- run_rollups lose library_graph_breaks and library_recompiles (graph_breaks and recompiles now
 -- count every frame) and gain uncounted_breaks; the runs with events have them made again.
+-- timings.parent: a compile phase's enclosing span (a dynamo_timed span's parent in its thread), so
+-- that `iwh changes` folds a phase that moved with its parent under it; NULL for rows written before.
+ALTER TABLE timings ADD COLUMN parent VARCHAR;
 ALTER TABLE compile_events ADD COLUMN origin VARCHAR;
 ALTER TABLE compile_events ADD COLUMN cause_id VARCHAR;
 ALTER TABLE compile_events ADD COLUMN cause_title VARCHAR;
