@@ -61,11 +61,12 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
     """One row per metric over the workloads on both sides: totals (not for rates), the geomean of
     head/base, how many workloads regressed or improved."""
     rows = [{"metric": s.metric, "workloads": s.models, "base_total": _shown(s.metric, s.base_total),
-             "head_total": _shown(s.metric, s.head_total), "geomean_ratio": _round(s.geomean_ratio, 4),
+             "head_total": _shown(s.metric, s.head_total),
+             "geomean_ratio": None if s.geomean_ratio is None else f"{s.geomean_ratio:.3f}x",
              "regressions": s.regressions, "improvements": s.improvements}
             for s in result.summary if s.models]
     return pl.DataFrame(rows, schema={"metric": pl.String, "workloads": pl.Int64, "base_total": pl.String,
-                                      "head_total": pl.String, "geomean_ratio": pl.Float64,
+                                      "head_total": pl.String, "geomean_ratio": pl.String,
                                       "regressions": pl.Int64, "improvements": pl.Int64})
 
 
@@ -227,11 +228,14 @@ def _num(metric: str, v: float | str | None):
 
 
 def _shown(metric: str, v: float | str | None, signed: bool = False) -> str | None:
-    """A metric's value for people: counts as integers, others to 4 significant digits, texts (the
-    harness's accuracy) as they are, NULL as nothing."""
+    """A metric's value for people: counts as integers, rates as percentages (a delta of rates in
+    percentage points), others to 4 significant digits, texts (the harness's accuracy) as they are,
+    NULL as nothing."""
     if v is None or isinstance(v, str):
         return v
     sign = "+" if signed and v > 0 else ""
+    if metric in RATES:
+        return f"{sign}{100 * v:.1f} pp" if signed else f"{100 * v:.1f}%"
     if metric in COUNTS or float(v).is_integer():
         return f"{sign}{int(v):,}"
     return f"{sign}{v:.4g}" if abs(v) < 1e4 else f"{sign}{v:,.1f}"
@@ -256,7 +260,8 @@ def changes_frame(report, top: int | None = None) -> pl.DataFrame:
     """`iwh changes`: one row per metric that changed at a change point, biggest effect first
     (SeriesReport.ranked); the first `top` rows (all with None)."""
     rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
-             "metric": c.metric, "before_value": _value(c.before), "after_value": _value(c.after), "detail": c.detail,
+             "metric": c.metric, "before_value": _shown(c.metric, c.before) if c.metric in RATES else _value(c.before),
+             "after_value": _shown(c.metric, c.after) if c.metric in RATES else _value(c.after), "detail": c.detail,
              "before_run": p.before_run, "after_run": p.after_run}
             for p, c in report.ranked()[:top]]
     return pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String, "after": pl.String,
