@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, match_kernels
+from inductor_warehouse.analysis.kernel_diff import mark_meta_only
+from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, match_kernels
 from inductor_warehouse.analysis.metrics import EVENTS
 from inductor_warehouse.analysis.rows import run_query
 from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
@@ -124,7 +125,7 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
             before, after = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
-            paired = match_kernels(before, after)
+            paired = mark_meta_only(con, match_kernels(before, after))
             moved = sum(k.status in (CHANGED, ADDED, REMOVED) for k in paired)
             found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after, paired),
                                 size=moved / (max(len(before), len(after)) or 1)))
@@ -256,7 +257,8 @@ def identity_change(before: list[dict], after: list[dict], paired: list | None =
     their code, were renamed (and to what), came or went."""
     paired = match_kernels(before, after) if paired is None else paired
     parts = []
-    for status, what in ((CHANGED, "code changed"), (RENAMED, "renamed"), (ADDED, "added"), (REMOVED, "removed")):
+    for status, what in ((CHANGED, "code changed"), (META, "metadata changed"), (RENAMED, "renamed"), (ADDED, "added"),
+                         (REMOVED, "removed")):
         hit = [k for k in paired if k.status == status]
         if not hit:
             continue

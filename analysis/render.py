@@ -12,6 +12,7 @@ from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
 from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
 from inductor_warehouse.schema import frames
+from inductor_warehouse.schema.words import plural
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
 
@@ -168,7 +169,7 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({result.headline()})\n"]
     if result.regressions:
-        parts.append(("\n**" if md else "\n") + f"{len(result.regressions)} regressions: "
+        parts.append(("\n**" if md else "\n") + f"{plural(len(result.regressions), 'regression')}: "
                      + ", ".join(f"{k} {m}" for k, m in result.regressions) + ("**\n" if md else "\n"))
     if md and (result.warnings or result.notes):
         parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings)
@@ -203,7 +204,7 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     if diff.fusions:
         parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
     if diff.triton:
-        parts += [h(f"Triton launch configs: {len(diff.triton)} kernels changed warps, stages or shared memory"),
+        parts += [h(f"Triton launch configs: {plural(len(diff.triton), 'kernel')} changed warps, stages or shared memory"),
                   show(triton_frame(diff))]
     if diff.autotune:
         moved = sum(a.status != "unchanged" for a in diff.autotune)

@@ -63,5 +63,5 @@ def test_an_ingest_imports_no_pyarrow_compute_dataset_or_parquet(tmp_path):
                                str(FIXTURES / "runs" / "cpu-torch2.13"), "--jobs", jobs],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("ingested 1 runs, 2 graphs, 10 kernels, 0 errors")
+        assert done.stdout.startswith("ingested 1 run, 2 graphs, 10 kernels, 0 errors")
         assert "imported: []" in done.stdout

@@ -224,7 +224,7 @@ def test_kernel_diff_pairs_renamed_fusions_across_releases(cpu):
     assert "forward: cpp_fused_native_layer_norm_0 -> cpp_fused_native_layer_norm_0" in codes
     assert "forward: cpp_fused_gelu_2 -> cpp_fused_gelu_view_2" in codes
     same = kernel_diff(con, "compiler=2.13.0", "compiler=2.14.1", "transformer")
-    assert same.counts() == {"changed": 0, "renamed": 0, "added": 0, "removed": 0, "unchanged": 10}
+    assert same.counts() == {"changed": 0, "meta changed": 0, "renamed": 0, "added": 0, "removed": 0, "unchanged": 10}
 
 
 def test_selectors():
@@ -328,7 +328,7 @@ def test_gpu_kernel_diff_hf_bert(gpu):
     diff = kernel_diff(con, "variant=default,mode=train,dtype=fp32", "variant=aggressive_fusion", "hf_bert")
     [(mode,)] = con.execute("SELECT labels ->> 'mode' FROM runs WHERE run_id = ?", [diff.head_run]).fetchall()
     assert mode == "train"
-    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "renamed": 0, "unchanged": n}
+    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "meta changed": 0, "renamed": 0, "unchanged": n}
     assert all(k.status == SAME for k in diff.kernels) and not diff.fusions
 
 

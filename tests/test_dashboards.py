@@ -107,7 +107,7 @@ def test_overview_counts(warehouse, monkeypatch):
     assert newest == "2.14.1+cu130"
     last_started = one(warehouse, "SELECT compiler_version FROM runs WHERE model = 'ca' ORDER BY started_at DESC LIMIT 1")
     assert last_started == "2.13.0+cpu"
-    row = latest[latest["model"] == "ca"].iloc[0]
+    row = latest[latest["workload"].str.split(" · ").str[0] == "ca"].iloc[0]  # the workload's name: ca · cpu
     assert (row["latest_compiler"], row["latest_run_id"]) == (newest, versions[newest])
     failures = one(warehouse, "SELECT count(*) FROM compile_events WHERE kind = 'failure' AND run_id = ?",
                    [versions[newest]])
@@ -195,12 +195,12 @@ def test_compare_releases(warehouse, monkeypatch):
             INTERSECT ALL
             SELECT coalesce(signature, kernel_name), source_hash FROM kernels WHERE run_id = ? AND generated)""",
                [base_run, head_run])
-    assert metrics(at)["Unchanged kernels"] == str(sigs)
+    assert metrics(at)["Unchanged"] == str(sigs)
     # 2.6.0's cpp_fused_gelu_2 is 2.14.1's cpp_fused_gelu_view_2: the same fusion, renamed
     kernels = frame_with(at, "status", "base_kernel", "head_kernel")
     renamed = kernels[kernels["status"] == "renamed"]
     assert ("cpp_fused_gelu_2", "cpp_fused_gelu_view_2") in set(zip(renamed["base_kernel"], renamed["head_kernel"], strict=True))
-    assert int(metrics(at)["Renamed kernels"]) == len(renamed)
+    assert int(metrics(at)["Renamed"]) == len(renamed)
     shown = {c.value.rstrip() for c in at.code if c.language in ("python", "cpp")}
     con = reader(warehouse + ".check")
     # st.code drops trailing whitespace
@@ -222,8 +222,12 @@ def test_compare_names_new_compile_failures(warehouse, monkeypatch):
     failed = con_rows(warehouse, "SELECT c.compile_id FROM compilations c JOIN runs r USING (run_id) WHERE r.model = 'ca' "
                                  "AND r.compiler_version = '2.14.1+cu130' AND c.fail_type IS NOT NULL ORDER BY 1")
     assert [f for (f,) in failed] == ["1/0", "3/0", "5/0"]
-    errors = " ".join(e.value for e in at.warning)
-    assert "3 regressions: ca failures, ca fallbacks, ca recompiles" in errors.replace("\\", "")
+    errors = " ".join(e.value for e in at.error)
+    assert "3 regressions in 5 workloads of 5 models on both sides: ca failures, ca fallbacks, ca recompiles" \
+        in errors.replace("\\", "")
+    # the answer leads: the verdict, then what moved (regressions first), before any note
+    moved = frame_with(at, "metric", "verdict", "delta")
+    assert moved["verdict"].tolist()[:3] == ["regression"] * 3
     table = frame_with(at, "failure", "compile_id", "ran_eagerly")
     assert table["compile_id"].tolist() == [f for (f,) in failed] and set(table["failure"]) == {"new"}
     codes = [c.value for c in at.code]
@@ -331,7 +335,7 @@ def test_compile_time(warehouse, monkeypatch):
                               "WHERE run_id = ?", [run_id])
     bwd = one(warehouse, "SELECT coalesce(sum(duration_us), 0) FROM timings WHERE run_id = ? AND "
                          "name = 'bwd_backward_cumulative_compile_time'", [run_id])
-    row = table[(table["model"] == "cnn") & (table["compiler_version"] == "2.13.0+cpu")].iloc[0]
+    row = table[table["group"] == "cnn · cpu · 2.13.0+cpu"].iloc[0]  # workload · compiler
     assert float(row["total_s"]) == pytest.approx((total_us + bwd) / 1e6, abs=1e-3)
     # the phases shown add up to the total shown, in every group whose release reports them all (a part
     # a release does not report is an empty cell)

@@ -154,7 +154,7 @@ def test_ingest_runs_query_compare_and_dashboard_outside_the_checkout(installed,
     compare = run(installed, "iwh", "compare", "--base", "compiler=2.13", "--head", "compiler=2.14", "--fail-on",
                   "regression", "--format", "markdown", cwd=work)
     assert compare.returncode == 1, compare.stdout + compare.stderr
-    assert "2 regressions: ca failures, ca fallbacks" in compare.stdout
+    assert "3 regressions: ca failures, ca fallbacks, ca recompiles" in compare.stdout
     assert "5 workloads of 5 models on both sides" in compare.stdout
 
     # the extras' commands say which extra to install, with the extras really absent

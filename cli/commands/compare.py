@@ -10,7 +10,7 @@ from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO, TOP
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.analysis.kernel_diff import change_label, code_diff, kernel_diff
-from inductor_warehouse.analysis.selectors import SelectorError
+from inductor_warehouse.analysis.selectors import SelectorError, same_selection
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
 
@@ -33,6 +33,9 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--model", help="only this model")
 @click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
 @click.option("--show-code", is_flag=True, help="with --kernels: unified diff of each changed kernel")
+@click.option("--show-meta", is_flag=True,
+              help="with --show-code: also the kernels whose code differs only in metadata (inductor_meta, "
+                   "triton_meta: 'meta changed')")
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
               help="regression threshold, e.g. kernels=2, compile_s=5%, restarts=0 (gates restarts "
@@ -42,7 +45,7 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, thresholds, pair_on, fmt):
+def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, fail_on, thresholds, pair_on, fmt):
     """Compare two sets of runs workload by workload (--base and --head selectors).
 
     Selectors: compiler=2.13 (every 2.13.x build; compiler=2.13.0+cpu for one build), a label such as
@@ -61,6 +64,9 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
         rules = regress.parse_thresholds(thresholds)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--threshold") from e
+    if same_selection(base, head):
+        raise click.UsageError(f"--base and --head select the same runs ({base}): compare two releases, label "
+                               "values or runs, e.g. --base compiler=2.13 --head compiler=2.14.1")
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
         try:
@@ -69,15 +75,15 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, fail_on, th
         except SelectorError as e:
             raise click.ClickException(str(e)) from e
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
-        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in diff.code_changes] \
-            if diff and show_code else []
+        shown = sorted(diff.code_changes + (diff.meta_changes if show_meta else [])) if diff and show_code else []
+        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in shown]
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
     for n in result.notes:
         click.echo(f"note: {n}", err=True)
     if fail_on == "regression" and result.regressions:
-        click.echo(f"{len(result.regressions)} regressions: "
+        click.echo(f"{plural(len(result.regressions), 'regression')}: "
                    + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
         sys.exit(1)
 

@@ -43,5 +43,8 @@ chart = alt.Chart(long).mark_bar().encode(
     phase_order=" + ".join(f"(datum.phase == '{v}' ? {i} : 0)" for i, v in enumerate(PHASES.values()))
 ).properties(height=alt.Step(22))
 st.altair_chart(chart, width="stretch", height="content")
-data.table(phases.drop(columns="group"))
+# the group's name holds the workload, its device and the version: the phases fit at 1280 px
+table = phases.drop(columns=[c for c in ("model", "workload", "compiler_version", "device") if c in phases])
+data.table(table[["group", *[c for c in table.columns if c != "group"]]],
+           column_config={"group": st.column_config.TextColumn("workload · compiler", width="medium")})
 data.show_sql("compile/compile_time_breakdown")
