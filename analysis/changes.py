@@ -40,6 +40,7 @@ PHASE = "compile_phase"
 TRITON = "triton_config"
 METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", *EVENTS)
 CHOICES = METRICS + (IDENTITY, PHASE, TRITON)
+GITHUB_COMPARE = "https://github.com/pytorch/pytorch/compare"
 PHASE_RATIO, PHASE_MIN_SECONDS = 0.3, 0.5  # a phase's move that counts: relative, and absolute (s)
 TOP = 10  # rows `iwh changes` shows before `--all`
 NOT_JUDGED = "one run each: not judged"
@@ -77,6 +78,21 @@ class ChangePoint:
     before_at: str         # what orders the series: the version, or the label's value
     after_at: str
     changes: list[Change] = field(default_factory=list)
+    before_commit: str | None = None  # the torch builds' git hashes (runs.compiler_commit), where known
+    after_commit: str | None = None
+
+    @property
+    def commits(self) -> str | None:
+        """`2236df17...cf30153c`: the range of torch commits between the two builds, where both are known
+        and differ."""
+        b, a = self.before_commit, self.after_commit
+        return f"{b[:12]}...{a[:12]}" if b and a and b != a else None
+
+    @property
+    def compare_url(self) -> str | None:
+        """GitHub's view of the commits between the two builds."""
+        b, a = self.before_commit, self.after_commit
+        return f"{GITHUB_COMPARE}/{b}...{a}" if b and a and b != a else None
 
 
 @dataclass
@@ -129,7 +145,8 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
             moved = sum(k.status in (CHANGED, ADDED, REMOVED) for k in paired)
             found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after, paired),
                                 size=moved / (max(len(before), len(after)) or 1)))
-        points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found))
+        points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found,
+                                  b.get("compiler_commit"), h.get("compiler_commit")))
     return SeriesReport(model, series_label or "compiler version", series, points)
 
 

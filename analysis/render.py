@@ -257,17 +257,21 @@ def _round(v, n):
     return None if v is None else round(v, n)
 
 
-def changes_frame(report, top: int | None = None) -> pl.DataFrame:
+def changes_frame(report, top: int | None = None, table: bool = False) -> pl.DataFrame:
     """`iwh changes`: one row per metric that changed at a change point, biggest effect first
-    (SeriesReport.ranked); the first `top` rows (all with None)."""
+    (SeriesReport.ranked); the first `top` rows (all with None). `commits`: the torch commits between
+    the two builds, and for scripts (table False) GitHub's compare URL of them."""
     rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
              "metric": c.metric, "before_value": _shown(c.metric, c.before) if c.metric in RATES else _value(c.before),
              "after_value": _shown(c.metric, c.after) if c.metric in RATES else _value(c.after), "detail": c.detail,
-             "before_run": p.before_run, "after_run": p.after_run}
+             "before_run": p.before_run, "after_run": p.after_run, "commits": p.commits,
+             "compare_url": p.compare_url}
             for p, c in report.ranked()[:top]]
-    return pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String, "after": pl.String,
-                                      "metric": pl.String, "before_value": pl.String, "after_value": pl.String,
-                                      "detail": pl.String, "before_run": pl.String, "after_run": pl.String})
+    frame = pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String,
+                                       "after": pl.String, "metric": pl.String, "before_value": pl.String,
+                                       "after_value": pl.String, "detail": pl.String, "before_run": pl.String,
+                                       "after_run": pl.String, "commits": pl.String, "compare_url": pl.String})
+    return frame.drop("compare_url") if table else frame  # a table names the range; its URL goes below it
 
 
 def _value(v) -> str | None:

@@ -133,7 +133,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
                                    + "; `iwh runs` lists the runs")
     ranked = report.ranked()
     shown = None if show_all else TOP
-    emit(changes_frame(report, shown), fmt)
+    emit(changes_frame(report, shown, table=fmt in ("table", "markdown")), fmt)
     if fmt == "table":
         runs = sum(len(rs) for rs in report.series.values())
         click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(report.series), 'series', 'series')} "
@@ -144,6 +144,8 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
             p = ranked[0][0]
             click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
                        "--kernels --show-code", err=True)
+            if p.compare_url:
+                click.echo(f"its torch commits: {p.compare_url}", err=True)
 
 
 def _keys(pair_on: str | None) -> tuple[str, ...] | None:

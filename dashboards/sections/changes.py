@@ -53,7 +53,8 @@ rows = [{"series": p.series, "before": p.before_at, "after": p.after_at,
          "changed": ", ".join(f"{m} x{n}" if n > 1 else m for m, n in
                               Counter(c.metric for c in sorted(p.changes, key=Change.effect)).items()),
          "kernels": next((c.detail for c in p.changes if c.metric == "kernel_identity"), ""),
-         "position": p.position, "before_run": p.before_run, "after_run": p.after_run} for p in points]
+         "commits": p.commits, "position": p.position, "before_run": p.before_run, "after_run": p.after_run}
+        for p in points]
 data.table(pd.DataFrame(rows))
 labels = {i: f"{p.series} · {p.before_at} → {p.after_at} · {', '.join(dict.fromkeys(c.metric for c in p.changes))}"
           for i, p in enumerate(points)}
@@ -61,6 +62,8 @@ chosen = points[st.selectbox("Change point", list(labels), format_func=labels.ge
 values = [{"metric": c.metric, "before": data.number(c.before), "after": data.number(c.after),
            "detail": c.detail or None} for c in sorted(chosen.changes, key=Change.effect)]
 data.table(pd.DataFrame(values))
+if chosen.compare_url:
+    st.markdown(f"The torch commits between the two builds: [{chosen.commits}]({chosen.compare_url}) (GitHub's compare view).")
 if any(c.metric == PHASE for c in chosen.changes):
     st.caption("compile_phase: seconds of a compile phase (a dynamo_timed span of the trace) in the runs of each "
                "point, their median, the phases that moved with it folded under it; timings are noisy: judged only "

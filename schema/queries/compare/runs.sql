@@ -37,11 +37,11 @@ WITH picked AS (
     FROM run_rollups u
     WHERE u.run_id IN (SELECT run_id FROM picked)
 ), env AS (
-    SELECT run_id, device_name, triton_version, cuda_version FROM runs
+    SELECT run_id, device_name, triton_version, cuda_version, compiler_commit FROM runs
     WHERE run_id IN (SELECT run_id FROM picked)
 )
 SELECT
-    p.run_id, p.model, p.compiler_version, p.device, p.backend, p.rank, env.device_name,
+    p.run_id, p.model, p.compiler_version, env.compiler_commit, p.device, p.backend, p.rank, env.device_name,
     env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
     p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
     CASE WHEN $pair_on IS NULL THEN p.workload
