@@ -244,3 +244,21 @@ def test_phases_are_judged_on_repeats_and_fold_under_their_parent(tmp_path):
     folded = {name for c in got.values() if "nested phase" in c.detail
               for name in c.detail.split("nested phase")[1].split(": ", 1)[1].split(", ")}
     assert folded == moved - tops and folded  # CacheBase.get_system.triton_key runs inside GraphLowering.run
+
+
+def test_a_change_point_names_the_commits_between_the_builds(releases):
+    """Each corpus run's manifest records its torch build's git hash (`git`): a change point between two
+    releases names that range and GitHub's compare URL of it."""
+    db, root = releases
+    git = {json.loads(m.read_text())["torch"]: json.loads(m.read_text())["git"]
+           for m in root.glob("*/cpu-torch*/transformer/manifest.json")}
+    assert len(set(git.values())) == 3
+    with reader(db) as con:
+        report = changes(con, "transformer")
+    assert report.points
+    for p in report.points:
+        b, a = git[p.before_at], git[p.after_at]
+        assert p.commits == f"{b[:12]}...{a[:12]}"
+        assert p.compare_url == f"https://github.com/pytorch/pytorch/compare/{b}...{a}"
+    res = CliRunner().invoke(cli, ["changes", "--model", "transformer", "--format", "csv", "--db", db])
+    assert res.exit_code == 0 and "https://github.com/pytorch/pytorch/compare/" in res.stdout
