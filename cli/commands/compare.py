@@ -19,9 +19,10 @@ Examples:
   iwh compare --base compiler=2.13 --head compiler=2.14
   iwh compare --base variant=default --head variant=aggressive_fusion --format markdown
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
-  iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
+  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold kernels=2
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold restarts=0
-  iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
+  iwh compare --base compiler=2.13 --head compiler=2.14 --model mobilenetv2_100 --threshold speedup=10%
+  iwh compare --base variant=default --head variant=no_epilogue_fusion --model mlp   # two label values
 """
 PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pair when the model and these agree "
                 "[default: mode,dtype,variant,batch,device,rank,harness, the view run_workloads']")
@@ -89,8 +90,8 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
 
 
 @click.command("changes", epilog="\b\nExamples:\n  iwh changes --model transformer\n"
-                                 "  iwh changes --model mlp --series nightly --metric kernels --format csv\n"
-                                 "  iwh changes --model deit_tiny --metric compile_phase --phase codegen\n"
+                                 "  iwh changes --model mlp --series variant --metric kernels --format csv\n"
+                                 "  iwh changes --model deit_tiny_patch16_224.fb_in1k --metric compile_phase --phase codegen\n"
                                  "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config")
 @click.option("--model", required=True, help="the model whose runs form the series")
 @click.option("--series", "series_label", metavar="LABEL",
