@@ -230,3 +230,22 @@ def test_a_harness_workloads_graph_breaks_equal_its_csvs(tmp_path):
         got = con.execute("SELECT m.graph_breaks, m.fallbacks, h.graph_breaks FROM run_metrics m "
                           "JOIN harness_results h USING (run_id)").fetchall()
     assert got == [(int(row["graph_breaks"]), int(row["fallbacks_to_eager"]), int(row["graph_breaks"]))]
+
+
+@pytest.mark.parametrize("case", ["gpt2_generate", "llama_attentions"])
+def test_on_an_h100_too(tmp_path, case):
+    """The same transformers models on this project's GPU machine (one H100, torch 2.11.0+cu130,
+    transformers 5.17 of its image; tests/fixtures/SOURCES.md): graph breaks as its Dynamo counted
+    them (8 and 10), the records of frames that fell back left to the failures."""
+    from inductor_warehouse.ingest.parsers.torch_trace import parse_torch_trace
+
+    with tarfile.open(FIXTURES / "captures" / "dynamo-counts-gpu.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    run = tmp_path / "gpu-torch2.11" / case
+    want = sum(_truth(run)["graph_break"].values())
+    parsed = parse_torch_trace(open(next((run / "trace").glob("*.log")), "rb"))
+    kinds = [e["kind"] for e in parsed.rows["compile_events"]]
+    records = _records(run, "dynamo_graph_break_reason")
+    assert kinds.count("graph_break") == want == {"gpt2_generate": 8, "llama_attentions": 10}[case]
+    assert kinds.count("graph_break") + kinds.count("uncounted_break") + parsed.counters[
+        "graph_break_of_a_skipped_frame"] == len(records)
