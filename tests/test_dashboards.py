@@ -222,7 +222,7 @@ def test_compare_names_new_compile_failures(warehouse, monkeypatch):
     failed = con_rows(warehouse, "SELECT c.compile_id FROM compilations c JOIN runs r USING (run_id) WHERE r.model = 'ca' "
                                  "AND r.compiler_version = '2.14.1+cu130' AND c.fail_type IS NOT NULL ORDER BY 1")
     assert [f for (f,) in failed] == ["1/0", "3/0", "5/0"]
-    errors = " ".join(e.value for e in at.error)
+    errors = " ".join(e.value for e in at.warning)
     assert "3 regressions in 5 workloads of 5 models on both sides: ca failures, ca fallbacks, ca recompiles" \
         in errors.replace("\\", "")
     # the answer leads: the verdict, then what moved (regressions first), before any note

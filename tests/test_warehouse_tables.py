@@ -54,7 +54,7 @@ def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
     finally:
         old.close()
     defined = {name for path in view_files() for name in _DEFINED.findall(path.read_text())}
-    assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 30
+    assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 31
 
 
 def as_before_0012(con) -> None:
@@ -87,13 +87,14 @@ EVENTS = "SELECT run_id, compile_id, kind, reason, details, fallback FROM compil
 def as_before_0035(con) -> None:
     """Make a warehouse as one written before migration 0035: every graph-break record a
     `graph_break` row (a frame's own data-dependent branch too), in_library in place of origin and
-    the causes, the rollups' library_* columns; the migration not recorded."""
+    the causes, no timings.parent, the rollups' library_* columns; the migration not recorded."""
     con.execute("UPDATE compile_events SET kind = 'graph_break' WHERE kind = 'uncounted_break'")
     for column in ("origin", "cause_id", "cause_title"):
         con.execute(f"ALTER TABLE compile_events DROP COLUMN {column}")
     con.execute("ALTER TABLE compile_events ADD COLUMN in_library BOOLEAN")
     con.execute("UPDATE compile_events SET in_library = "
                 "regexp_matches(coalesce(user_file, ''), '/(site-packages|torch)/|/lib/python')")
+    con.execute("ALTER TABLE timings DROP COLUMN parent")
     con.execute("ALTER TABLE run_rollups DROP COLUMN uncounted_breaks")
     con.execute("ALTER TABLE run_rollups ADD COLUMN library_graph_breaks BIGINT")
     con.execute("ALTER TABLE run_rollups ADD COLUMN library_recompiles BIGINT")

@@ -59,8 +59,8 @@ if not result.pairs:
 # the answer first: the verdict, what regressed, the failures; notes and explanations below
 command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
 regressions = result.regressions
-if regressions:
-    st.error(data.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
+if regressions:  # a warning: the page's st.error means the page itself failed
+    st.warning(data.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
                         + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
 else:
     st.success(data.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
