@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from inductor_warehouse.ingest.capture import capture
+from inductor_warehouse.ingest.capture import capture, new_folder
 
 WORKER = Path(__file__).with_name("scenarios.py")
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _one(python: str, scenario: str, out: Path, args, distributed: dict):
-    run_dir = out / scenario
+    run_dir = new_folder(out / scenario)  # a run of an earlier pass keeps its folder
     cmd = [python, str(WORKER), "--scenario", scenario, "--device", args.device]
     if scenario in distributed:
         cmd[1:1] = ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={distributed[scenario]}"]
