@@ -11,10 +11,16 @@ is the same kernel and one whose code changed is not. Beside a change of identit
 the two runs are paired as `compare --kernels` pairs them (match_kernels: renamed fusions included).
 
 Two more kinds of change point: a compile phase (every `dynamo_timed` span a release writes) whose
-time moved by 30% and 50 ms or more from one point of the series to the next (compile/phase_changes:
-the median of a point's runs; timings are noisy, so this says where to look, it never gates), and a
-generated Triton kernel whose launch config (warps, stages, CTAs, maxnreg, shared memory) differs
-from the run before (triton/config_changes, its kernels paired by signature and order).
+time moved by 30% and half a second or more from one point of the series to the next
+(compile/phase_changes: the median of a point's runs), judged only with more than one run on each
+side (timings are noisy: with one run a side the point says "one run each: not judged", once, and
+never gates), a phase that moved with its parent span folded under it; and a generated Triton kernel
+whose launch config (warps, stages, CTAs, maxnreg, shared memory) differs from the run before
+(triton/config_changes, its kernels paired by signature and order).
+
+`ranked` orders every change of a report by its effect: a frame failing or falling back first, then
+graph breaks and recompiles, the kernels, fusion, Triton launch configs and judged phase times, each
+by how far it moved; phases not judged last.
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, match_kernels
+from inductor_warehouse.analysis.kernel_diff import mark_meta_only
+from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, match_kernels
 from inductor_warehouse.analysis.metrics import EVENTS
 from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
+from inductor_warehouse.analysis.words import plural
 
 IDENTITY = "kernel_identity"
 PHASE = "compile_phase"
@@ -33,7 +41,16 @@ TRITON = "triton_config"
 HARNESS = "harness"  # the benchmark harness's numbers, by HUD's per-model flags (harness/model_changes)
 METRICS = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate", *EVENTS)
 CHOICES = METRICS + (IDENTITY, PHASE, TRITON, HARNESS)
-PHASE_RATIO, PHASE_MIN_SECONDS = 0.3, 0.05  # compile/phase_changes' defaults
+GITHUB_COMPARE = "https://github.com/pytorch/pytorch/compare"
+PHASE_RATIO, PHASE_MIN_SECONDS = 0.3, 0.5  # a phase's move that counts: relative, and absolute (s)
+TOP = 10  # rows `iwh changes` shows before `--all`
+NOT_JUDGED = "one run each: not judged"
+# what a change weighs, most first (ranked): a frame failing or running eagerly, graph breaks and
+# recompiles and HUD's per-model flags, the count of generated kernels, which kernels they are, fusion,
+# launch configs, compile phase times
+TIERS = {"failures": 0, "fallbacks": 0, "graph_breaks": 1, "uncounted_breaks": 1, "recompiles": 1, "restarts": 1,
+         "harness": 1, "kernels": 2, "extern_kernels": 2, "kernel_identity": 3, "fusion_rate": 4,
+         "post_fusion_nodes": 4, "pre_fusion_nodes": 4, "triton_config": 5, "compile_phase": 6}
 
 
 @dataclass
@@ -42,6 +59,15 @@ class Change:
     before: object
     after: object
     detail: str = ""  # kernel identity: which kernels came, went or changed; a phase's or kernel's name
+    size: float | None = None  # how far it moved, 0..1 (relative), where the values do not say it
+    judged: bool = True  # False: timings of one run a side, shown so, ranked last
+
+    def effect(self) -> tuple:
+        """Sort key, biggest effect first: (tier, -relative size)."""
+        size = self.size
+        if size is None and isinstance(self.before, (int, float)) and isinstance(self.after, (int, float)):
+            size = abs(self.after - self.before) / (max(abs(self.before), abs(self.after)) or 1)
+        return (TIERS.get(self.metric, len(TIERS)) + (0 if self.judged else len(TIERS)), -(size or 0.0))
 
 
 @dataclass
@@ -53,6 +79,21 @@ class ChangePoint:
     before_at: str         # what orders the series: the version, or the label's value
     after_at: str
     changes: list[Change] = field(default_factory=list)
+    before_commit: str | None = None  # the torch builds' git hashes (runs.compiler_commit), where known
+    after_commit: str | None = None
+
+    @property
+    def commits(self) -> str | None:
+        """`2236df17...cf30153c`: the range of torch commits between the two builds, where both are known
+        and differ."""
+        b, a = self.before_commit, self.after_commit
+        return f"{b[:12]}...{a[:12]}" if b and a and b != a else None
+
+    @property
+    def compare_url(self) -> str | None:
+        """GitHub's view of the commits between the two builds."""
+        b, a = self.before_commit, self.after_commit
+        return f"{GITHUB_COMPARE}/{b}...{a}" if b and a and b != a else None
 
 
 @dataclass
@@ -61,6 +102,11 @@ class SeriesReport:
     ordered_by: str
     series: dict[str, list[dict]]  # series key -> its runs, in order
     points: list[ChangePoint]
+
+    def ranked(self) -> list[tuple[ChangePoint, Change]]:
+        """Every change of every point, biggest effect first (Change.effect), then in series order."""
+        rows = [(p, c) for p in self.points for c in p.changes]
+        return sorted(rows, key=lambda pc: (pc[1].effect(), pc[0].series, pc[0].position, pc[1].metric, pc[1].detail))
 
 
 def changes(con, model: str, series_label: str | None = None, metrics: tuple[str, ...] = CHOICES,
@@ -96,8 +142,12 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
             before, after = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
-            found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after)))
-        points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found))
+            paired = mark_meta_only(con, match_kernels(before, after))
+            moved = sum(k.status in (CHANGED, ADDED, REMOVED) for k in paired)
+            found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after, paired),
+                                size=moved / (max(len(before), len(after)) or 1)))
+        points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found,
+                                  b.get("compiler_commit"), h.get("compiler_commit")))
     if HARNESS in metrics:
         points += _harness_changes(con, model, series_label)
     return SeriesReport(model, series_label or "compiler version", series, points)
@@ -139,15 +189,53 @@ def _generated_kernels(con, run_id: str, read: dict[str, list[dict]]) -> list[di
 def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, ...], phase: str | None,
                    ratio: float) -> dict[tuple[str, str, str], list[Change]]:
     """(series key, before point, after point) -> the compile phases whose time moved between them
-    (compile/phase_changes, over the same workload keys and order as the series)."""
-    out: dict[tuple[str, str, str], list[Change]] = {}
+    (compile/phase_changes, over the same workload keys and order as the series): with more than one
+    run a side, each top phase, those that moved with it folded under it; else one "not judged" line."""
+    moved: dict[tuple[str, str, str], list[dict]] = {}
     for r in run_query(con, "compile/phase_changes", model=model, phase=phase, ratio=ratio,
                        min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys)):
-        detail = (f"{r['phase']}: {r['ratio']:.2f}x, {r['direction']} (median of {r['before_runs']} and "
-                  f"{r['after_runs']} runs)")
-        out.setdefault((r["workload"], r["before_version"], r["after_version"]), []).append(
-            Change(PHASE, r["before_seconds"], r["after_seconds"], detail))
+        moved.setdefault((r["workload"], r["before_version"], r["after_version"]), []).append(r)
+    out: dict[tuple[str, str, str], list[Change]] = {}
+    for point, rows in moved.items():
+        tops = _fold(rows)
+        judged = [(r, under) for r, under in tops if r["before_runs"] > 1 and r["after_runs"] > 1]
+        changes = [Change(PHASE, r["before_seconds"], r["after_seconds"], _phase_detail(r, under)) for r, under in judged]
+        rest = [(r, under) for r, under in tops if (r, under) not in judged]
+        if rest:
+            r, under = max(rest, key=lambda ru: abs(ru[0]["after_seconds"] - ru[0]["before_seconds"]))
+            others = len(rest) - 1
+            changes.append(Change(PHASE, r["before_seconds"], r["after_seconds"],
+                                  f"{NOT_JUDGED}: {_phase_detail(r, under)}"
+                                  + (f"; {plural(others, 'other phase')} moved too" if others else ""), judged=False))
+        out[point] = changes
     return out
+
+
+def _fold(rows: list[dict]) -> list[tuple[dict, list[str]]]:
+    """The phases whose parent (or an ancestor) did not move the same way, each with the names of the
+    phases nested in it that did: a parent's move already says theirs."""
+    by_name = {r["phase"]: r for r in rows}
+
+    def top(r: dict) -> dict:
+        seen = {r["phase"]}
+        while (p := by_name.get(r.get("parent"))) is not None and p["direction"] == r["direction"] and p["phase"] not in seen:
+            seen.add(p["phase"])
+            r = p
+        return r
+
+    nested: dict[str, list[str]] = {}
+    for r in rows:
+        nested.setdefault(top(r)["phase"], [])
+        if top(r) is not r:
+            nested[top(r)["phase"]].append(r["phase"])
+    return [(by_name[name], sorted(under)) for name, under in nested.items()]
+
+
+def _phase_detail(r: dict, under: list[str]) -> str:
+    text = f"{r['phase']}: {r['ratio']:.2f}x, {r['direction']} (median of {r['before_runs']} and {r['after_runs']} runs)"
+    if under:
+        text += f"; with it {plural(len(under), 'nested phase')}: {', '.join(under[:4])}{' ...' if len(under) > 4 else ''}"
+    return text
 
 
 def _triton_changes(con, model: str, pairs: list[tuple]) -> dict[tuple[str, str], list[Change]]:
@@ -197,12 +285,13 @@ def _identity_digests(con, model: str) -> dict[str, int]:
     return {r["run_id"]: r["digest"] for r in run_query(con, "changes/kernel_identity_digests", model=model)}
 
 
-def identity_change(before: list[dict], after: list[dict]) -> str:
+def identity_change(before: list[dict], after: list[dict], paired: list | None = None) -> str:
     """The generated kernels of two runs paired (compare's match_kernels), in words: how many changed
     their code, were renamed (and to what), came or went."""
-    paired = match_kernels(before, after)
+    paired = match_kernels(before, after) if paired is None else paired
     parts = []
-    for status, what in ((CHANGED, "code changed"), (RENAMED, "renamed"), (ADDED, "added"), (REMOVED, "removed")):
+    for status, what in ((CHANGED, "code changed"), (META, "metadata changed"), (RENAMED, "renamed"), (ADDED, "added"),
+                         (REMOVED, "removed")):
         hit = [k for k in paired if k.status == status]
         if not hit:
             continue

@@ -142,13 +142,16 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
             why = " (a release may change a default; check the runs did not set these)"
         else:
             why = ""
-        warnings.append(f"inductor config differs between the sides in {len(changed)} keys{why}: {_names(changed)}")
+        warnings.append(f"inductor config differs between the sides in {plural(len(changed), 'key')}{why}: "
+                        f"{_names(changed)}")
     for counter, how in ((added, "new in the head side's release"), (removed, "removed in the head side's release")):
         if counter:
-            notes.append(f"inductor config: {len(counter)} keys {how} (not a difference in settings): "
+            notes.append(f"inductor config: {plural(len(counter), 'key')} {how} (not a difference in settings): "
                          f"{_names(counter)}")
     return warnings, notes
 
 
 def _names(keys: Counter, n: int = 8) -> str:
-    return ", ".join(k for k, _ in keys.most_common(n)) + (" ..." if len(keys) > n else "")
+    """The n keys most workloads share, ties by name: the same text every run (a set's order is not)."""
+    top = sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    return ", ".join(k for k, _ in top) + (" ..." if len(keys) > n else "")

@@ -113,7 +113,7 @@ def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str
     for (suite, group), side in sorted(sides.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
         b, h = side.get("base") or {}, side.get("head") or {}
         for metric, rule_name in HUD_METRICS.items():
-            vb, vh = b.get(metric), h.get(metric)
+            vb, vh = _stable(b.get(metric)), _stable(h.get(metric))
             rule = rules[rule_name]
             if vb is None or vh is None:
                 verdict = regress.MISSING
@@ -125,3 +125,9 @@ def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str
                 verdict = regress.direction(rule, float(vb), float(vh))
             out.append(HudRow(suite, group, metric, vb, vh, verdict, b.get("workloads"), h.get("workloads")))
     return out
+
+
+def _stable(v):
+    """A mean or geomean to 12 significant digits: DuckDB's parallel aggregation may sum in another
+    order from run to run, which moves the last bits, and the output must be the same every run."""
+    return float(f"{v:.12g}") if isinstance(v, float) else v

@@ -7,7 +7,10 @@ import difflib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, REMOVED, RENAMED, SAME, STATUSES, KernelChange, match_kernels
+import re
+
+from inductor_warehouse.analysis.kernel_match import (ADDED, CHANGED, META, REMOVED, RENAMED, SAME, STATUSES, KernelChange,
+                                                       match_kernels)
 from inductor_warehouse.analysis.pairing import paired_groups, workload_text
 from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import SelectorError, parse_selector
@@ -72,8 +75,14 @@ class KernelDiff:
 
     @property
     def code_changes(self) -> list[int]:
-        """Positions in `kernels` of the pairs whose code differs (changed, or renamed with new code)."""
+        """Positions in `kernels` of the pairs whose code differs (changed, or renamed with new code),
+        metadata aside."""
         return [i for i, k in enumerate(self.kernels) if k.code_changed and k.status in (CHANGED, RENAMED)]
+
+    @property
+    def meta_changes(self) -> list[int]:
+        """Positions in `kernels` of the pairs whose sources differ in their metadata alone."""
+        return [i for i, k in enumerate(self.kernels) if k.meta_only]
 
 
 def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] | None = None,
@@ -109,7 +118,48 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     autotune = _autotune_changes(run_query(con, "compare/autotune", run=b), run_query(con, "compare/autotune", run=h))
     triton = [TritonConfigChange(**{k: r[k] for k in TritonConfigChange.__dataclass_fields__})
               for r in run_query(con, "triton/config_changes", steps=f"{b}>{h}")]
-    return KernelDiff(model, b, h, match_kernels(kb, kh), fusions, notes + fusion_notes, autotune, triton)
+    kernels = mark_meta_only(con, match_kernels(kb, kh))
+    meta = {(k.base_kernel, k.head_kernel) for k in kernels if k.meta_only}
+    for t in triton:  # a launch config that moved with metadata alone: the code is the same
+        t.source_changed = t.source_changed and (t.base_kernel, t.head_kernel) not in meta
+    return KernelDiff(model, b, h, kernels, fusions, notes + fusion_notes, autotune, triton)
+
+
+# a generated kernel's metadata: the keyword arguments of its Triton heuristics decorator that describe
+# it to the runtime (kernel name, backend hash, autotuning switches), not what it computes
+_META_ARG = re.compile(r"\b(?:triton_meta|inductor_meta)\s*=\s*\{")
+
+
+def without_meta(source: str) -> str:
+    """A kernel's source less its `triton_meta={...}` and `inductor_meta={...}` arguments (braces
+    balanced), whitespace closed up: what the kernel computes."""
+    out, i = [], 0
+    for m in _META_ARG.finditer(source):
+        if m.start() < i:
+            continue
+        depth, j = 0, m.end() - 1
+        while j < len(source):
+            depth += {"{": 1, "}": -1}.get(source[j], 0)
+            j += 1
+            if depth == 0:
+                break
+        out.append(source[i:m.start()])
+        i = j
+    out.append(source[i:])
+    return re.sub(r"\s+", " ", re.sub(r",\s*(?=[,)])", "", "".join(out)))
+
+
+def mark_meta_only(con, kernels: list[KernelChange]) -> list[KernelChange]:
+    """Pairs whose sources differ only in metadata: `meta changed` (was changed), or renamed with
+    meta_only set; their code diff is hidden unless asked for."""
+    for k in kernels:
+        if k.source_changed and k.status in (CHANGED, RENAMED):
+            a, b = kernel_source(con, k.base_hash), kernel_source(con, k.head_hash)
+            if a is not None and b is not None and without_meta(a) == without_meta(b):
+                k.meta_only = True
+                if k.status == CHANGED:
+                    k.status = META
+    return kernels
 
 
 def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange]:
@@ -117,7 +167,8 @@ def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange
     changed when another choice won, or the same template with another config; choices are compared
     without their per-graph counter (triton_mm_12 and triton_mm_3 are one template)."""
     def keyed(rows):
-        seen, out = Counter(), {}  # type: ignore[var-annotated]
+        seen: Counter = Counter()
+        out = {}
         for r in rows:
             k = (r["op"], r["shapes"], r["strides"], r["dtypes"])
             seen[k] += 1

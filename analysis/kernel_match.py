@@ -7,10 +7,13 @@ import re
 from dataclasses import dataclass
 
 
-# unchanged: same name, same code; changed: same name, other code; renamed: the same kernel under
-# another name (same code, or the same fusion by structure: its code may differ too); added, removed
+# unchanged: same name, same code; changed: same name, other code; meta changed: same name, code
+# differing only in its metadata (a Triton kernel's triton_meta / inductor_meta: kernel_diff tells);
+# renamed: the same kernel under another name (same code, or the same fusion by structure: its code
+# may differ too); added, removed
 ADDED, REMOVED, CHANGED, RENAMED, SAME = "added", "removed", "changed", "renamed", "unchanged"
-STATUSES = (CHANGED, RENAMED, ADDED, REMOVED, SAME)
+META = "meta changed"
+STATUSES = (CHANGED, META, RENAMED, ADDED, REMOVED, SAME)
 
 
 @dataclass
@@ -25,10 +28,16 @@ class KernelChange:
     base_hash: str | None
     head_hash: str | None
     how: str = ""  # what paired it: name, source hash, or structure (lineage, source nodes, ATen ops, op words)
+    meta_only: bool = False  # its sources differ in metadata lines alone (kernel_diff.mark_meta_only)
+
+    @property
+    def source_changed(self) -> bool:
+        return self.base_hash is not None and self.head_hash is not None and self.base_hash != self.head_hash
 
     @property
     def code_changed(self) -> bool:
-        return self.base_hash is not None and self.head_hash is not None and self.base_hash != self.head_hash
+        """The code differs beyond its metadata."""
+        return self.source_changed and not self.meta_only
 
 
 # Ops that only move or re-view data: later releases add them to fused kernels' names

@@ -12,10 +12,10 @@ from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.words import model_key
 
 
-# compile events as views/20_run_metrics.sql defines them: breaks and recompiles of user frames,
-# library_* those of library frames, failures and fallbacks to eager of every frame
-EVENTS = ("failures", "fallbacks", "restarts", "graph_breaks", "recompiles", "library_graph_breaks",
-          "library_recompiles")
+# compile events as views/20_run_metrics.sql defines them, of every frame wherever its code lives:
+# graph breaks as Dynamo counts them, the breaks it files as unimplemented, recompiles, failures,
+# fallbacks to eager and restarts
+EVENTS = ("failures", "fallbacks", "restarts", "graph_breaks", "uncounted_breaks", "recompiles")
 STRUCTURAL = ("kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "fusion_rate",
               *EVENTS, "fx_cache_hit_rate")
 TIMINGS = ("compile_s", "kernel_us")

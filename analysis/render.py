@@ -12,6 +12,7 @@ from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
 from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
 from inductor_warehouse.schema import output
+from inductor_warehouse.schema.words import plural
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
 
@@ -61,11 +62,12 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
     """One row per metric over the workloads on both sides: totals (not for rates), the geomean of
     head/base, how many workloads regressed or improved."""
     rows = [{"metric": s.metric, "workloads": s.models, "base_total": _shown(s.metric, s.base_total),
-             "head_total": _shown(s.metric, s.head_total), "geomean_ratio": _round(s.geomean_ratio, 4),
+             "head_total": _shown(s.metric, s.head_total),
+             "geomean_ratio": None if s.geomean_ratio is None else f"{s.geomean_ratio:.3f}x",
              "regressions": s.regressions, "improvements": s.improvements}
             for s in result.summary if s.models]
     return pl.DataFrame(rows, schema={"metric": pl.String, "workloads": pl.Int64, "base_total": pl.String,
-                                      "head_total": pl.String, "geomean_ratio": pl.Float64,
+                                      "head_total": pl.String, "geomean_ratio": pl.String,
                                       "regressions": pl.Int64, "improvements": pl.Int64})
 
 
@@ -155,7 +157,8 @@ def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list |
 
 def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, codes: list | None = None) -> str:
     if fmt == "json":
-        return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2).decode() + "\n"
+        return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+                            default=_jsonable).decode() + "\n"
     if fmt == "csv":
         if diff is not None:
             return kernel_frame(diff, include_unchanged=True).write_csv()
@@ -166,7 +169,7 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({result.headline()})\n"]
     if result.regressions:
-        parts.append(("\n**" if md else "\n") + f"{len(result.regressions)} regressions: "
+        parts.append(("\n**" if md else "\n") + f"{plural(len(result.regressions), 'regression')}: "
                      + ", ".join(f"{k} {m}" for k, m in result.regressions) + ("**\n" if md else "\n"))
     if md and (result.warnings or result.notes):
         parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings)
@@ -201,7 +204,7 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     if diff.fusions:
         parts += [h("fusion groups split or merged"), show(fusion_frame(diff))]
     if diff.triton:
-        parts += [h(f"Triton launch configs: {len(diff.triton)} kernels changed warps, stages or shared memory"),
+        parts += [h(f"Triton launch configs: {plural(len(diff.triton), 'kernel')} changed warps, stages or shared memory"),
                   show(triton_frame(diff))]
     if diff.autotune:
         moved = sum(a.status != "unchanged" for a in diff.autotune)
@@ -214,16 +217,26 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     return "".join(parts)
 
 
+def _jsonable(v):
+    """Sets and frozensets as sorted lists: the same JSON every run."""
+    if isinstance(v, (set, frozenset)):
+        return sorted(v)
+    raise TypeError(type(v).__name__)
+
+
 def _num(metric: str, v: float | str | None):
     return None if v is None else (int(v) if metric in COUNTS else v)
 
 
 def _shown(metric: str, v: float | str | None, signed: bool = False) -> str | None:
-    """A metric's value for people: counts as integers, others to 4 significant digits, texts (the
-    harness's accuracy) as they are, NULL as nothing."""
+    """A metric's value for people: counts as integers, rates as percentages (a delta of rates in
+    percentage points), others to 4 significant digits, texts (the harness's accuracy) as they are,
+    NULL as nothing."""
     if v is None or isinstance(v, str):
         return v
     sign = "+" if signed and v > 0 else ""
+    if metric in RATES:
+        return f"{sign}{100 * v:.1f} pp" if signed else f"{100 * v:.1f}%"
     if metric in COUNTS or float(v).is_integer():
         return f"{sign}{int(v):,}"
     return f"{sign}{v:.4g}" if abs(v) < 1e4 else f"{sign}{v:,.1f}"
@@ -244,15 +257,21 @@ def _round(v, n):
     return None if v is None else round(v, n)
 
 
-def changes_frame(report) -> pl.DataFrame:
-    """`iwh changes`: one row per metric that changed at a change point."""
+def changes_frame(report, top: int | None = None, table: bool = False) -> pl.DataFrame:
+    """`iwh changes`: one row per metric that changed at a change point, biggest effect first
+    (SeriesReport.ranked); the first `top` rows (all with None). `commits`: the torch commits between
+    the two builds, and for scripts (table False) GitHub's compare URL of them."""
     rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
-             "metric": c.metric, "before_value": _value(c.before), "after_value": _value(c.after), "detail": c.detail,
-             "before_run": p.before_run, "after_run": p.after_run}
-            for p in report.points for c in p.changes]
-    return pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String, "after": pl.String,
-                                      "metric": pl.String, "before_value": pl.String, "after_value": pl.String,
-                                      "detail": pl.String, "before_run": pl.String, "after_run": pl.String})
+             "metric": c.metric, "before_value": _shown(c.metric, c.before) if c.metric in RATES else _value(c.before),
+             "after_value": _shown(c.metric, c.after) if c.metric in RATES else _value(c.after), "detail": c.detail,
+             "before_run": p.before_run, "after_run": p.after_run, "commits": p.commits,
+             "compare_url": p.compare_url}
+            for p, c in report.ranked()[:top]]
+    frame = pl.DataFrame(rows, schema={"series": pl.String, "position": pl.Int64, "before": pl.String,
+                                       "after": pl.String, "metric": pl.String, "before_value": pl.String,
+                                       "after_value": pl.String, "detail": pl.String, "before_run": pl.String,
+                                       "after_run": pl.String, "commits": pl.String, "compare_url": pl.String})
+    return frame.drop("compare_url") if table else frame  # a table names the range; its URL goes below it
 
 
 def _value(v) -> str | None:

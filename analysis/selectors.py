@@ -55,6 +55,16 @@ def parse_selector(text: str) -> Selector:
     return Selector(text, params, labels)
 
 
+def same_selection(a: str, b: str) -> bool:
+    """Two selectors that say the same (in any order of their parts): a compare of them compares a
+    side with itself."""
+    try:
+        sa, sb = parse_selector(a), parse_selector(b)
+    except SelectorError:
+        return False
+    return (sa.params, sa.labels) == (sb.params, sb.labels)
+
+
 def select_runs(con, selector: Selector, model: str | None = None, pair_on: tuple[str, ...] | None = None) -> list[dict]:
     """The runs a selector picks, with their metrics and `workload` over the `pair_on` labels
     (None: the workload labels of views/12_workloads.sql)."""

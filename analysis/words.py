@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from inductor_warehouse.schema.words import plural
 
-def plural(n: int, word: str) -> str:
-    """`1 model`, `2 models`."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+__all__ = ["model_key", "plural"]
 
 
 def model_key(model: str | None, config: dict) -> str:

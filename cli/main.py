@@ -26,6 +26,7 @@ Examples:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
+@click.version_option(package_name="inductor-warehouse", prog_name="iwh", message="%(prog)s %(version)s")
 @click.option("--db", default=None, metavar="LOCATION", help=DB_HELP)
 @click.option("--format", "fmt", default=None, metavar="FORMAT",
               help=f"default output format of the command ({'|'.join(FORMATS)}, ...)")

@@ -32,10 +32,10 @@ def _kernel_changes(db: str, base_run: str, head_run: str, model: str):
 
     def work(con):
         diff = kernel_diff(con, base_run, head_run, model)
-        sources = {h: kernel_source(con, h) for i in diff.code_changes
+        sources = {h: kernel_source(con, h) for i in diff.code_changes + diff.meta_changes
                    for h in (diff.kernels[i].base_hash, diff.kernels[i].head_hash)}
         # by position in diff.kernels: kernel names repeat across graphs (each graph counts from _0)
-        unified = {i: code_diff(con, diff.kernels[i]) for i in diff.code_changes}
+        unified = {i: code_diff(con, diff.kernels[i]) for i in diff.code_changes + diff.meta_changes}
         return diff, sources, unified
 
     return read(work)

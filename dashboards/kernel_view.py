@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from inductor_warehouse.analysis.kernel_diff import change_label
+from inductor_warehouse.analysis.kernel_match import META, STATUSES
 from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
 from inductor_warehouse.dashboards import analyses, cells
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
@@ -15,9 +16,10 @@ from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graph
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:
     diff, sources, unified = analyses.kernel_changes(base_run, head_run, model)
     counts = diff.counts()
-    cols = st.columns(5)
-    for col, status in zip(cols, ("changed", "renamed", "added", "removed", "unchanged"), strict=True):
-        col.metric(f"{status.capitalize()} kernels", counts[status])
+    cols = st.columns(len(STATUSES))
+    for col, status in zip(cols, STATUSES, strict=True):
+        col.metric(f"{status.capitalize()}", counts[status], help=f"generated kernels {status}"
+                   + (": their code differs in metadata alone (inductor_meta, triton_meta)" if status == META else ""))
     st.caption(cells.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels paired by name "
                           "and normalised source hash, then by structure (lineage, source nodes, ATen ops, or "
                           "the ops their fused names list): renamed is the same fusion under a new name"))
@@ -47,18 +49,17 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     if len(tuned):
         st.markdown("**Autotune winners that changed**")
         cells.table(tuned)
-    changed = diff.code_changes
+    meta = diff.meta_changes and st.toggle(f"Also the {len(diff.meta_changes)} kernels whose metadata alone changed",
+                                           key=f"{key}_meta")
+    changed = sorted(diff.code_changes + (diff.meta_changes if meta else []))
     if not changed:
         return
     names = {change_label(diff.kernels[i]): i for i in changed}
     index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]  # type: ignore[index]
     k = diff.kernels[index]
-    code_left, code_right = st.columns(2)
-    code_left.caption(cells.plain(f"base: {k.base_kernel}"))
-    code_left.code(sources.get(k.base_hash) or "", language=cells.code_language(sources.get(k.base_hash)),
-                   line_numbers=True)
-    code_right.caption(cells.plain(f"head: {k.head_kernel}"))
-    code_right.code(sources.get(k.head_hash) or "", language=cells.code_language(sources.get(k.head_hash)),
-                    line_numbers=True)
-    with st.expander("Unified diff", expanded=True):
-        st.code(unified[index] or "(identical after normalisation)", language="diff")
+    # the diff at the page's full width first; each side's whole code below it, one at a time
+    st.code(unified[index] or "(identical after normalisation)", language="diff")
+    for tab, side, name, h in zip(st.tabs(["Base code", "Head code"]), ("base", "head"), (k.base_kernel, k.head_kernel),
+                                  (k.base_hash, k.head_hash), strict=True):
+        tab.caption(cells.plain(f"{side}: {name}"))
+        tab.code(sources.get(h) or "", language=cells.code_language(sources.get(h)), line_numbers=True)

@@ -20,6 +20,7 @@ dependencies; the command and the ingest after it are `cli/commands/capture.py`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -51,6 +52,36 @@ CAPTURE_ENV = {
 }
 # Keys capture itself owns: neither labels nor run facts may overwrite them.
 CORE_KEYS = ("model", "command", "started_at", "exit_code", "wall_s", "host", "python", "torch", "caches")
+
+
+class FolderTaken(Exception):
+    """The output folder already holds files: a capture never writes over another's."""
+
+
+def new_folder(base: Path) -> Path:
+    """`base`, else `base-2`, `base-3`, ...: the first that did not exist, made by this call. mkdir is
+    atomic, so two captures started in the same second (or under a clock set back) get two folders."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def claim_folder(out: Path) -> None:
+    """Make `out` this capture's: it must be new or empty, and its `trace/` is made exclusively, so of
+    two captures given one folder at once only one proceeds."""
+    out.mkdir(parents=True, exist_ok=True)
+    if any(out.iterdir()):
+        raise FolderTaken(f"{out} already holds files: choose another --out (a capture never reuses a folder)")
+    try:
+        (out / "trace").mkdir()
+    except FileExistsError:
+        raise FolderTaken(f"{out} is being written by another capture: choose another --out") from None
 
 
 @dataclass
@@ -109,11 +140,11 @@ def capture(
     switch, ...); they win over the capture settings. `echo=False` keeps the command's output
     off the terminal (the zoo runs several at once). A command still running after `timeout_s`
     is killed with its process group and recorded as timed out (exit code 124). `cache_dir`:
-    compile with Inductor's caches on, kept there (see `capture_env`).
+    compile with Inductor's caches on, kept there (see `capture_env`). `out` must be new or empty
+    (FolderTaken otherwise).
     """
     out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "trace").mkdir(exist_ok=True)
+    claim_folder(out)
     env = capture_env(out, python_env, cache_dir)
     # with caches on, Triton's cache stays where a warm compile finds it: what the command adds is copied
     triton = Path(env.get("TRITON_CACHE_DIR") or Path(cache_dir).resolve() / "triton") if cache_dir is not None else None

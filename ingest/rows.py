@@ -193,11 +193,11 @@ CompilationRow = TypedDict("CompilationRow", {
 }, total=False)
 TimingRow = TypedDict("TimingRow", {
     "compile_id": Str, "graph_id": Str, "kind": Str, "name": Str, "duration_us": Float, "calls": Int, "source": Str,
-    "phase": Str, "launched_by": Str, "launch_index": Int,
+    "phase": Str, "launched_by": Str, "launch_index": Int, "parent": Str,
 }, total=False)
 CompileEventRow = TypedDict("CompileEventRow", {
     "compile_id": Str, "kind": Str, "reason": Str, "user_file": Str, "user_line": Int, "source": Str,
-    "details": Strs, "fallback": Bool, "in_library": Bool,
+    "details": Strs, "fallback": Bool, "origin": Str, "cause_id": Str, "cause_title": Str,
 }, total=False)
 FusionDecisionRow = TypedDict("FusionDecisionRow", {
     "compile_id": Str, "node_a": Str, "node_b": Str, "decision": Str, "reason": Str, "line": Int,

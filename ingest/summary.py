@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from inductor_warehouse.ingest.convert import Loaded
+from inductor_warehouse.schema.words import plural
 
 
 @dataclass
@@ -41,14 +42,15 @@ class IngestSummary:
     def line(self) -> str:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds > 0 else 0.0
-        notes = ([f"{self.skipped_runs} unchanged, skipped"] if self.skipped_runs else []) + \
-            ([f"{self.refused} refused by the warehouse"] if self.refused else []) + \
-            ([f"{self.failed} failed to parse"] if self.failed else []) + \
-            ([f"{self.replaced} replaced by a later run of the same files"] if self.replaced else [])
+        notes = ([f"{self.skipped_runs:,} unchanged, skipped"] if self.skipped_runs else []) + \
+            ([f"{self.refused:,} refused by the warehouse"] if self.refused else []) + \
+            ([f"{self.failed:,} failed to parse"] if self.failed else []) + \
+            ([f"{self.replaced:,} replaced by a later run of the same files"] if self.replaced else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
         return (
-            f"ingested {self.runs} runs{skipped}, {self.graphs} graphs, {self.kernels} kernels, "
-            f"{self.errors} errors in {self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
+            f"ingested {plural(self.runs, 'run')}{skipped}, {plural(self.graphs, 'graph')}, "
+            f"{plural(self.kernels, 'kernel')}, {plural(self.errors, 'error')} in {self.seconds:.2f} s "
+            f"({mb:.1f} MB, {rate:.1f} MB/s)"
         )
 
     def unknown_records(self) -> dict[str, int]:

@@ -106,7 +106,7 @@ COMMENT ON COLUMN compilations."run_key" IS 'the run''s number in write order (r
 COMMENT ON TABLE compile_events IS 'Graph breaks, recompiles, restarts and failures, each stored once, from the trace (TORCH_LOGS text when there is no trace).';
 COMMENT ON COLUMN compile_events."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN compile_events."compile_id" IS 'the compile id as the trace writes it (0/0, 1/0_1, !0/7/0)';
-COMMENT ON COLUMN compile_events."kind" IS 'graph_break | recompile | restart | failure';
+COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | recompile | restart | failure';
 COMMENT ON COLUMN compile_events."reason" IS 'the reason as PyTorch wrote it (a recompile''s failed guards joined by newlines)';
 COMMENT ON COLUMN compile_events."user_file" IS 'the user frame''s file';
 COMMENT ON COLUMN compile_events."user_line" IS 'the user frame''s line';
@@ -114,7 +114,9 @@ COMMENT ON COLUMN compile_events."source" IS 'torch_trace | torch_logs';
 COMMENT ON COLUMN compile_events."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN compile_events."details" IS 'a recompile''s failed guards, one per cached entry of the frame';
 COMMENT ON COLUMN compile_events."fallback" IS 'a failure after which the frame ran eagerly (a soft failure, or errors suppressed)';
-COMMENT ON COLUMN compile_events."in_library" IS 'the frame''s code is in torch, an installed package or the standard library (library_* metrics), not the user''s';
+COMMENT ON COLUMN compile_events."origin" IS 'where it happened: model (the model''s own code, torch.nn''s layers) | package (an installed package: transformers, timm) | torch | stdlib; a recompile''s in the compiled frame, a break''s at its user frame. A breakdown: every event counts';
+COMMENT ON COLUMN compile_events."cause_id" IS 'a break''s or failure''s Dynamo graph-break registry id (gbNNNN; pre-registry messages mapped onto it), a recompile''s guard kind';
+COMMENT ON COLUMN compile_events."cause_title" IS 'the registry''s title of cause_id (its gb_type), or the guard kind';
 
 COMMENT ON TABLE cudagraph_events IS 'What cudagraphs did with a compile: skipped (with Inductor''s reason), recorded, re-recorded.';
 COMMENT ON COLUMN cudagraph_events."run_id" IS 'the run (runs.run_id)';
@@ -395,10 +397,9 @@ COMMENT ON COLUMN run_rollups."reduction_kernels" IS 'generated reduction kernel
 COMMENT ON COLUMN run_rollups."persistent_reduction_kernels" IS 'generated persistent reduction kernels';
 COMMENT ON COLUMN run_rollups."template_kernels" IS 'generated template kernels';
 COMMENT ON COLUMN run_rollups."foreach_kernels" IS 'generated foreach kernels';
-COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks in user frames';
-COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles in user frames (once each however many guards failed)';
-COMMENT ON COLUMN run_rollups."library_graph_breaks" IS 'graph breaks in library frames';
-COMMENT ON COLUMN run_rollups."library_recompiles" IS 'recompiles in library frames';
+COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s';
+COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once each however many guards failed)';
+COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks';
 COMMENT ON COLUMN run_rollups."compile_records" IS 'timer rows of compilation_metrics';
 COMMENT ON COLUMN run_rollups."frames" IS 'frame compiles (entire_frame_compile_time records)';
 COMMENT ON COLUMN run_rollups."total_s" IS 'compile time (s) = dynamo_s + aot_s + inductor_s + code_gen_s';
@@ -537,6 +538,7 @@ COMMENT ON COLUMN timings."phase" IS 'forward or backward, for a profiled kernel
 COMMENT ON COLUMN timings."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN timings."launched_by" IS 'the CPU op the compiled graph called that launched this kernel (an extern call: aten::mm, ...); NULL for Inductor''s own kernels';
 COMMENT ON COLUMN timings."launch_index" IS 'which of the graph''s calls of launched_by this is (0, 1, ...: the order of its extern call sites)';
+COMMENT ON COLUMN timings."parent" IS 'a compile phase''s enclosing span: the dynamo_timed span open around its first span in the same thread (chromium_event rows; NULL before migration 0035)';
 
 COMMENT ON TABLE trace_records IS 'Each run''s TORCH_TRACE records counted by kind and artifact name, with what the warehouse does with them (docs/trace_records.md).';
 COMMENT ON COLUMN trace_records."run_id" IS 'the run (runs.run_id)';

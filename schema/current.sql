@@ -129,7 +129,9 @@ CREATE TABLE compile_events(
     run_key BIGINT,
     details VARCHAR[],
     fallback BOOLEAN,
-    in_library BOOLEAN
+    origin VARCHAR,
+    cause_id VARCHAR,
+    cause_title VARCHAR
 );
 
 CREATE TABLE cudagraph_events(
@@ -437,8 +439,6 @@ CREATE TABLE run_rollups(
     foreach_kernels BIGINT,
     graph_breaks BIGINT,
     recompiles BIGINT,
-    library_graph_breaks BIGINT,
-    library_recompiles BIGINT,
     compile_records BIGINT,
     frames BIGINT,
     total_s DOUBLE,
@@ -475,7 +475,8 @@ CREATE TABLE run_rollups(
     failures BIGINT,
     fallbacks BIGINT,
     restarts BIGINT,
-    profiler_files BIGINT
+    profiler_files BIGINT,
+    uncounted_breaks BIGINT
 );
 
 CREATE TABLE run_tallies(
@@ -584,7 +585,8 @@ CREATE TABLE timings(
     phase VARCHAR,
     run_key BIGINT,
     launched_by VARCHAR,
-    launch_index BIGINT
+    launch_index BIGINT,
+    parent VARCHAR
 );
 
 CREATE TABLE trace_records(

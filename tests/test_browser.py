@@ -7,7 +7,6 @@ Streamlit exception. A full-page screenshot of each lands in tests/screenshots/ 
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import time
@@ -97,17 +96,11 @@ def browser():
 
 
 def watch(tab) -> list[str]:
-    """What a page must not do on an internal network: log a console error, fail to load a resource,
-    or ask any host but this one.
-
-    One kind of local 404 is Streamlit's design and allowed: opened at a page's own URL (/trends), its
-    frontend finds the server's base path by asking /trends/_stcore/health (and host-config) before
-    /_stcore/health.
-    """
+    """What a page must not do on an internal network: log a console error (a 404 included: opened at
+    a page's own URL, Streamlit's frontend used to ask /<page>/_stcore/health and host-config first,
+    until dashboards/launch.py told it where the server is), fail to load a resource, or ask any host
+    but this one."""
     problems: list[str] = []
-
-    def base_path_probe(url: str) -> bool:
-        return re.fullmatch(r"/[^/]+/_stcore/(health|host-config)", urlparse(url).path) is not None
 
     def request(r):
         url = urlparse(r.url)
@@ -115,13 +108,11 @@ def watch(tab) -> list[str]:
             problems.append(f"request to {r.url}")
 
     def console(m):
-        if m.type == "error" and not (m.text.startswith("Failed to load resource: the server responded with a "
-                                                        "status of 404") and base_path_probe(m.location["url"])):
+        if m.type == "error":
             problems.append(f"console {m.type}: {m.text} ({m.location['url']})")
 
     tab.on("request", request)
-    tab.on("response", lambda r: problems.append(f"{r.status} for {r.url}")
-           if r.status >= 400 and not (r.status == 404 and base_path_probe(r.url)) else None)
+    tab.on("response", lambda r: problems.append(f"{r.status} for {r.url}") if r.status >= 400 else None)
     tab.on("console", console)
     tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     return problems
@@ -398,6 +389,40 @@ def test_suite_page_at_1280_px_charts_hud_and_a_click_opens_a_points_models(harn
         # click 2: a model's run (the link the grid draws) opens it in the Run explorer
         tab.goto(f"{harness_server}/explorer?run={run_id}")
         tab.locator('[data-testid="stMetric"]', has_text="Kernels").first.wait_for(timeout=60_000)
+        assert problems == []
+    finally:
+        tab.close()
+
+
+# per page: the table that carries its answer (its place among the page's tables) and its columns
+VERDICT_TABLES = {
+    "compare": (0, ["workload", "metric", "base", "head", "delta", "pct", "verdict"]),
+    "": (1, ["workload", "compiler", "fusion rate", "kernels", "failures"]),
+    "compile_time": (0, ["workload · compiler", "total s", "Dynamo", "AOT", "Inductor", "code gen"]),
+}
+
+
+@pytest.mark.parametrize("path", list(VERDICT_TABLES), ids=lambda p: p or "overview")
+def test_the_answer_fits_at_1280_px_with_no_console_error(path, server, browser):
+    """Opened by its own URL at a laptop's 1280 px: no console error, and the table that answers shows
+    every column without scrolling sideways (its grid scrolls no wider than it is)."""
+    index, columns = VERDICT_TABLES[path]
+    tab = browser.new_page(viewport={"width": 1280, "height": 1000})
+    problems = watch(tab)
+    try:
+        tab.goto(f"{server}/{path}")
+        tab.wait_for_selector('[data-testid="stMainBlockContainer"] h1', timeout=60_000)
+        tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
+        grid = tab.locator('[data-testid="stDataFrame"]').nth(index)
+        grid.wait_for(timeout=60_000)
+        tab.wait_for_timeout(1000)
+        heads = [h.inner_text() for h in grid.locator('[role="columnheader"]').all()]
+        assert [c for c in columns if c not in heads] == [], heads
+        scroller = grid.locator(".dvn-scroller").first
+        wide, shown = scroller.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert wide <= shown, (path, wide, shown)
+        SHOTS.mkdir(exist_ok=True)
+        tab.screenshot(path=str(SHOTS / f"1280-{path or 'overview'}.png"))
         assert problems == []
     finally:
         tab.close()

@@ -184,7 +184,8 @@ def test_zoo_run_captures_labels_profile_and_ground_truth(torch_python, tmp_path
 
 
 def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path):
-    """`make demo`'s corpus: every archive in demo/ ingests with no ingest error."""
+    """`make demo`'s corpus: every archive in demo/ (and the captures it borrows from tests/fixtures)
+    ingests with no ingest error, one run a manifest of demo/'s own archives."""
     import tarfile
 
     from demo.build_demo import unpack
@@ -198,7 +199,9 @@ def test_bundled_demo_corpus_ingests_cleanly_and_shows_a_release_change(tmp_path
     assert summary.errors == 0
     with reader(db) as con:
         assert con.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0
-        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == manifests
+        own = [f"%/corpus/{a.name.removesuffix('.tar.xz')}/%" for a in archives]
+        assert con.execute("SELECT count(*) FROM runs WHERE " + " OR ".join(["source_path LIKE ?"] * len(own)),
+                           own).fetchone()[0] == manifests
         devices = {r[0] for r in con.execute("SELECT DISTINCT device FROM runs").fetchall()}
         kernels = dict(con.execute(
             "SELECT compiler_version, kernel_count FROM run_metrics "
@@ -261,3 +264,38 @@ def test_capture_with_caches_on_keeps_the_triton_metadata_the_command_added(tmp_
         rows = wh.sql("SELECT kernel_name, num_warps, shared_bytes FROM triton_kernels "
                       "WHERE source = 'triton_cache'").to_dicts()
     assert rows == [{"kernel_name": "triton_poi_fused_add_0", "num_warps": want["num_warps"], "shared_bytes": want["shared"]}]
+
+
+def test_two_captures_of_one_model_at_once_keep_two_runs(tmp_path):
+    """Started together (the same second): each gets a folder of its own and both runs are ingested."""
+    script = "import os, time; time.sleep(0.5); print(os.getpid())"
+    iwh = [sys.executable, "-m", "inductor_warehouse"]
+    db = tmp_path / "wh.duckdb"
+    procs = [subprocess.Popen([*iwh, "--db", str(db), "capture", "--model", "m", "--no-ingest", "--",
+                               sys.executable, "-c", script], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    folders = sorted((tmp_path / "captures").iterdir())
+    assert len(folders) == 2 and all(f.name.startswith("m-") for f in folders)
+    pids = {(f / "stdout.txt").read_text().strip() for f in folders}
+    assert len(pids) == 2  # each folder holds its own process's output
+    ingest_paths = pytest.importorskip("inductor_warehouse.ingest.load").ingest_paths
+    ingest_paths(folders, str(db))
+    with reader(str(db)) as con:
+        assert con.execute("SELECT count(*) FROM runs WHERE model = 'm'").fetchone()[0] == 2
+
+
+def test_capture_never_writes_into_a_folder_that_holds_files(tmp_path):
+    (tmp_path / "old.txt").write_text("an earlier run")
+    result = CliRunner().invoke(capture_command, ["--out", str(tmp_path), "--no-ingest", "--", "true"])
+    assert result.exit_code == 2 and "already holds files" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.txt"]
+
+
+def test_default_folder_is_new_whatever_the_clock(tmp_path):
+    from inductor_warehouse.ingest.capture_command import new_folder
+
+    base = tmp_path / "captures" / "m-20260101-000000"
+    made = [new_folder(base) for _ in range(3)]
+    assert [p.name for p in made] == ["m-20260101-000000", "m-20260101-000000-2", "m-20260101-000000-3"]

@@ -43,7 +43,7 @@ def invocations(db: str, tmp) -> dict[str, list[str]]:
         "queries": ["queries", "--db", db],
         "query": ["query", "overview/runs", "--db", db],
         "export": ["export", str(tmp / "out"), "--table", "runs", "--db", db],
-        "compare": ["compare", "--base", "compiler=2.13", "--head", "compiler=2.13", "--db", db],
+        "compare": ["compare", "--base", "compiler=2.13", "--head", "compiler=2.13.0", "--db", db],
         "capture": ["capture", "--out", str(tmp / "cap"), "--model", "noop", "--db", db, "--", sys.executable, "-c", "0"],
         "dashboard": ["dashboard", "--db", str(tmp / "missing.duckdb")],
         "copy": ["copy", str(tmp / "copied.duckdb"), "--db", db],

@@ -39,7 +39,7 @@ def test_commands_run_without_pandas_or_numpy(tmp_path):
     iwh = [IWH[0], "-c", probe + "; " + IWH[2]]
     for args in (["ingest", str(FIXTURES / "runs" / "cpu-torch2.13"), "--jobs", "2"],
                  ["query", "kernel_count_trend", "-p", "model=transformer"],
-                 ["compare", "--base", "compiler=2.13", "--head", "compiler=2.13"],
+                 ["compare", "--base", "compiler=2.13", "--head", "compiler=2.13.0"],
                  ["export", str(tmp_path / "parquet"), "--table", "kernels"],
                  ["query", "kernel_category_mix", "--format", "json"]):
         done = subprocess.run(iwh + ["--db", db, *args], capture_output=True, text=True)
@@ -63,5 +63,5 @@ def test_an_ingest_imports_no_pyarrow_compute_dataset_or_parquet(tmp_path):
                                str(FIXTURES / "runs" / "cpu-torch2.13"), "--jobs", jobs],
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("ingested 1 runs, 2 graphs, 10 kernels, 0 errors")
+        assert done.stdout.startswith("ingested 1 run, 2 graphs, 10 kernels, 0 errors")
         assert "imported: []" in done.stdout

@@ -23,6 +23,7 @@ from inductor_warehouse.cli.main import cli
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.analysis.kernel_diff import kernel_diff
 from inductor_warehouse.analysis.kernel_match import CHANGED, RENAMED, SAME
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import parse_selector
 from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, unpack_cpu_corpora
@@ -81,15 +82,15 @@ def failed_compiles(log: str) -> dict[str, tuple[str, str, int]]:
 
 def test_new_compile_failures_fail_the_gate_and_are_named(cpu):
     """2.14.1 fails to compile three of ca's frames under compiled autograd (Dynamo's 'Observed
-    exception', gb0088) and runs them eagerly; 2.13 compiles every frame. Kernels, fusion and the
-    user-frame graph breaks are the same in both: only the failures tell them apart."""
+    exception', gb0088) and runs them eagerly, and recompiles inspect.py's frames; 2.13 compiles every
+    frame once. Kernels, fusion and graph breaks are the same in both."""
     db, root = cpu
     failed = {v: failed_compiles(next((corpus_dir(root, v) / "ca" / "trace").glob("*.log")).read_text())
               for v in ("2.13", "2.14.1")}
     assert failed["2.13"] == {} and sorted(failed["2.14.1"]) == ["1/0", "3/0", "5/0"]
     res = iwh(db, "--base", "compiler=2.13", "--head", "compiler=2.14.1", "--fail-on", "regression")
     assert res.exit_code == 1, res.output
-    assert "2 regressions: ca failures, ca fallbacks" in res.output
+    assert "3 regressions: ca failures, ca fallbacks, ca recompiles" in res.output
     for cid, (fail_type, file, line) in failed["2.14.1"].items():
         row = next(r for r in res.stdout.splitlines() if r.startswith("ca ") and f" {cid} " in r)
         assert f"{file}:{line}" in row and "gb0088" in row and fail_type in row, row
@@ -98,9 +99,9 @@ def test_new_compile_failures_fail_the_gate_and_are_named(cpu):
     assert (m["failures"].base, m["failures"].head, m["failures"].verdict) == (0, 3, regress.REGRESSION)
     assert (m["fallbacks"].head, m["fallbacks"].verdict) == (3, regress.REGRESSION)
     assert [f.compile_id for f in result.pairs[0].new_failures] == sorted(failed["2.14.1"])
-    # with failures not gated, the releases are structurally the same
+    # with failures and recompiles not gated, the releases are structurally the same
     res = iwh(db, "--base", "compiler=2.13", "--head", "compiler=2.14.1", "--fail-on", "regression",
-              "--threshold", "failures=off", "--threshold", "fallbacks=off")
+              "--threshold", "failures=off", "--threshold", "fallbacks=off", "--threshold", "recompiles=off")
     assert res.exit_code == 0, res.output
 
 
@@ -154,26 +155,26 @@ def test_csv_is_one_row_per_model_with_plain_cells(cpu):
         assert (r["kernels_base"], r["kernels_head"], r["kernels_delta"]) == (str(n), str(n), "0")
 
 
-def test_library_frame_events_are_reported_not_gated(cpu):
+def test_every_frame_counts_and_where_it_happened_is_a_breakdown(cpu):
     """2.14.1 compiles inspect.py frames under compiled autograd (ca): its trace has 14
-    compilation_metrics records against 4 in 2.13, with 3 graph breaks ('Observed exception') and 4
-    recompiles (4 recompile_reasons artifacts, listing 7 failed guards) in
-    /usr/local/lib/python3.11/inspect.py; the user-code counts stay 1 and 0."""
+    compilation_metrics records against 4 in 2.13, 3 graph-break records of frames that could not
+    handle their break and fell back to eager (Dynamo counts those as failed frames, not graph breaks)
+    and 4 recompiles (4 recompile_reasons artifacts, listing 7 failed guards) in
+    /usr/local/lib/python3.11/inspect.py. Every one counts and gates; the standard library is where."""
     db, root = cpu
     log = next((corpus_dir(root, "2.14.1") / "ca" / "trace").glob("*.log")).read_text()
     assert log.count('"compilation_metrics": {') == 14
     recompiles = log.count('"name": "recompile_reasons"')
-    assert recompiles == 4
+    skipped = log.count("Failed to handle graph break gracefully. Skipping the function and falling back to eager")
+    assert (recompiles, skipped) == (4, 3)
     result = compare(reader(db), "compiler=2.13.0", "compiler=2.14.1", model="ca")
     m = result.pairs[0].metrics
     assert (m["graph_breaks"].base, m["graph_breaks"].head, m["graph_breaks"].verdict) == (1, 1, "unchanged")
-    assert (m["library_graph_breaks"].head, m["library_recompiles"].head) == (3, recompiles)
-    assert m["library_recompiles"].verdict == regress.NOT_GATED
-    # both library metrics gate once given a threshold (failures off: they alone would fail it)
-    for metric in ("library_recompiles", "library_graph_breaks"):
-        strict = iwh(db, "--base", "compiler=2.13.0", "--head", "compiler=2.14.1", "--fail-on", "regression",
-                     "--threshold", "failures=off", "--threshold", "fallbacks=off", "--threshold", f"{metric}=0")
-        assert strict.exit_code == 1 and f"1 regressions: ca {metric}" in strict.output
+    assert (m["recompiles"].base, m["recompiles"].head, m["recompiles"].verdict) == (0, recompiles, regress.REGRESSION)
+    assert (m["failures"].head, m["fallbacks"].head) == (skipped, skipped)
+    where = run_query(reader(db), "compile/recompile_reasons", model="ca", compiler="2.14.1+cu130")
+    assert sum(r["recompiles"] for r in where) == sum(r["in_stdlib"] for r in where) == recompiles
+    assert run_query(reader(db), "compile/recompile_reasons", model="ca", origin="model") == []
 
 
 def kernel_names_of_phase(run_dir: Path, phase: str) -> list[str]:
@@ -223,7 +224,7 @@ def test_kernel_diff_pairs_renamed_fusions_across_releases(cpu):
     assert "forward: cpp_fused_native_layer_norm_0 -> cpp_fused_native_layer_norm_0" in codes
     assert "forward: cpp_fused_gelu_2 -> cpp_fused_gelu_view_2" in codes
     same = kernel_diff(con, "compiler=2.13.0", "compiler=2.14.1", "transformer")
-    assert same.counts() == {"changed": 0, "renamed": 0, "added": 0, "removed": 0, "unchanged": 10}
+    assert same.counts() == {"changed": 0, "meta changed": 0, "renamed": 0, "added": 0, "removed": 0, "unchanged": 10}
 
 
 def test_selectors():
@@ -327,7 +328,7 @@ def test_gpu_kernel_diff_hf_bert(gpu):
     diff = kernel_diff(con, "variant=default,mode=train,dtype=fp32", "variant=aggressive_fusion", "hf_bert")
     [(mode,)] = con.execute("SELECT labels ->> 'mode' FROM runs WHERE run_id = ?", [diff.head_run]).fetchall()
     assert mode == "train"
-    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "renamed": 0, "unchanged": n}
+    assert diff.counts() == {"added": 0, "removed": 0, "changed": 0, "meta changed": 0, "renamed": 0, "unchanged": n}
     assert all(k.status == SAME for k in diff.kernels) and not diff.fusions
 
 

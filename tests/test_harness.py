@@ -725,10 +725,10 @@ def test_runs_and_the_overview_tell_harness_result_runs_apart(harness):
 
 
 def test_changes_lists_the_compile_phases_that_moved_between_releases(harness):
-    """`iwh changes` gives a compile phase's change point where its time moved by 30% and 50 ms from
-    one release to the next, for each workload apart: each phase's seconds summed from the trace's
-    chromium spans here, by hand. One command answers "which phase made 2.14.1 slower"."""
-    from inductor_warehouse.analysis.changes import PHASE, changes
+    """`iwh changes` says where a compile phase's time moved by 30% and half a second from one release to
+    the next, for each workload apart: each phase's seconds summed from the trace's chromium spans here,
+    by hand. One run a side is not judged: one line a point names the phase that moved most."""
+    from inductor_warehouse.analysis.changes import NOT_JUDGED, PHASE, changes
     from inductor_warehouse.store.api import Warehouse
 
     db, root = harness
@@ -740,7 +740,7 @@ def test_changes_lists_the_compile_phases_that_moved_between_releases(harness):
         logs = new_root.rglob("*.log") if mode == "performance" else (new_root / "trace").glob("*.log")
         new = next(p for log in logs if (p := _chromium_phases(log)) and _log_model(log) == model)
         want[mode] = {ph: (old[ph], new[ph]) for ph in old.keys() & new.keys()
-                      if abs(new[ph] - old[ph]) >= 0.05 and abs(new[ph] - old[ph]) >= 0.3 * old[ph]}
+                      if abs(new[ph] - old[ph]) >= 0.5 and abs(new[ph] - old[ph]) >= 0.3 * old[ph]}
     assert want["performance"] and want["accuracy"]
     with Warehouse(db) as wh:
         report = changes(wh.con, model, metrics=(PHASE,))
@@ -749,15 +749,15 @@ def test_changes_lists_the_compile_phases_that_moved_between_releases(harness):
     for p in report.points:
         mode = "performance" if "harness=performance" in p.series else "accuracy"
         assert "device=cpu" in p.series and (p.before_at, p.after_at) == ("2.13.0+cpu", "2.14.1+cu130")
-        for c in p.changes:
-            got.setdefault(mode, {})[c.detail.split(":")[0]] = (c.before, c.after)
+        (c,) = p.changes  # one run a side: one line, not judged
+        assert not c.judged and c.detail.startswith(f"{NOT_JUDGED}: ") and "(median of 1 and 1 runs)" in c.detail
+        got[mode] = (c.detail.removeprefix(f"{NOT_JUDGED}: ").split(":")[0], c.before, c.after)
     assert got.keys() == want.keys()
-    for mode, phases in want.items():
-        assert got[mode].keys() == phases.keys(), mode
-        for ph, (b, h) in phases.items():
-            assert got[mode][ph] == (pytest.approx(b, abs=1e-6), pytest.approx(h, abs=1e-6)), ph
-    shown = {c.detail.split(":")[0] for p in codegen.points for c in p.changes}
-    assert shown and shown == {ph for phases in want.values() for ph in phases if "codegen" in ph}
+    for mode, (phase, b, h) in got.items():
+        assert phase in want[mode], mode
+        assert (b, h) == (pytest.approx(want[mode][phase][0], abs=1e-6), pytest.approx(want[mode][phase][1], abs=1e-6))
+    shown = {c.detail.removeprefix(f"{NOT_JUDGED}: ").split(":")[0] for p in codegen.points for c in p.changes}
+    assert shown <= {ph for phases in want.values() for ph in phases if "codegen" in ph}
 
 
 def _log_model(log: Path) -> str | None:

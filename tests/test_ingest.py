@@ -237,7 +237,7 @@ def test_strict_turns_errors_into_a_failure(tmp_path):
     db = str(tmp_path / "wh.duckdb")
     lenient = runner.invoke(cli, ["--db", db, "ingest", str(root)])
     assert lenient.exit_code == 0, lenient.output
-    assert re.search(r"ingested 1 runs, .* [1-9]\d* errors", lenient.output)
+    assert re.search(r"ingested 1 run, .* [1-9]\d* errors", lenient.output)
     strict = runner.invoke(cli, ["--db", str(tmp_path / "s.duckdb"), "ingest", "--strict", str(root)])
     assert strict.exit_code != 0 and "--strict" in strict.output
 

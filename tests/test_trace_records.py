@@ -72,14 +72,14 @@ def test_every_name_a_local_torch_can_write_is_in_the_catalog(torch_dir):
 
 def test_what_the_parser_reads_the_catalog_says_it_reads():
     """Every record kind and artifact the TORCH_TRACE parser has a handler for is catalogued as parsed or
-    kept (dynamo_start: the frame's file for in_library, and unfinished compiles), and no kind the
+    kept (dynamo_start: the frame's file for compile_events.origin, and unfinished compiles), and no kind the
     catalog calls parsed or kept goes unread."""
     from inductor_warehouse.ingest.parsers.trace_readers import READERS
 
     handled = list(READERS)
     assert len(handled) > 25
     assert [(k, n) for k, n in handled if (e := entry_of(k, n)) is None or e.handling == "ignored"] == []
-    assert entry_of("dynamo_start", None).handling == "parsed" and "in_library" in entry_of("dynamo_start", None).what
+    assert entry_of("dynamo_start", None).handling == "parsed" and "origin" in entry_of("dynamo_start", None).what
     read_without_handler = {"aot_forward_graph", "aot_inference_graph"}  # counted where records are taken apart
     unread = sorted(e.kind for e in TRACE_RECORDS if e.kind not in NAMED_KINDS and e.handling != "ignored"
                     and (e.kind, None) not in READERS and e.kind not in read_without_handler)

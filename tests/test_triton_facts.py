@@ -143,7 +143,8 @@ def test_compare_kernels_and_changes_show_the_kernels_whose_num_warps_changed(ha
         text = render(compare(wh.con, "variant=default", "variant=single_config", model), "table", diff)
         report = changes(wh.con, model, series_label="variant", metrics=(TRITON,))
     assert {t.head_kernel: (t.base_num_warps, t.head_num_warps) for t in diff.triton} == want
-    assert f"Triton launch configs: {len(want)} kernels changed warps, stages or shared memory" in text
+    assert f"Triton launch configs: {len(want)} kernel{'s' if len(want) > 1 else ''} changed warps, stages or shared " \
+           "memory" in text
     shown = [c for p in report.points for c in p.changes]
     assert {c.detail.split(";")[0] for c in shown} == set(want)
     for c in shown:

@@ -54,7 +54,7 @@ def test_a_new_warehouse_has_what_every_migration_makes(tmp_path):
     finally:
         old.close()
     defined = {name for path in view_files() for name in _DEFINED.findall(path.read_text())}
-    assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 40
+    assert {v[0] for v in views} | {name for name, _ in macros} == defined and len(defined) == 41
 
 
 def as_before_0012(con) -> None:
@@ -81,7 +81,24 @@ def as_before_0012(con) -> None:
 
 
 TALLIES = "SELECT run_id, kind, name, n FROM run_tallies ORDER BY ALL"
-EVENTS = "SELECT run_id, compile_id, kind, reason, details, fallback, in_library FROM compile_events ORDER BY ALL"
+EVENTS = "SELECT run_id, compile_id, kind, reason, details, fallback FROM compile_events ORDER BY ALL"
+
+
+def as_before_0035(con) -> None:
+    """Make a warehouse as one written before migration 0035: every graph-break record a
+    `graph_break` row (a frame's own data-dependent branch too), in_library in place of origin and
+    the causes, no timings.parent, the rollups' library_* columns; the migration not recorded."""
+    con.execute("UPDATE compile_events SET kind = 'graph_break' WHERE kind = 'uncounted_break'")
+    for column in ("origin", "cause_id", "cause_title"):
+        con.execute(f"ALTER TABLE compile_events DROP COLUMN {column}")
+    con.execute("ALTER TABLE compile_events ADD COLUMN in_library BOOLEAN")
+    con.execute("UPDATE compile_events SET in_library = "
+                "regexp_matches(coalesce(user_file, ''), '/(site-packages|torch)/|/lib/python')")
+    con.execute("ALTER TABLE timings DROP COLUMN parent")
+    con.execute("ALTER TABLE run_rollups DROP COLUMN uncounted_breaks")
+    con.execute("ALTER TABLE run_rollups ADD COLUMN library_graph_breaks BIGINT")
+    con.execute("ALTER TABLE run_rollups ADD COLUMN library_recompiles BIGINT")
+    con.execute("DELETE FROM _migrations WHERE name LIKE '0035_%'")
 
 
 def as_before(con, number: str) -> None:
@@ -123,6 +140,7 @@ def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path, older):
     tallies = con.execute(TALLIES).fetchall()
     harness = con.execute("SELECT * FROM harness_results ORDER BY ALL").fetchall()
     assert len(harness) == 3
+    as_before_0035(con)
     as_before_0012(con)
     for number in reversed(OLDER[older][1:]):
         as_before(con, number)
@@ -133,12 +151,50 @@ def test_migration_0012_stores_each_failure_and_recompile_once(tmp_path, older):
     con = duckdb.connect(db)
     try:
         applied = migrate(con)  # what a writer's open does
-        assert [a[:4] for a in applied] == OLDER[older]
+        assert [a[:4] for a in applied] == [*OLDER[older], "0035"]
         assert con.execute("SELECT * FROM harness_results ORDER BY ALL").fetchall() == (
             harness if "0015" not in OLDER[older] else [])
         assert con.execute(EVENTS).fetchall() == fresh
         assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
         assert con.execute(TALLIES).fetchall() == tallies  # made again with the rollups, not added twice
         assert con.execute(_TABLES).fetchall() == migrated_tables()
+    finally:
+        con.close()
+
+
+def test_migration_0035_counts_breaks_as_dynamo_does(tmp_path):
+    """A warehouse written before 0035 (dynamic 2.13: two graph_break rows are the frame's own
+    data-dependent branch; ca 2.14.1 plus a record of a frame that fell back to eager, as the old
+    parser stored it) gets the kinds, causes and rollups a fresh ingest writes: the skipped frame's
+    row gone (its failure stays), the branches uncounted_break, origin where the code lives."""
+    from inductor_warehouse.ingest.load import ingest_paths
+    from tests.conftest import unpack_cpu_corpora
+
+    root = unpack_cpu_corpora(tmp_path / "corpora")
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([next(root[2].glob("cpu-torch*")) / "ca", next(root[1].glob("cpu-torch*")) / "dynamic"], db)
+    con = connect(db)
+    fresh = con.execute(EVENTS).fetchall()
+    rollups = con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall()
+    origins = con.execute("SELECT kind, origin, count(*) FROM compile_events GROUP BY ALL ORDER BY ALL").fetchall()
+    links = con.execute("SELECT compile_id, cause_id FROM compile_events WHERE reason LIKE '%/gb/gb%' ORDER BY ALL").fetchall()
+    as_before_0035(con)
+    con.execute("""INSERT INTO compile_events
+                       (run_id, compile_id, kind, reason, user_file, user_line, source, run_key, in_library)
+                   SELECT run_id, compile_id, 'graph_break',
+                          'Graph Break Reason: Failed to handle graph break gracefully. '
+                          || 'Skipping the function and falling back to eager.',
+                          user_file, user_line, source, run_key, true
+                   FROM compile_events WHERE kind = 'failure'""")
+    assert con.execute("SELECT count(*) FROM compile_events WHERE kind = 'graph_break'").fetchone()[0] == 2 + 2 + 1 + 3
+    con.close()
+    con = duckdb.connect(db)
+    try:
+        assert [a[:4] for a in migrate(con)] == ["0035"]
+        assert con.execute(EVENTS).fetchall() == fresh
+        assert con.execute("SELECT * FROM run_rollups ORDER BY run_id").fetchall() == rollups
+        assert con.execute("SELECT kind, origin, count(*) FROM compile_events GROUP BY ALL ORDER BY ALL").fetchall() == origins
+        assert con.execute("SELECT compile_id, cause_id FROM compile_events WHERE reason LIKE '%/gb/gb%' "
+                           "ORDER BY ALL").fetchall() == links
     finally:
         con.close()

@@ -76,7 +76,8 @@ def test_the_wheel_holds_one_namespace_and_every_file_the_code_opens(wheel):
     assert expected - set(names) == set()
     for needed in ("inductor_warehouse/schema/current.sql", "inductor_warehouse/schema/read_functions.txt",
                    "inductor_warehouse/dashboards/static/icon.png", "inductor_warehouse/dashboards/sections/overview.py",
-                   "inductor_warehouse/schema/queries/kernels/kernel_count_trend.sql"):
+                   "inductor_warehouse/schema/queries/kernels/kernel_count_trend.sql",
+                   "inductor_warehouse/ingest/causes/graph_break_registry.json"):
         assert needed in names
 
 
@@ -153,7 +154,7 @@ def test_ingest_runs_query_compare_and_dashboard_outside_the_checkout(installed,
     compare = run(installed, "iwh", "compare", "--base", "compiler=2.13", "--head", "compiler=2.14", "--fail-on",
                   "regression", "--format", "markdown", cwd=work)
     assert compare.returncode == 1, compare.stdout + compare.stderr
-    assert "2 regressions: ca failures, ca fallbacks" in compare.stdout
+    assert "3 regressions: ca failures, ca fallbacks, ca recompiles" in compare.stdout
     assert "5 workloads of 5 models on both sides" in compare.stdout
 
     # the extras' commands say which extra to install, with the extras really absent

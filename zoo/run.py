@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from inductor_warehouse.ingest.capture_command import capture
+from inductor_warehouse.ingest.capture_command import capture, new_folder
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -131,6 +131,7 @@ def _capture_all(python: str, runs: list[ZooRun], out: Path, args):
                   "device": args.device.split(":")[0], **extra_labels}
         if cache_label:
             labels["cache"] = cache_label
+        run_dir = new_folder(run_dir)  # a run of an earlier zoo pass keeps its folder
         env = {"IWH_PROFILE": str(run_dir.resolve() / "profile.json")} if args.profile else None
         result = capture(cmd, run_dir, run.model, labels, env, echo=False, timeout_s=args.timeout, cache_dir=cache_dir)
         status = "ok" if result.ok else ("timed out" if result.timed_out else f"exit {result.exit_code}")

@@ -7,7 +7,7 @@ Run folders are `<out>/<scenario>/`, labelled `scenario=<name>` (and mode, dtype
 as the zoo's runs are). Distributed scenarios run under `torchrun --standalone --nproc-per-node N`:
 one manifest for the job, one trace log and one debug folder per rank, as torchrun leaves them.
 The export scenario also sets TORCH_DTRACE, without which torch.export logs neither its program
-nor its guards. Imports only the standard library (and `ingest.capture_command`), so it runs on a machine
+nor its guards. Imports only the standard library (and `ingest.capture`), so it runs on a machine
 that has torch but not the warehouse; `--db` ingests the runs at the end where it is installed.
 """
 
@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from inductor_warehouse.ingest.capture_command import capture
+from inductor_warehouse.ingest.capture_command import capture, new_folder
 
 WORKER = Path(__file__).with_name("scenarios.py")
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _one(python: str, scenario: str, out: Path, args, distributed: dict):
-    run_dir = out / scenario
+    run_dir = new_folder(out / scenario)  # a run of an earlier pass keeps its folder
     cmd = [python, str(WORKER), "--scenario", scenario, "--device", args.device]
     if scenario in distributed:
         cmd[1:1] = ["-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={distributed[scenario]}"]

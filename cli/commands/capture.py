@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, location, wait
-from inductor_warehouse.ingest.capture_command import CORE_KEYS, PROFILE, capture, model_from_command
+from inductor_warehouse.ingest.capture_command import CORE_KEYS, PROFILE, FolderTaken, capture, model_from_command, new_folder
 
 
 def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -24,8 +24,9 @@ def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
+    """A folder of its own, made now: `captures/<model>-<time>`, with `-2`, `-3`... when taken."""
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path("captures") / f"{model or model_from_command(list(cmd))}-{stamp}"
+    return new_folder(Path("captures") / f"{model or model_from_command(list(cmd))}-{stamp}")
 
 
 @click.command(
@@ -36,7 +37,8 @@ def _default_out(model: str | None, cmd: tuple[str, ...]) -> Path:
            "  iwh capture --cache on --cache-dir /tmp/ic --label cache=cold -- python train.py   # then again: warm",
 )
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for the artifacts [default: captures/<model>-<time>].")
+              help="Folder for the artifacts, new or empty [default: captures/<model>-<time>, "
+                   "with -2, -3... when that is taken].")
 @click.option("--model", help="Model name for the run [default: the script's name].")
 @click.option("--label", "label_pairs", multiple=True, metavar="KEY=VALUE",
               help="Extra run label (mode, dtype, variant, device, ...); repeatable.")
@@ -67,8 +69,11 @@ def capture_command(ctx, out, model, label_pairs, no_ingest, profile, timeout_s,
     if cache == "on":
         cache_dir = cache_dir or Path("captures") / ".inductor-cache"
         cache_dir.mkdir(parents=True, exist_ok=True)
-    result = capture(list(cmd), out, model, labels, extra_env, timeout_s=timeout_s,
-                     cache_dir=cache_dir if cache == "on" else None)
+    try:
+        result = capture(list(cmd), out, model, labels, extra_env, timeout_s=timeout_s,
+                         cache_dir=cache_dir if cache == "on" else None)
+    except FolderTaken as exc:
+        raise click.UsageError(str(exc)) from None
     status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
     click.echo(f"captured {result.out} ({status}, {result.wall_s:.1f} s)", err=True)
     if not no_ingest:

@@ -7,10 +7,11 @@ import sys
 import click
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO
+from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO, TOP
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.analysis.kernel_diff import change_label, code_diff, kernel_diff
-from inductor_warehouse.analysis.selectors import SelectorError
+from inductor_warehouse.analysis.selectors import SelectorError, same_selection
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
 
 EXAMPLES = """\b
@@ -19,15 +20,16 @@ Examples:
   iwh compare --base variant=default --head variant=aggressive_fusion --format markdown
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --kernels --show-code
   iwh compare --base compiler=2.6.0 --head compiler=2.13.0 --model transformer --lineage gen_models.py:28
-  iwh compare --base nightly=2026-11-21 --head nightly=2026-11-22 --fail-on regression --threshold kernels=2
-  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold library_graph_breaks=0
-  iwh compare --base nightly=2026-11-01 --head nightly=2026-11-02 --fail-on regression --threshold speedup=10%
+  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold kernels=2
+  iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold restarts=0
+  iwh compare --base compiler=2.13 --head compiler=2.14 --model mobilenetv2_100 --threshold speedup=10%
+  iwh compare --base variant=default --head variant=no_epilogue_fusion --model mlp   # two label values
   iwh compare --base ci=run-1 --head ci=run-2 --fail-on regression     # two sets of harness CSVs alone
 
 \b
 Exit status: 0 when nothing regressed (or without --fail-on), 1 when --fail-on regression finds a
-regression (a workload's or HUD's suite numbers'), 2 on a usage or data error: a selector that picks
-no run, an unknown --threshold, a warehouse that cannot be read.
+regression (a workload's or HUD's suite numbers'), 2 on a usage or data error: the same selection on
+both sides, a selector that picks no run, an unknown --threshold, a warehouse that cannot be read.
 """
 
 
@@ -45,19 +47,23 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--model", help="only this model")
 @click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
 @click.option("--show-code", is_flag=True, help="with --kernels or --lineage: unified diff of each changed kernel")
+@click.option("--show-meta", is_flag=True,
+              help="with --show-code: also the kernels whose code differs only in metadata (inductor_meta, "
+                   "triton_meta: 'meta changed')")
 @click.option("--lineage", metavar="FILE:LINE",
               help="the kernels one model line became on both sides, paired as --kernels pairs them (FILE: any "
                    "part of its path)")
 @click.option("--fail-on", type=click.Choice(("regression",)), help="exit 1 when a regression is found")
 @click.option("--threshold", "thresholds", multiple=True, metavar="METRIC=N[%]|off",
-              help="regression threshold, e.g. kernels=2, compile_s=5%, library_recompiles=0 (gates "
-                   "library frames' too), failures=off; the benchmark harness's: speedup=5%, "
+              help="regression threshold, e.g. kernels=2, compile_s=5%, restarts=0 (gates restarts "
+                   "too), recompiles=off; the benchmark harness's: speedup=5%, "
                    "compilation_latency=15%, compression_ratio=5% (HUD's), accuracy=off")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP)
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fail_on, thresholds, pair_on, fmt):
+def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, lineage, fail_on, thresholds, pair_on,
+                    fmt):
     """Compare two sets of runs workload by workload (--base and --head selectors).
 
     Selectors: compiler=2.13 (every 2.13.x build; compiler=2.13.0+cpu for one build), a label such as
@@ -79,6 +85,9 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fa
         rules = regress.parse_thresholds(thresholds)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--threshold") from e
+    if same_selection(base, head):
+        raise click.UsageError(f"--base and --head select the same runs ({base}): compare two releases, label "
+                               "values or runs, e.g. --base compiler=2.13 --head compiler=2.14.1")
     keys = _keys(pair_on)
     try:
         opened = open_warehouse(ctx)
@@ -91,22 +100,22 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fa
         except SelectorError as e:
             raise DataError(str(e)) from e
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
-        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in diff.code_changes] \
-            if diff and show_code else []
+        shown = sorted(diff.code_changes + (diff.meta_changes if show_meta else [])) if diff and show_code else []
+        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in shown]  # type: ignore[union-attr]
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
     for n in result.notes:
         click.echo(f"note: {n}", err=True)
     if fail_on == "regression" and result.regressions:
-        click.echo(f"{len(result.regressions)} regressions: "
+        click.echo(f"{plural(len(result.regressions), 'regression')}: "
                    + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
         sys.exit(1)
 
 
 @click.command("changes", epilog="\b\nExamples:\n  iwh changes --model transformer\n"
-                                 "  iwh changes --model mlp --series nightly --metric kernels --format csv\n"
-                                 "  iwh changes --model deit_tiny --metric compile_phase --phase codegen\n"
+                                 "  iwh changes --model mlp --series variant --metric kernels --format csv\n"
+                                 "  iwh changes --model deit_tiny_patch16_224.fb_in1k --metric compile_phase --phase codegen\n"
                                  "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config\n"
                                  "  iwh changes --model BertForMaskedLM --series nightly --metric harness")
 @click.option("--model", required=True, help="the model whose runs form the series")
@@ -117,21 +126,26 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, lineage, fa
                    "times and Triton launch configs]")
 @click.option("--phase", metavar="TEXT", help="compile_phase: only phases whose name contains TEXT (e.g. codegen)")
 @click.option("--phase-ratio", type=float, default=PHASE_RATIO, show_default=True,
-              help="compile_phase: the relative move of a phase's time that makes a change point (and 50 ms)")
+              help="compile_phase: the relative move of a phase's time that makes a change point (and half a "
+                   "second; judged with more than one run a side)")
+@click.option("--all", "show_all", is_flag=True, help=f"every change, not the {TOP} with the biggest effect")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP.replace("runs pair when the model and these agree",
                                                                        "each workload is a series of its own"))
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, fmt):
+def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, show_all, fmt):
     """Where in a series of runs a model's kernels, fusion, failures, graph breaks, compile phases or
     Triton launch configs changed, and how.
 
     Each change point is the first run whose metric or generated kernels differ from the run before
     it in the series; a compile phase (every dynamo_timed span of the trace) whose time moved by
-    --phase-ratio between one point (release, or label value) and the next; a Triton kernel whose
-    warps, stages or shared memory differ from the run before. `iwh compare --base BEFORE --head
-    AFTER --model M --kernels --show-code` shows the code of the kernels that changed.
+    --phase-ratio between one point (release, or label value) and the next, judged with more than
+    one run a side (a phase that moved with its parent folded under it); a Triton kernel whose
+    warps, stages or shared memory differ from the run before. Biggest effect first: failures and
+    fallbacks, graph breaks and recompiles, kernels, fusion, launch configs, phase times; the top
+    ones unless --all. `iwh compare --base BEFORE --head AFTER --model M --kernels --show-code`
+    shows the code of the kernels that changed.
     """
     from inductor_warehouse.analysis.changes import changes
     from inductor_warehouse.analysis.render import changes_frame
@@ -143,15 +157,21 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     if not report.series and not report.points:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")
-    emit(changes_frame(report), fmt)
+    ranked = report.ranked()
+    shown = None if show_all else TOP
+    emit(changes_frame(report, shown, table=fmt in ("table", "markdown")), fmt)
     if fmt == "table":
         runs = sum(len(rs) for rs in report.series.values())
-        click.echo(f"{len(report.points)} change points in {len(report.series)} series of {runs} runs, ordered by "
-                   f"{report.ordered_by}", err=True)
-        if report.points:
-            p = report.points[0]
+        click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(report.series), 'series', 'series')} "
+                   f"of {plural(runs, 'run')}, ordered by {report.ordered_by}; the biggest changes first", err=True)
+        if shown is not None and len(ranked) > shown:
+            click.echo(f"{plural(len(ranked) - shown, 'more change')}: --all", err=True)
+        if ranked:
+            p = ranked[0][0]
             click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
                        "--kernels --show-code", err=True)
+            if p.compare_url:
+                click.echo(f"its torch commits: {p.compare_url}", err=True)
 
 
 def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
@@ -167,7 +187,7 @@ def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
         try:
             result = line_diff(wh, base, head, model, file, line, pair_on=keys)
         except SelectorError as e:
-            raise click.ClickException(str(e)) from e
+            raise DataError(str(e)) from e
         codes = line_code_diffs(wh, result) if show_code else []
     if fmt in ("table", "markdown"):
         click.echo(f"{file}:{line} of {model}: base run {result.base_run} -> head run {result.head_run}"

@@ -8,7 +8,7 @@ import sys
 import click
 
 from inductor_warehouse.cli.options import db_option, location
-from inductor_warehouse.dashboards.serve import streamlit_command
+from inductor_warehouse.dashboards.serve import port_taken, streamlit_command
 
 
 @click.command("dashboard", epilog="\b\nExamples:\n  iwh dashboard\n  iwh dashboard --db team.duckdb --port 8600")
@@ -22,6 +22,9 @@ def dashboard_command(ctx: click.Context, port: int, address: str) -> None:
     if not where.exists():
         raise click.ClickException(f"No warehouse at {where.printable}. "
                                    f"Create one with `iwh ingest PATH --db {where.printable}`.")
+    taken = port_taken(address, port)
+    if taken:
+        raise click.ClickException(f"{taken}; choose another with --port (e.g. --port {port + 1})")
     click.echo(f"serving {where.printable} on http://{address}:{port} (Ctrl-C or `kill {os.getpid()}` stops)")
     db = where.text if where.is_lake else where.path
     command = streamlit_command(db, port, address)

@@ -24,11 +24,12 @@ from inductor_warehouse.store.errors import WarehouseError
               help="the Ray cluster for --executor ray (HOST:PORT of its head; default: $RAY_ADDRESS, else a local Ray)")
 @click.option("--strict", is_flag=True, help="exit non-zero when any ingest error is recorded")
 @click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
+@click.option("--allow-empty", is_flag=True, help="exit 0 when PATHS hold nothing to ingest")
 @db_option
 @data_path_option
 @format_option(("table", "json"), help="table: progress and a summary line; json: the summary as JSON")
 @click.pass_context
-def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, force, fmt):
+def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, force, allow_empty, fmt):
     """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested, or
     s3://bucket/prefix)."""
     from inductor_warehouse.ingest.load import ingest_paths
@@ -50,6 +51,10 @@ def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, 
         _report(summary)
     if summary.missing and not summary.runs and not summary.skipped_runs:
         raise click.ClickException("no such path; give a run folder, a torch_compile_debug folder or a trace log")
+    if not (summary.runs or summary.skipped_runs or summary.refused or summary.failed or allow_empty):
+        click.echo(f"warning: nothing to ingest under {', '.join(paths)}: no trace log, debug tree, profiler trace, "
+                   "TORCH_LOGS output, harness CSV or spyre spec was found", err=True)
+        raise click.exceptions.Exit(1)
     if strict and summary.errors:
         raise click.ClickException(f"{summary.errors} ingest errors (--strict)")
 
@@ -67,7 +72,7 @@ def _report(summary) -> None:
     for p in summary.missing:
         click.echo(f"warning: {p} does not exist; nothing ingested from it", err=True)
     if summary.skipped_files:
-        parts = ", ".join(f"{n} {why}" for why, n in summary.skipped_files.most_common())
+        parts = ", ".join(f"{why} x{n:,}" for why, n in sorted(summary.skipped_files.items(), key=lambda kv: (-kv[1], kv[0])))
         click.echo(f"skipped files: {parts}", err=True)
     unknown = summary.unknown_records()
     if unknown:

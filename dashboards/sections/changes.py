@@ -7,7 +7,7 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
-from inductor_warehouse.analysis.changes import PHASE, TRITON
+from inductor_warehouse.analysis.changes import PHASE, TRITON, Change
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import analyses, cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
@@ -46,20 +46,28 @@ if not report.points:
     chrome.show_sql("compare/runs", "changes/kernel_identity_digests")
     st.stop()
 
-rows = [{"series": p.series, "position": p.position, "before": p.before_at, "after": p.after_at,
-         "changed": ", ".join(f"{m} x{n}" if n > 1 else m for m, n in Counter(c.metric for c in p.changes).items()),
+# the points with the biggest change first (a failure, a graph break, the kernels; phase times of one
+# run a side last), each point's changes likewise
+points = sorted(report.points, key=lambda p: (min(c.effect() for c in p.changes), p.series, p.position))
+rows = [{"series": p.series, "before": p.before_at, "after": p.after_at,
+         "changed": ", ".join(f"{m} x{n}" if n > 1 else m for m, n in
+                              Counter(c.metric for c in sorted(p.changes, key=Change.effect)).items()),
          "kernels": next((c.detail for c in p.changes if c.metric == "kernel_identity"), ""),
-         "before_run": p.before_run, "after_run": p.after_run} for p in report.points]
+         "commits": p.commits, "position": p.position, "before_run": p.before_run, "after_run": p.after_run}
+        for p in points]
 cells.table(pd.DataFrame(rows))
 labels = {i: f"{p.series} · {p.before_at} → {p.after_at} · {', '.join(dict.fromkeys(c.metric for c in p.changes))}"
-          for i, p in enumerate(report.points)}
-chosen = report.points[st.selectbox("Change point", list(labels), format_func=cells.labelled(labels), key="changes_point")]
+          for i, p in enumerate(points)}
+chosen = points[st.selectbox("Change point", list(labels), format_func=cells.labelled(labels), key="changes_point")]  # type: ignore[call-overload]
 values = [{"metric": c.metric, "before": cells.number(c.before), "after": cells.number(c.after),
-           "detail": c.detail or None} for c in chosen.changes]
+           "detail": c.detail or None} for c in sorted(chosen.changes, key=Change.effect)]
 cells.table(pd.DataFrame(values))
+if chosen.compare_url:
+    st.markdown(f"The torch commits between the two builds: [{chosen.commits}]({chosen.compare_url}) (GitHub's compare view).")
 if any(c.metric == PHASE for c in chosen.changes):
     st.caption("compile_phase: seconds of a compile phase (a dynamo_timed span of the trace) in the runs of each "
-               "point, their median; timings are noisy: with one run a point this says where to look.")
+               "point, their median, the phases that moved with it folded under it; timings are noisy: judged only "
+               "with more than one run a side and a move of 30% and half a second.")
 if any(c.metric == TRITON for c in chosen.changes):
     st.caption("triton_config: a generated Triton kernel's launch config in each run (warps, stages, shared memory "
                "in bytes, registers where the autotuner logged them), paired by name without its counter.")

@@ -7,21 +7,21 @@ import streamlit as st
 
 from inductor_warehouse.analysis.selectors import SelectorError
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.analysis.render import failures_frame, hud_frame, render, summary_frame, wide_frame
+from inductor_warehouse.analysis.metrics import RATES
+from inductor_warehouse.analysis.render import (failures_frame, hud_frame, long_frame, render, summary_frame,
+                                                 wide_frame)
 from inductor_warehouse.dashboards import analyses, cells, chrome, data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 from inductor_warehouse.dashboards.line_view import show_line_diff
 
 SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
-         "library_graph_breaks", "recompiles", "library_recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
+         "uncounted_breaks", "recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
          "compilation_latency", "compression_ratio")
 COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nodes", "graph_breaks",
-          "library_graph_breaks", "recompiles", "library_recompiles"}
+          "uncounted_breaks", "recompiles"}
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
 
 st.title("Compare releases")
-st.caption("What changed between two compiler versions (or two label values) for each workload, is it a "
-           "regression, and which kernels changed and how?")
 chrome.stop_if_empty()
 sides = data.run("dashboard/compare_sides")
 choices = sides["selector"].tolist()
@@ -44,66 +44,85 @@ head = right.selectbox("Head", choices, index=choices.index(default_head), forma
                        key="compare_head")
 state.to_url("base", base)
 state.to_url("head", head)
-st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
-           "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
-           "harness's performance or accuracy run); workloads on one "
-           "side only are listed apart and never enter the summary.")
-chrome.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
 if base == head:
-    st.info("Pick two different sides.")
+    st.info("Pick two different sides: a side compared with itself says nothing.")
     st.stop()
 try:
     result = analyses.compare_releases(base, head)
 except SelectorError as e:
     st.warning(cells.plain(e))
     st.stop()
-for w in result.warnings:
-    st.warning(cells.plain(w))
-for n in result.notes:
-    st.info(cells.plain(n))
 if not result.pairs:
+    for w in result.warnings:
+        st.warning(cells.plain(w))
     st.stop()
 
+# the answer first: the verdict, what regressed, the failures; notes and explanations below
 command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
 regressions = result.regressions
-if regressions:
-    st.warning(cells.plain(f"{plural(len(regressions), 'regression')}: "
+if regressions:  # a warning: the page's st.error means the page itself failed
+    st.warning(cells.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
                         + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
 else:
-    st.success(cells.plain(f"No regression by `iwh compare`'s rules (`{command}` exits 0)."))
-with st.expander("The same comparison from the command line, and as markdown for a PR comment"):
-    st.code(command, language="bash")
-    markdown = render(result, "markdown")
-    st.code(markdown, language="markdown")
-    st.download_button("Download the markdown", markdown, file_name="compare.md", mime="text/markdown",
-                       key="compare_markdown")
+    st.success(cells.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
+changed = long_frame(result, changed_only=True).to_pandas()
+order = {"regression": 0, "improvement": 1}
+changed = changed.assign(_o=changed["verdict"].map(order).fillna(2)).sort_values(
+    ["_o", "workload", "metric"], kind="stable").drop(columns="_o")
+if len(changed):
+    st.subheader("What moved")
+    moved = changed[["workload", "metric", "base", "head", "delta", "pct", "verdict"]].fillna("")
+    st.dataframe(moved.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
+                 hide_index=True, width="stretch",
+                 column_config={c: st.column_config.TextColumn(alignment="right") for c in ("base", "head", "delta", "pct")})
+else:
+    st.caption("Every metric of every workload on both sides is the same.")
 
 failures = failures_frame(result).to_pandas()
 if len(failures):
     st.subheader("Compile failures of a cause one side lacks")
+    cells.table(failures[["workload", "failure", "compile_id", "frame", "ran_eagerly", "cause", "reason", "run"]])
     st.caption("New: the head fails to compile a frame where the base never failed for that cause (a "
                "regression); gone: the other way round. `ran_eagerly`: Dynamo then ran the frame without compiling it.")
-    cells.table(failures)
-
-st.subheader("Summary over the workloads on both sides")
-cells.table(summary_frame(result).to_pandas())
 
 if result.hud:
     st.subheader("Benchmark harness: HUD's suite numbers")
+    hud = hud_frame(result).to_pandas()
+    hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
+    st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
+                 hide_index=True, width="stretch")
     st.caption("HUD's compiler dashboard numbers of each side, over the harness rows that measured the compared runs "
                "(each workload's samples by its metric's one rule: median of N speedups and compression ratios, min "
                "of N compilation latencies): pass rate, geomean speedup, mean compilation latency (s) and compression "
                "ratio, judged by HUD's rule on one point a side (pass rate 0.9x, speedup and compression 0.95x, "
                "compilation latency 1.15x the base). A regression here gates `iwh compare --fail-on regression` as "
                "a workload's does.")
-    hud = hud_frame(result).to_pandas()
-    hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
-    st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
-                 hide_index=True, width="stretch")
     chrome.show_sql("compare/harness", "compare/hud_summary")
 
-st.subheader("Per workload")
-st.caption(cells.plain(result.headline() + "."))
+st.subheader("Summary over the workloads on both sides")
+cells.table(summary_frame(result).to_pandas())
+
+notes = len(result.warnings) + len(result.notes)
+with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command and its markdown"
+                 if notes else "How runs pair, the command and its markdown"):
+    for w in result.warnings:
+        st.warning(cells.plain(w))
+    for n in result.notes:
+        st.info(cells.plain(n))
+    st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
+               "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
+               "harness's performance or accuracy run); workloads on one side only are listed apart and never "
+               "enter the summary. Red: a regression by `iwh compare`'s rules (a new compile failure or fallback "
+               "to eager, more kernels, fewer fused nodes, more graph breaks or recompiles wherever they happen, a "
+               "failed accuracy check or run of the benchmark harness; timings, speedup and compression ratio only "
+               "with enough samples). Green: an improvement.")
+    st.code(command, language="bash")
+    markdown = render(result, "markdown")
+    st.code(markdown, language="markdown")
+    st.download_button("Download the markdown", markdown, file_name="compare.md", mime="text/markdown",
+                       key="compare_markdown")
+    chrome.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
+
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
 columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN
@@ -123,7 +142,7 @@ def colour(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def cell(col: str, value) -> str:
-    """Counts as integers, percentages with %, rates and times to 3 places; NULL blank."""
+    """Counts as integers, rates as percentages, percentages with %, times to 3 places; NULL blank."""
     if value is None or (not isinstance(value, str) and pd.isna(value)):
         return ""
     if isinstance(value, str):
@@ -134,23 +153,21 @@ def cell(col: str, value) -> str:
         return f"{value:+.1f}%" if signed else "0%"
     if metric in COUNTS:
         return f"{value:+,.0f}" if signed else f"{value:,.0f}"
+    if metric in RATES:
+        return f"{100 * value:+.1f} pp" if part == "delta" and signed else f"{100 * value:.1f}%"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-shown = compared[columns].copy()
-for col in columns[2:]:
-    shown[col] = [cell(col, v) for v in shown[col]]
-st.dataframe(shown.style.apply(colour, axis=None), hide_index=True, width="stretch",
-             column_config={c: st.column_config.TextColumn(alignment="right") for c in columns[2:]})
-st.caption("Red: a regression by `iwh compare`'s rules (a new compile failure or fallback to eager, more kernels, "
-           "fewer fused nodes, more graph breaks or recompiles in user code, a failed accuracy check or run of the "
-           "benchmark harness; timings, speedup and compression ratio only with enough samples). "
-           "Green: an improvement. Library frames' breaks and recompiles are reported, gated with "
-           "`--threshold library_graph_breaks=0`.")
-only = wide[wide["status"] != "compared"][["model", "status"]]
-if len(only):
-    st.markdown("**On one side only** (not compared)")
-    cells.table(only)
+with st.expander("Every metric of every workload"):
+    shown = compared[columns].copy()
+    for col in columns[2:]:
+        shown[col] = [cell(col, v) for v in shown[col]]
+    st.dataframe(shown.style.apply(colour, axis=None), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.TextColumn(alignment="right") for c in columns[2:]})
+    only = wide[wide["status"] != "compared"][["model", "status"]]
+    if len(only):
+        st.markdown("**On one side only** (not compared)")
+        cells.table(only)
 
 st.subheader("Kernel-level diff")
 pairs = {p.key: p for p in result.pairs}

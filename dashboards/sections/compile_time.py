@@ -43,5 +43,15 @@ chart = alt.Chart(long).mark_bar().encode(
     phase_order=" + ".join(f"(datum.phase == '{v}' ? {i} : 0)" for i, v in enumerate(PHASES.values()))
 ).properties(height=alt.Step(22))
 st.altair_chart(chart, width="stretch", height="content")
-cells.table(phases.drop(columns="group"))
+# the group's name holds the workload, its device and the version: the phases fit at 1280 px
+table = phases.drop(columns=[c for c in ("model", "workload", "compiler_version", "device", "frames") if c in phases])
+table = table.dropna(axis="columns", how="all")  # a part no run in view reports (autotune on the CPU)
+# short headers (the full names in their tooltips and in the query's CSV): the phases fit at 1280 px
+SHORT = {"total_s": "total s", "dynamo_s": "Dynamo", "aot_s": "AOT", "inductor_s": "Inductor", "code_gen_s": "code gen",
+         "autotune_s": "autotune", "cxx_triton_compile_s": "C++/Triton"}
+cells.table(table[["group", *[c for c in table.columns if c != "group"]]],
+           column_config={"group": st.column_config.TextColumn("workload · compiler", width="medium"),
+                          "median_run_id": st.column_config.TextColumn("median run", width="small"),
+                          **{c: st.column_config.TextColumn(label, alignment="right", help=f"{c}: seconds")
+                             for c, label in SHORT.items() if c in table}})
 chrome.show_sql("compile/compile_time_breakdown")

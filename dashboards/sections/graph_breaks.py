@@ -3,15 +3,16 @@
 import pandas as pd
 import streamlit as st
 
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, open_run_button, viewer_url
 
-KINDS = {"graph_break": "Graph breaks", "recompile": "Recompiles", "restart": "Restarts", "failure": "Failures"}
+KINDS = {"graph_break": "Graph breaks", "uncounted_break": "Uncounted breaks", "recompile": "Recompiles",
+         "restart": "Restarts", "failure": "Failures"}
+ORIGINS = {"model": "the model's code", "package": "installed packages", "torch": "torch", "stdlib": "the standard library"}
+COLUMNS = {"model": "in_model", "package": "in_packages", "torch": "in_torch", "stdlib": "in_stdlib"}
 
 st.title("Graph breaks & recompiles")
-st.caption("Why does Dynamo break graphs, recompile or fail to compile, how often, in which workloads and "
-           "releases, and in which runs and user lines? Events in library code (torch, installed packages, the "
-           "standard library) are counted apart from the user's.")
 chrome.stop_if_empty()
 f = filters.current()
 
@@ -19,17 +20,24 @@ counts = data.run("dashboard/break_counts", **f).set_index("kind")
 cols = st.columns(len(KINDS))
 for col, (kind, label) in zip(cols, KINDS.items(), strict=False):
     events = int(counts["events"].get(kind, 0))
-    library = int(counts["library_frames"].get(kind, 0))
     runs = int(counts["runs"].get(kind, 0))
-    detail = f"in {runs:,} run{'' if runs == 1 else 's'}"
-    if library:
-        detail += f"; {library:,} in library code, {events - library:,} in user code"
+    where = [f"{int(counts[c].get(kind, 0)):,} in {ORIGINS[o]}" for o, c in COLUMNS.items() if counts[c].get(kind, 0)]
+    detail = f"in {plural(runs, 'run')}" + (f"; {', '.join(where)}" if where else "")
     if kind == "failure" and events:
         eager = int(counts["ran_eagerly"].get(kind, 0))
         detail += f"; {eager:,} of the frames then ran eagerly"
     col.metric(label, f"{events:,}", help=detail)
     if events:
         col.caption(detail)
+with st.expander("What is counted"):
+    st.markdown("Graph breaks are counted as Dynamo counts them (its `counters[\"graph_break\"]`, the benchmark "
+                "harness's `graph_breaks`), every one wherever it happened: the model's own code, an installed "
+                "package (a transformers or timm model), torch or the standard library is a breakdown, not a "
+                "filter. *Uncounted breaks* split a frame but Dynamo files them as unimplemented, not as graph "
+                "breaks: a data-dependent branch of the compiled frame itself, or a break it could not resume "
+                "from. A frame that could not handle its break fell back to eager: it is a failure. A cause is "
+                "Dynamo's graph-break id (gbNNNN; older releases' messages mapped onto it), a recompile's the kind "
+                "of guard that failed, so one cause groups across releases.")
 if counts.empty:
     st.success(f"No graph breaks, recompiles, restarts or failures were recorded in the runs in view "
                f"({filters.describe()}). Runs without a TORCH_TRACE log or TORCH_LOGS output record none.")
@@ -41,11 +49,15 @@ state.from_url("breaks_kind", "kind", present)
 kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), default=present[0], key="breaks_kind") \
     or present[0]
 state.to_url("kind", kind)
-reasons = data.run("dashboard/break_reasons", **f, kind=kind)
+state.from_url("breaks_origin", "origin", list(ORIGINS))
+origin = st.segmented_control("Where", list(ORIGINS), format_func=cells.labelled(ORIGINS), key="breaks_origin",
+                              help="only the events that happened there; none picked: everywhere")
+state.to_url("origin", origin)
+reasons = data.run("dashboard/break_reasons", **f, kind=kind, origin=origin)
 st.subheader(f"{KINDS[kind]}: causes ranked")
-st.caption("A cause is Dynamo's own graph-break id (gbNNNN, in its messages since 2.8) where the message has "
-           "one, else the reason with object ids, addresses, paths and literal values replaced, so one cause "
-           "groups across runs and releases.")
+if reasons.empty:
+    st.info(f"No {KINDS[kind].lower()} in {ORIGINS.get(origin, 'any code')} in the runs in view.")  # type: ignore[arg-type]
+    st.stop()
 event = cells.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
 chrome.show_sql("dashboard/break_counts", "dashboard/break_reasons")
 

@@ -52,8 +52,14 @@ st.caption("The latest run of each workload (model, mode, dtype, variant, batch,
            "share of scheduler nodes that fusion merged away.")
 PAGE = 200
 latest = data.run("dashboard/latest_per_workload", **f, limit=PAGE, offset=chrome.page_offset("overview_page", PAGE))
-cells.table(latest.drop(columns="total"),
-           column_config={"fusion_rate": st.column_config.ProgressColumn("fusion rate", format="%.3f",
+# the workload's name holds its model and device: the columns that answer (fusion rate, kernels) fit at 1280 px
+shown = latest.drop(columns=["total", "model", "device", "latest_run_at", "graphs"]).assign(
+    workload=latest["workload"].map(cells.workload_name))
+cells.table(shown,
+           column_config={"workload": st.column_config.TextColumn("workload", width="medium"),
+                          "latest_run_id": st.column_config.TextColumn("latest run", width="small"),
+                          "latest_compiler": st.column_config.TextColumn("compiler"),
+                          "fusion_rate": st.column_config.ProgressColumn("fusion rate", format="percent",
                                                                          min_value=0.0, max_value=1.0)})
 chrome.pager(latest["total"].max() if len(latest) else 0, PAGE, "overview_page")
 chrome.show_sql("dashboard/overview_counts", "dashboard/overview_versions", "dashboard/latest_per_workload")

@@ -13,18 +13,18 @@ METRICS = {
     "fusion_rate": "Fusion rate",
     "kernels": "Generated kernels",
     "failures": "Compile failures",
-    "graph_breaks": "Graph breaks in user code",
-    "library_graph_breaks": "Graph breaks in library code",
+    "graph_breaks": "Graph breaks",
+    "recompiles": "Recompiles",
     "compile_s": "Compile time (s)",
 }
 # what a chart's points carry: axes, colour and tooltip
 TOOLTIP = {"series": "nominal", "compiler_version": "nominal", "started_at": "temporal",
            "fusion_rate": "quantitative", "kernels": "quantitative", "failures": "quantitative",
-           "fallbacks": "quantitative", "graph_breaks": "quantitative", "library_graph_breaks": "quantitative",
-           "recompiles": "quantitative", "library_recompiles": "quantitative", "compile_s": "quantitative",
+           "fallbacks": "quantitative", "graph_breaks": "quantitative", "uncounted_breaks": "quantitative",
+           "recompiles": "quantitative", "compile_s": "quantitative",
            "run_id": "nominal"}
 CHART_COLUMNS = [*TOOLTIP, "workload"]
-COUNTS = {"kernels", "failures", "graph_breaks", "library_graph_breaks"}
+COUNTS = {"kernels", "failures", "graph_breaks", "recompiles"}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
 def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:

@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 from inductor_warehouse.ingest.parsers import glog
 from inductor_warehouse.ingest.parsers.torch_logs_autotune import AUTOTUNE_STARTS, AutotuneTables, Candidates
-from inductor_warehouse.ingest.parsers.user_code import is_library_file
+from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
 from inductor_warehouse.ingest.rows import Parsed
 
 SOURCE = "torch_logs"
@@ -163,6 +163,11 @@ def _decision(parsed: Parsed, compile_id, node_a, node_b, decision, reason, line
     )
 
 
+# the first line of a graph-break or recompile message; a line of the message's body may start with
+# "Graph break" too (the title "Graph break under GenericContextWrappingVariable")
+_EVENT_START = re.compile(r"Graph break(?: in user code at |: | \(user stack suppressed)|Recompiling function")
+
+
 class _EventBuilder:
     """Collects the lines of one multi-line graph-break or recompile message."""
 
@@ -174,7 +179,7 @@ class _EventBuilder:
         self.start_line: int | None = None
 
     def feed(self, key: str, tag: str, message: str, compile_id, lineno: int) -> None:
-        if key != self.key or message.startswith(("Graph break", "Recompiling function")):
+        if key != self.key or _EVENT_START.match(message):
             self.close()
             self.key = key
         if self.event is None:
@@ -185,7 +190,7 @@ class _EventBuilder:
             self._recompile_detail(message)
 
     def _start(self, tag: str, message: str, compile_id, lineno: int) -> None:
-        if tag == "[__graph_breaks] " and message.startswith("Graph break"):
+        if tag == "[__graph_breaks] " and _EVENT_START.match(message):
             m = _AT_FILE_LINE.search(message)
             kind = "graph_break"
         elif tag.startswith("[__recompiles") and message.startswith("Recompiling function"):
@@ -230,11 +235,18 @@ class _EventBuilder:
             if self.failures:  # one recompile: a failed guard per cached entry
                 self.event["reason"] = "\n".join(self.failures)
                 self.event["details"] = list(self.failures)
-            # the frame a recompile names, the user line of a graph break
-            self.event["in_library"] = is_library_file(self.event["user_file"])
-            if self.event["reason"] is None:
-                self.parsed.problem(f"{self.event['kind']} without a reason", self.start_line, "warning")
-            self.parsed.add("compile_events", self.event)  # type: ignore[call-overload]
+            event = self.event
+            if event["kind"] == "graph_break" and event["reason"] is not None:
+                event["kind"] = break_kind(event["reason"])
+            if event["kind"] is SKIPPED:  # a frame that fell back to eager: a failure, not a graph break
+                self.parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] += 1
+            else:
+                # the frame a recompile names, the user line of a graph break
+                event["origin"] = origin(event["user_file"])
+                event["cause_id"], event["cause_title"] = cause_of(event["kind"], event["reason"])
+                if event["reason"] is None:
+                    self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
+                self.parsed.add("compile_events", event)  # type: ignore[call-overload]
         self.key = None
         self.event = None
         self.failures = []

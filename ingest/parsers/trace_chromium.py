@@ -65,12 +65,15 @@ def finish_chromium(spans: Spans) -> None:
 
 class ChromiumSpans:
     """Matches chromium B/E events per (name, pid, tid) stack and sums the completed spans per
-    (compile id, name): one timings row each, duration_us = total, calls = number of spans.
-    Memory is bounded by nesting depth plus distinct (compile id, name) pairs."""
+    (compile id, name): one timings row each, duration_us = total, calls = number of spans, parent =
+    the span that was open around its first one in the same thread (spans nest: inductor_compile
+    holds code_gen). Memory is bounded by nesting depth plus distinct (compile id, name) pairs."""
 
     def __init__(self, counters, noted=None):
         self.counters = counters
         self.open: dict[tuple, list] = {}
+        self.threads: dict[tuple, list[str]] = {}  # (pid, tid) -> the names of its open spans, outermost first
+        self.parents: dict[tuple, str | None] = {}  # (compile id, name) -> its first span's parent
         self.totals: dict[tuple, list] = {}
         # noted(event, compile id): told of events whose args are data (an autotuning span's end,
         # an automatic_dynamic instant), beyond their time
@@ -85,29 +88,37 @@ class ChromiumSpans:
             return
         args = event.get("args")
         cid = normalise_torch_compile_id(args.get("compile_id")) if isinstance(args, dict) else None
-        key = (name, event.get("pid"), event.get("tid"))
+        thread = (event.get("pid"), event.get("tid"))
+        key = (name, *thread)
         if ph == "B":
-            self.open.setdefault(key, []).append((ts, cid or envelope_compile_id))
+            names = self.threads.setdefault(thread, [])
+            self.open.setdefault(key, []).append((ts, cid or envelope_compile_id, names[-1] if names else None))
+            names.append(name)
         elif ph == "E":
             stack = self.open.get(key)
             if not stack:
                 self.counters["chromium_end_without_begin"] += 1
                 return
-            begin_ts, begin_cid = stack.pop()
-            self._total(begin_cid or cid or envelope_compile_id, name, ts - begin_ts)
+            begin_ts, begin_cid, parent = stack.pop()
+            names = self.threads.get(thread)  # type: ignore[assignment]
+            if names and name in names:
+                del names[len(names) - 1 - names[::-1].index(name)]
+            self._total(begin_cid or cid or envelope_compile_id, name, ts - begin_ts, parent)
             if self.noted is not None and name.endswith(AUTOTUNE_SPAN):
                 self.noted(event, begin_cid or cid or envelope_compile_id)
         elif ph == "i" and self.noted is not None and name == "automatic_dynamic":
             self.noted(event, cid or envelope_compile_id)
         elif ph == "X" and isinstance(event.get("dur"), (int, float)):
-            self._total(cid or envelope_compile_id, name, event["dur"])
+            names = self.threads.get(thread)  # type: ignore[assignment]
+            self._total(cid or envelope_compile_id, name, event["dur"], names[-1] if names else None)
         else:
             self.counters[f"chromium_ph:{ph}"] += 1
 
-    def _total(self, compile_id, name, duration) -> None:
+    def _total(self, compile_id, name, duration, parent) -> None:
         t = self.totals.get((compile_id, name))
         if t is None:
             self.totals[(compile_id, name)] = [float(duration), 1]
+            self.parents[(compile_id, name)] = parent
         else:
             t[0] += duration
             t[1] += 1
@@ -120,6 +131,7 @@ class ChromiumSpans:
             parsed.add("timings", {
                 "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": name,
                 "duration_us": total, "calls": calls, "source": "chromium_event",
+                "parent": self.parents.get((compile_id, name)),
             })
 
 

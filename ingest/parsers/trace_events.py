@@ -1,5 +1,9 @@
 """Readers of what happened to a compile: `dynamo_start`, graph breaks, recompiles and failures (compile_events).
 
+A graph-break record is a graph break as Dynamo counts it, a break Dynamo files elsewhere, or the
+record of a frame that fell back to eager, whose failure the compile's metrics report
+(compile_causes.break_kind).
+
 A failed compile is reported twice: a `dynamo_error` artifact, then the compile's metrics
 (fail_type). One failure is stored: the metrics', which every release writes; an error waits (by
 compile id without attempt) for them, and stands alone when none come.
@@ -16,8 +20,9 @@ from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_att
 from inductor_warehouse.ingest.parsers.trace_caches import Caches
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
-from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame, is_library_file
-from inductor_warehouse.ingest.rows import Parsed, CompileEventRow
+from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
+from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame
+from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
 
 SOURCE = "torch_trace"
 _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
@@ -41,7 +46,7 @@ class Compiles:
     started: set = field(default_factory=set)  # frame compile ids a dynamo_start opened
     finished: set = field(default_factory=set)  # and those a compilation_metrics closed
     # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
-    # or compilation_metrics: library frames are told apart
+    # or compilation_metrics: where a frame's events happened
     frame_files: dict[str | None, str] = field(default_factory=dict)
     pending_errors: dict[str | None, CompileEventRow] = field(default_factory=dict)  # dynamo_errors waiting for metrics
     failed_compiles: set[str | None] = field(default_factory=set)
@@ -49,14 +54,21 @@ class Compiles:
 
 
 def read_dynamo_start(compiles: Compiles, lineno, meta, cid, data):
-    """The file of the code a frame compiles (written before a compile's events): library frames are told apart."""
+    """The file of the code a frame compiles (written before a compile's events), for where its events
+    happened: the innermost frame of the stack outside torch's own code, so that a compiled module's
+    frame (torch's `inner` wrapper, nn.Module's call) is the code that called it."""
     compiles.started.add(without_attempt(cid))
     stack = meta.get("stack") if isinstance(meta, dict) else None
-    if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
-        name = stack[-1].get("filename")
+    if not isinstance(stack, list):
+        return
+    names = []
+    for frame in stack:
+        name = frame.get("filename") if isinstance(frame, dict) else None
         name = compiles.strings.get(name) if isinstance(name, int) else name
         if isinstance(name, str):
-            compiles.frame_files[frame_key(cid)] = name
+            names.append(name)
+    if names:
+        compiles.frame_files[frame_key(cid)] = next((n for n in reversed(names) if origin(n) != "torch"), names[-1])
 
 
 def read_graph_break(compiles: Compiles, lineno, meta, cid, data):
@@ -93,9 +105,13 @@ def store_failure(compiles: Compiles, failure: CompileEventRow | None) -> None:
 
 def event(compile_id: str | None, kind: str, reason: str | None, user_file: str | None, user_line: int | None,
           frame_file: str | None = None) -> CompileEventRow:
-    """in_library: the compiled frame's code (else the event's user frame) is library code."""
+    """origin: where it happened: a recompile's or restart's in the compiled frame's code, a break's
+    or failure's at its user frame (each falling back on the other); cause: compile_causes.cause_of."""
+    where = (frame_file or user_file) if kind in ("recompile", "restart") else (user_file or frame_file)
+    cause_id, cause_title = cause_of(kind, reason)
     return {"compile_id": compile_id, "kind": kind, "reason": reason, "user_file": user_file,
-            "user_line": user_line, "source": SOURCE, "in_library": is_library_file(frame_file or user_file)}
+            "user_line": user_line, "source": SOURCE, "origin": origin(where),
+            "cause_id": cause_id, "cause_title": cause_title}
 
 
 def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> CompileEventRow | None:
@@ -116,7 +132,8 @@ def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> Co
 
 def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
     """Reason = the message between the `Graph break in user code at F:L` line and the user
-    traceback; Dynamo's own traceback that follows is dropped."""
+    traceback; Dynamo's own traceback that follows is dropped. Kind: compile_causes.break_kind; the
+    record of a frame that fell back to eager is no row (its failure is)."""
     lines = text.split("\n")
     user_file = user_line = None
     m = _GRAPH_BREAK_AT.match(lines[0]) if lines else None
@@ -131,7 +148,11 @@ def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_fil
     if user_file is None:
         user_file, user_line = innermost_user_frame("\n".join(lines[end:]))
     reason = "\n".join(lines[:end]).strip() or text.strip()
-    parsed.add("compile_events", event(compile_id, "graph_break", reason, user_file, user_line, frame_file))
+    kind = break_kind(reason)
+    if kind is SKIPPED:
+        parsed.counters["graph_break_of_a_skipped_frame"] += 1  # its frame's failure is the metrics'
+        return
+    parsed.add("compile_events", event(compile_id, kind, reason, user_file, user_line, frame_file))
 
 
 def recompile_rows(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:

@@ -54,7 +54,7 @@ TRACE_RECORDS: tuple[RecordEntry, ...] = (
     # -- record kinds -------------------------------------------------------------------------
     _e("str", "", "2.3", "", PARSED, "the log's file-name table: the files of shape_events' user frames"),
     _e("dynamo_start", "", "2.3", "", PARSED,
-       "the frame's file (compile_events.in_library: library frames apart); a compile with a start and no "
+       "the frame's file (compile_events.origin: model, package, torch or stdlib); a compile with a start and no "
        "compilation_metrics did not finish"),
     _e("dynamo_output_graph", "", "2.3", "", IGNORED, "Dynamo's FX graph before AOTAutograd; ops come from the post-grad graph"),
     _e("dynamo_guards", "", "2.3", "", KEPT, "guards (count) and guard_trees (the JSON list as text)"),
@@ -113,7 +113,9 @@ TRACE_RECORDS: tuple[RecordEntry, ...] = (
     _e("dump_file", "*", "2.5", "", IGNORED, "the source of code Dynamo ran from a string (eval'd frames)"),
     # -- artifacts read -------------------------------------------------------------------------
     _e("artifact", "torch_version", "2.12", "", PARSED, "runs (compiler_version, compiler_commit)"),
-    _e("artifact", "dynamo_graph_break_reason", "2.6", "", PARSED, "compile_events (graph_break)"),
+    _e("artifact", "dynamo_graph_break_reason", "2.6", "", PARSED,
+       "compile_events: graph_break (as Dynamo counts), uncounted_break (a data-dependent branch, an "
+       "unresumable break); a frame that fell back to eager is its failure's, no row"),
     _e("artifact", "recompile_reasons", "2.5", "", PARSED,
        "compile_events (recompile: one per artifact, its failed guards in details)"),
     _e("artifact", "dynamo_error", "2.6", "", PARSED,

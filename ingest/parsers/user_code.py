@@ -11,12 +11,6 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
 
 
-def is_library_file(path: str | None) -> bool:
-    """Code of torch, an installed package or the standard library: where a frame's graph breaks and
-    recompiles are no change to the user's model (2.14 compiles inspect.py under compiled autograd)."""
-    return path is not None and bool(path) and any(p in path for p in LIBRARY_PARTS)
-
-
 def innermost_user_frame(text: str) -> tuple[str | None, int | None]:
     """Last `File "...", line N` of a traceback that is not library code (torch, site-packages,
     the standard library); the last frame of any kind when every frame is library code."""

@@ -6,9 +6,14 @@
 --                                graphs with either count unknown (fusion_rate = 1 - post / pre)
 --   generated_kernel_rows, extern_calls   rows of kernels (generated or not); *_kernels: generated
 --                                rows of that category
---   graph_breaks, recompiles     compile_events of that kind in user frames; library_*: those in a
---                                library frame (compile_events.in_library). A recompile is one row
---                                however many guards failed (compile_events.details)
+--   graph_breaks, recompiles     compile_events of that kind, every frame's (the model's, an installed
+--                                package's, torch's: compile_events.origin is a breakdown, not a filter):
+--                                graph breaks as Dynamo counts them (counters["graph_break"], the
+--                                harness's graph_breaks), a recompile one row however many guards
+--                                failed (compile_events.details)
+--   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
+--                                as graph breaks: a data-dependent branch of the frame itself, a break
+--                                it could not resume from
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
 --                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
@@ -78,10 +83,9 @@ WITH picked AS (
 ), e AS (
     SELECT
         run_id,
-        count(*) FILTER (WHERE kind = 'graph_break' AND NOT coalesce(in_library, false)) AS graph_breaks,
-        count(*) FILTER (WHERE kind = 'recompile' AND NOT coalesce(in_library, false))   AS recompiles,
-        count(*) FILTER (WHERE kind = 'graph_break' AND in_library) AS library_graph_breaks,
-        count(*) FILTER (WHERE kind = 'recompile' AND in_library)   AS library_recompiles,
+        count(*) FILTER (WHERE kind = 'graph_break')                AS graph_breaks,
+        count(*) FILTER (WHERE kind = 'recompile')                  AS recompiles,
+        count(*) FILTER (WHERE kind = 'uncounted_break')            AS uncounted_breaks,
         count(*) FILTER (WHERE kind = 'failure')                    AS failures,
         count(*) FILTER (WHERE kind = 'failure' AND fallback)       AS fallbacks,
         count(*) FILTER (WHERE kind = 'restart')                    AS restarts
@@ -169,8 +173,7 @@ SELECT
     coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
     coalesce(e.graph_breaks, 0)::BIGINT         AS graph_breaks,
     coalesce(e.recompiles, 0)::BIGINT           AS recompiles,
-    coalesce(e.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
-    coalesce(e.library_recompiles, 0)::BIGINT   AS library_recompiles,
+    coalesce(e.uncounted_breaks, 0)::BIGINT     AS uncounted_breaks,
     coalesce(e.failures, 0)::BIGINT             AS failures,
     coalesce(e.fallbacks, 0)::BIGINT            AS fallbacks,
     coalesce(e.restarts, 0)::BIGINT             AS restarts,

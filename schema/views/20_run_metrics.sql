@@ -1,9 +1,10 @@
 -- Per-run metrics: the run's own columns, its workload (views/12_workloads.sql) and its rollup
 -- (run_rollups_of says how each sum is made). The fusion rate uses the same formula as
 -- graph_metrics over the summed node counts. The compile events, one definition everywhere:
--- graph_breaks and recompiles in user frames, library_* those in library frames (a recompile once,
--- however many guards failed), failures (failed frame compiles), fallbacks (frames that then ran
--- eagerly) and restarts.
+-- graph_breaks as Dynamo counts them and recompiles (a recompile once, however many guards failed),
+-- of every frame wherever its code lives (compile_events.origin breaks them down), uncounted_breaks
+-- (breaks Dynamo files as unimplemented), failures (failed frame compiles), fallbacks (frames that
+-- then ran eagerly) and restarts.
 CREATE OR REPLACE VIEW run_metrics AS
 SELECT
     r.run_id,
@@ -22,9 +23,8 @@ SELECT
     u.post_fusion_nodes,
     fusion_rate(u.pre_fusion_nodes, u.post_fusion_nodes) AS fusion_rate,
     coalesce(u.graph_breaks, 0)::BIGINT         AS graph_breaks,
-    coalesce(u.library_graph_breaks, 0)::BIGINT AS library_graph_breaks,
+    coalesce(u.uncounted_breaks, 0)::BIGINT     AS uncounted_breaks,
     coalesce(u.recompiles, 0)::BIGINT           AS recompiles,
-    coalesce(u.library_recompiles, 0)::BIGINT   AS library_recompiles,
     coalesce(u.failures, 0)::BIGINT             AS failures,
     coalesce(u.fallbacks, 0)::BIGINT            AS fallbacks,
     coalesce(u.restarts, 0)::BIGINT             AS restarts

@@ -10,7 +10,10 @@
 --               their last part, object ids (6+ digits) by <id>, addresses by 0x…, compared string
 --               literals by <str>, other numbers (not subscripts) by N, and a local's source
 --               `L['x']` (2.6) by its name as later releases write it
---   cause       what groups events: the registry id where the message has one, else `normalised`
+--   cause       what groups events across releases: compile_events.cause_id (a break's or failure's
+--               registry id, pre-registry messages mapped onto it; a recompile's guard kind), else the
+--               registry id of the message's link, else `normalised`
+--   cause_title the registry's title of that id (its gb_type), the guard kind, else the headline
 -- The raw text stays in `reason` (and a recompile's failed guards in `details`). The headline is one
 -- match at the start of the reason, not a split of all its lines: reasons carry whole tracebacks
 -- (860,000 events: 1.7 s instead of 7).
@@ -18,7 +21,7 @@ CREATE OR REPLACE VIEW compile_event_reasons AS
 WITH headed AS (
     SELECT
         run_id, compile_id, kind, reason, user_file, user_line, source, details, fallback,
-        coalesce(in_library, false) AS in_library, run_key,
+        origin, cause_id, cause_title, run_key,
         left(regexp_replace(
             regexp_extract(coalesce(reason, ''),
                            '^\s*(?:(?:Graph Break Reason|Reason): )?\s*(?:(?:Encountered graph break when attempting|Failed to handle graph break gracefully)[^\n]*\n\s*)?([^\n]*[^\s])', 1),
@@ -36,5 +39,7 @@ WITH headed AS (
             '(^|[^\w.\[<-])-?[0-9]+(\.[0-9]+)?\b', '\1N', 'g') AS normalised
     FROM headed
 )
-SELECT *, coalesce(break_id, normalised) AS cause
+SELECT * EXCLUDE (cause_id, cause_title),
+       coalesce(cause_id, break_id, normalised) AS cause,
+       coalesce(cause_title, headline) AS cause_title
 FROM normalised;

@@ -19,10 +19,19 @@ FROM (SELECT split_part(name, '=', 1) AS k, workload_value(k, substr(name, strpo
       FROM (SELECT name, sum(n)::BIGINT AS runs FROM run_tallies WHERE kind = 'label' GROUP BY name))
 GROUP BY k, v;
 
+-- What a capture or the zoo records about a run beside its labels: the command, its exit, the host,
+-- the interpreter's and libraries' versions, timings. Facts of the run, never workload labels,
+-- filters or compare sides (the compiler version is runs.compiler_version; the device, a label).
+CREATE OR REPLACE MACRO run_fact_keys() AS
+    ['caches', 'command', 'cuda', 'cuda_version', 'device_name', 'error', 'exit_code', 'git', 'host', 'hostname',
+     'ok', 'python', 'python_version', 'seconds_total', 'started_at', 'timed_out', 'torch', 'torch_git',
+     'torch_version', 'triton', 'triton_version', 'wall_s'];
+
 -- The label keys worth offering as filters and compare sides: 2 to 12 values across the warehouse,
--- none longer than 32 characters.
+-- none longer than 32 characters, and no run fact (run_fact_keys).
 CREATE OR REPLACE VIEW choice_label_keys AS
 SELECT k
 FROM label_value_runs
+WHERE NOT list_contains(run_fact_keys(), k)
 GROUP BY k
 HAVING count(*) BETWEEN 2 AND 12 AND max(length(v)) <= 32;

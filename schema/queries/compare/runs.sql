@@ -5,11 +5,8 @@
 -- string values (all must match, as workload_value spells them: mode=inference picks mode=infer;
 -- a run without the label does not). compile_s = dynamo + lazily compiled backward (compilation_metrics);
 -- kernel_us = profiled kernel time inside compiled regions (NULL when not profiled).
--- graph_breaks / recompiles count events in user frames; library_* those of frames whose code lies
--- in the standard library, site-packages or torch (compile_events.in_library): 2.14 compiles
--- inspect.py frames under compiled autograd, which break and recompile there without any change to
--- the user's graphs. failures, fallbacks (frames that then ran eagerly) and restarts count every
--- frame (views/20_run_metrics.sql).
+-- graph_breaks (as Dynamo counts them), uncounted_breaks, recompiles, failures, fallbacks (frames that
+-- then ran eagerly) and restarts count every frame, wherever its code lives (views/20_run_metrics.sql).
 -- workload: the run's workload (views/12_workloads.sql), or over the labels `pair_on` names
 -- (an empty text: the model alone): runs pair when their workloads are equal. harness_only: the run
 -- holds benchmark-harness results and compiled nothing (view harness_holders): no workload to pair.
@@ -37,17 +34,17 @@ WITH picked AS (
     FROM run_rollups u
     WHERE u.run_id IN (SELECT run_id FROM picked)
 ), env AS (
-    SELECT run_id, device_name, triton_version, cuda_version FROM runs
+    SELECT run_id, device_name, triton_version, cuda_version, compiler_commit FROM runs
     WHERE run_id IN (SELECT run_id FROM picked)
 )
 SELECT
-    p.run_id, p.model, p.compiler_version, p.device, p.backend, p.rank, env.device_name,
+    p.run_id, p.model, p.compiler_version, env.compiler_commit, p.device, p.backend, p.rank, env.device_name,
     env.triton_version, env.cuda_version, p.labels::VARCHAR AS labels, p.started_at,
     p.graphs, p.kernel_count AS kernels, p.extern_kernel_count AS extern_kernels,
     CASE WHEN $pair_on IS NULL THEN p.workload
          ELSE workload_key(p.model, p.device, p.rank, p.labels, string_split($pair_on, ',')) END AS workload,
     p.pre_fusion_nodes, p.post_fusion_nodes, p.fusion_rate,
-    p.graph_breaks, p.recompiles, p.library_graph_breaks, p.library_recompiles,
+    p.graph_breaks, p.uncounted_breaks, p.recompiles,
     p.failures, p.fallbacks, p.restarts,
     CASE WHEN u.compile_records > 0 THEN u.total_s END AS compile_s,
     u.compiled_kernel_us AS kernel_us, u.inductor_config_hash, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature,

@@ -7,7 +7,8 @@
 -- not flap); never across workloads. Timings are noisy: with one run a point, a change point says
 -- where to look, not that it is a regression. before_run / after_run: the latest run of each point
 -- (release order), for `iwh compare --base RUN --head RUN`. `iwh changes --metric compile_phase`
--- shows these beside the other change points.
+-- shows these beside the other change points, folding a phase under its parent (the span it most
+-- often sits in: timings.parent) when both moved.
 -- @param model VARCHAR only this model
 -- @param phase VARCHAR only phases whose name contains this
 -- @param ratio DOUBLE default=0.3 relative change that counts (0.3: 30% slower or faster)
@@ -27,7 +28,7 @@ WITH runs AS (
 ), series AS (
     SELECT r.model, r.workload, r.device, r.point, p.phase,
            min(r.compiler_version) AS compiler_version,
-           count(*) AS runs, median(p.seconds) AS seconds,
+           count(*) AS runs, median(p.seconds) AS seconds, mode(p.parent) AS parent,
            arg_max(r.run_id, release_order(r.compiler_version, r.started_at)) AS run_id
     FROM run_phase_times p
     JOIN runs r USING (run_id)
@@ -43,7 +44,7 @@ WITH runs AS (
     WINDOW w AS (PARTITION BY workload, phase
                  ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
 )
-SELECT model, workload, device, phase, before_point AS before_version, point AS after_version,
+SELECT model, workload, device, phase, parent, before_point AS before_version, point AS after_version,
        round(before_seconds, 6) AS before_seconds, round(seconds, 6) AS after_seconds,
        round(seconds / nullif(before_seconds, 0), 3) AS ratio,
        CASE WHEN seconds > before_seconds THEN 'slower' ELSE 'faster' END AS direction,

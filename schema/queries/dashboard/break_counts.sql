@@ -1,8 +1,9 @@
--- Compile events per kind: graph breaks, recompiles, restarts, failures, in user and library frames
+-- Compile events per kind: graph breaks, recompiles, restarts, failures, and where they happened
 -- @internal used by the dashboards' pages
 -- One row per kind (views/20_run_metrics.sql's definitions: a recompile once however many guards
--- failed; library frames: torch, packages, the standard library), with how many ran eagerly after
--- (failures) and in how many runs, workloads and models.
+-- failed), every one counted; where they happened (compile_events.origin: the model's own code, an
+-- installed package, torch, the standard library), how many ran eagerly after (failures) and in how
+-- many runs, workloads and models.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
@@ -16,8 +17,10 @@ WITH picked AS (
 SELECT
     e.kind,
     count(*)                                    AS events,
-    count(*) FILTER (WHERE NOT coalesce(e.in_library, false)) AS user_frames,
-    count(*) FILTER (WHERE e.in_library)        AS library_frames,
+    count(*) FILTER (WHERE e.origin = 'model')   AS in_model,
+    count(*) FILTER (WHERE e.origin = 'package') AS in_packages,
+    count(*) FILTER (WHERE e.origin = 'torch')   AS in_torch,
+    count(*) FILTER (WHERE e.origin = 'stdlib')  AS in_stdlib,
     count(*) FILTER (WHERE e.fallback)          AS ran_eagerly,
     count(DISTINCT e.run_id)                    AS runs,
     count(DISTINCT p.workload)                  AS workloads,
@@ -25,4 +28,4 @@ SELECT
 FROM compile_events e
 JOIN picked p USING (run_id)
 GROUP BY ALL
-ORDER BY events DESC;
+ORDER BY events DESC, kind;

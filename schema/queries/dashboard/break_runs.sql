@@ -4,7 +4,7 @@
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
--- @param kind VARCHAR default=graph_break graph_break, recompile, restart or failure
+-- @param kind VARCHAR default=graph_break graph_break, uncounted_break, recompile, restart or failure
 -- @param cause VARCHAR the cause (as in dashboard/break_reasons)
 -- @param limit INTEGER default=200 at most this many events
 WITH picked AS (
@@ -18,7 +18,7 @@ SELECT
     p.workload,
     p.compiler_version,
     e.compile_id,
-    CASE WHEN e.in_library THEN 'library' ELSE 'user' END AS frames,
+    e.origin,
     e.user_file,
     e.user_line,
     e.reason,

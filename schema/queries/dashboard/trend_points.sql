@@ -1,7 +1,7 @@
 -- Trend points: one row per run with its workload, fusion rate, kernels, compile events and compile time
 -- @internal used by the dashboards' pages
 -- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (graph_breaks and
--- recompiles in user frames, library_* apart, failures of every frame); compile_s is total_s of the
+-- recompiles as Dynamo counts them, every frame's; uncounted_breaks apart); compile_s is total_s of the
 -- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).
 -- `version_rank` orders versions as releases.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
@@ -24,9 +24,8 @@ SELECT
     m.kernel_count                              AS kernels,
     m.extern_kernel_count                       AS extern_calls,
     m.graph_breaks,
-    m.library_graph_breaks,
+    m.uncounted_breaks,
     m.recompiles,
-    m.library_recompiles,
     m.failures,
     m.fallbacks,
     round(c.total_s, 3)                         AS compile_s

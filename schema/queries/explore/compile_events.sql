@@ -1,6 +1,6 @@
 -- Compile events of a run: graph breaks, recompiles, restarts and failures, with where they happened
 -- @internal used by the Run explorer page
--- `frames`: user or library code (compile_events.in_library); `ran_eagerly`: a failure after which the
+-- `origin`: where it happened (compile_events.origin: model, package, torch or stdlib); `ran_eagerly`: a failure after which the
 -- frame ran eagerly; `failed_guards`: a recompile's guards that failed, one per cached entry.
 -- @param run_id VARCHAR the run
 SELECT
@@ -8,7 +8,7 @@ SELECT
     e.compile_id,
     e.cause,
     e.headline,
-    CASE WHEN e.in_library THEN 'library' ELSE 'user' END AS frames,
+    e.origin,
     e.fallback                             AS ran_eagerly,
     len(e.details)                         AS failed_guards,
     regexp_extract(e.user_file, '[^/]+$') AS user_file,

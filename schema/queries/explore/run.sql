@@ -12,7 +12,7 @@ SELECT
     (SELECT count(*) FROM timings t WHERE t.run_key = r.run_key AND t.run_id = r.run_id AND t.kind = 'kernel') AS profiled_kernels,
     (SELECT u.profiler_files FROM run_rollups u WHERE u.run_id = r.run_id) AS profiler_files,
     (SELECT count(*) FROM compile_events e WHERE e.run_key = r.run_key AND e.run_id = r.run_id) AS compile_events,
-    m.graph_breaks, m.library_graph_breaks, m.recompiles, m.library_recompiles, m.failures, m.fallbacks,
+    m.graph_breaks, m.uncounted_breaks, m.recompiles, m.failures, m.fallbacks,
     (SELECT count(*) FROM ingest_errors e WHERE e.run_id = r.run_id) AS ingest_errors
 FROM runs r
 JOIN run_metrics m USING (run_id)

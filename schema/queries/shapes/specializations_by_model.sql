@@ -1,7 +1,7 @@
 -- Dynamic shapes per workload and release: symbols, specializations, guards, recompiles
 -- Counts of the shape environment's records per workload (views/12_workloads.sql) and compiler
 -- version (summed over its runs), and the recompiles they go with (a recompile once, however many
--- guards failed; user and library frames): growth in specializations or guards between releases is
+-- guards failed; every frame's): growth in specializations or guards between releases is
 -- where recompiles come from.
 -- @param model VARCHAR only this model
 WITH shapes AS (
