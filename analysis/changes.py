@@ -125,8 +125,9 @@ def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, .
     """(series key, before point, after point) -> the compile phases whose time moved between them
     (compile/phase_changes, over the same workload keys and order as the series)."""
     out: dict[tuple[str, str, str], list[Change]] = {}
+    # every workload of the model (workloads=None), not the page the query gives by default
     for r in run_query(con, "compile/phase_changes", model=model, phase=phase, ratio=ratio,
-                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys)):
+                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys), workloads=None):
         detail = (f"{r['phase']}: {r['ratio']:.2f}x, {r['direction']} (median of {r['before_runs']} and "
                   f"{r['after_runs']} runs)")
         out.setdefault((r["workload"], r["before_version"], r["after_version"]), []).append(

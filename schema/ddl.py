@@ -24,7 +24,7 @@ FACT_TABLES = (
     "trace_records", "spyre_handles", "spyre_kernel_identities", "spyre_kernel_occurrences", "spyre_compiles",
     "harness_results", "triton_kernels",
     # no parser's: the loader sums a run's rows into these as it writes them (ingest/rollups.py)
-    "run_rollups", "run_tallies",
+    "run_rollups", "run_tallies", "run_phases",
 )
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
 SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),

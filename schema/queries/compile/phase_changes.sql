@@ -7,31 +7,49 @@
 -- not flap); never across workloads. Timings are noisy: with one run a point, a change point says
 -- where to look, not that it is a regression. before_run / after_run: the latest run of each point
 -- (release order), for `iwh compare --base RUN --head RUN`. `iwh changes --metric compile_phase`
--- shows these beside the other change points.
+-- shows these beside the other change points. A page of workloads a call, in order of model and
+-- workload: each workload's series is read whole, and a warehouse of nightlies holds a thousand
+-- points of each; `offset` gives the next page.
 -- @param model VARCHAR only this model
 -- @param phase VARCHAR only phases whose name contains this
 -- @param ratio DOUBLE default=0.3 relative change that counts (0.3: 30% slower or faster)
 -- @param min_seconds DOUBLE default=0.05 absolute change that counts, in seconds
 -- @param series VARCHAR order the points by this label's value instead of the compiler version
 -- @param pair_on VARCHAR labels that make a workload, comma-separated (default: the workload labels; device, rank: the run's)
-WITH runs AS (
-    SELECT w.run_id, w.model, w.device, w.compiler_version, w.started_at,
+-- @param workloads INTEGER default=5 at most this many workloads
+-- @param offset INTEGER default=0 skip this many workloads (the next page)
+WITH base AS (
+    SELECT w.run_id, r.run_key, w.model, w.device, w.compiler_version, w.started_at,
            CASE WHEN $series IS NULL THEN w.compiler_version ELSE w.labels ->> $series END AS point,
            CASE WHEN $pair_on IS NULL AND $series IS NULL THEN w.workload
                 ELSE workload_key(w.model, w.device, w.rank, w.labels,
                                   list_filter(list_transform(coalesce(string_split($pair_on, ','), workload_labels()),
                                                              k -> trim(k)),
                                               k -> k IS DISTINCT FROM $series)) END AS workload
-    FROM run_workloads w
+    FROM run_workloads w JOIN runs r USING (run_id)
     WHERE ($model IS NULL OR w.model = $model)
+), page AS (
+    SELECT model, workload FROM base WHERE point IS NOT NULL GROUP BY ALL
+    ORDER BY model, workload LIMIT $workloads OFFSET $offset
+), picked AS (
+    -- the page's runs, each with its place in release order (the latest of a point is its last)
+    SELECT b.*, row_number() OVER (ORDER BY release_order(b.compiler_version, b.started_at), b.run_id) AS latest
+    FROM base b SEMI JOIN page USING (model, workload)
+    WHERE b.point IS NOT NULL
+), points AS (
+    -- the points in series order, numbered once each rather than ordered row by row
+    SELECT point, row_number() OVER (ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
+               AS point_order
+    FROM (SELECT DISTINCT point FROM picked)
 ), series AS (
-    SELECT r.model, r.workload, r.device, r.point, p.phase,
+    SELECT r.model, r.workload, r.device, r.point, any_value(o.point_order) AS point_order, p.phase,
            min(r.compiler_version) AS compiler_version,
            count(*) AS runs, median(p.seconds) AS seconds,
-           arg_max(r.run_id, release_order(r.compiler_version, r.started_at)) AS run_id
-    FROM run_phase_times p
-    JOIN runs r USING (run_id)
-    WHERE r.point IS NOT NULL AND ($phase IS NULL OR contains(p.phase, $phase))
+           arg_max(r.run_id, r.latest) AS run_id
+    FROM run_phases p
+    JOIN picked r USING (run_key)
+    JOIN points o USING (point)
+    WHERE $phase IS NULL OR contains(p.phase, $phase)
     GROUP BY r.model, r.workload, r.device, r.point, p.phase
 ), stepped AS (
     SELECT *,
@@ -40,8 +58,7 @@ WITH runs AS (
            lag(runs) OVER w AS before_runs,
            lag(run_id) OVER w AS before_run
     FROM series
-    WINDOW w AS (PARTITION BY workload, phase
-                 ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
+    WINDOW w AS (PARTITION BY workload, phase ORDER BY point_order)
 )
 SELECT model, workload, device, phase, before_point AS before_version, point AS after_version,
        round(before_seconds, 6) AS before_seconds, round(seconds, 6) AS after_seconds,
