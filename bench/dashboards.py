@@ -16,7 +16,7 @@ import time
 from bench.measure import ROOT, median
 
 APP = ROOT / "dashboards" / "app.py"
-PAGES = ("overview", "trends", "compare", "changes", "explorer", "graph_breaks", "compile_time", "sql_console")
+PAGES = ("overview", "trends", "compare", "changes", "explorer", "graph_breaks", "compile_time", "suite", "sql_console")
 
 
 def render(page: str, run_id: str) -> tuple[float, list[str]]:
