@@ -33,7 +33,9 @@ WITH base AS (
     ORDER BY model, workload LIMIT $workloads OFFSET $offset
 ), picked AS (
     -- the page's runs, each with its place in release order (the latest of a point is its last)
-    SELECT b.*, row_number() OVER (ORDER BY release_order(b.compiler_version, b.started_at), b.run_id) AS latest
+    -- and the number of its workload: the grouping and the window below go by numbers
+    SELECT b.*, row_number() OVER (ORDER BY release_order(b.compiler_version, b.started_at), b.run_id) AS latest,
+           dense_rank() OVER (ORDER BY b.model, b.workload) AS series_id
     FROM base b SEMI JOIN page USING (model, workload)
     WHERE b.point IS NOT NULL
 ), points AS (
@@ -41,32 +43,39 @@ WITH base AS (
     SELECT point, row_number() OVER (ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
                AS point_order
     FROM (SELECT DISTINCT point FROM picked)
+), ordered AS (
+    SELECT r.*, o.point_order FROM picked r JOIN points o USING (point)
 ), series AS (
-    SELECT r.model, r.workload, r.device, r.point, any_value(o.point_order) AS point_order, p.phase,
-           min(r.compiler_version) AS compiler_version,
+    SELECT r.series_id, r.device, r.point_order, p.phase,
            count(*) AS runs, median(p.seconds) AS seconds,
-           arg_max(r.run_id, r.latest) AS run_id
+           arg_max(r.run_key, r.latest) AS run_key
     FROM run_phases p
-    JOIN picked r USING (run_key)
-    JOIN points o USING (point)
+    JOIN ordered r USING (run_key)
     WHERE $phase IS NULL OR contains(p.phase, $phase)
-    GROUP BY r.model, r.workload, r.device, r.point, p.phase
+    GROUP BY r.series_id, r.device, r.point_order, p.phase
 ), stepped AS (
     SELECT *,
-           lag(point) OVER w AS before_point,
+           lag(point_order) OVER w AS before_order,
            lag(seconds) OVER w AS before_seconds,
            lag(runs) OVER w AS before_runs,
-           lag(run_id) OVER w AS before_run
+           lag(run_key) OVER w AS before_key
     FROM series
-    WINDOW w AS (PARTITION BY workload, phase ORDER BY point_order)
+    WINDOW w AS (PARTITION BY series_id, phase ORDER BY point_order)
+), changed AS (
+    SELECT * FROM stepped
+    WHERE before_seconds IS NOT NULL
+      AND abs(seconds - before_seconds) >= $min_seconds
+      AND abs(seconds - before_seconds) >= $ratio * before_seconds
 )
-SELECT model, workload, device, phase, before_point AS before_version, point AS after_version,
-       round(before_seconds, 6) AS before_seconds, round(seconds, 6) AS after_seconds,
-       round(seconds / nullif(before_seconds, 0), 3) AS ratio,
-       CASE WHEN seconds > before_seconds THEN 'slower' ELSE 'faster' END AS direction,
-       before_runs, runs AS after_runs, before_run, run_id AS after_run
-FROM stepped
-WHERE before_seconds IS NOT NULL
-  AND abs(seconds - before_seconds) >= $min_seconds
-  AND abs(seconds - before_seconds) >= $ratio * before_seconds
-ORDER BY model, workload, abs(seconds - before_seconds) DESC, phase;
+SELECT s.model, s.workload, c.device, c.phase, b.point AS before_version, a.point AS after_version,
+       round(c.before_seconds, 6) AS before_seconds, round(c.seconds, 6) AS after_seconds,
+       round(c.seconds / nullif(c.before_seconds, 0), 3) AS ratio,
+       CASE WHEN c.seconds > c.before_seconds THEN 'slower' ELSE 'faster' END AS direction,
+       c.before_runs, c.runs AS after_runs, rb.run_id AS before_run, ra.run_id AS after_run
+FROM changed c
+JOIN (SELECT DISTINCT series_id, model, workload FROM picked) s USING (series_id)
+JOIN points b ON b.point_order = c.before_order
+JOIN points a ON a.point_order = c.point_order
+JOIN picked rb ON rb.run_key = c.before_key
+JOIN picked ra ON ra.run_key = c.run_key
+ORDER BY s.model, s.workload, abs(c.seconds - c.before_seconds) DESC, c.phase;
