@@ -46,7 +46,7 @@ import duckdb
 
 from inductor_warehouse.store.connection import quiet
 from inductor_warehouse.store.errors import WarehouseError, holder, unreadable
-from inductor_warehouse.store.file import check_whole, create_file
+from inductor_warehouse.store.file import check_whole, create_file, stamp_new
 from inductor_warehouse.store.lake import make_lake_id, read_lake_id, with_connect_timeout
 from inductor_warehouse.store.location import Location, conninfo, redact
 
@@ -130,8 +130,7 @@ def _flock(path: str, mode: int, deadline: float, what: str, waiting: Waiting | 
 
 def open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
     """The file warehouse at `loc` open (made first for a writer), once its lock is free."""
-    if not read_only and not os.path.exists(loc.path):
-        create_file(loc)
+    created = not read_only and not os.path.exists(loc.path) and create_file(loc)
     wait = wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S
     deadline = time.monotonic() + wait
     with Waiting(loc) as waiting:
@@ -140,6 +139,8 @@ def open_file(loc: Location, read_only: bool, wait: float | None, config: dict) 
         con = _connect(loc, read_only, wait, config, deadline, waiting)
     try:
         check_whole(con, loc)
+        if created:
+            stamp_new(con)
     except BaseException:
         con.close()
         raise
