@@ -192,8 +192,9 @@ def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, .
     (compile/phase_changes, over the same workload keys and order as the series): with more than one
     run a side, each top phase, those that moved with it folded under it; else one "not judged" line."""
     moved: dict[tuple[str, str, str], list[dict]] = {}
+    # every workload of the model (workloads=None), not the page the query gives by default
     for r in run_query(con, "compile/phase_changes", model=model, phase=phase, ratio=ratio,
-                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys)):
+                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys), workloads=None):
         moved.setdefault((r["workload"], r["before_version"], r["after_version"]), []).append(r)
     out: dict[tuple[str, str, str], list[Change]] = {}
     for point, rows in moved.items():

@@ -19,8 +19,8 @@ import time
 from bench.measure import ROOT, median
 
 APP = ROOT / "dashboards" / "app.py"
-PAGES = ("overview", "trends", "compare", "changes", "explorer", "graph_breaks", "compile_time", "sql_console",
-         "provenance")
+PAGES = ("overview", "trends", "compare", "changes", "explorer", "graph_breaks", "compile_time", "suite",
+         "sql_console", "provenance")
 # the largest graph with provenance of the GPU corpus (copy 0 of the scaled warehouse: no nightly
 # versions), by the length of its generated code, and a kernel of it that lineage names
 LARGEST_GRAPH = """

@@ -77,12 +77,15 @@ def group(entries: Iterable[Entry], head: Callable[[PurePath], bytes | None], ma
     manifest_roots = {e.path.parent for e in entries if e.path.name == "manifest.json"}
 
     by_root: dict[PurePath | None, list[Artifact]] = {}
+    nearest: dict[PurePath, PurePath | None] = {}  # folder -> its manifest folder: files share folders
     for e, art in zip(entries, mapper(lambda e: classify(e, head), entries), strict=True):
         if art is None:
             skipped["unrecognised file"] += 1
             continue
-        root = _nearest(e.path, manifest_roots)
-        by_root.setdefault(root, []).append(art)
+        folder = e.path.parent
+        if folder not in nearest:
+            nearest[folder] = _nearest(e.path, manifest_roots)
+        by_root.setdefault(nearest[folder], []).append(art)
 
     runs: list[Run] = []
     for root, arts in by_root.items():
@@ -129,7 +132,8 @@ def _debug_run_dir(a: Artifact) -> Path | None:
 def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     manifest = root / "manifest.json"
     logs = [a for a in arts if a.kind == "torch_trace"]
-    debug_dirs = {d for a in arts if (d := _debug_run_dir(a))}
+    # by folder: a debug run's files share a few
+    debug_dirs = {d for a in {a.path.parent: a for a in arts}.values() if (d := _debug_run_dir(a))}
     if len(logs) <= 1 and len(debug_dirs) <= 1:
         run = Run(root, arts, manifest)
         if logs:

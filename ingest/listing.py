@@ -38,14 +38,14 @@ class Entry:
 
 
 def entry(f: Path) -> Entry:
-    """A local file (or an empty graph folder) as a listing names it."""
-    if f.is_dir():
-        return Entry(f, kind="folder")
+    """A local file (or an empty graph folder) as a listing names it: one stat a file."""
     try:
         st = f.stat()
     except OSError:
         # unreadable entries still reach the assembler, which records the problem
         return Entry(f, kind="unreadable")
+    if stat.S_ISDIR(st.st_mode):
+        return Entry(f, kind="folder")
     if not stat.S_ISREG(st.st_mode):
         return Entry(f, kind="unreadable")
     return Entry(f, st.st_size, st.st_mtime)

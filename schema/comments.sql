@@ -438,6 +438,14 @@ COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerl
 COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis';
 COMMENT ON COLUMN run_rollups."profiler_files" IS 'profiler traces read for the run';
 
+COMMENT ON TABLE run_phases IS 'Per run, its compile time in each phase the trace timed (a dynamo_timed span, logged as a chromium_event), summed at ingest: what compile/phase_series and compile/phase_changes read.';
+COMMENT ON COLUMN run_phases."run_id" IS 'the run (runs.run_id)';
+COMMENT ON COLUMN run_phases."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
+COMMENT ON COLUMN run_phases."phase" IS 'the span''s name as the release writes it (inductor_compile, code_gen, ...); spans nest';
+COMMENT ON COLUMN run_phases."seconds" IS 'the span''s time summed over the run''s compiles';
+COMMENT ON COLUMN run_phases."spans" IS 'how many spans of it the run logged';
+COMMENT ON COLUMN run_phases."compiles" IS 'how many compile ids they came from';
+
 COMMENT ON TABLE run_tallies IS 'Per run, how often each name occurs where queries rank names across runs: fusion refusal reasons, extern ops, label values.';
 COMMENT ON COLUMN run_tallies."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN run_tallies."kind" IS 'fusion_refusal | extern_op | label';

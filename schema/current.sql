@@ -423,6 +423,16 @@ CREATE TABLE ops(
     run_key BIGINT
 );
 
+CREATE TABLE run_phases(
+    run_id VARCHAR,
+    run_key BIGINT,
+    phase VARCHAR,
+    "seconds" DOUBLE,
+    spans BIGINT,
+    compiles BIGINT,
+    parent VARCHAR
+);
+
 CREATE TABLE run_rollups(
     run_id VARCHAR NOT NULL,
     graphs BIGINT,

@@ -24,7 +24,7 @@ FACT_TABLES = (
     "trace_records", "spyre_handles", "spyre_kernel_identities", "spyre_kernel_occurrences", "spyre_compiles",
     "harness_results", "triton_kernels", "graph_texts",
     # no parser's: the loader sums a run's rows into these as it writes them (store/rollups.py)
-    "run_rollups", "run_tallies",
+    "run_rollups", "run_tallies", "run_phases",
 )
 # no run's rows: HUD's records and suite numbers of each point, kept by the loader as it writes
 # (store/rollups.py: fill_harness_points), made again for the points a written run touches

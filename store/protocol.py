@@ -49,7 +49,7 @@ import duckdb
 from inductor_warehouse.store.connection import quiet
 from inductor_warehouse.store.errors import (SettingsConflict, WarehouseError, WarehouseLocked, WarehouseUnreadable,
                                              classify, holder, unreadable)
-from inductor_warehouse.store.file import check_whole, create_file
+from inductor_warehouse.store.file import check_whole, create_file, stamp_new
 from inductor_warehouse.store.lake import make_lake_id, read_lake_id, with_connect_timeout
 from inductor_warehouse.store.location import Location, conninfo, redact
 from inductor_warehouse.store.waits import Waiting, flock, intent_file, retry, someone_waits
@@ -64,8 +64,7 @@ HELD_CHECKPOINT_THRESHOLD = "1GB"  # a held file's WAL grows to this before Duck
 
 def open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
     """The file warehouse at `loc` open (made first for a writer), once its lock is free."""
-    if not read_only and not os.path.exists(loc.path):
-        create_file(loc)
+    created = not read_only and not os.path.exists(loc.path) and create_file(loc)
     wait = wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S
     deadline = time.monotonic() + wait
     with Waiting(loc) as waiting:
@@ -74,6 +73,8 @@ def open_file(loc: Location, read_only: bool, wait: float | None, config: dict) 
         con = _connect(loc, read_only, wait, config, deadline, waiting)
     try:
         check_whole(con, loc)
+        if created:
+            stamp_new(con)
     except BaseException:
         con.close()
         raise

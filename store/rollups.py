@@ -1,5 +1,6 @@
-"""run_rollups and run_tallies: a run's rows summed as the loader writes them (schema/views/
-15_run_rollups_of.sql), and made again for the runs a migration left without them.
+"""run_rollups, run_tallies and run_phases: a run's rows summed as the loader writes them
+(schema/views/15_run_rollups_of.sql, 62_run_phase_times.sql), and made again for the runs a
+migration left without them.
 
 A migration that changes what a rollup holds drops the rollups it changes (0012, 0015, 0016); the
 store's own migration (`store/migrate.py`) makes them again before anyone writes or reads them, so
@@ -14,12 +15,13 @@ from inductor_warehouse.store.connection import one_row, transaction
 
 
 def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
-    """Sum the runs' rows into run_rollups and run_tallies, with the run's key as every row of a run
-    carries it, and keep their inductor configs once; inside the caller's transaction."""
+    """Sum the runs' rows into run_rollups, run_tallies and run_phases, with the run's key as every
+    row of a run carries it, and keep their inductor configs once; inside the caller's transaction."""
     con.execute("INSERT INTO run_rollups BY NAME SELECT u.*, r.run_key FROM run_rollups_of(?) u "
                 "JOIN runs r USING (run_id)", [run_ids])
     con.execute("INSERT INTO run_tallies BY NAME SELECT t.*, r.run_key FROM run_tallies_of(?) t "
                 "JOIN runs r USING (run_id)", [run_ids])
+    con.execute("INSERT INTO run_phases BY NAME SELECT * FROM run_phases_of(?)", [run_ids])
     con.execute("INSERT INTO inductor_configs SELECT config_hash, any_value(text) FROM run_configs_of(?) "
                 "WHERE config_hash NOT IN (SELECT config_hash FROM inductor_configs) GROUP BY config_hash",
                 [run_ids])
@@ -67,16 +69,23 @@ def fill_harness_points(con: duckdb.DuckDBPyConnection, touched: list[str] | Non
                     {"key": key, "points": points})
 
 
+# runs whose rollups one transaction makes again: all of a large warehouse's at once would hold
+# the sums of every fact table in memory (4.2 GB at 100,000 runs)
+REFILL_RUNS = 5_000
+
+
 def fill_missing(con: duckdb.DuckDBPyConnection) -> None:
-    """Rollups for every run without one, in a transaction of their own; and the workload of every
-    harness row without one."""
+    """Rollups for every run without one, REFILL_RUNS runs a transaction, in run key order; and the
+    workload of every harness row without one, and HUD's kept points where none are kept."""
     missing = [r for (r,) in con.execute(
-        "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups)").fetchall()]
-    if missing:
+        "SELECT run_id FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_rollups) ORDER BY run_key").fetchall()]
+    for i in range(0, len(missing), REFILL_RUNS):
+        part = missing[i:i + REFILL_RUNS]
         with transaction(con):
-            # a migration that drops rollups to have them made again leaves the runs' tallies
-            con.execute("DELETE FROM run_tallies WHERE run_id IN (SELECT unnest(?))", [missing])
-            fill_rollups(con, missing)
+            # a migration that drops rollups to have them made again leaves the runs' tallies and phases
+            con.execute("DELETE FROM run_tallies WHERE run_id IN (SELECT unnest(?))", [part])
+            con.execute("DELETE FROM run_phases WHERE run_id IN (SELECT unnest(?))", [part])
+            fill_rollups(con, part)
     if one_row(con, "SELECT count(*) FROM harness_results WHERE workload IS NULL")[0]:
         with transaction(con):
             fill_harness_workloads(con)
@@ -84,4 +93,3 @@ def fill_missing(con: duckdb.DuckDBPyConnection) -> None:
     if not kept and one_row(con, "SELECT count(*) FROM harness_results WHERE kind IN ('performance', 'accuracy')")[0]:
         with transaction(con):  # a warehouse written before migration 0034
             fill_harness_points(con)
-

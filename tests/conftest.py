@@ -23,6 +23,19 @@ IWH = [sys.executable, "-c", "from inductor_warehouse.cli.main import main; main
 VOLATILE = {"ingested_at", "ingest_seconds", "run_key"}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_folder(tmp_path_factory):
+    """The empty warehouse new ones are copied from (store/file.py) kept in a folder of the test
+    session's, not the user's cache; `iwh` processes the tests start inherit it."""
+    before = os.environ.get("IWH_CACHE_DIR")
+    os.environ["IWH_CACHE_DIR"] = str(tmp_path_factory.mktemp("iwh-cache"))
+    yield
+    if before is None:
+        os.environ.pop("IWH_CACHE_DIR", None)
+    else:
+        os.environ["IWH_CACHE_DIR"] = before
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true", help="rewrite golden CSVs instead of comparing")
 

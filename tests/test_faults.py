@@ -97,6 +97,8 @@ def test_a_new_warehouse_appears_whole_and_what_a_killed_maker_left_goes(tmp_pat
         con.execute("CREATE TABLE runs (run_id VARCHAR)")  # some of the schema, then the maker dies
         raise duckdb.IOException("killed")
 
+    monkeypatch.setenv("IWH_CACHE_DIR", str(tmp_path / "cache"))  # no empty warehouse made before to copy
+
     try:
         monkeypatch.setattr(wh, "migrate", fail)
         with pytest.raises(wh.WarehouseError, match="cannot create a warehouse at .*wh.duckdb: killed"):
@@ -121,6 +123,7 @@ def test_a_failed_create_leaves_no_file(tmp_path, monkeypatch, request, failure)
     from inductor_warehouse.schema import ddl
 
     db = tmp_path / ("no-such-folder" if failure == "folder missing" else ".") / "wh.duckdb"
+    monkeypatch.setenv("IWH_CACHE_DIR", str(tmp_path / "cache"))  # no empty warehouse made before to copy
     if failure == "schema file missing":
         monkeypatch.setattr(ddl, "CURRENT", tmp_path / "not-installed" / "current.sql")
         ddl._current_ddl.cache_clear()  # (read once a process; again after the test, from the real file)

@@ -425,7 +425,7 @@ def test_compile_time_per_phase_is_every_span_of_the_trace(harness):
         assert got.keys() == want.keys() and len(got) == names, release
         for phase, seconds in want.items():
             assert got[phase] == pytest.approx(seconds, abs=1e-6), phase
-    series = _query(db, "compile/phase_series", model="mobilenetv2_100", phase="inductor_compile")
+    series = _query(db, "compile/phase_series", model="mobilenetv2_100", phase="inductor_compile", workloads=10)
     # the performance and accuracy runs are series apart: workloads of their own
     assert {r["workload"] for r in series if r["device"] == "cpu"} == {
         f"mobilenetv2_100 [device=cpu harness={mode} mode=infer]" for mode in ("accuracy", "performance")}

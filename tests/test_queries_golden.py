@@ -49,6 +49,8 @@ PARAMS = {
     "triton/kernel_facts": {"model": "mobilenetv2_100"},
     "triton/autotune_candidates": {"run": "5dc647689c5f6eee"},  # the GPU default config's mobilenetv2_100
     "compile/phase_series": {"model": "transformer", "phase": "inductor"},
+    # every workload on one page: the page the query gives by default holds five
+    "compile/phase_changes": {"workloads": "1000"},
     "compare/failures": {"runs": "02607c43b480369b,e7eb884f134af3d3"},  # ca 2.14.1 and 2.13
     # the harness captures' CPU runs: 2.13's six (three models, performance and accuracy) and 2.14.1's
     "compare/harness": {"runs": ",".join(HARNESS_213 + HARNESS_2141)},
@@ -122,6 +124,20 @@ def test_query_matches_golden(name, request):
     if not path.exists():
         pytest.fail(f"no golden file {path.name}: run `make golden` and review the new CSV")
     assert got == path.read_text(), f"{name} differs from {path.name}; if the change is right, `make golden`"
+
+
+def test_phase_changes_pages_by_workload(golden_db):
+    """compile/phase_changes gives a page of workloads, in order of model and workload: the pages
+    together are its rows over every workload."""
+    with Warehouse(golden_db) as wh:
+        every = wh.query("compile/phase_changes", workloads=None).to_dicts()
+        n = wh.con.execute("SELECT count(DISTINCT (model, workload)) FROM run_workloads").fetchone()[0]
+        # a page whose workloads did not change has no rows: every page is asked for
+        pages = [wh.query("compile/phase_changes", workloads=2, offset=i).to_dicts() for i in range(0, n + 2, 2)]
+    keys = [sorted({(r["model"], r["workload"]) for r in page}) for page in pages]
+    assert sum(1 for page in pages if page) >= 2 and all(len(k) <= 2 for k in keys) and not pages[-1]
+    assert [k for ks in keys for k in ks] == sorted({(r["model"], r["workload"]) for r in every})
+    assert [r for page in pages for r in page] == every
 
 
 def test_every_golden_file_has_a_query():

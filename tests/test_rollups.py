@@ -167,3 +167,72 @@ def test_any_writer_of_the_store_leaves_them_whole(db, tmp_path):
         assert _rollups(con) == before
     finally:
         con.close()
+
+
+def _phases(con) -> list[tuple]:
+    return con.execute("SELECT * EXCLUDE (run_key) FROM run_phases ORDER BY run_id, phase").fetchall()
+
+
+def test_a_runs_phases_are_its_chromium_spans_summed(db):
+    """run_phases (migration 0038): per run and phase, the chromium_event compile spans' seconds,
+    counts and compile ids, counted here from the timings."""
+    con = reader(db)
+    try:
+        got = {(r, p): (s, n, c) for r, p, s, n, c in con.execute(
+            "SELECT run_id, phase, seconds, spans, compiles FROM run_phases").fetchall()}
+        want = {}
+        for run_id, name, us, calls, cid in con.execute(
+                "SELECT run_id, name, duration_us, calls, compile_id FROM timings "
+                "WHERE source = 'chromium_event' AND kind = 'compile'").fetchall():
+            s, n, cids = want.get((run_id, name), (0.0, 0, set()))
+            want[(run_id, name)] = (s + us / 1e6, n + calls, cids | {cid} - {None})
+        assert len(got) == len(want) > 40
+        for key, (s, n, cids) in want.items():
+            assert got[key][0] == pytest.approx(s) and got[key][1:] == (n, len(cids)), key
+        assert con.execute("SELECT count(*) FROM run_phases p JOIN runs r USING (run_id) "
+                           "WHERE p.run_key IS DISTINCT FROM r.run_key").fetchone()[0] == 0
+    finally:
+        con.close()
+
+
+def test_a_warehouse_before_0038_gets_its_phases_from_a_writer(db, tmp_path):
+    copy = str(tmp_path / "wh.duckdb")
+    shutil.copyfile(db, copy)
+    with duckdb.connect(copy) as con:
+        phases, rollups = _phases(con), _rollups(con)
+        assert phases
+        con.execute("DROP TABLE run_phases")  # as a warehouse written before migration 0038
+        con.execute("DELETE FROM _migrations WHERE name = '0038_phase_rollups'")
+    ingest_paths([], copy)  # the loader's writer: migrates, and makes the rollups again
+    with duckdb.connect(copy, read_only=True) as con:
+        assert _phases(con) == phases and _rollups(con) == rollups
+
+
+def test_rollups_are_made_again_a_part_at_a_time(db, tmp_path, monkeypatch):
+    from inductor_warehouse.store import rollups
+
+    copy = str(tmp_path / "wh.duckdb")
+    shutil.copyfile(db, copy)
+    with duckdb.connect(copy) as con:
+        before = _rollups(con), _phases(con)
+        con.execute("DELETE FROM run_rollups")
+    monkeypatch.setattr(rollups, "REFILL_RUNS", 1)
+    ingest_paths([], copy)
+    with duckdb.connect(copy, read_only=True) as con:
+        assert (_rollups(con), _phases(con)) == before
+
+
+
+def test_phase_series_pages_by_workload(db):
+    """A page holds whole workloads, in order of model and workload; the pages together are the
+    query over every workload (compile/phase_changes pages so too: tests/test_queries_golden.py)."""
+    from inductor_warehouse.store.api import Warehouse
+
+    with Warehouse(db) as wh:
+        every = wh.query("compile/phase_series", workloads=None).to_dicts()
+        pages = [wh.query("compile/phase_series", workloads=1, offset=i).to_dicts() for i in range(3)]
+    workloads = sorted({(r["model"], r["workload"]) for r in every})
+    assert len(workloads) == 2 and pages[2] == []
+    for i, page in enumerate(pages[:2]):
+        assert {(r["model"], r["workload"]) for r in page} == {workloads[i]}
+    assert pages[0] + pages[1] == every

@@ -20,7 +20,7 @@ from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 LOADER_KEYS = {"run_id", "run_key"}
 OWN_ID = {"runs", "ingest_errors"}
 # filled by the loader from rows of other tables
-ROLLUPS = {"run_rollups", "run_tallies"}
+ROLLUPS = {"run_rollups", "run_tallies", "run_phases"}
 
 
 def _schema_columns() -> dict[str, set[str]]:

@@ -12,14 +12,18 @@ st.title("Compile time")
 st.caption("Where does compile time go (Dynamo, AOT autograd, Inductor, code generation) for each "
            "workload and compiler version, and which release made it slower?")
 chrome.stop_if_empty()
-phases = data.run("compile/compile_time_breakdown", **filters.current())
+PAGE = 200
+phases = data.run("compile/compile_time_breakdown", **filters.current(), limit=PAGE,
+                  offset=chrome.page_offset("compile_time_page", PAGE))
 if phases.empty:
     st.info(f"No compilation metrics in the runs in view ({filters.describe()}). They come from "
             "TORCH_TRACE logs; runs captured without one have no compile times.")
     chrome.show_sql("compile/compile_time_breakdown")
     st.stop()
 
-st.caption(f"{plural(len(phases), 'group')} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')}. "
+total = int(phases["total"].max())
+shown = f"{plural(len(phases), 'group')} of {total:,} on this page" if total > len(phases) else plural(total, "group")
+st.caption(f"{shown} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')}. "
            "Each bar is the median run of its group (by total compile time): its exclusive phases add up to its "
            "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
 CHART_GROUPS = 60
@@ -27,8 +31,8 @@ phases["group"] = [f"{cells.workload_name(w)} · {cells.or_missing(v)}" for w, v
                    zip(phases["workload"], phases["compiler_version"], strict=True)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:
-    st.caption(f"The chart shows the first {CHART_GROUPS} groups; the table below has all {len(phases):,}. "
-               "Narrow the sidebar filters to chart others.")
+    st.caption(f"The chart shows the first {CHART_GROUPS} groups of the page; the table below has the page's "
+               f"{len(phases):,}. Narrow the sidebar filters, or turn the page, to chart others.")
 long = charted.melt(id_vars=["group", "workload", "compiler_version", "runs", "total_s"],
                     value_vars=list(PHASES), var_name="phase", value_name="seconds").dropna(subset=["seconds"])
 long["phase"] = long["phase"].map(PHASES)
@@ -44,7 +48,7 @@ chart = alt.Chart(long).mark_bar().encode(
 ).properties(height=alt.Step(22))
 st.altair_chart(chart, width="stretch", height="content")
 # the group's name holds the workload, its device and the version: the phases fit at 1280 px
-table = phases.drop(columns=[c for c in ("model", "workload", "compiler_version", "device", "frames") if c in phases])
+table = phases.drop(columns=[c for c in ("model", "workload", "compiler_version", "device", "frames", "total") if c in phases])
 table = table.dropna(axis="columns", how="all")  # a part no run in view reports (autotune on the CPU)
 # short headers (the full names in their tooltips and in the query's CSV): the phases fit at 1280 px
 SHORT = {"total_s": "total s", "dynamo_s": "Dynamo", "aot_s": "AOT", "inductor_s": "Inductor", "code_gen_s": "code gen",
@@ -54,4 +58,5 @@ cells.table(table[["group", *[c for c in table.columns if c != "group"]]],
                           "median_run_id": st.column_config.TextColumn("median run", width="small"),
                           **{c: st.column_config.TextColumn(label, alignment="right", help=f"{c}: seconds")
                              for c, label in SHORT.items() if c in table}})
+chrome.pager(total, PAGE, "compile_time_page")
 chrome.show_sql("compile/compile_time_breakdown")

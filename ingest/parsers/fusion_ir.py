@@ -20,6 +20,7 @@ facts['top_level_nodes'] = len(fusions).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from inductor_warehouse.ingest.rows import Parsed
@@ -38,6 +39,7 @@ _OFFSET = re.compile(r"offset=(?P<offset>[^,)]+)")
 _TRITON_CODE = re.compile(r"^\w+ Triton code:")
 _NESTING = re.compile(r"[(\[{)}]")
 _NO_KERNEL = "None"
+_NOT_A_NAME = frozenset(("", " ", "]", "\t"))
 
 
 def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's line kinds
@@ -49,6 +51,9 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
     member_of: str | None = None  # set by `<fused>.snodes[i] =`: the next header is its member
     in_outputs = False
 
+    # each regex is tried only on lines that can match it (a header ends with ")", a member link
+    # holds ".snodes[", an attribute "." before its " ="): a file is mostly attributes and indented
+    # bodies, and regexes that fail cost as much as those that match
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line:
             continue
@@ -63,7 +68,7 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
             parsed.problem(f"`{current}.outputs` block not closed before: {line[:80]}", lineno)
             in_outputs = False
 
-        m = _HEADER.match(line)
+        m = _HEADER.match(line) if line[-1] == ")" else None
         if m:
             name = m["name"]
             if member_of is not None:
@@ -80,11 +85,13 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
             parsed.problem(f"`snodes[i] =` not followed by a node header: {line[:80]}", lineno)
             member_of = None
 
-        m = _SNODE.match(line)
+        eq = line.find(" =")
+        dotted = eq != -1 and line.find(".", 0, eq) != -1  # `name.attr =`: an attribute or a member link
+        m = _SNODE.match(line) if dotted and ".snodes[" in line else None
         if m:
             member_of = m["owner"]
             continue
-        m = _ATTR.match(line)
+        m = _ATTR.match(line) if dotted else None
         if m:
             if m["name"] != current:
                 parsed.counters["fusion_ir: attribute of another record"] += 1
@@ -95,7 +102,7 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
             elif attr == "node.kernel" and top is not None and current == top["group_name"]:
                 top["kernel_name"] = None if value == _NO_KERNEL else value
             continue
-        m = _INPUT_LAYOUT.match(line)
+        m = _INPUT_LAYOUT.match(line) if eq != -1 else None
         if m:
             _add_layout(layouts, m["buffer"], m["layout"], None)
             continue
@@ -128,7 +135,10 @@ def _fusion(m: re.Match) -> dict:
 
 
 def _output_line(line: str, current: str | None, top: dict | None, layouts: dict) -> None:
-    m = _BUFFER_HEADER.match(line)
+    # only lines indented by exactly four spaces name a buffer or its layout (deeper ones are its users)
+    if line[4:5] in _NOT_A_NAME:
+        return
+    m = _BUFFER_HEADER.match(line) if line[-1] != ")" else None
     if m:
         buffer = m["buffer"]
         row = layouts.get(buffer)
@@ -162,9 +172,23 @@ def _layout_row(buffer: str, ir_class: str | None) -> dict:
 
 def _parse_layout(text: str) -> dict:
     """`FixedLayout('cpu', torch.float32, size=[4, s77], stride=[s77, 1])` and its siblings."""
+    kind, device, dtype, size, stride, offset = _layout_parts(text)
+    if device is _UNPARSED:
+        return {"layout_kind": kind}
+    return {"layout_kind": kind, "device": device, "dtype": dtype, "size": None if size is None else list(size),
+            "stride": None if stride is None else list(stride), "offset": offset}
+
+
+_UNPARSED = object()
+
+
+@functools.lru_cache(maxsize=8192)
+def _layout_parts(text: str) -> tuple:
+    """A layout's parts, kept for the texts seen last: most buffers share their layout's text
+    with others of their graph and of the process's other graphs."""
     m = _LAYOUT.match(text)
     if m is None:
-        return {"layout_kind": text}
+        return text, _UNPARSED, None, None, None, None
     args = m["args"]
     device = None
     d = _DEVICE_POS.match(args)
@@ -176,14 +200,9 @@ def _parse_layout(text: str) -> dict:
             device = d["type"] if d["index"] is None else f"{d['type']}:{d['index']}"
     dtype = _DTYPE.search(args)
     offset = _OFFSET.search(args)
-    return {
-        "layout_kind": m["kind"],
-        "device": device,
-        "dtype": dtype["dtype"] if dtype else None,
-        "size": _bracket_list(args, "size=["),
-        "stride": _bracket_list(args, "stride=["),
-        "offset": offset["offset"].strip() if offset else None,
-    }
+    size, stride = _bracket_list(args, "size=["), _bracket_list(args, "stride=[")
+    return (m["kind"], device, dtype["dtype"] if dtype else None, None if size is None else tuple(size),
+            None if stride is None else tuple(stride), offset["offset"].strip() if offset else None)
 
 
 def _bracket_list(args: str, key: str) -> list[str] | None:

@@ -22,6 +22,7 @@ unpacked by `arg2_1, arg3_1, = fx_pytree.tree_flatten_spec(...)`, which adds no 
 
 from __future__ import annotations
 
+import functools
 import re
 
 from inductor_warehouse.ingest.rows import Parsed
@@ -144,16 +145,7 @@ def _classify(rhs: str) -> tuple[str | None, str | None]:
 
 
 def _row(idx: int, name: str, kind: str, target, type_text, source) -> dict:
-    dtype = shape = None
-    if type_text:
-        if type_text.startswith("Sym("):
-            shape = type_text
-        else:
-            m = _TENSOR_TYPE.match(type_text)
-            if m:
-                dtype, shape = m["dtype"], m["shape"]
-            else:
-                shape = type_text
+    dtype, shape = _dtype_and_shape(type_text) if type_text else (None, None)
     return {
         "idx": idx,
         "name": name,
@@ -165,3 +157,12 @@ def _row(idx: int, name: str, kind: str, target, type_text, source) -> dict:
         "source_line": source[1],
         "source_code": source[2],
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _dtype_and_shape(type_text: str) -> tuple[str | None, str | None]:
+    """An annotation's dtype and shape, kept for the texts seen last: a graph's nodes share a few."""
+    if type_text.startswith("Sym("):
+        return None, type_text
+    m = _TENSOR_TYPE.match(type_text)
+    return (m["dtype"], m["shape"]) if m else (None, type_text)

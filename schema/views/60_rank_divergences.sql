@@ -8,32 +8,35 @@
 --                    (the output code's collective calls); value: the ops in order
 --   graph_execution  key: ''; value: the compile ids in the order their graphs ran
 --   tensor_meta      key: compile id; value: md5 of its ops' names and output shapes (op_estimates)
+-- Only the rows of runs that are ranks of a job are read (by run key): the signatures of every run
+-- of a large warehouse, most of them of one process, would be made and then dropped.
 CREATE OR REPLACE VIEW rank_signatures AS
 WITH job_runs AS (
-    SELECT run_id, coalesce(job, labels ->> 'job') AS job, rank FROM runs
+    SELECT run_id, run_key, coalesce(job, labels ->> 'job') AS job, rank FROM runs
     WHERE coalesce(job, labels ->> 'job') IS NOT NULL AND rank IS NOT NULL
 )
 SELECT j.job, j.rank, j.run_id, s.kind, s.key, s.value
 FROM job_runs j
 JOIN (
     SELECT run_id, 'compile_ids' AS kind, compile_id AS key, 'compiled' AS value
-    FROM compilations WHERE record_kind = 'compilation_metrics' AND compile_id IS NOT NULL GROUP BY ALL
+    FROM compilations WHERE record_kind = 'compilation_metrics' AND compile_id IS NOT NULL
+                        AND run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'cache', coalesce(compile_id, '-') || ' ' || cache,
            string_agg(coalesce(outcome, '?'), ',' ORDER BY line)
-    FROM cache_events GROUP BY ALL
+    FROM cache_events WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'collectives',
            CASE WHEN source = 'output_code' THEN 'code ' || graph_id ELSE 'schedule ' || coalesce(compile_id, '-') END,
            string_agg(coalesce(op, '?'), ',' ORDER BY line, seq)
-    FROM collectives GROUP BY ALL
+    FROM collectives WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'graph_execution', '', string_agg(coalesce(compile_id, '?'), ',' ORDER BY seq)
-    FROM graph_executions GROUP BY ALL
+    FROM graph_executions WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'tensor_meta', coalesce(compile_id, '-'),
            md5(string_agg(coalesce(name, '') || ':' || coalesce(CAST(outputs AS VARCHAR), ''), '|' ORDER BY line, seq))
-    FROM op_estimates GROUP BY ALL
+    FROM op_estimates WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
 ) s USING (run_id);
 
 -- rank_divergences: every (job, kind, key) on which the job's ranks do not all agree, one row per

@@ -3,11 +3,14 @@
 -- the median run by total (the lower median of an even count), and that run's exclusive phases, which
 -- add up to its total (view run_compile_time: dynamo_s + aot_s + inductor_s + code_gen_s = total_s;
 -- autotune_s and cxx_triton_compile_s are parts of code_gen_s), in seconds. A part is NULL when a
--- release does not report the timers it needs. `runs` says how many runs the median is of.
+-- release does not report the timers it needs. `runs` says how many runs the median is of. A page of
+-- `limit` groups from `offset`, in order of workload and release; `total` counts them all.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
+-- @param limit INTEGER default=200 at most this many groups
+-- @param offset INTEGER default=0 skip this many groups (paging)
 WITH timed AS (
     SELECT m.model, m.workload, m.compiler_version, m.device, t.*,
            row_number() OVER w AS nth, count(*) OVER (PARTITION BY m.workload, m.compiler_version) AS runs
@@ -16,8 +19,8 @@ WITH timed AS (
     WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models,
                                                       'devices': $devices, 'labels': $labels}))
     WINDOW w AS (PARTITION BY m.workload, m.compiler_version ORDER BY t.total_s, t.run_id)
-)
-SELECT
+), groups AS (
+    SELECT
     model,
     workload,
     compiler_version,
@@ -34,4 +37,9 @@ SELECT
     run_id                         AS median_run_id
 FROM timed
 WHERE nth = (runs + 1) // 2
-ORDER BY model, workload, version_key(compiler_version), compiler_version;
+)
+-- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
+SELECT g.*, (SELECT count(*) FROM groups) AS total
+FROM groups g
+ORDER BY model, workload, version_key(compiler_version), compiler_version
+LIMIT $limit OFFSET $offset;

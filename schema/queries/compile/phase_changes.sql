@@ -8,49 +8,75 @@
 -- where to look, not that it is a regression. before_run / after_run: the latest run of each point
 -- (release order), for `iwh compare --base RUN --head RUN`. `iwh changes --metric compile_phase`
 -- shows these beside the other change points, folding a phase under its parent (the span it most
--- often sits in: timings.parent) when both moved.
+-- often sits in: timings.parent) when both moved. A page of workloads a call, in order of model and
+-- workload: each workload's series is read whole, and a warehouse of nightlies holds a thousand
+-- points of each; `offset` gives the next page.
 -- @param model VARCHAR only this model
 -- @param phase VARCHAR only phases whose name contains this
 -- @param ratio DOUBLE default=0.3 relative change that counts (0.3: 30% slower or faster)
 -- @param min_seconds DOUBLE default=0.05 absolute change that counts, in seconds
 -- @param series VARCHAR order the points by this label's value instead of the compiler version
 -- @param pair_on VARCHAR labels that make a workload, comma-separated (default: the workload labels; device, rank: the run's)
-WITH runs AS (
-    SELECT w.run_id, w.model, w.device, w.compiler_version, w.started_at,
+-- @param workloads INTEGER default=5 at most this many workloads
+-- @param offset INTEGER default=0 skip this many workloads (the next page)
+WITH base AS (
+    SELECT w.run_id, r.run_key, w.model, w.device, w.compiler_version, w.started_at,
            CASE WHEN $series IS NULL THEN w.compiler_version ELSE w.labels ->> $series END AS point,
            CASE WHEN $pair_on IS NULL AND $series IS NULL THEN w.workload
                 ELSE workload_key(w.model, w.device, w.rank, w.labels,
                                   list_filter(list_transform(coalesce(string_split($pair_on, ','), workload_labels()),
                                                              k -> trim(k)),
                                               k -> k IS DISTINCT FROM $series)) END AS workload
-    FROM run_workloads w
+    FROM run_workloads w JOIN runs r USING (run_id)
     WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
+), page AS (
+    SELECT model, workload FROM base WHERE point IS NOT NULL GROUP BY ALL
+    ORDER BY model, workload LIMIT $workloads OFFSET $offset
+), picked AS (
+    -- the page's runs, each with its place in release order (the latest of a point is its last)
+    -- and the number of its workload: the grouping and the window below go by numbers
+    SELECT b.*, row_number() OVER (ORDER BY release_order(b.compiler_version, b.started_at), b.run_id) AS latest,
+           dense_rank() OVER (ORDER BY b.model, b.workload) AS series_id
+    FROM base b SEMI JOIN page USING (model, workload)
+    WHERE b.point IS NOT NULL
+), points AS (
+    -- the points in series order, numbered once each rather than ordered row by row
+    SELECT point, row_number() OVER (ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
+               AS point_order
+    FROM (SELECT DISTINCT point FROM picked)
+), ordered AS (
+    SELECT r.*, o.point_order FROM picked r JOIN points o USING (point)
 ), series AS (
-    SELECT r.model, r.workload, r.device, r.point, p.phase,
-           min(r.compiler_version) AS compiler_version,
+    SELECT r.series_id, r.device, r.point_order, p.phase,
            count(*) AS runs, median(p.seconds) AS seconds, mode(p.parent) AS parent,
-           arg_max(r.run_id, release_order(r.compiler_version, r.started_at)) AS run_id
-    FROM run_phase_times p
-    JOIN runs r USING (run_id)
-    WHERE r.point IS NOT NULL AND ($phase IS NULL OR contains(p.phase, $phase))
-    GROUP BY r.model, r.workload, r.device, r.point, p.phase
+           arg_max(r.run_key, r.latest) AS run_key
+    FROM run_phases p
+    JOIN ordered r USING (run_key)
+    WHERE $phase IS NULL OR contains(p.phase, $phase)
+    GROUP BY r.series_id, r.device, r.point_order, p.phase
 ), stepped AS (
     SELECT *,
-           lag(point) OVER w AS before_point,
+           lag(point_order) OVER w AS before_order,
            lag(seconds) OVER w AS before_seconds,
            lag(runs) OVER w AS before_runs,
-           lag(run_id) OVER w AS before_run
+           lag(run_key) OVER w AS before_key
     FROM series
-    WINDOW w AS (PARTITION BY workload, phase
-                 ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
+    WINDOW w AS (PARTITION BY series_id, phase ORDER BY point_order)
+), changed AS (
+    SELECT * FROM stepped
+    WHERE before_seconds IS NOT NULL
+      AND abs(seconds - before_seconds) >= $min_seconds
+      AND abs(seconds - before_seconds) >= $ratio * before_seconds
 )
-SELECT model, workload, device, phase, parent, before_point AS before_version, point AS after_version,
-       round(before_seconds, 6) AS before_seconds, round(seconds, 6) AS after_seconds,
-       round(seconds / nullif(before_seconds, 0), 3) AS ratio,
-       CASE WHEN seconds > before_seconds THEN 'slower' ELSE 'faster' END AS direction,
-       before_runs, runs AS after_runs, before_run, run_id AS after_run
-FROM stepped
-WHERE before_seconds IS NOT NULL
-  AND abs(seconds - before_seconds) >= $min_seconds
-  AND abs(seconds - before_seconds) >= $ratio * before_seconds
-ORDER BY model, workload, abs(seconds - before_seconds) DESC, phase;
+SELECT s.model, s.workload, c.device, c.phase, c.parent, b.point AS before_version, a.point AS after_version,
+       round(c.before_seconds, 6) AS before_seconds, round(c.seconds, 6) AS after_seconds,
+       round(c.seconds / nullif(c.before_seconds, 0), 3) AS ratio,
+       CASE WHEN c.seconds > c.before_seconds THEN 'slower' ELSE 'faster' END AS direction,
+       c.before_runs, c.runs AS after_runs, rb.run_id AS before_run, ra.run_id AS after_run
+FROM changed c
+JOIN (SELECT DISTINCT series_id, model, workload FROM picked) s USING (series_id)
+JOIN points b ON b.point_order = c.before_order
+JOIN points a ON a.point_order = c.point_order
+JOIN picked rb ON rb.run_key = c.before_key
+JOIN picked ra ON ra.run_key = c.run_key
+ORDER BY s.model, s.workload, abs(c.seconds - c.before_seconds) DESC, c.phase;

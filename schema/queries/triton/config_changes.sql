@@ -37,13 +37,16 @@ WITH sided AS (
     FROM (SELECT unnest(string_split($steps, ',')) AS step) s
     JOIN run_workloads w ON w.run_id = split_part(s.step, '>', 2)
     WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
+), paired AS (
+    -- the runs of the pairs, by key: their kernels alone are read
+    SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT base_run FROM pairs UNION SELECT head_run FROM pairs)
 ), facts AS (
     SELECT f.*, k.signature, k.source_hash,
            row_number() OVER (PARTITION BY f.run_id, k.signature ORDER BY f.kernel_name) AS nth
-    FROM triton_kernel_facts f
+    FROM triton_kernel_facts_of((SELECT list(run_key) FROM paired)) f
     JOIN (SELECT run_id, kernel_name, any_value(signature) AS signature, any_value(source_hash) AS source_hash
-          FROM kernels WHERE generated GROUP BY run_id, kernel_name) k USING (run_id, kernel_name)
-    WHERE f.run_id IN (SELECT base_run FROM pairs UNION SELECT head_run FROM pairs)
+          FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM paired)
+          GROUP BY run_id, kernel_name) k USING (run_id, kernel_name)
 )
 SELECT p.model, p.workload, b.signature,
        b.kernel_name AS base_kernel, h.kernel_name AS head_kernel,
