@@ -122,7 +122,7 @@ WITH holders AS (
                 ELSE quantile_disc(eager_peak_mem, 0.5) FILTER (WHERE eager_peak_mem > 0) END AS eager_peak_mem,
            CASE WHEN count(*) = 1 THEN any_value(nullif(dynamo_peak_mem, 0))
                 ELSE quantile_disc(dynamo_peak_mem, 0.5) FILTER (WHERE dynamo_peak_mem > 0) END AS dynamo_peak_mem,
-           list_distinct(list(run_id) || list(linked_run_id)) AS run_ids
+           list_sort(list_distinct(list(run_id) || list(linked_run_id))) AS run_ids
     FROM chosen
     GROUP BY kind, suite, point, backend, workload
 ), p AS (SELECT * FROM measured WHERE kind = 'performance'),
@@ -150,7 +150,7 @@ SELECT
     coalesce(a.accuracy IN ('pass', 'pass_due_to_skip', 'eager_variation'), false) AS accuracy_passed,
     p.samples AS performance_samples, a.samples AS accuracy_samples,
     p.latest.linked_run_id AS performance_run_id, a.latest.linked_run_id AS accuracy_run_id,
-    list_distinct(list_filter(coalesce(p.run_ids, []) || coalesce(a.run_ids, []), x -> x IS NOT NULL)) AS run_ids
+    list_sort(list_distinct(list_filter(coalesce(p.run_ids, []) || coalesce(a.run_ids, []), x -> x IS NOT NULL))) AS run_ids
 FROM p
 FULL JOIN a
   ON p.workload = a.workload AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
