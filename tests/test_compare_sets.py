@@ -96,7 +96,7 @@ def test_a_hud_regression_of_the_suite_exits_1(sets):
     out = iwh(db, "--base", "nightly=2024-01-01", "--head", "nightly=2024-01-03", "--fail-on", "regression",
               "--format", "json")
     assert out.returncode == 1, out.stderr
-    assert out.stderr.startswith("1 regressions: huggingface [") and out.stderr.rstrip().endswith("geomean_speedup")
+    assert out.stderr.startswith("1 regression: huggingface [") and out.stderr.rstrip().endswith("geomean_speedup")
     hud = {r["metric"]: r for r in json.loads(out.stdout)["hud"]}
     assert (hud["geomean_speedup"]["base"], hud["geomean_speedup"]["head"]) == (pytest.approx(b), pytest.approx(h))
     assert hud["geomean_speedup"]["verdict"] == "regression"
