@@ -60,12 +60,13 @@ LEFT JOIN runs lr ON lr.run_id = k.linked_run_id;
 -- harness_set_point(labels, run_id): the point of harness results that name no compiler version (a
 -- CI job's CSVs alone, without `torch` in a manifest or --label): a point of their own, never one
 -- point with another set's numbers. It is named by the labels of the run that holds them that say
--- which set it is (not the workload's labels, not run facts: `ci=timm-cpu-2.13`), so that the runs
--- of one set (a job's shards, labelled alike) are one point; by the run (`run 05a7cc7a31d80f8e`)
--- where no label says.
+-- which set it is (not the workload's labels, nor suite and backend, which group HUD's numbers
+-- anyway, nor run facts: `ci=timm-cpu-2.13`), so that the runs of one set (a job's shards, labelled
+-- alike) are one point; by the run (`run 05a7cc7a31d80f8e`) where no label says.
 CREATE OR REPLACE MACRO harness_set_point(labels, run_id) AS
     coalesce(nullif(array_to_string(list_sort(list_transform(
         list_filter(json_keys(coalesce(labels, '{}')), k -> NOT list_contains(workload_labels(), k)
+                                                            AND k NOT IN ('suite', 'backend')
                                                             AND NOT list_contains(run_fact_keys(), k)),
         k -> k || '=' || (labels ->> k))), ' '), ''), 'run ' || run_id);
 
