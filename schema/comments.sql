@@ -445,6 +445,7 @@ COMMENT ON COLUMN run_phases."phase" IS 'the span''s name as the release writes 
 COMMENT ON COLUMN run_phases."seconds" IS 'the span''s time summed over the run''s compiles';
 COMMENT ON COLUMN run_phases."spans" IS 'how many spans of it the run logged';
 COMMENT ON COLUMN run_phases."compiles" IS 'how many compile ids they came from';
+COMMENT ON COLUMN run_phases."parent" IS 'the span this phase''s spans most often sit in (timings.parent): a phase that moved with its parent is folded under it';
 
 COMMENT ON TABLE run_tallies IS 'Per run, how often each name occurs where queries rank names across runs: fusion refusal reasons, extern ops, label values.';
 COMMENT ON COLUMN run_tallies."run_id" IS 'the run (runs.run_id)';

@@ -96,7 +96,7 @@ def test_a_hud_regression_of_the_suite_exits_1(sets):
     out = iwh(db, "--base", "nightly=2024-01-01", "--head", "nightly=2024-01-03", "--fail-on", "regression",
               "--format", "json")
     assert out.returncode == 1, out.stderr
-    assert out.stderr.startswith("1 regressions: huggingface [") and out.stderr.rstrip().endswith("geomean_speedup")
+    assert out.stderr.startswith("1 regression: huggingface [") and out.stderr.rstrip().endswith("geomean_speedup")
     hud = {r["metric"]: r for r in json.loads(out.stdout)["hud"]}
     assert (hud["geomean_speedup"]["base"], hud["geomean_speedup"]["head"]) == (pytest.approx(b), pytest.approx(h))
     assert hud["geomean_speedup"]["verdict"] == "regression"
@@ -153,3 +153,25 @@ def test_the_exit_codes_are_documented():
     words = " ".join(out.stdout.split())
     assert "Exit status: 0 when nothing regressed" in words and "1 when --fail-on regression finds a regression" in words
     assert "2 on a usage or data error" in words
+
+
+def test_each_set_is_a_point_of_its_own_and_changes_steps_between_nights(sets):
+    """With no torch version, each night's set is a point of its own by compiler version, with its
+    own geomean (never one point of the three); by `--series nightly` a slowed model's step is HUD's
+    speedup regression, and the summary line counts the sets' series and runs, offering no kernel
+    diff of runs that compiled nothing."""
+    db, text, slower = sets
+    out = subprocess.run([*IWH, "--db", db, "query", "harness/summary", "--format", "json"], capture_output=True,
+                         text=True, timeout=120)
+    points = {r["point"]: r for r in json.loads(out.stdout)}
+    assert set(points) == {"nightly=2024-01-01", "nightly=2024-01-02", "nightly=2024-01-03"}
+    assert not any(r["in_series"] for r in points.values())
+    assert points["nightly=2024-01-01"]["geomean_speedup"] == pytest.approx(_geomean(text), abs=5e-5)
+    assert points["nightly=2024-01-03"]["geomean_speedup"] == pytest.approx(_geomean(slower), abs=5e-5)
+    model = next(r["name"] for r in csv.DictReader(text.splitlines()) if float(r["speedup"]) > 0)
+    out = subprocess.run([*IWH, "--db", db, "changes", "--model", model, "--series", "nightly", "--metric", "harness"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "2024-01-02  2024-01-03" in out.stdout and "speedup: HUD regression" in out.stdout
+    assert out.stderr.startswith("1 change point in 1 series of 2 runs, ordered by nightly")
+    assert "the code of one" not in out.stderr

@@ -91,6 +91,50 @@ def test_suite_page_by_a_label_point(harness, monkeypatch):
     assert len(table) == 2
 
 
+@pytest.fixture(scope="module")
+def with_sets(tmp_path_factory):
+    """The harness captures and, beside them, the demo's two CI result sets (demo/harness-ci-timm-cpu:
+    the 2.13 and 2.14.1 CPU CSVs alone, labelled ci=..., no torch version)."""
+    import tarfile
+    from pathlib import Path
+
+    from inductor_warehouse.ingest.load import ingest_paths
+
+    root = tmp_path_factory.mktemp("dash_sets")
+    db = build_harness_warehouse(root)
+    with tarfile.open(Path(__file__).parent.parent / "demo" / "harness-ci-timm-cpu.tar.xz") as tf:
+        tf.extractall(root / "sets", filter="data")
+    assert ingest_paths([root / "sets"], db).errors == 0
+    return with_copy(db)
+
+
+def test_a_result_set_of_no_known_release_is_a_point_on_no_line(with_sets, monkeypatch):
+    """By compiler version, the two CI sets are points of their own after the releases, named by
+    their label, drawn as marks the releases' line does not join; a click on one opens its models
+    with nothing before them. By their label (`?key=ci`) they are a series, and the runs without
+    the label are counted off the axis."""
+    import json
+
+    at = _suite(with_sets, monkeypatch, suite="timm_models", device="cpu")
+    chart = json.loads(at.get("vega_lite_chart")[1].proto.spec)
+    line, marks = chart["layer"]
+    assert line["mark"]["type"] == "line" and line["transform"] == [{"filter": "datum.in_series"}]
+    assert marks["encoding"]["x"]["sort"] == ["2.13.0+cpu", "2.14.1+cu130", "ci=timm-cpu-2.13", "ci=timm-cpu-2.14.1"]
+    assert "2 points of no known release (ci=timm-cpu-2.13, ci=timm-cpu-2.14.1)" in texts(at).replace("\\", "")
+    at = _suite(with_sets, monkeypatch, suite="timm_models", device="cpu", at="ci=timm-cpu-2.14.1", line="inductor")
+    table = frame_with(at, "model", "flags", "speedup")
+    assert sorted(table["model"]) == ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"]
+    assert set(table["flags"]) == {""} and "→" not in "".join(table["speedup"])
+    assert "a result set of no known release: nothing before it" in texts(at).replace("\\", "")
+    at = _suite(with_sets, monkeypatch, key="ci", suite="timm_models", at="timm-cpu-2.14.1", line="inductor")
+    table = frame_with(at, "model", "flags", "speedup")
+    assert table.set_index("model").loc["mobilenetv2_100", "speedup"] == "1.063 → 2.730"
+    held = con_rows(with_sets, "SELECT count(DISTINCT run_id) FROM harness_results h JOIN runs r USING (run_id) "
+                               "WHERE h.kind IN ('performance', 'accuracy') AND (r.labels ->> 'ci') IS NULL")[0][0]
+    assert held > 0 and f"{held} runs with harness results but no label ci: on no point here" in \
+        texts(at).replace("\\", "")
+
+
 def test_compare_page_shows_the_harness_numbers(harness, monkeypatch):
     db, caps = harness
     at = open_page(db, "compare", monkeypatch)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from inductor_warehouse.ingest.parsers.harness import parse_harness_csv
-from inductor_warehouse.ingest.parsers.harness_names import file_fields, folder_fields
+from inductor_warehouse.ingest.parsers.harness_names import file_fields, folder_fields, unread_words
 
 HERE = Path(__file__).parent / "fixtures" / "harness"
 REAL = HERE / "real"
@@ -99,6 +99,63 @@ def test_names_that_name_no_backend_leave_it_unknown():
     named = folder_fields(["aot_eager", "huggingface-nightly", "2024-01-02", "cpu-vs-cuda"])
     assert named.values == {"suite": "huggingface", "backend": "aot_eager", "mode": None, "dtype": None,
                             "device": None}
+
+
+# CI's dashboard names (.ci/pytorch/test.sh, test_perf_for_dashboard: `${backend}_<variant>_${suite}_${dtype}_
+# ${mode}_${device}_${target}.csv`, the device one of HUD's cpu_x86, cpu_aarch64, cuda_h100, cuda_a10g, the
+# dtype HUD's `quant` for cudagraphs_low_precision), its smoke tests' names, and pytorch/benchmark's torchao
+# runs: the backend HUD's compiler name, or none
+CI_NAMES_READ = {
+    "inductor_no_cudagraphs_huggingface_bfloat16_inference_cpu_x86_performance.csv": "inductor_no_cudagraphs",
+    "inductor_no_cudagraphs_timm_models_amp_training_cpu_aarch64_accuracy.csv": "inductor_no_cudagraphs",
+    "inductor_with_cudagraphs_torchbench_amp_training_cuda_h100_performance.csv": "inductor_with_cudagraphs",
+    "inductor_with_cudagraphs_freezing_autotune_torchbench_bfloat16_inference_cuda_a10g_performance.csv":
+        "inductor_with_cudagraphs_freezing_autotune",
+    "inductor_cudagraphs_low_precision_huggingface_quant_inference_cuda_performance.csv":
+        "inductor_cudagraphs_low_precision",
+    "inductor_aot_inductor_timm_models_bfloat16_inference_cuda_accuracy.csv": "inductor_aot_inductor",
+    "inductor_deterministic_perf_torchbench_bfloat16_inference_cuda_performance.csv": "inductor_deterministic_perf",
+    "inductor_cpp_wrapper_inference.csv": "inductor_cpp_wrapper",
+    "torchao_autoquant_timm_models_bfloat16_inference_cuda_performance.csv": "torchao_autoquant",
+    "dynamic_cpu_max_autotune_inductor_amp_freezing_torchbench_inference.csv": "dynamic_max_autotune_inductor_freezing",
+    # a model's name in a smoke test's file name is no backend's word
+    "inductor_inference_resnet50_inductor_float32_static_cpu_smoketest.csv": None,
+    "inductor_warm_start_smoketest_AlbertForQuestionAnswering.csv": None,
+}
+
+
+def test_a_backend_is_made_of_backend_words_only():
+    """A backend is read only from the words the harness, CI and HUD use for one: a user's prefix
+    before CI's name (`mobilenetv2_100__inductor_...`) or a word after `speedup_inductor_` leaves the
+    backend NULL, with a warning naming the words, never `mobilenetv2_inductor`; a word after CI's
+    device is the device's (`cpu_x86`: not `inductor_no_cudagraphs_x86`). Every real file's name of
+    every generation is read whole: no word of it is unread."""
+    for name, backend in CI_NAMES_READ.items():
+        assert file_fields(name)["backend"] == backend, name
+    assert file_fields("inductor_no_cudagraphs_huggingface_bfloat16_inference_cpu_x86_performance.csv")["device"] == "cpu"
+    assert file_fields("inductor_cudagraphs_low_precision_huggingface_quant_inference_cuda_performance.csv")["dtype"] \
+        == "quant"
+    for name, unread in (("mobilenetv2_100__inductor_timm_models_float32_inference_cpu_performance.csv", ["mobilenetv2"]),
+                         ("mobilenetv2_100_inductor_timm_models_float32_inference_cpu_performance.csv", ["mobilenetv2"]),
+                         ("speedup_inductor_myrun.csv", ["myrun"]), ("inductor_single_test.csv", ["single", "test"])):
+        assert (file_fields(name)["backend"], unread_words(name)) == (None, unread), name
+    for path in sorted(REAL.rglob("*.csv")):
+        assert unread_words(path.name) == [], path
+
+    # the real capture's CSV under a name its user prefixed: every other field read, the backend NULL
+    text = (HERE / "cpu-2.14.1-mobilenetv2_100-performance.csv").read_text()
+    prefixed = "mobilenetv2_100__inductor_timm_models_float32_inference_cpu_performance.csv"
+    parsed = parse_harness_csv(text, prefixed)
+    rows = parsed.rows["harness_results"]
+    assert [(r["model"], r["suite"], r["backend"], r["mode"], r["dtype"], r["device"], r["speedup"]) for r in rows] == [
+        ("mobilenetv2_100", "timm_models", None, "inference", "float32", "cpu", 2.729621)]
+    warnings = [p.message for p in parsed.problems if p.severity == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith("backend unknown") and "'mobilenetv2'" in warnings[0]
+    # what the folder or the run's labels say fills it, and then nothing is unknown
+    for named in (parse_harness_csv(text, prefixed, folders=("inductor",)),
+                  parse_harness_csv(text, prefixed, given={"backend": "inductor"})):
+        assert [r["backend"] for r in named.rows["harness_results"]] == ["inductor"]
+        assert [p for p in named.problems if p.severity == "warning"] == []
 
 
 def test_damaged_files_and_rows_are_errors_never_values(tmp_path):

@@ -66,7 +66,8 @@ def test_kept_points_follow_ingests_late_compiles_and_replaced_runs(tmp_path):
                     ignore=lambda folder, names: [n for n in names if n in ("trace", "torch_compile_debug")])
     assert ingest_paths([*nights, job], db).errors == 0
     first = _kept_equals_computed(db)
-    assert {r["point"] for r in first["nightly"][0]} == {"1", "2", None}  # the job has no nightly label
+    # the job has no nightly label: on no night (harness_point), never a night of its own mixing others
+    assert {r["point"] for r in first["nightly"][0]} == {"1", "2"}
     job_models = {"deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"}
     unlinked = [r for r in first["compiler"][0] if r["model"] in job_models and r["accuracy_samples"]
                 and r["accuracy_run_id"] is None]
@@ -134,5 +135,125 @@ def test_the_kept_numbers_are_read_not_computed(tmp_path, key):
         assert con.execute(f"SELECT count(*) FROM harness_models('{key}', NULL)").fetchone()[0] == 0
         assert con.execute(f"SELECT count(*) FROM harness_summary('{key}', NULL)").fetchone()[0] == 0
         assert con.execute(f"SELECT count(*) FROM harness_models_of('{key}', NULL, NULL, NULL)").fetchone()[0] == 1
-        # a key that is not kept is computed
-        assert con.execute("SELECT count(*) FROM harness_models('variant', NULL)").fetchone()[0] == 1
+        # a key that is not kept is computed (the capture's manifest says harness=performance); a run
+        # without the key's label is on no point of it
+        assert con.execute("SELECT count(*) FROM harness_models('harness', NULL)").fetchone()[0] == 1
+        assert con.execute("SELECT count(*) FROM harness_models('variant', NULL)").fetchone()[0] == 0
+
+
+def _set_numbers(folder: Path) -> dict:
+    """HUD's suite numbers of one result set, computed here from its CSVs alone (csv module): a model
+    passes on a passing accuracy and a speedup; geomean speedup and mean compilation latency (the
+    performance run's) over the passing models."""
+    import csv
+    import math
+
+    rows: dict[str, dict[str, dict]] = {"performance": {}, "accuracy": {}}
+    for path in folder.rglob("*.csv"):
+        kind = "performance" if path.name.endswith("_performance.csv") else "accuracy"
+        if path.name.endswith(("_performance.csv", "_accuracy.csv")):
+            with open(path, newline="") as fh:
+                rows[kind].update({r["name"]: r for r in csv.DictReader(fh)})
+    passed = [m for m, r in rows["accuracy"].items() if r["accuracy"] == "pass" and m in rows["performance"]]
+    speedups = [float(rows["performance"][m]["speedup"]) for m in passed]
+    latencies = [float(rows["performance"][m]["compilation_latency"]) for m in passed]
+    return {"workloads": len(set(rows["performance"]) | set(rows["accuracy"])), "passed": len(passed),
+            "geomean_speedup": math.prod(speedups) ** (1 / len(speedups)),
+            "compilation_latency": sum(latencies) / len(latencies)}
+
+
+def test_two_result_sets_of_no_known_release_are_never_one_point(tmp_path):
+    """The demo's two CI sets (demo/harness-ci-timm-cpu.tar.xz: timm on the CPU under 2.13 and 2.14.1,
+    the CSVs alone, `ci` labels, no torch version) beside the captures that compiled the same models.
+    Each set is a point of its own, named by its label, with its own numbers (a hand computation from
+    its CSVs; before, one NULL point mixed them: geomean 1.093 of 1.148 and 2.105); such a point is no
+    step of the release series; by the `ci` label they are a series; a warehouse that kept the mixed
+    point has it made again when a writer opens it."""
+    import tarfile
+
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.store.migrate import migrate
+    from inductor_warehouse.store.api import Warehouse
+
+    sets = tmp_path / "sets"
+    with tarfile.open(Path(__file__).parent.parent / "demo" / "harness-ci-timm-cpu.tar.xz") as tf:
+        tf.extractall(sets, filter="data")
+    caps = unpack_harness_captures(tmp_path / "caps")
+    db = str(tmp_path / "w.duckdb")
+    assert ingest_paths([sets, caps / "cpu-torch2.13", caps / "cpu-torch2.14.1"], db).errors == 0
+    want = {f"ci={name}": _set_numbers(sets / name) for name in ("timm-cpu-2.13", "timm-cpu-2.14.1")}
+    assert want["ci=timm-cpu-2.13"]["geomean_speedup"] == pytest.approx(1.1477, abs=1e-4)
+    assert want["ci=timm-cpu-2.14.1"]["geomean_speedup"] == pytest.approx(2.1048, abs=1e-4)
+
+    kept = _kept_equals_computed(db)
+    with Warehouse(db) as wh:
+        summary = {r["point"]: r for r in wh.query("harness/summary").to_dicts()}
+        assert set(summary) == {"2.13.0+cpu", "2.14.1+cu130", *want}  # no NULL point
+        for point, numbers in want.items():
+            row = summary[point]
+            assert row["in_series"] is False
+            assert (row["workloads"], row["passed_workloads"]) == (numbers["workloads"], numbers["passed"]) == (3, 3)
+            assert row["geomean_speedup"] == pytest.approx(numbers["geomean_speedup"], abs=5e-5)
+            assert row["compilation_latency_s"] == pytest.approx(numbers["compilation_latency"], abs=5e-4)
+        assert summary["2.13.0+cpu"]["in_series"] and summary["2.14.1+cu130"]["in_series"]
+        # a set's own point is no step: mobilenetv2_100's steps are from release to release only
+        steps = wh.query("harness/model_changes", model="mobilenetv2_100").to_dicts()
+        assert steps and {(s["before_point"], s["point"]) for s in steps} == {("2.13.0+cpu", "2.14.1+cu130")}
+        models = wh.query("harness/point_models", point="ci=timm-cpu-2.14.1", suite="timm_models").to_dicts()
+        assert len(models) == 3 and {m["before_point"] for m in models} == {None}
+        latest = wh.query("harness/point_models", suite="timm_models", device="cpu").to_dicts()
+        assert {(m["point"], m["before_point"]) for m in latest} == {("2.14.1+cu130", "2.13.0+cpu")}
+        # by their label the two sets are a series, the captures on no point of it
+        by_ci = wh.query("harness/summary", key="ci").to_dicts()
+        assert [(r["point"], r["in_series"]) for r in by_ci] == [("timm-cpu-2.13", True), ("timm-cpu-2.14.1", True)]
+        assert by_ci[1]["geomean_speedup"] == pytest.approx(want["ci=timm-cpu-2.14.1"]["geomean_speedup"], abs=5e-5)
+        flagged = wh.query("harness/model_changes", model="mobilenetv2_100", key="ci").to_dicts()
+        assert {(f["metric"], f["flag"]) for f in flagged} == {("compilation_latency", "regression"),
+                                                              ("speedup", "improvement")}
+        # the captures' runs that hold harness rows: 2.13's six, 2.14.1's three and its accuracy job
+        assert wh.query("dashboard/harness_off_axis", key="ci").to_dicts()[0]["runs"] == 10
+
+    # a warehouse that kept the mixed point (as before): the writer's migrate makes its points again
+    with duckdb.connect(db) as con:
+        for table in ("harness_records", "harness_point_summaries", "harness_point_runs"):
+            con.execute(f"UPDATE {table} SET point = NULL WHERE point LIKE 'ci=%'")
+        migrate(con)
+        assert con.execute("SELECT count(*) FROM harness_records WHERE point IS NULL").fetchone()[0] == 0
+    assert _digits(_kept_equals_computed(db)) == _digits(kept)  # a mean's last bit follows the order it summed in
+
+
+def _digits(value):
+    """`value` with each float to 12 significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: _digits(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_digits(v) for v in value]
+    return value
+
+
+def test_the_demo_sets_are_made_again_from_the_captures_byte_for_byte(tmp_path):
+    """demo/harness-ci-timm-cpu.tar.xz is what `python -m demo.harness_sets` makes from the harness
+    captures: the same members with the same bytes (each CSV and JSON record the capture's own, no
+    trace or debug tree), and the same archive bytes on a rebuild."""
+    import tarfile
+
+    from demo.harness_sets import OUT, build, members
+
+    def read(archive: Path) -> dict[str, bytes]:
+        with tarfile.open(archive) as tf:
+            return {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}
+
+    made = build(tmp_path / "again.tar.xz")
+    assert read(made) == read(OUT) == members()
+    assert build(tmp_path / "twice.tar.xz").read_bytes() == made.read_bytes()
+    with tarfile.open(Path(__file__).parent / "fixtures" / "captures" / "harness-timm.tar.xz") as tf:
+        capture = {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}
+    sets = read(OUT)
+    csvs = sorted(n for n in sets if n.endswith(".csv"))
+    assert len(csvs) == 16 and not any("/trace/" in n or "torch_compile_debug" in n for n in sets)
+    for name in csvs:
+        release = {"timm-cpu-2.13": "cpu-torch2.13", "timm-cpu-2.14.1": "cpu-torch2.14.1"}[name.split("/")[0]]
+        assert sets[name] == capture[release + name[name.index("/"):]], name
+    assert json.loads(sets["timm-cpu-2.13/manifest.json"]) == {"ci": "timm-cpu-2.13"}

@@ -7,7 +7,7 @@ import sys
 import click
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.changes import CHOICES, PHASE_RATIO, TOP
+from inductor_warehouse.analysis.changes import CHOICES, HARNESS, PHASE_RATIO, TOP
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.analysis.kernel_diff import change_label, code_diff, kernel_diff
 from inductor_warehouse.analysis.selectors import SelectorError, same_selection
@@ -24,7 +24,7 @@ Examples:
   iwh compare --base compiler=2.13 --head compiler=2.14 --fail-on regression --threshold restarts=0
   iwh compare --base compiler=2.13 --head compiler=2.14 --model mobilenetv2_100 --threshold speedup=10%
   iwh compare --base variant=default --head variant=no_epilogue_fusion --model mlp   # two label values
-  iwh compare --base ci=run-1 --head ci=run-2 --fail-on regression     # two sets of harness CSVs alone
+  iwh compare --base ci=timm-cpu-2.13 --head ci=timm-cpu-2.14.1 --fail-on regression   # harness CSVs alone
 
 \b
 Exit status: 0 when nothing regressed (or without --fail-on), 1 when --fail-on regression finds a
@@ -117,7 +117,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
                                  "  iwh changes --model mlp --series variant --metric kernels --format csv\n"
                                  "  iwh changes --model deit_tiny_patch16_224.fb_in1k --metric compile_phase --phase codegen\n"
                                  "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config\n"
-                                 "  iwh changes --model BertForMaskedLM --series nightly --metric harness")
+                                 "  iwh changes --model mobilenetv2_100 --series ci --metric harness")
 @click.option("--model", required=True, help="the model whose runs form the series")
 @click.option("--series", "series_label", metavar="LABEL",
               help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
@@ -161,13 +161,18 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     shown = None if show_all else TOP
     emit(changes_frame(report, shown, table=fmt in ("table", "markdown")), fmt)
     if fmt == "table":
-        runs = sum(len(rs) for rs in report.series.values())
-        click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(report.series), 'series', 'series')} "
+        # the harness's series are its workloads' points, whose runs may have compiled nothing
+        harness = {p.series: {p.before_run, p.after_run} for p in report.points
+                   if any(c.metric == HARNESS for c in p.changes)}
+        series = set(report.series) | set(harness)
+        runs = sum(len(rs) for rs in report.series.values()) + len(set().union(*harness.values()) if harness else ())
+        click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(series), 'series', 'series')} "
                    f"of {plural(runs, 'run')}, ordered by {report.ordered_by}; the biggest changes first", err=True)
         if shown is not None and len(ranked) > shown:
             click.echo(f"{plural(len(ranked) - shown, 'more change')}: --all", err=True)
-        if ranked:
-            p = ranked[0][0]
+        # the code of a change of the compiles' own (a harness number's runs may hold CSVs alone)
+        p = next((p for p, c in ranked if c.metric != HARNESS), None)
+        if p is not None:
             click.echo(f"the code of one: iwh compare --base {p.before_run} --head {p.after_run} --model {model} "
                        "--kernels --show-code", err=True)
             if p.compare_url:

@@ -42,10 +42,13 @@ def series_name(row) -> str:
 
 def chart(frame: pd.DataFrame, metric: str, points: list, colour: dict) -> dict:
     """A Vega-Lite spec: a line per backend variant over the points, its points to click. Written as the
-    spec itself, as Trends' are."""
+    spec itself, as Trends' are. A set's own point (of no known release) is a mark on no line: nothing
+    says what comes before it."""
     title, fmt = CHARTS[metric]
+    # labels slanted where they would not fit side by side in half a 1280 px column (about 50 characters)
+    slant = len(points) > 8 or sum(len(str(p)) + 2 for p in points) > 50
     x = {"field": "point", "type": "ordinal", "title": None, "sort": points,
-         "axis": {"labelAngle": -45 if len(points) > 8 else 0, "labelOverlap": True}}
+         "axis": {"labelAngle": -45 if slant else 0, "labelOverlap": True}}
     y = {"field": metric, "type": "quantitative", "title": None, "axis": {"format": fmt},
          "scale": {"zero": metric == "pass_rate"}}
     tooltip = [{"field": "point", "type": "ordinal"}, {"field": "series", "type": "nominal", "title": "backend"},
@@ -53,7 +56,8 @@ def chart(frame: pd.DataFrame, metric: str, points: list, colour: dict) -> dict:
                {"field": "workloads", "type": "quantitative", "title": "models"}]
     return {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"},
             "title": {"text": title, "anchor": "start", "fontSize": 14}, "layer": [
-        {"mark": {"type": "line", "strokeWidth": 1.5}, "encoding": {"x": x, "y": y, "color": colour}},
+        {"mark": {"type": "line", "strokeWidth": 1.5}, "transform": [{"filter": "datum.in_series"}],
+         "encoding": {"x": x, "y": y, "color": colour}},
         {"mark": {"type": "circle", "size": 70 if len(points) <= 60 else 18, "opacity": 0.9},
          "params": [{"name": "pick", "select": {"type": "point", "fields": ["point", "series"]}}],
          "encoding": {"x": x, "y": y, "color": colour, "tooltip": tooltip}},
@@ -114,13 +118,21 @@ chosen = st.multiselect("Backend variants", every, key="suite_series",
                              "leaves them off its charts")
 state.to_url("backends", chosen if set(chosen) != {s for s in every if s.split(" · ")[0] not in BASELINES} else None)
 shown = shown[shown["series"].isin(chosen)]
-points = sorted(shown["point"].unique(), key=release_key if point_key is None else str)
+# the series' points in order, then the sets' own (results of no known release), which have no place in it
+placed = sorted(shown.loc[shown["in_series"], "point"].unique(), key=release_key if point_key is None else str)
+apart = sorted(set(shown.loc[~shown["in_series"], "point"]) - set(placed))
+points = placed + apart
 held = int(counts["harness_result_runs"])
+off_axis = int(data.run("dashboard/harness_off_axis", key=point_key).iloc[0]["runs"]) if point_key else 0
 st.caption(cells.plain(
     f"{plural(len(points), 'point')} of {cells.or_missing(suite)} ({cells.or_missing(mode)}, {cells.or_missing(dtype)}, "
     f"{cells.or_missing(device)}), up to {int(shown['workloads'].max()) if len(shown) else 0:,} models a point; "
     + (f"{plural(held, 'run')} {'holds' if held == 1 else 'hold'} harness results alone (a job's CSVs, CI's "
        "expected values) beside the compiles. " if held else "")
+    + (f"{plural(len(apart), 'point')} of no known release ({', '.join(apart)}): each a result set of its own, "
+       "named by its run's labels, on no line. " if apart else "")
+    + (f"{plural(off_axis, 'run')} with harness results but no label {point_key}: on no point here. "
+       if off_axis else "")
     + "Each model's repeated runs at a point count once: the median of its speedups and compression ratios, the "
       "least of its compilation latencies (the worst accuracy)."))
 
@@ -137,7 +149,8 @@ for i, metric in enumerate(CHARTS):
             st.caption(f"**{CHARTS[metric][0]}**: none at these points"
                        + (" (no accuracy run: HUD's pass rate needs one)" if metric == "pass_rate" else ""))
             continue
-        event = st.vega_lite_chart(values[["point", "series", metric, "workloads"]], chart(values, metric, points, colour),
+        event = st.vega_lite_chart(values[["point", "series", metric, "workloads", "in_series"]],
+                                   chart(values, metric, points, colour),
                                    on_select="rerun", selection_mode="pick", key=f"suite_chart_{metric}",
                                    width="stretch")
         chosen_points = (event.selection.get("pick") or []) if event else []
@@ -166,7 +179,9 @@ words = models["flags"].str.split()
 regressed = words.map(lambda f: any(not x.startswith(("+", "!")) for x in f))
 better = words.map(lambda f: any(x.startswith("+") for x in f)) & ~regressed
 st.caption(cells.plain(
-    f"{plural(len(models), 'model')} at {at}" + (f", against {before.iloc[0]}" if len(before) else ", the first point")
+    f"{plural(len(models), 'model')} at {at}"
+    + (f", against {before.iloc[0]}" if len(before) else
+       ", a result set of no known release: nothing before it" if at in apart else ", the first point")
     + f": {int(regressed.sum())} flagged by HUD's rule (accuracy that stopped passing, speedup, compilation latency "
       f"or compression ratio moved more than 5%, peak memory more than 20%), {int(better.sum())} only better. "
       "A link opens the compile the row measured in the Run explorer."))
@@ -218,4 +233,5 @@ with st.expander(f"HUD's rule for {cells.plain(suite)} at {cells.plain(at)} agai
         cells.table(rule[["metric", "base", "head", "limit_value", "rule", "verdict", "base_workloads", "head_workloads"]])
         chrome.show_sql("harness/hud_regression")
     else:
-        st.caption("The first point of its series: nothing before it.")
+        st.caption("A result set of no known release: nothing before it." if at in apart
+                   else "The first point of its series: nothing before it.")

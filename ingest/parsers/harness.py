@@ -33,7 +33,8 @@ from typing import Any, cast
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.harness_names import FIELDS, SUITES, Named, file_fields, folder_fields
+from inductor_warehouse.ingest.parsers.harness_names import (FIELDS, SUITES, Named, file_fields, folder_fields,
+                                                             unread_words)
 from inductor_warehouse.ingest.rows import HarnessResultRow, Parsed
 
 SOURCE = "harness"
@@ -195,8 +196,10 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None 
         parsed.problem(f"CSV cut or damaged, rows after it are lost: {e}", reader.line_num)
     if unknown:
         shown = [k for k in FIELDS if k in unknown]
+        unread = unread_words(filename) if "backend" in unknown else []
+        why = f" (its words {', '.join(map(repr, unread))} are none of a backend's)" if unread else ""
         parsed.problem(f"{', '.join(shown)} unknown for some rows: named by no JSON record beside the file, nor its "
-                       f"name {filename!r}, the run's labels or its folders; stored NULL (a manifest or `--label "
+                       f"name {filename!r}{why}, the run's labels or its folders; stored NULL (a manifest or `--label "
                        f"{shown[0]}=...` names {'it' if len(shown) == 1 else 'them'})", None, "warning")
     if len(suites - {None}) == 1:
         parsed.facts["suite"] = (suites - {None}).pop()

@@ -17,7 +17,11 @@ repositories; tests/fixtures/SOURCES.md):
 
 A word is taken for a field only where the naming puts it (a backend is the harness's `--backend`
 word, or the configuration words around a suite, or a whole name that is a backend); a name that
-says nothing of a field leaves it None, never a guess. Folders are read word by word for suite,
+says nothing of a field leaves it None, never a guess. A backend is made only of words the harness,
+CI and HUD use for one (BACKEND_WORDS, VARIANT_WORDS): a name whose configuration holds any other
+word (`mobilenetv2_100__inductor_timm_models_...`, a user's prefix; `inductor_distributed_x.csv`)
+names no backend, and the words it was not read for are said (`unread_words`). A word right after
+the device is the device's (CI's `cpu_x86`, `cuda_h100`). Folders are read word by word for suite,
 mode, dtype and device, and for a backend only where a folder's whole name is one.
 """
 
@@ -30,7 +34,9 @@ FIELDS = ("suite", "backend", "mode", "dtype", "device")
 SUITES = {"timm_models": "timm_models", "timm": "timm_models", "huggingface": "huggingface",
           "torchbench": "torchbench"}
 MODES = {"training": "training", "inference": "inference"}
-DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "amp": "amp"}
+# HUD's dtypes (compilerUtils.ts DTYPES: amp, float16, bfloat16, quant, notset) and the harness's float32
+DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "amp": "amp", "quant": "quant",
+          "notset": "notset"}
 DEVICES = {"cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps", "hpu": "hpu", "rocm": "rocm"}
 CUDA_PLATFORM = re.compile(r"^cu\d{3,}$")  # ci_expected_accuracy/cu124/: a CUDA build's expected values
 # what the harness's file names say that is none of the fields
@@ -42,6 +48,16 @@ BACKEND_PREFIXES = (("precision", "checker"), ("expected", "ci", "perf"), ("spee
 # names: a configuration names a backend when one of these is among its words
 BACKEND_WORDS = {"inductor", "eager", "cudagraphs", "nvfuser", "nnc", "onnxrt", "tvm", "openxla", "ipex",
                  "tensorrt", "torchxla", "torchao", "optimus", "ts", "aot"}
+# the other words of a backend variant's name: CI's (.ci/pytorch/test.sh test_perf_for_dashboard:
+# `${backend}_no_cudagraphs_`, `_with_cudagraphs_freezing_autotune_`, `_dynamic_`, `_cpp_wrapper_`,
+# `_export_`, `_aot_inductor_`, `_max_autotune_`, `_deterministic_perf_`, `_cudagraphs_low_precision_`),
+# HUD's compiler names (torchci/lib/benchmark/compilerUtils.ts), ci_expected_accuracy's configurations
+# (`dynamo_eager`, `cpu_inductor_amp_freezing`, `dynamic_cpu_max_autotune_inductor_amp_freezing`,
+# `inductor_distributed`), torch._dynamo's `aot_eager_decomp_partition`, and pytorch/benchmark's
+# torchao runs (`torchao_<quantization>_<suite>_...`)
+VARIANT_WORDS = {"no", "with", "dynamic", "cpp", "wrapper", "freezing", "max", "autotune", "export", "deterministic",
+                 "perf", "low", "precision", "dynamo", "distributed", "decomp", "partition", "noquant",
+                 "autoquant", "int8dynamic", "int8weightonly", "int4weightonly"}
 _DATE = re.compile(r"^(19|20)\d{6}$|^\d{4}-\d\d-\d\d$")
 
 
@@ -66,8 +82,9 @@ def _device(token: str) -> str | None:
     return "cuda" if CUDA_PLATFORM.match(token) else DEVICES.get(token)
 
 
-def file_fields(filename: str) -> dict:
-    """suite, backend, mode, dtype and device named by a harness file's name (None where it names none)."""
+def _read(filename: str) -> tuple[dict, list[str]]:
+    """(fields, words): what a harness file's name says, and the words of it that stand where a
+    backend is and name none (file_fields, unread_words)."""
     stem = filename.rsplit("/", 1)[-1]
     for ext in (".csv", ".json"):
         stem = stem.removesuffix(ext)
@@ -79,6 +96,7 @@ def file_fields(filename: str) -> dict:
     i = len(prefix) if prefix else 0
     backend_words: list[str] = []
     in_backend = prefix is not None
+    after_device = False
     while i < len(tokens):
         t = tokens[i]
         pair = f"{t}_{tokens[i + 1]}" if i + 1 < len(tokens) else ""
@@ -99,17 +117,30 @@ def file_fields(filename: str) -> dict:
                 out["dtype"] = out["dtype"] or _word(t, DTYPES)
             elif _device(t):
                 out["device"] = out["device"] or _device(t)
-            elif not known:
+            elif not known and not (after_device and t not in BACKEND_WORDS | VARIANT_WORDS):
                 config.append(t)
+        after_device = bool(_device(t)) and not in_backend
         i += step
-    if prefix is not None:
-        out["backend"] = "_".join(backend_words) or None
-    elif (suite_seen or out["mode"]) and BACKEND_WORDS & set(config):
-        # CI's names: the configuration words around the suite are HUD's compiler name
-        out["backend"] = "_".join(config)
-    elif not suite_seen and not out["mode"] and config and set(config) <= BACKEND_WORDS | {"decomp", "partition"}:
-        out["backend"] = "_".join(config)  # `inductor.csv`, `aot_eager.csv`: a name that is a backend alone
-    return out
+    words = backend_words if prefix is not None else config
+    if prefix is None and not suite_seen and not out["mode"] and not set(words) & BACKEND_WORDS:
+        return out, []  # a name that is no configuration at all (`results.csv`): nothing stands for a backend
+    unread = [w for w in words if w not in BACKEND_WORDS | VARIANT_WORDS]
+    if words and not unread and set(words) & BACKEND_WORDS:
+        # the harness's `--backend`; CI's names: the configuration words around the suite are HUD's
+        # compiler name; `inductor.csv`, `aot_eager.csv`: a name that is a backend alone
+        out["backend"] = "_".join(words)
+    return out, unread
+
+
+def file_fields(filename: str) -> dict:
+    """suite, backend, mode, dtype and device named by a harness file's name (None where it names none)."""
+    return _read(filename)[0]
+
+
+def unread_words(filename: str) -> list[str]:
+    """The words of a file's name that stand where its backend is and are none of a backend's words
+    (a user's prefix, a word of a variant nobody here knows): why the name gave no backend."""
+    return _read(filename)[1]
 
 
 def folder_fields(folders: list[str]) -> Named:

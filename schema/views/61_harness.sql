@@ -57,6 +57,39 @@ JOIN runs holder USING (run_id)
 LEFT JOIN linked k USING (run_id, file, line)
 LEFT JOIN runs lr ON lr.run_id = k.linked_run_id;
 
+-- harness_set_point(labels, run_id): the point of harness results that name no compiler version (a
+-- CI job's CSVs alone, without `torch` in a manifest or --label): a point of their own, never one
+-- point with another set's numbers. It is named by the labels of the run that holds them that say
+-- which set it is (not the workload's labels, nor suite and backend, which group HUD's numbers
+-- anyway, nor run facts: `ci=timm-cpu-2.13`), so that the runs of one set (a job's shards, labelled
+-- alike) are one point; by the run (`run 05a7cc7a31d80f8e`) where no label says.
+CREATE OR REPLACE MACRO harness_set_point(labels, run_id) AS
+    coalesce(nullif(array_to_string(list_sort(list_transform(
+        list_filter(json_keys(coalesce(labels, '{}')), k -> NOT list_contains(workload_labels(), k)
+                                                            AND k NOT IN ('suite', 'backend')
+                                                            AND NOT list_contains(run_fact_keys(), k)),
+        k -> k || '=' || (labels ->> k))), ' '), ''), 'run ' || run_id);
+
+-- harness_point(point_key, compiler_version, label_value, set_point): a harness row's point. With the
+-- compiler version as the key (point_key 'compiler' or NULL), the row's release, or, where none is
+-- known, its set's point (harness_set_point of its holding run). With a label as the key (nightly),
+-- the holding run's value of it (label_value); a run without that label is on no point of that axis
+-- (NULL: its rows are left out of that key's records and numbers, and the Benchmark suite page says
+-- how many runs).
+-- (A CASE, not coalesce: DuckDB computes a CASE's branch only for the rows that take it, and the set's
+-- name only where no release is known.)
+CREATE OR REPLACE MACRO harness_point(point_key, compiler_version, label_value, set_point) AS
+    CASE WHEN coalesce(point_key, 'compiler') <> 'compiler' THEN label_value
+         WHEN compiler_version IS NOT NULL THEN compiler_version
+         ELSE set_point END;
+
+-- harness_point_placed(point_key, compiler_version): whether a point of harness_models or
+-- harness_summary (its compiler_version) has a place in its series: a release, or a label's value.
+-- A set's own point (no compiler version: harness_set_point) has none: no point is before it and it
+-- is before none (harness/model_changes, harness/point_models), and the page draws it apart.
+CREATE OR REPLACE MACRO harness_point_placed(point_key, compiler_version) AS
+    coalesce(point_key, 'compiler') <> 'compiler' OR compiler_version IS NOT NULL;
+
 -- harness_point_keys(): the points HUD's records and suite numbers are kept ready for, as the loader
 -- writes (harness_records, harness_point_summaries): compiler versions, and nightlies (the label
 -- `nightly`). Any other key (a label such as variant) is computed when asked, from every row.
@@ -66,7 +99,7 @@ CREATE OR REPLACE MACRO harness_point_keys() AS ['compiler', 'nightly'];
 -- mode, dtype, device and variant, the holding run's label, so two Inductor configs of one release
 -- stay apart) of a suite and backend at a point: its accuracy beside its speedup, latencies and
 -- memory. A point is a compiler version (point_key = 'compiler' or NULL) or the value of a label
--- (point_key = 'nightly': one point a night). runs: NULL, or a list of run ids (`iwh compare`'s
+-- (point_key = 'nightly': one point a night), as harness_point says. runs: NULL, or a list of run ids (`iwh compare`'s
 -- side): only the rows that measured those runs (linked_run_id) or that those runs hold, all at one
 -- point, 'runs'. A workload measured more than once at a point (several runs, or rows the harness
 -- appended to one CSV) has one value a metric, by the metric's one rule (the same in `iwh compare`,
@@ -82,16 +115,18 @@ CREATE OR REPLACE MACRO harness_point_keys() AS ['compiler', 'nightly'];
 -- A model with an accuracy row and no performance row has speedup NULL: it does not pass (HUD counts
 -- speedup 0 as a failure), and the other way round accuracy NULL. run_ids: the runs whose rows make
 -- the record (holding and linked), which the loader's upkeep of harness_records follows. points: NULL,
--- or only the records of these points (a NULL point spelled '\0'), which the upkeep remakes; model:
+-- or only the records of these points, which the upkeep remakes; model:
 -- NULL, or only this model's (`iwh compare --model`).
 CREATE OR REPLACE MACRO harness_models_of(point_key, runs, points, model_name) AS TABLE
 WITH holders AS (
-    -- a label's point and the variant, read once a run rather than once a row
-    SELECT run_id, labels ->> point_key AS label_point, labels ->> 'variant' AS variant FROM runs
+    -- what a run says of its rows' point (harness_point) and the variant, read once a run rather than
+    -- once a row; a set's point only where the run names no release (its rows' linked runs may)
+    SELECT run_id, labels ->> point_key AS label_point, labels ->> 'variant' AS variant,
+           CASE WHEN compiler_version IS NULL THEN harness_set_point(labels, run_id) END AS set_point
+    FROM runs
 ), pointed AS (
     SELECT h.*, CASE WHEN runs IS NOT NULL THEN 'runs'
-                     WHEN point_key IS NULL OR point_key = 'compiler' THEN h.compiler_version
-                     ELSE o.label_point END AS point,
+                     ELSE harness_point(point_key, h.compiler_version, o.label_point, o.set_point) END AS point,
            o.variant
     FROM harness_rows h
     JOIN holders o USING (run_id)
@@ -99,7 +134,7 @@ WITH holders AS (
       AND (runs IS NULL OR list_contains(runs, h.linked_run_id) OR list_contains(runs, h.run_id))
       AND (model_name IS NULL OR h.model = model_name)
 ), chosen AS (
-    SELECT * FROM pointed WHERE points IS NULL OR list_contains(points, coalesce(point, chr(0)))
+    SELECT * FROM pointed WHERE point IS NOT NULL AND (points IS NULL OR list_contains(points, point))
 ), measured AS (
     SELECT kind, suite, point, backend, workload, count(*) AS samples,
            -- the latest row's, in one aggregate: one sort key for all of them
@@ -122,7 +157,7 @@ WITH holders AS (
                 ELSE quantile_disc(eager_peak_mem, 0.5) FILTER (WHERE eager_peak_mem > 0) END AS eager_peak_mem,
            CASE WHEN count(*) = 1 THEN any_value(nullif(dynamo_peak_mem, 0))
                 ELSE quantile_disc(dynamo_peak_mem, 0.5) FILTER (WHERE dynamo_peak_mem > 0) END AS dynamo_peak_mem,
-           list_distinct(list(run_id) || list(linked_run_id)) AS run_ids
+           list_sort(list_distinct(list(run_id) || list(linked_run_id))) AS run_ids
     FROM chosen
     GROUP BY kind, suite, point, backend, workload
 ), p AS (SELECT * FROM measured WHERE kind = 'performance'),
@@ -150,7 +185,7 @@ SELECT
     coalesce(a.accuracy IN ('pass', 'pass_due_to_skip', 'eager_variation'), false) AS accuracy_passed,
     p.samples AS performance_samples, a.samples AS accuracy_samples,
     p.latest.linked_run_id AS performance_run_id, a.latest.linked_run_id AS accuracy_run_id,
-    list_distinct(list_filter(coalesce(p.run_ids, []) || coalesce(a.run_ids, []), x -> x IS NOT NULL)) AS run_ids
+    list_sort(list_distinct(list_filter(coalesce(p.run_ids, []) || coalesce(a.run_ids, []), x -> x IS NOT NULL))) AS run_ids
 FROM p
 FULL JOIN a
   ON p.workload = a.workload AND p.point IS NOT DISTINCT FROM a.point AND p.suite IS NOT DISTINCT FROM a.suite
@@ -188,7 +223,7 @@ WITH m AS (
           FROM (SELECT * FROM harness_models(point_key, runs) WHERE model_name IS NULL
                 UNION ALL BY NAME
                 SELECT * FROM harness_models_of(point_key, runs, points, model_name) WHERE model_name IS NOT NULL)
-          WHERE points IS NULL OR list_contains(points, coalesce(point, chr(0)))
+          WHERE points IS NULL OR list_contains(points, point)
           WINDOW w AS (PARTITION BY suite, point, mode, dtype, backend, device, variant))
 )
 SELECT

@@ -14,7 +14,7 @@
 -- @param expected VARCHAR only expected CSVs whose file name contains this (e.g. cpu_inductor_timm_inference)
 -- @param suite VARCHAR only this suite
 WITH rows_at AS (
-    SELECT *, CASE WHEN $key IS NULL OR $key = 'compiler' THEN compiler_version ELSE labels ->> $key END AS point,
+    SELECT *, harness_point($key, compiler_version, labels ->> $key, harness_set_point(labels, run_id)) AS point,
            labels ->> 'variant' AS variant
     FROM harness_rows
 ), pick AS (

@@ -4,7 +4,8 @@
 -- metric's one rule), every step where one of HUD's flags fires (hud_accuracy_flag, hud_flag:
 -- accuracy that stopped or started passing, speedup, compilation latency or compression ratio moved
 -- more than `relative`): the metric, its value before and after, and the flag. `iwh changes --metric
--- harness` lists these; harness/point_models shows a whole point.
+-- harness` lists these; harness/point_models shows a whole point. A set's own point (results of no
+-- known release: harness_point_placed) is no step: nothing says what comes before it.
 -- @param model VARCHAR the model
 -- @param key VARCHAR default=compiler what a point is: compiler (version) or a label key (nightly)
 -- @param relative DOUBLE default=0.05 HUD's relative threshold
@@ -13,7 +14,7 @@ WITH series AS (
                                  ORDER BY CASE WHEN coalesce($key, 'compiler') = 'compiler' THEN version_key(point) END,
                                           point) AS n
     FROM harness_models($key, NULL)
-    WHERE model = $model AND point IS NOT NULL
+    WHERE model = $model AND harness_point_placed($key, compiler_version)
 ), stepped AS (
     SELECT s.suite, s.backend, s.workload, s.n AS position, b.point AS before_point, s.point,
            coalesce(b.performance_run_id, b.accuracy_run_id, b.run_ids[1]) AS before_run,

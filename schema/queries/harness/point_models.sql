@@ -2,7 +2,8 @@
 -- HUD's model table (torchci's components/benchmark/compilers/ModelPanel.tsx) for one point of a
 -- suite, backend, mode, dtype and device (harness_models: each workload's samples at a point by its
 -- metric's one rule), each workload beside its record at the previous point of the same series
--- (releases in release order, a label's values as text: the nightly before), with the deltas and
+-- (releases in release order, a label's values as text: the nightly before; a set's own point, of
+-- no known release, has none: harness_point_placed), with the deltas and
 -- HUD's flags: accuracy that stopped passing is a regression (one that started, an improvement);
 -- speedup down more than `relative` of the one before, or to 0 (the model no longer runs), is a
 -- regression, up more than that an improvement; compilation latency and absolute latency up more
@@ -11,7 +12,7 @@
 -- point is not flagged. flags: the metrics that regressed, then those that improved (+) or warn (!).
 -- Run ids are the compiles the rows measured, for the Run explorer (explorer?run=ID).
 -- @param key VARCHAR default=compiler what a point is: compiler (version) or a label key (nightly)
--- @param point VARCHAR the point (a compiler version, a label value); NULL: the series' latest
+-- @param point VARCHAR the point (a compiler version, a label value, a set's own); NULL: the series' latest
 -- @param suite VARCHAR the suite
 -- @param backend VARCHAR only this backend
 -- @param mode VARCHAR only this mode (infer, train)
@@ -26,15 +27,20 @@ WITH series AS (
       AND ($mode IS NULL OR mode = workload_value('mode', $mode))
       AND ($dtype IS NULL OR dtype = workload_value('dtype', $dtype)) AND ($device IS NULL OR device = $device)
 ), points AS (
-    SELECT point, row_number() OVER (ORDER BY CASE WHEN coalesce($key, 'compiler') = 'compiler' THEN version_key(point) END,
-                                              point) AS n
-    FROM (SELECT DISTINCT point FROM series WHERE point IS NOT NULL)
+    -- the placed points in order, then the sets' own (harness_point_placed), each after none
+    SELECT point, placed,
+           row_number() OVER (ORDER BY NOT placed, CASE WHEN coalesce($key, 'compiler') = 'compiler' THEN version_key(point) END,
+                                       point) AS n
+    FROM (SELECT point, bool_and(harness_point_placed($key, compiler_version)) AS placed
+          FROM series WHERE point IS NOT NULL GROUP BY point)
 ), here AS (
-    SELECT coalesce((SELECT n FROM points WHERE point = $point), (SELECT max(n) FROM points)) AS n
+    SELECT coalesce((SELECT n FROM points WHERE point = $point),
+                    (SELECT max(n) FROM points WHERE placed), (SELECT max(n) FROM points)) AS n
 ), now_ AS (
     SELECT s.* FROM series s JOIN points p USING (point) WHERE p.n = (SELECT n FROM here)
 ), before AS (
-    SELECT s.* FROM series s JOIN points p USING (point) WHERE p.n = (SELECT n FROM here) - 1
+    SELECT s.* FROM series s JOIN points p USING (point)
+    WHERE p.placed AND p.n = (SELECT n FROM here) - 1 AND (SELECT placed FROM points WHERE n = (SELECT n FROM here))
 ), paired AS (
     SELECT c.*, b.point AS before_point, b.accuracy AS before_accuracy, b.speedup AS before_speedup,
            b.compilation_latency AS before_compilation_latency, b.compression_ratio AS before_compression_ratio,
