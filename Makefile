@@ -9,7 +9,7 @@ PORT   ?= 8501
 TORCH_VERSION ?= 2.13.0
 TORCH_VENV    := .venv-torch-2.13
 
-.PHONY: setup setup-core setup-torch demo demo-ingest test test-fast test-wheel bench fuzz lint golden schema docs clean
+.PHONY: setup setup-core setup-torch demo demo-ingest test test-fast test-wheel bench fuzz lint typecheck golden schema docs clean
 
 # .venv: the package, editable, with the core's dependencies only (all `make demo` needs) ...
 $(VENV)/.installed: pyproject.toml setup.py
@@ -72,10 +72,16 @@ schema: setup
 # the reference pages made from the code: docs/queries.md, docs/tables.md, docs/trace_records.md
 docs: setup-core
 	$(PY) -c "from pathlib import Path; from inductor_warehouse.schema.reference import write; write(Path('docs'))"
-	$(PY) -c "from inductor_warehouse.ingest.catalog import document; open('docs/trace_records.md', 'w').write(document())"
+	$(PY) -c "from inductor_warehouse.ingest.parsers.trace_records import document; open('docs/trace_records.md', 'w').write(document())"
 
 lint: setup
-	$(VENV)/bin/ruff check inductor_warehouse ingest schema store analysis cli dashboards tests bench zoo demo setup.py
+	$(VENV)/bin/ruff check inductor_warehouse ingest schema store analysis cli dashboards tests bench zoo demo setup.py .ci
+
+# mypy over the package as it installs: build/typecheck links `inductor_warehouse.*` to the folders
+# (.ci/link_tree.py, read off setup.py); pyproject.toml's [tool.mypy] says how strict, where
+typecheck: setup
+	$(PY) .ci/link_tree.py >/dev/null
+	$(VENV)/bin/mypy --config-file pyproject.toml
 
 clean:
 	rm -rf $(DB) $(DB).wal build dist *.egg-info .pytest_cache

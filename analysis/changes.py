@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from inductor_warehouse.analysis.kernel_diff import mark_meta_only
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, match_kernels
 from inductor_warehouse.analysis.metrics import EVENTS
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
 

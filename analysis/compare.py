@@ -22,7 +22,7 @@ from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.configs import config_diff, configs_of
 from inductor_warehouse.analysis.hud import HudRow, harness_numbers, harness_rows, harness_set_pairs, hud_summary
 from inductor_warehouse.analysis.metrics import ModelPair, SummaryRow, failures_of, judge_pair, summary
-from inductor_warehouse.analysis.pairing import paired_groups, shown
+from inductor_warehouse.analysis.pairing import paired_groups, workload_text
 from inductor_warehouse.analysis.selectors import Selector, SelectorError, parse_selector
 from inductor_warehouse.analysis.words import plural
 
@@ -75,8 +75,8 @@ def compare(con, base: str, head: str, model: str | None = None,
     failures = failures_of(con, [r for side in compiled for r in side if r.get("failures")])
     measured = harness_numbers(con, compiled[0] + compiled[1], rows[0] + rows[1])
     pairs = [judge_pair(key, groups_b[key], groups_h[key], rules, failures) for key in common]
-    base_only = sorted(shown(groups_b[k]) for k in set(groups_b) - set(groups_h))
-    head_only = sorted(shown(groups_h[k]) for k in set(groups_h) - set(groups_b))
+    base_only = sorted(workload_text(groups_b[k]) for k in set(groups_b) - set(groups_h))
+    head_only = sorted(workload_text(groups_h[k]) for k in set(groups_h) - set(groups_b))
     # the rows of runs of harness results alone that no compiled workload of their side measured
     free = [[row for row in side_rows if row["holder_run_id"] in {r["run_id"] for r in held}
              and row["linked_run_id"] not in {r["run_id"] for r in runs}]
@@ -127,7 +127,9 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
                         f"{uncomparable[0]}: {pairs[[p.key for p in pairs].index(uncomparable[0])].metrics['compile_s'].how}):"
                         " one side compiled with a cold cache and the other loaded from a warm one, so their "
                         "compile times measure caches, not compilers; compare cold runs with cold runs")
-    changed, added, removed = Counter(), Counter(), Counter()
+    changed: Counter[str] = Counter()
+    added: Counter[str] = Counter()
+    removed: Counter[str] = Counter()
     for p in pairs:
         diff = config_diff(groups_b[p.workload], groups_h[p.workload], configs)
         changed.update(diff.changed)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 
 
 def configs_of(con, groups: list[list[dict]]) -> dict[str, dict]:

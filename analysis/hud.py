@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.metrics import HARNESS
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.words import model_key
 
 
@@ -97,7 +97,7 @@ def harness_set_pairs(rows_b: list[dict], rows_h: list[dict],
 
 
 def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str, regress.Rule],
-                compared: set[str] = frozenset(), model: str | None = None) -> list[HudRow]:
+                compared: frozenset[str] | set[str] = frozenset(), model: str | None = None) -> list[HudRow]:
     """HUD's suite numbers of each side's runs (compare/hud_summary), paired by suite and what it ran
     in (less what the selectors compare: a device, a variant, a backend), each judged once, exactly,
     by the rule of the metric it aggregates (HUD's thresholds: pass rate 0.9x, geomean speedup and

@@ -11,8 +11,8 @@ import re
 
 from inductor_warehouse.analysis.kernel_match import (ADDED, CHANGED, META, REMOVED, RENAMED, SAME, STATUSES, KernelChange,
                                                        match_kernels)
-from inductor_warehouse.analysis.pairing import paired_groups, shown
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.pairing import paired_groups, workload_text
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import SelectorError, parse_selector
 
 
@@ -107,10 +107,10 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
     b, h = groups_b[key][0]["run_id"], groups_h[key][0]["run_id"]
     notes = []
     if len(common) > 1 and workload is None:
-        notes.append(f"{len(common)} workloads of {model} on both sides; diffing {shown(groups_b[key])}, "
-                     f"also: {', '.join(shown(groups_b[k]) for k in common if k != key)} (narrow the selectors)")
+        notes.append(f"{len(common)} workloads of {model} on both sides; diffing {workload_text(groups_b[key])}, "
+                     f"also: {', '.join(workload_text(groups_b[k]) for k in common if k != key)} (narrow the selectors)")
     if len(groups_b[key]) > 1 or len(groups_h[key]) > 1:
-        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {shown(groups_b[key])}: "
+        notes.append(f"{len(groups_b[key])} base and {len(groups_h[key])} head runs of {workload_text(groups_b[key])}: "
                      f"diffing {b} and {h} (give run ids to choose)")
     kb, kh = run_query(con, "compare/kernels", run=b), run_query(con, "compare/kernels", run=h)
     fusions, fusion_notes = _fusion_changes(run_query(con, "compare/fusions", run=b),
@@ -167,11 +167,12 @@ def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange
     changed when another choice won, or the same template with another config; choices are compared
     without their per-graph counter (triton_mm_12 and triton_mm_3 are one template)."""
     def keyed(rows):
-        seen, out = Counter(), {}
+        seen: Counter = Counter()
+        out = {}
         for r in rows:
             k = (r["op"], r["shapes"], r["strides"], r["dtypes"])
             seen[k] += 1
-            out[(*k, seen[k])] = r
+            out[k + (seen[k],)] = r
         return out
 
     kb, kh = keyed(base), keyed(head)

@@ -141,6 +141,7 @@ def _alike(left: list[dict], right: list[dict]) -> list[tuple[dict, dict, str]]:
 
 def _change(status: str, kb: dict | None, kh: dict | None, how: str) -> KernelChange:
     ref = kh or kb
+    assert ref is not None, "a change has a kernel on one side at least"
     return KernelChange(
         status=status, signature=ref["signature"] or ref["kernel_name"], generated=bool(ref["generated"]),
         category=ref["category"], phase=ref["phase"], base_kernel=kb["kernel_name"] if kb else None,

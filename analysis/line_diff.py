@@ -15,7 +15,7 @@ import polars as pl
 
 from inductor_warehouse.analysis.kernel_diff import KernelDiff, code_diff, kernel_diff
 from inductor_warehouse.analysis.kernel_match import ADDED, REMOVED, KernelChange
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 
 SPLIT, MERGED = "split", "merged"
 
@@ -61,15 +61,16 @@ def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_
     with_lineage = {run: _has_lineage(con, run) for run in (b, h)}
     nodes = {run: {(r["phase"], r["kernel_name"]): set(r["lineage_nodes"] or ()) for r in
                    run_query(con, "compare/kernels", run=run)} for run in (b, h)}
-    out, externs = [], {"base": set(), "head": set()}
+    out: list = []
+    externs: dict[str, set[str]] = {"base": set(), "head": set()}
     for c in diff.kernels:
         in_b = (c.phase, c.base_kernel) in mine[b]
         in_h = (c.phase, c.head_kernel) in mine[h]
         if not (in_b or in_h):
             continue
         if not c.generated:  # extern call sites of one op share its name: they are counted, not paired
-            externs["base"].update([c.base_kernel] if in_b else [])
-            externs["head"].update([c.head_kernel] if in_h else [])
+            externs["base"].update([c.base_kernel] if in_b else [])  # type: ignore[list-item]
+            externs["head"].update([c.head_kernel] if in_h else [])  # type: ignore[list-item]
             continue
         on = "both" if in_b and in_h else "base" if in_b else "head"
         out.append(LineKernel(c, c.status, on,

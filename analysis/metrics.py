@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.words import model_key
 
 
@@ -43,7 +43,7 @@ class MetricDelta:
     @property
     def pct(self) -> float | None:
         d = self.delta
-        return None if d is None or not self.base else 100.0 * d / abs(self.base)
+        return None if d is None or not self.base else 100.0 * d / abs(self.base)  # type: ignore[arg-type]  # a delta: numbers
 
 
 @dataclass
@@ -144,18 +144,18 @@ def _temperatures(runs: list[dict]) -> tuple[str, ...]:
     """How a side's runs met the caches: "compiled" (caches off, or cold: every graph compiled),
     "warm" (every lookup hit), "partial". Compile times compare only between sides of the same."""
     kinds = {"off": "compiled", "cold": "compiled", None: "compiled"}
-    return tuple(sorted({kinds.get(r.get("cache_temperature"), r.get("cache_temperature")) for r in runs}))
+    return tuple(sorted({kinds.get(r.get("cache_temperature"), r.get("cache_temperature")) for r in runs}))  # type: ignore[misc]
 
 
 def summary(pairs: list[ModelPair]) -> list[SummaryRow]:
     rows = []
     for m in METRICS:
         deltas = [p.metrics[m] for p in pairs if p.metrics[m].base is not None and p.metrics[m].head is not None]
-        ratios = [d.head / d.base for d in deltas if d.delta is not None and d.base > 0 and d.head > 0]
+        ratios = [d.head / d.base for d in deltas if d.delta is not None and d.base > 0 and d.head > 0]  # type: ignore[operator]
         rows.append(SummaryRow(
             metric=m, models=len(deltas),
-            base_total=sum(d.base for d in deltas) if deltas and m not in UNSUMMED else None,
-            head_total=sum(d.head for d in deltas) if deltas and m not in UNSUMMED else None,
+            base_total=sum(d.base for d in deltas) if deltas and m not in UNSUMMED else None,  # type: ignore[misc]
+            head_total=sum(d.head for d in deltas) if deltas and m not in UNSUMMED else None,  # type: ignore[misc]
             geomean_ratio=math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None,
             regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
             improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),

@@ -69,7 +69,7 @@ def _group(runs: list[dict], dims: dict[str, list[str]]) -> dict[str, list[dict]
     return out
 
 
-def shown(runs: list[dict]) -> str:
+def workload_text(runs: list[dict]) -> str:
     return model_key(runs[0]["model"], runs[0]["config"])
 
 

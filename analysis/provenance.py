@@ -60,7 +60,7 @@ class Provenance:
         """What choosing a kernel, a post-grad node (`post`), a pre-grad node (`pre`) or a model line
         (`line`, `file:line`) highlights: {"kernel", "post", "pre", "line"} -> names. The viewer's
         script does the same walk (tests hold the two to each other)."""
-        out = {"kernel": set(), "post": set(), "pre": set(), "line": set()}
+        out: dict[str, set[str]] = {"kernel": set(), "post": set(), "pre": set(), "line": set()}
         if kind == "line":
             out["line"].add(name)
             out["pre"] |= {n for n, ls in _by_item(self.pre).items() if name in ls}
@@ -73,12 +73,12 @@ class Provenance:
         out[kind].add(name)
         for pre, post, kernel in self.links:
             if {"kernel": kernel, "post": post, "pre": pre}[kind] == name:
-                out["pre"].add(pre)
-                out["post"].add(post)
-                out["kernel"].add(kernel)
+                out["pre"].add(pre)  # type: ignore[arg-type]
+                out["post"].add(post)  # type: ignore[arg-type]
+                out["kernel"].add(kernel)  # type: ignore[arg-type]
         if kind == "pre":  # a pre-grad node's post-grad nodes, then the kernels they became
             posts = out["post"] - {None}
-            out["kernel"] |= {k for _, p, k in self.links if p in posts}
+            out["kernel"] |= {k for _, p, k in self.links if p in posts}  # type: ignore[misc]
         for group in out.values():
             group.discard(None)
         out["line"] |= {ln for k in out["kernel"] for ln in self.kernel_lines.get(k, ())}

@@ -103,7 +103,7 @@ def judge(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
     if not base or not head:
         return MISSING, ""
     if rule.status:
-        return _judge_status(rule, base, head)
+        return _judge_status(rule, base, head)  # type: ignore[arg-type]  # a status rule's values are texts
     if rule.zero_fails and (0 in base) != (0 in head):
         if rule.threshold is None:
             return NOT_GATED, "exact"
@@ -175,6 +175,7 @@ def _judge_timing(rule: Rule, base: list[float], head: list[float]) -> tuple[str
 def direction(rule: Rule, b: float, h: float) -> str:
     """One value a side past the rule's threshold: regression, improvement or within threshold."""
     delta = h - b
+    assert rule.threshold is not None, "only gated rules have a direction"
     limit = rule.threshold * abs(b) if rule.relative else rule.threshold
     if abs(delta) <= limit:
         return WITHIN

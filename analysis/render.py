@@ -11,7 +11,7 @@ import polars as pl
 from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
 from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
-from inductor_warehouse.schema import frames
+from inductor_warehouse.schema import output
 from inductor_warehouse.schema.words import plural
 
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
@@ -35,8 +35,8 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
               "base_runs": pl.String, "head_runs": pl.String}
     for m in METRICS:
         t = pl.String if m == "accuracy" else pl.Int64 if m in COUNTS else pl.Float64
-        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,
-                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}
+        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,  # type: ignore[dict-item]
+                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}  # type: ignore[dict-item]
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -164,7 +164,7 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
             return kernel_frame(diff, include_unchanged=True).write_csv()
         return wide_frame(result).write_csv()
     md = fmt == "markdown"
-    show = frames.markdown if md else frames.table
+    show = output.markdown if md else output.table
     h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({result.headline()})\n"]

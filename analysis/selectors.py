@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 
 
 # selector words that name a run column; any other key is a label

@@ -60,7 +60,7 @@ def _timed_iwh() -> None:
 
     write.commit = timer("write_s", write.commit)
     write.fail = timer("write_s", write.fail)  # a failed run's error row is the writer's work too
-    load.discover_paths = timer("discover_s", load.discover_paths)
+    load.discover_anywhere = timer("discover_s", load.discover_anywhere)
 
     imap, init = ray_tasks.imap_unordered, ray_tasks._init
     called: list[float] = []
@@ -146,14 +146,14 @@ def _probe(cpus: int, tasks: int, repeats: int) -> None:
 
     from inductor_warehouse.ingest import ray_tasks
     from inductor_warehouse.ingest.convert import Columns
-    from inductor_warehouse.ingest.remote import discover_paths
+    from inductor_warehouse.ingest.remote import discover_anywhere
     from inductor_warehouse.store.writer import Writer
 
     tmp = Path(tempfile.mkdtemp(prefix="iwh-probe-"))
     try:
         with Writer(str(tmp / "wh.duckdb")) as w, w.session() as con:
             schema = Columns(con)
-        runs = discover_paths([corpus.gpu_runs()]).runs
+        runs = discover_anywhere([corpus.gpu_runs()]).runs
         work = [(runs[i % len(runs)], (schema, None, None, "2025-01-01T00:00:00")) for i in range(tasks)]
         t0 = time.perf_counter()
         ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)

@@ -102,8 +102,8 @@ def parse_only(folder: str, db: str, jobs: int) -> None:
 
     from inductor_warehouse.ingest import load
     from inductor_warehouse.ingest.convert import Columns
-    from inductor_warehouse.ingest.remote import discover_paths
-    runs = discover_paths([folder]).runs
+    from inductor_warehouse.ingest.remote import discover_anywhere
+    runs = discover_anywhere([folder]).runs
     con = duckdb.connect(db, read_only=True)
     schema = Columns(con)
     con.close()

@@ -69,8 +69,7 @@ def profile(paths: list[Path]) -> tuple[Counter, float]:
     from inductor_warehouse.ingest import load, reading, spill, write
     from inductor_warehouse.ingest.convert import Columns
     from inductor_warehouse.ingest.parsers import torch_trace
-    from inductor_warehouse.ingest.remote import discover_paths
-    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.ingest.remote import discover_anywhere
     from inductor_warehouse.store import connection
     from inductor_warehouse.store.writer import Writer
 
@@ -87,12 +86,12 @@ def profile(paths: list[Path]) -> tuple[Counter, float]:
     s.wrap(write, "fill_rollups", "write: rollups")
     s.wrap(connection, "rollback", "write: transaction, other")
 
-    runs = discover_paths(paths).runs
+    runs = discover_anywhere(paths).runs
     folder = tempfile.mkdtemp(prefix="iwh-stages-")
     db = os.path.join(folder, "wh.duckdb")
     total = CLOCK()
     with s.stage("write: make and open the warehouse"):
-        writer = Writer(db, migrate=migrate)
+        writer = Writer(db)
         with writer.session() as con:
             columns = Columns(con)
     now = "2026-01-01T00:00:00"

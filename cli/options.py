@@ -12,7 +12,7 @@ import click
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.errors import WarehouseError
 
-# schema.frames.FORMATS, spelled out here: importing schema.frames (and with it polars) on every
+# schema.output.FORMATS, spelled out here: importing schema.output (and with it polars) on every
 # start would slow `iwh ingest` and `--help`, which print no frames
 FORMATS = ("table", "csv", "json")
 DB_HELP = ("warehouse: a DuckDB file, or ducklake:postgres:<libpq conninfo> for a team's lake "
@@ -93,4 +93,4 @@ def open_warehouse(ctx: click.Context):
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     except duckdb.Error as e:
-        raise click.ClickException(f"cannot open {where.shown}: {e}") from e
+        raise click.ClickException(f"cannot open {where.printable}: {e}") from e

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from inductor_warehouse.dashboards import data, filters
+from inductor_warehouse.dashboards import chrome, filters
 
 # Not `pages/`: Streamlit would also serve that folder as its older, unfiltered multipage app to a
 # browser whose first request is a page's URL, before app.py has declared the navigation.
@@ -28,7 +28,7 @@ nav = st.navigation([
     st.Page(PAGES / "sql_console.py", title="SQL console", icon=":material/terminal:"),
 ])
 
-problem = data.open_problem()
+problem = chrome.open_problem()
 if problem:
     st.error(problem)
     st.stop()

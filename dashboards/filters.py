@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from inductor_warehouse.dashboards import data, state
+from inductor_warehouse.dashboards import cells, data, state, warehouse
 
 # query parameter -> (filter_options facet, sidebar label)
 FACETS = {
@@ -19,7 +19,7 @@ FACETS = {
 def sidebar() -> None:
     options = data.run("dashboard/filter_options")
     with st.sidebar:
-        st.caption(f"Warehouse: `{data.location().shown}`")
+        st.caption(f"Warehouse: `{warehouse.location().printable}`")
         st.subheader("Filters")
         for param, (facet, label) in FACETS.items():
             values = options.loc[options["facet"] == facet, "value"].tolist()
@@ -44,5 +44,5 @@ def current() -> dict:
 
 def describe() -> str:
     """The filters in words, escaped for the markdown elements that show them."""
-    chosen = [f"{FACETS[p][1].lower()}: {data.plain(v)}" for p, v in current().items() if v]
+    chosen = [f"{FACETS[p][1].lower()}: {cells.plain(v)}" for p, v in current().items() if v]
     return "; ".join(chosen) if chosen else "all runs"

@@ -9,22 +9,22 @@ import streamlit as st
 from inductor_warehouse.analysis.kernel_diff import change_label
 from inductor_warehouse.analysis.kernel_match import META, STATUSES
 from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
-from inductor_warehouse.dashboards import data
+from inductor_warehouse.dashboards import analyses, cells
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
 
 
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:
-    diff, sources, unified = data.kernel_changes(base_run, head_run, model)
+    diff, sources, unified = analyses.kernel_changes(base_run, head_run, model)
     counts = diff.counts()
     cols = st.columns(len(STATUSES))
     for col, status in zip(cols, STATUSES, strict=True):
         col.metric(f"{status.capitalize()}", counts[status], help=f"generated kernels {status}"
                    + (": their code differs in metadata alone (inductor_meta, triton_meta)" if status == META else ""))
-    st.caption(data.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels paired by name "
+    st.caption(cells.plain(f"base run {diff.base_run} · head run {diff.head_run}; generated kernels paired by name "
                           "and normalised source hash, then by structure (lineage, source nodes, ATen ops, or "
                           "the ops their fused names list): renamed is the same fusion under a new name"))
     for note in diff.notes:
-        st.caption(data.plain(note))
+        st.caption(cells.plain(note))
     kernels = kernel_frame(diff).to_pandas()
     if kernels.empty:
         st.success("Every kernel is the same on both sides.")
@@ -35,31 +35,31 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
             kernels.insert(0 if side == "base" else 1, f"{side}_viewer", [
                 viewer_url(run, graphs.get((ph, k)), kernel=k) if isinstance(k, str) else None
                 for ph, k in zip(kernels["phase"], kernels[f"{side}_kernel"], strict=True)])
-        data.table(kernels, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
+        cells.table(kernels, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
     fusions = fusion_frame(diff).to_pandas()
     if len(fusions):
         st.markdown("**Fusion groups that split or merged**")
-        data.table(fusions)
+        cells.table(fusions)
     launches = triton_frame(diff).to_pandas()
     if len(launches):
         st.markdown("**Triton launch configs that changed** (warps, stages, shared memory in bytes, registers; "
                     "`?`: the artifacts do not say)")
-        data.table(launches)
+        cells.table(launches)
     tuned = autotune_frame(diff).to_pandas()
     if len(tuned):
         st.markdown("**Autotune winners that changed**")
-        data.table(tuned)
+        cells.table(tuned)
     meta = diff.meta_changes and st.toggle(f"Also the {len(diff.meta_changes)} kernels whose metadata alone changed",
                                            key=f"{key}_meta")
     changed = sorted(diff.code_changes + (diff.meta_changes if meta else []))
     if not changed:
         return
     names = {change_label(diff.kernels[i]): i for i in changed}
-    index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]
+    index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]  # type: ignore[index]
     k = diff.kernels[index]
     # the diff at the page's full width first; each side's whole code below it, one at a time
     st.code(unified[index] or "(identical after normalisation)", language="diff")
     for tab, side, name, h in zip(st.tabs(["Base code", "Head code"]), ("base", "head"), (k.base_kernel, k.head_kernel),
                                   (k.base_hash, k.head_hash), strict=True):
-        tab.caption(data.plain(f"{side}: {name}"))
-        tab.code(sources.get(h) or "", language=data.code_language(sources.get(h)), line_numbers=True)
+        tab.caption(cells.plain(f"{side}: {name}"))
+        tab.code(sources.get(h) or "", language=cells.code_language(sources.get(h)), line_numbers=True)

@@ -42,7 +42,7 @@ def _patch() -> None:
                 return HTMLResponse(html, status_code=response.status_code, headers={"Cache-Control": "no-cache"})
             return response
 
-        static.get_response = served
+        static.get_response = served  # type: ignore[method-assign]
         return static
 
     routes.create_streamlit_static_handler = handler

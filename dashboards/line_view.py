@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from inductor_warehouse.analysis.line_diff import line_frame
-from inductor_warehouse.dashboards import data, state
+from inductor_warehouse.dashboards import analyses, cells, chrome, data, state
 from inductor_warehouse.dashboards.model_lines import split_line
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
 
@@ -35,35 +35,35 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
         help="Lines whose kernel count changed first. Kernels of the line on each side, paired as the kernel "
              "diff above pairs them.")
     state.to_url("line", chosen)
-    file, line = split_line(chosen)
-    result, sources, unified = data.line_changes(base_run, head_run, model, file, line)
+    file, line = split_line(chosen)  # type: ignore[misc]
+    result, sources, unified = analyses.line_changes(base_run, head_run, model, file, line)
     frame = line_frame(result).to_pandas()
     if frame.empty:
-        st.info(f"No kernel of either run came from {data.plain(chosen)}.")
+        st.info(f"No kernel of either run came from {cells.plain(chosen)}.")
     else:
         for i, (side, run) in enumerate((("base", base_run), ("head", head_run))):
             graphs = kernel_graphs(run)
             frame.insert(i, f"{side}_viewer", [viewer_url(run, graphs.get((ph, k)), kernel=k) if isinstance(k, str)
                                                else None for ph, k in zip(frame["phase"], frame[f"{side}_kernel"],
                                                                           strict=True)])
-        data.table(frame, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
+        cells.table(frame, column_config={"base_viewer": VIEWER_COLUMN, "head_viewer": VIEWER_COLUMN})
     for note in result.notes:
-        st.caption(data.plain(note))
+        st.caption(cells.plain(note))
     changed = [i for i, k in enumerate(result.kernels) if k.change.code_changed]
     if changed:
         labels = {i: f"{result.kernels[i].change.phase}: {result.kernels[i].change.base_kernel} -> "
                      f"{result.kernels[i].change.head_kernel}" for i in changed}
-        i = st.selectbox("Code of a pair", changed, format_func=labels.get, key=f"{key}_pair")
+        i = st.selectbox("Code of a pair", changed, format_func=cells.labelled(labels), key=f"{key}_pair")  # type: ignore[assignment]
         c = result.kernels[i].change
         left, right = st.columns(2)
         for col, side, name, h in ((left, "base", c.base_kernel, c.base_hash), (right, "head", c.head_kernel, c.head_hash)):
-            col.caption(data.plain(f"{side}: {name}"))
-            col.code(sources.get(h) or "", language=data.code_language(sources.get(h)), line_numbers=True)
+            col.caption(cells.plain(f"{side}: {name}"))
+            col.code(sources.get(h) or "", language=cells.code_language(sources.get(h)), line_numbers=True)
         with st.expander("Unified diff", expanded=True):
             st.code(unified.get(i) or "(identical after normalisation)", language="diff")
-    st.caption(data.plain(f"iwh compare --base {base_run} --head {head_run} --model {model} --lineage "
+    st.caption(cells.plain(f"iwh compare --base {base_run} --head {head_run} --model {model} --lineage "
                           f"{Path(file).name}:{line} --show-code"))
-    data.show_sql("lineage/model_lines", "lineage/line_across_runs")
+    chrome.show_sql("lineage/model_lines", "lineage/line_across_runs")
 
 
 def _count(v) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from inductor_warehouse.dashboards import data
+from inductor_warehouse.dashboards import cells, chrome, data
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
 
 
@@ -37,13 +37,13 @@ def show_model_lines(run_id: str, model: str) -> None:
     others = data.run("explore/runs", models=model, limit=200)
     others = others[others["run_id"] != run_id]
     labels = {o.run_id: f"{o.compiler_version or 'unknown version'} · {o.workload} · {o.run_id}" for o in others.itertuples()}
-    base = st.selectbox("Compare with another run of this model", list(labels), index=None, format_func=labels.get,
+    base = st.selectbox("Compare with another run of this model", list(labels), index=None, format_func=cells.labelled(labels),
                         key="lines_base", placeholder="none: this run's lines alone")
     lines = data.run("lineage/model_lines", run=run_id, base=base)
     if lines.empty:
         st.info("No line of this run's model is linked to a kernel: the run has no provenance (INDUCTOR_PROVENANCE=1 "
                 "with TORCH_TRACE or TORCH_COMPILE_DEBUG records it; `iwh capture` sets them).")
-        data.show_sql("lineage/model_lines")
+        chrome.show_sql("lineage/model_lines")
         return
     profiled = lines["kernel_us"].notna().any()
     order = "kernel_us" if profiled else "kernels"
@@ -55,8 +55,8 @@ def show_model_lines(run_id: str, model: str) -> None:
         st.caption("This run has no profiled kernel time (no profile, or a CPU profile: its C++ kernels are not "
                    "profiler events): lines are ranked by kernel count.")
     hidden = [] if base else ["base_kernels", "base_kernel_us", "kernels_delta", "kernel_us_delta", "base_kernel_names"]
-    data.table(lines.drop(columns=hidden + ["graphs"]), column_config={"viewer": VIEWER_COLUMN})
+    cells.table(lines.drop(columns=hidden + ["graphs"]), column_config={"viewer": VIEWER_COLUMN})
     if base and pd.notna(lines["kernels_delta"]).any():
         moved = lines[lines["kernels_delta"] != 0]
         st.caption(f"{len(moved):,} of {len(lines):,} lines became a different number of kernels than in run {base}.")
-    data.show_sql("lineage/model_lines")
+    chrome.show_sql("lineage/model_lines")

@@ -18,7 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from inductor_warehouse.analysis import provenance
-from inductor_warehouse.dashboards import data, state
+from inductor_warehouse.dashboards import cells, chrome, data, state, warehouse
 
 TAB = "Provenance"
 STATIC = Path(__file__).parent / "static"
@@ -26,7 +26,7 @@ KERNEL_LIMIT = 5000
 HEIGHT = 760
 
 
-@st.cache_data(ttl=data.CACHE_SECONDS, show_spinner=False)
+@st.cache_data(ttl=warehouse.CACHE_SECONDS, show_spinner=False)
 def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenance, list[str]]:
     """The graph's viewer model and its panels lacking a text (what would have recorded each); kept
     per graph, so changing the choice builds nothing again."""
@@ -75,11 +75,11 @@ def _only(key: str) -> None:
 
 
 def show_provenance(run_id: str, graph_id: str) -> None:
-    model, missing = _model(data.location().shown, run_id, graph_id)
+    model, missing = _model(warehouse.location().printable, run_id, graph_id)
     if not model.links and not model.kernel_lines:
         st.info(provenance.NO_PROVENANCE)
     for why in missing:
-        st.caption(data.plain(f"No {why}."))
+        st.caption(cells.plain(f"No {why}."))
     lines = list(model.model)
     left, right = st.columns([1, 1])
     with left:
@@ -96,7 +96,7 @@ def show_provenance(run_id: str, graph_id: str) -> None:
     st.iframe(page(model, selection(model)), height=HEIGHT)
     st.caption("Click a kernel's line in the code, a node in either graph, or a model line: its relatives light "
                "up in the other panels. Highlighted: the choice (darker) and what it came from or became.")
-    data.show_sql("explore/provenance_texts", "explore/provenance_links", "explore/kernels")
+    chrome.show_sql("explore/provenance_texts", "explore/provenance_links", "explore/kernels")
 
 
 def page(model: provenance.Provenance, chosen: dict | None) -> str:

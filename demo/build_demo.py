@@ -14,7 +14,7 @@ import tarfile
 from pathlib import Path
 
 from inductor_warehouse.ingest.load import ingest_paths
-from inductor_warehouse.schema.frames import table
+from inductor_warehouse.schema.output import table
 from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.store.opening import default_db_path
 

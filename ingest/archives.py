@@ -20,12 +20,11 @@ import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePath, PurePosixPath
 
-from inductor_warehouse.ingest.discover import Run, group
-from inductor_warehouse.ingest.listing import SNIFF_BYTES, Entry, gunzip_head
+from inductor_warehouse.ingest.discover import group
+from inductor_warehouse.ingest.listing import SNIFF_BYTES, Entry, Run, gunzip_head, relocated, under
 from inductor_warehouse.ingest.reading import CHUNK
 
 SUFFIX = ".zip"
@@ -100,24 +99,19 @@ def unpacked(run: Run) -> Iterator[Run]:
     """The run with its members on this machine's disk: a copy in a temporary folder (same relative
     paths and mtimes), deleted when done."""
     tmp = Path(tempfile.mkdtemp(prefix="iwh-zip-"))
-
-    def local(p: PurePath | None) -> Path | None:
-        return None if p is None else tmp.joinpath(*p.parts[1:])
-
     try:
         by_archive: dict[Path, list] = {}
         for a in run.artifacts:
-            archive, member = split(a.path)
+            archive, member = split(a.path)  # type: ignore[misc]  # a run of an archive: each path is in one
             by_archive.setdefault(archive, []).append((a, member))
         for archive, members in by_archive.items():
             with zipfile.ZipFile(archive) as zf:
                 for a, member in members:
-                    dest = local(a.path)
+                    dest = under(tmp, a.path)
                     dest.parent.mkdir(parents=True, exist_ok=True)
                     with zf.open(member) as src, open(dest, "wb") as out:
                         shutil.copyfileobj(src, out, CHUNK)
-        yield replace(run, root=local(run.root), base=local(run.base), manifest=local(run.manifest),
-                      artifacts=[replace(a, path=local(a.path)) for a in run.artifacts])
+        yield relocated(run, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -8,13 +8,16 @@ concatenates and inserts.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
+from typing import Any
 
 import duckdb
 import orjson
 import pyarrow as pa
 
+from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES
 
 _ARROW = {
@@ -48,7 +51,8 @@ class Columns:
         ).fetchall():
             self.columns.setdefault(table, {})[column] = dtype
 
-    def arrow(self, table: str, parts: list[tuple[str | None, list[dict]]], misfits: list[dict] | None = None) -> pa.Table:
+    def arrow(self, table: str, parts: Sequence[tuple[str | None, Sequence[Mapping[str, Any]]]],
+              misfits: list[IngestErrorRow] | None = None) -> pa.Table:
         """`parts`: (run_id, rows) pairs; a None run_id leaves the rows' own. A value its column's type
         cannot hold (a float in a BIGINT, a number past 64 bits) is stored NULL and reported in
         `misfits`: one odd value never costs the run."""
@@ -70,7 +74,7 @@ class Columns:
         return pa.Table.from_arrays(arrays, names=names)
 
 
-def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[dict] | None) -> pa.Array:
+def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[IngestErrorRow] | None) -> pa.Array:
     try:
         if pa.types.is_integer(arrow_type):
             # pa.array(..., type=int64) would truncate 2.5 to 2: let Arrow infer, and accept only integers
@@ -99,8 +103,8 @@ def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[di
     return pa.array(fitted, type=arrow_type)
 
 
-def _warning(message: str) -> dict:
-    return {"path": "", "kind": "load", "line": None, "severity": "warning", "message": message}
+def _warning(message: str) -> IngestErrorRow:
+    return error_row("", "load", message, severity="warning")
 
 
 def _long_names(values: list):
@@ -114,7 +118,7 @@ def _has_long_name(values: list) -> bool:
     return next(_long_names(values), None) is not None
 
 
-def _cut_names(values: list, column: str, misfits: list[dict] | None) -> pa.Array:
+def _cut_names(values: list, column: str, misfits: list[IngestErrorRow] | None) -> pa.Array:
     long = list(_long_names(values))
     if misfits is not None:
         misfits.append(_warning(f"{len(long)} value(s) of {column} are longer than {NAME_BYTES >> 10} KB, too long "
@@ -160,7 +164,7 @@ class Loaded:
     run: dict
     tables: dict[str, pa.Table]
     shared: dict[str, dict[str, str]]
-    errors: list[dict]
+    errors: list[IngestErrorRow]
     counters: Counter
     bytes_read: int
     graphs: int

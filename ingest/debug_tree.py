@@ -9,8 +9,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from inductor_warehouse.ingest.discover import Run
-from inductor_warehouse.ingest.listing import GRAPH_FILE_KINDS, Artifact
+from inductor_warehouse.ingest.assembly import Assembly
+from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import (aoti_code, fusion_ir, fx_graph, fx_graph_runnable, output_code, provenance,
                                                torch_trace)
 from inductor_warehouse.ingest.reading import Reader, parse_file
@@ -21,13 +21,14 @@ GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference
 REQUIRED_GRAPH_FILES = ("fx_graph_readable.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
 
 
-def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]:  # noqa: C901 - a dispatch over a graph folder's file kinds
-    """Parse every graph folder of the debug tree, `take` its rows and put what its code says of the
-    run in `facts`; return the graph ids found."""
+def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C901 - a dispatch over a graph folder's file kinds
+    """Parse every graph folder of the debug tree (`arts`: the files of all of them), take its rows
+    and put what its code says of the run in the run's facts; the graph ids found are
+    `ctx.debug_graphs`."""
+    run, reader, take, facts = ctx.run, ctx.reader, ctx.take, ctx.facts
     graphs: dict[str, dict[str, Artifact]] = defaultdict(dict)
-    for kind in ("fx_graph", "fusion_ir", "output_code", "provenance", "fx_graph_runnable"):
-        for a in by_kind.get(kind, []):
-            graphs[str(a.path.parent)][a.path.name] = a
+    for a in arts:
+        graphs[str(a.path.parent)][a.path.name] = a
     ids = set()
     for _, files in sorted(graphs.items(), key=lambda kv: compile_order(kv[0])):
         any_art = next(iter(files.values()))
@@ -54,13 +55,13 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
         for name in REQUIRED_GRAPH_FILES:
             if name not in files and not (name == "output_code.py" and code_art is not None):
                 reader.error(any_art, f"graph folder {folder} has no {name} (process killed mid-compile?)",
-                             kind=_kind_of(name), path=str(Path(run.rel(any_art)).parent / name))
+                             kind=ctx.kind_named(name) or "debug_tree", path=str(Path(run.rel(any_art)).parent / name))
         pre = parse_file(files.get("ir_pre_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         post = parse_file(files.get("ir_post_fusion.txt"), reader, fusion_ir.parse_fusion_ir)
         readable = files.get("fx_graph_readable.py") or files.get("fx_graph_transformed.py")
         ops = parse_file(readable, reader, fx_graph.parse_fx_graph, texts)
         if ops is not None:
-            stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"
+            stage = "readable" if readable.path.name == "fx_graph_readable.py" else "transformed"  # type: ignore[union-attr]
             for op in ops.rows.get("ops", []):
                 op["stage"] = stage
         prov_art = files.get("inductor_provenance_tracking_node_mappings.json")
@@ -71,7 +72,7 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
         generated = sum(1 for k in kernels if k.get("generated"))
         for parsed, art in ((code, code_art), (ops, readable), (prov, prov_art),
                             (runnable, files.get("fx_graph_runnable.py"))):
-            if parsed is not None:
+            if parsed is not None and art is not None:  # parsed only where the file is
                 take(parsed, art, graph_id)
         # fusions and layouts describe the graph after fusion; before it only as a fallback
         if post is not None:
@@ -102,7 +103,7 @@ def debug_tree(run: Run, by_kind, reader: Reader, take, facts: dict) -> set[str]
         )
         take(Parsed.one("graphs", row), any_art)
         take(_graph_texts(files, reader, texts), any_art, graph_id)
-    return ids
+    ctx.debug_graphs = frozenset(ids)
 
 
 def _graph_texts(files: dict[str, Artifact], reader: Reader, texts: dict[str, str]) -> Parsed:
@@ -132,10 +133,6 @@ def folder_graph(folder: str) -> tuple[str, re.Match | None]:
 def compile_order(folder: str) -> tuple:
     m = GRAPH_DIR_RE.match(folder.rsplit("/", 1)[-1])
     return (int(m.group("ctr")) if m else 1 << 30, folder)
-
-
-def _kind_of(filename: str) -> str:
-    return GRAPH_FILE_KINDS.get(filename, "debug_tree")
 
 
 def _link_fusions_to_kernels(fusions: list[dict], call_buffers: list[tuple[str, list[str]]]) -> None:

@@ -30,50 +30,16 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from inductor_warehouse.ingest.listing import Artifact, Entry, classify, entry, sniff
+from inductor_warehouse.ingest.listing import Artifact, Entry, Run, entry, sniff
+from inductor_warehouse.ingest.sources import classify
 from inductor_warehouse.ingest.parsers import torch_trace
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 RANK_FILE_RE = re.compile(r"rank_(\d+)")
-
-
-@dataclass
-class Run:
-    root: Path  # the run's folder (or the trace log itself, for a lone log)
-    artifacts: list[Artifact] = field(default_factory=list)
-    manifest: Path | None = None
-    pid: int | None = None
-    rank: int | None = None
-    # when no manifest says otherwise: the job a rank belongs to (the folder holding the rank logs)
-    job: str | None = None
-    # the folder holding the job's ranks: what tells two jobs of the same name apart
-    job_root: PurePath | None = None
-    # the folder artifact paths are relative to, when it is not the root's (one process of a
-    # manifest folder holding several: its root is its log, its files lie anywhere in the folder)
-    base: Path | None = None
-    # the root is a trace log, not a folder: said here, as a listing of object storage has no
-    # folders to ask
-    root_is_log: bool = False
-    # where the run lies when not on this machine's disk (an s3:// URL); its source_path
-    source: str | None = None
-    # the kinds of the benchmark harness CSVs held in a run of their own in its folder or above (a
-    # process of the harness's own loop): what tells an accuracy process from a performance one
-    job_harness_kinds: frozenset[str] = frozenset()
-
-    @property
-    def folder(self) -> Path:
-        return self.root.parent if self.root_is_log else self.root
-
-    @property
-    def source_path(self) -> str:
-        return self.source or str(self.root)
-
-    def rel(self, a: Artifact) -> str:
-        return a.path.relative_to(self.base or self.folder).as_posix()
 
 
 @dataclass
@@ -98,7 +64,7 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
                 files.extend(Path(dirpath, f) for f in sorted(filenames))
                 if not filenames and not dirnames and Path(dirpath).parent.name == "torchinductor":
                     files.append(Path(dirpath))  # an empty graph folder: the process died early
-    runs, skipped = group(map(entry, sorted(set(files))), sniff)
+    runs, skipped = group(map(entry, sorted(set(files))), sniff)  # type: ignore[arg-type]
     return Discovery(runs, skipped, missing)
 
 
@@ -159,11 +125,11 @@ def _process_key(a: Artifact) -> tuple | None:
 def _debug_run_dir(a: Artifact) -> Path | None:
     for parent in a.path.parents:
         if DEBUG_RUN_RE.match(parent.name):
-            return parent
+            return parent  # type: ignore[return-value]
     return None
 
 
-def _runs_of_manifest_folder(root: Path, arts: list[Artifact]) -> list[Run]:
+def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     manifest = root / "manifest.json"
     logs = [a for a in arts if a.kind == "torch_trace"]
     # by folder: a debug run's files share a few
@@ -280,7 +246,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
         match = None
         if key:
             for u in units:
-                dk = debug_keys.get(u.root)
+                dk = debug_keys.get(u.root)  # type: ignore[call-overload]
                 if dk and dk[0] == key[0] and _close(dk[1], key[1]) and not any(
                     x.kind == "torch_trace" for x in u.artifacts
                 ):
@@ -288,7 +254,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
                     break
         if match is not None:
             match.artifacts.append(log)
-            match.rank = key[2]
+            match.rank = key[2]  # type: ignore[index]
             # the run's folder is where both the debug tree and the log live
             match.root = type(match.root)(os.path.commonpath([match.root, log.path.parent]))
             continue
@@ -297,7 +263,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
             run.rank = int(m.group(1))  # older logs say the rank only in the file name
         units.append(run)
         if run.rank is not None or "rank" in log.path.name:
-            rank_logs.setdefault(log.path.parent, []).append(run)
+            rank_logs.setdefault(log.path.parent, []).append(run)  # type: ignore[arg-type]
     for folder, group in rank_logs.items():
         if len(group) > 1:
             for run in group:
@@ -344,5 +310,5 @@ def _spyre_runs(arts: list[Artifact]) -> list[Run]:
             root = kernel_dir.parent.parent
         else:
             root = kernel_dir
-        runs.setdefault(root, Run(root)).artifacts.append(a)
+        runs.setdefault(root, Run(root)).artifacts.append(a)  # type: ignore[arg-type]
     return list(runs.values())

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from inductor_warehouse.ingest import forked, ray_tasks, remote, spill
 from inductor_warehouse.ingest.convert import Loaded
-from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.remote import FetchError
 
 

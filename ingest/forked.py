@@ -25,6 +25,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
 
@@ -34,7 +35,7 @@ class WorkerDied(Exception):
 
 
 def imap_unordered(fn: Callable, items: Sequence, *, jobs: int,
-                   initializer: Callable[[], None] | None = None) -> Iterator[tuple[object, object, BaseException | None]]:
+                   initializer: Callable[[], None] | None = None) -> Iterator[tuple[Any, Any, BaseException | None]]:
     """(item, fn(item), None) or (item, None, the exception) for each item, in the order they end,
     `fn` run in `jobs` worker processes (forked where the platform can), items handed out in order.
     `initializer` runs once in each worker. A caller that stops early stops the workers."""
@@ -73,11 +74,11 @@ class _Crew:
 
     def __init__(self, fn: Callable, initializer, folder: str, size: int):
         self.fn, self.initializer, self.folder, self.size = fn, initializer, folder, size
-        self.ctx = get_context("fork" if sys.platform != "win32" else "spawn")
+        self.ctx: Any = get_context("fork" if sys.platform != "win32" else "spawn")
         self.lock = threading.Lock()
         self.stopping = False
         self.procs: list = []
-        self.proc_of: dict[Connection, object] = {}
+        self.proc_of: dict[Connection, Any] = {}
 
     def start(self) -> Connection | None:
         parent, child = self.ctx.Pipe()
@@ -114,7 +115,7 @@ class _Crew:
                 busy[conn] = i
             if not busy:
                 break
-            for conn in wait(list(busy)):
+            for conn in wait(list(busy)):  # type: ignore[assignment]
                 i = busy.pop(conn)
                 try:
                     conn.recv_bytes()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 from inductor_warehouse.ingest.debug_tree import compile_order, folder_graph
+from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import kernel_information, spyre_provenance
 from inductor_warehouse.ingest.reading import Reader
@@ -52,7 +53,7 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[dict], trace: dict | 
     # a trace says which finished compiles left no code; without one, nothing says a compile was cut
     codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
     for a in sorted(arts, key=lambda a: compile_order(a.graph or "")):
-        graph_id, m = folder_graph(a.graph)
+        graph_id, m = folder_graph(a.graph)  # type: ignore[arg-type]
         if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1
@@ -115,12 +116,12 @@ def attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
             t["graph_id"] = by_key.get((t["compile_id"], t.get("phase")))
 
 
-def sidecars(by_kind, reader: Reader, take, tables, aoti_graphs: list[str], counters: Counter, facts: dict) -> None:
-    """JSON a compiler writes beside its code: AOTInductor's kernel_information.json (lineage of the
-    run's AOTInductor graph, when it has exactly one) and torch-spyre's spyre_provenance.json
-    (whose kernel identities become the cross-run identity of the kernels of the folders it names:
-    their signature is prefixed with the identity's event name)."""
-    for a in by_kind.get("kernel_information", []):
+def read_kernel_information(ctx: Assembly, arts: list[Artifact]) -> None:
+    """AOTInductor's kernel_information.json, which it writes beside its code: the lineage of the
+    run's AOTInductor graph, when it has exactly one."""
+    reader, take, counters = ctx.reader, ctx.take, ctx.counters
+    aoti_graphs = ctx.facts.get("aoti_graphs", []) + ctx.trace.get("aoti_graphs", [])
+    for a in arts:
         data = reader.read(a)
         if data is None:
             continue
@@ -132,7 +133,13 @@ def sidecars(by_kind, reader: Reader, take, tables, aoti_graphs: list[str], coun
             counters["kernel_information_without_one_aoti_graph"] += 1
             parsed.rows.pop("lineage", None)
         take(parsed, a)
-    for a in by_kind.get("spyre_provenance", []):
+
+
+def read_spyre_provenance(ctx: Assembly, arts: list[Artifact]) -> None:
+    """torch-spyre's spyre_provenance.json, whose kernel identities become the cross-run identity of
+    the kernels of the folders it names: their signature is prefixed with the identity's event name."""
+    reader, take, tables, facts = ctx.reader, ctx.take, ctx.tables, ctx.facts
+    for a in arts:
         data = reader.read(a)
         if data is None:
             continue
@@ -142,9 +149,9 @@ def sidecars(by_kind, reader: Reader, take, tables, aoti_graphs: list[str], coun
             if k in parsed.facts:
                 facts.setdefault(k, parsed.facts[k])
         identities = parsed.facts.get("identities") or {}
-        for k in tables.get("kernels", ()):
-            if k.get("backend") == "spyre" and k.get("graph_id") in identities:
-                k["signature"] = f"{identities[k['graph_id']]}:{k.get('signature')}"
+        for kernel in tables.get("kernels", ()):
+            if kernel.get("backend") == "spyre" and kernel.get("graph_id") in identities:
+                kernel["signature"] = f"{identities[kernel['graph_id']]}:{kernel.get('signature')}"
 
 
 def choose_triton(rows: list[dict] | None) -> None:

@@ -19,9 +19,8 @@ from datetime import datetime, timezone
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
-from inductor_warehouse.ingest.discover import Run
-from inductor_warehouse.ingest.remote import discover_paths, fetched
-from inductor_warehouse.ingest.rollups import migrate
+from inductor_warehouse.ingest.listing import Run
+from inductor_warehouse.ingest.remote import discover_anywhere, fetched
 from inductor_warehouse.ingest.summary import IngestSummary, Progress
 from inductor_warehouse.store.location import Location
 from inductor_warehouse.store.writer import Writer
@@ -54,13 +53,14 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
     `ingest_errors` row, and the rest of its batch lands; so does a run whose Ray task fails, or
     one of whose objects cannot be fetched."""
     t0 = time.perf_counter()
-    found = discover_paths(paths)
+    found = discover_anywhere(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
-    with Writer(db, wait=wait, migrate=migrate) as writer:
+    with Writer(db, wait=wait) as writer:
         with writer.session() as con:
             write.recover(con)
             columns = Columns(con)
-            todo = found.runs if force else unchanged.changed(con, found.runs)
+            todo, touched = (found.runs, []) if force else unchanged.changed(con, found.runs)
+            write.record_mtimes(con, touched)
         summary.skipped_runs = len(found.runs) - len(todo)
         bar = Progress(len(todo)) if progress else None
         # one timestamp for everything one ingest writes

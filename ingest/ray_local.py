@@ -54,23 +54,23 @@ class LocalRay:
     is not stopped and this process lives."""
 
     def __init__(self, cpus: int):
-        env = secret_free(os.environ) | {"RAY_USAGE_STATS_ENABLED": "0"}
+        env = secret_free(os.environ) | {"RAY_USAGE_STATS_ENABLED": "0"}  # type: ignore[arg-type]
         self.proc = subprocess.Popen([sys.executable, "-m", KEEPER, str(cpus)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True)
-        line = self.proc.stdout.readline()
+        line = self.proc.stdout.readline()  # type: ignore[union-attr]
         said = json.loads(line) if line.startswith("{") else {"error": f"the keeper ended ({self.proc.wait()})"}
         if "error" in said:
             self.stop()
             raise RayStartFailed(said["error"])
         self.address: str = said["address"]
         # what a driver joining it needs (its auth mode): Ray's own settings, no secret of ours
-        self.env: dict[str, str] = said["env"]
+        self.env: dict[str, str] = said["env"]  # type: ignore[assignment]
 
     def stop(self) -> None:
         """Stop Ray gracefully and wait for the keeper; kill it if it takes longer than STOP_S."""
         with contextlib.suppress(OSError):
-            self.proc.stdin.write("stop\n")
-            self.proc.stdin.close()
+            self.proc.stdin.write("stop\n")  # type: ignore[union-attr]
+            self.proc.stdin.close()  # type: ignore[union-attr]
         try:
             self.proc.wait(STOP_S)
         except subprocess.TimeoutExpired:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+from typing import Any
 import logging
 import os
 import sys
@@ -22,7 +23,7 @@ class RayUnavailable(Exception):
 
 
 def imap_unordered(fn: Callable, items: Iterable, *, address: str | None,
-                   cpus: int) -> Iterator[tuple[object, object, BaseException | None]]:
+                   cpus: int) -> Iterator[tuple[Any, Any, BaseException | None]]:
     """(item, fn(item), None) or (item, None, the exception) for each item, in the order tasks end.
 
     `address` names a cluster (`host:port` of its head, or `ray://host:port` through Ray Client);
@@ -94,10 +95,10 @@ def _init(address: str | None, cpus: int):
         import ray
 
         if address:
-            ray.init(address=address, **quiet)
+            ray.init(address=address, **quiet)  # type: ignore[arg-type]
         else:  # no subreaper to keep it: a Ray of this process, whose head processes die with it
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            ray.init(num_cpus=cpus, include_dashboard=False, **quiet)
+            ray.init(num_cpus=cpus, include_dashboard=False, **quiet)  # type: ignore[arg-type]
     except Exception as e:  # OSError: ConnectionError, a socket path too long; RayStartFailed
         if local is not None:
             local.stop()
@@ -112,7 +113,7 @@ def _follow(env: dict[str, str]) -> None:
     os.environ.update(env)
     if "ray" in sys.modules:
         with contextlib.suppress(Exception):  # Ray's private API: without it, the join says what failed
-            from ray._raylet import AuthenticationTokenLoader, Config
+            from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
 
             Config.initialize("")
             AuthenticationTokenLoader.instance().reset_cache()

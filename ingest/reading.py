@@ -11,9 +11,9 @@ import io
 import zlib
 from collections.abc import Iterator
 
-from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.listing import Artifact
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import IngestErrorRow, Parsed, error_row
 
 CHUNK = 1 << 20
 
@@ -36,13 +36,12 @@ class Reader:
     def __init__(self, run: Run):
         self.run = run
         self.hashes: dict[str, str] = {}
-        self.errors: list[dict] = []
+        self.errors: list[IngestErrorRow] = []
         self.bytes_read = 0
 
     def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error", kind=None,
               path: str | None = None):
-        self.errors.append({"path": path or self.run.rel(art), "kind": kind or art.kind, "line": line,
-                            "message": message, "severity": severity})
+        self.errors.append(error_row(path or self.run.rel(art), kind or art.kind, message, line, severity))
 
     def read(self, art: Artifact) -> bytes | None:
         try:

@@ -16,6 +16,7 @@ imported only when an s3:// path is given, so `iwh` starts as fast without it.
 
 from __future__ import annotations
 
+
 import hashlib
 import os
 import shutil
@@ -24,11 +25,11 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 
 from inductor_warehouse.ingest import archives
-from inductor_warehouse.ingest.discover import Discovery, Run, discover, group
+from inductor_warehouse.ingest.discover import Discovery, discover, group
+from inductor_warehouse.ingest.listing import Run, relocated, under
 from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
 from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.store.extensions import s3_endpoint, s3_region
@@ -51,7 +52,7 @@ def is_remote(path) -> bool:
     return str(path).startswith(SCHEME)
 
 
-def discover_paths(paths: list) -> Discovery:
+def discover_anywhere(paths: list) -> Discovery:
     """Runs under local paths, zip archives (ingest/archives.py: as CI's artifacts are downloaded)
     and s3:// URLs alike."""
     local = [p for p in paths if not is_remote(p) and not archives.is_archive(p)]
@@ -114,7 +115,7 @@ def _list(bucket: str, prefix: str) -> list[dict]:
     s3 = client()  # first: without boto3 (and botocore) it says which extra to install
     from botocore.exceptions import BotoCoreError, ClientError
 
-    objects = []
+    objects = []  # type: ignore[var-annotated]
     try:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         for page in pages:
@@ -174,15 +175,12 @@ def fetched(run: Run) -> Iterator[Run]:
         return
     tmp = Path(tempfile.mkdtemp(prefix="iwh-s3-"))
 
-    def local(p: PurePath | None) -> Path | None:
-        return None if p is None else tmp.joinpath(*p.parts[1:])
 
     try:
         client()  # made once, before the threads share it
         with ThreadPoolExecutor(THREADS) as pool:
-            list(pool.map(lambda a: _download(a, local(a.path)), run.artifacts))
-        yield replace(run, root=local(run.root), base=local(run.base), manifest=local(run.manifest),
-                      artifacts=[replace(a, path=local(a.path)) for a in run.artifacts])
+            list(pool.map(lambda a: _download(a, under(tmp, a.path)), run.artifacts))
+        yield relocated(run, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

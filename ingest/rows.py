@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, overload
 
 import orjson
 
@@ -36,7 +36,69 @@ class Parsed:
     # things worth reporting that are not errors (unknown record kinds, skipped blocks, ...)
     counters: Counter = field(default_factory=Counter)
 
-    def add(self, table: str, row: dict) -> None:
+    # Each table takes rows of its own type (ROW_TYPES below), checked where a parser adds them; one
+    # function at run time, on the parse's hot path.
+    if TYPE_CHECKING:
+        @overload
+        def add(self, table: Literal["runs"], row: RunRow) -> None: ...
+        @overload
+        def add(self, table: Literal["graphs"], row: GraphRow) -> None: ...
+        @overload
+        def add(self, table: Literal["ops"], row: OpRow) -> None: ...
+        @overload
+        def add(self, table: Literal["kernels"], row: KernelRow) -> None: ...
+        @overload
+        def add(self, table: Literal["fusions"], row: FusionRow) -> None: ...
+        @overload
+        def add(self, table: Literal["layouts"], row: LayoutRow) -> None: ...
+        @overload
+        def add(self, table: Literal["lineage"], row: LineageRow) -> None: ...
+        @overload
+        def add(self, table: Literal["artifacts"], row: ArtifactRow) -> None: ...
+        @overload
+        def add(self, table: Literal["ingest_errors"], row: IngestErrorRow) -> None: ...
+        @overload
+        def add(self, table: Literal["compilations"], row: CompilationRow) -> None: ...
+        @overload
+        def add(self, table: Literal["timings"], row: TimingRow) -> None: ...
+        @overload
+        def add(self, table: Literal["compile_events"], row: CompileEventRow) -> None: ...
+        @overload
+        def add(self, table: Literal["fusion_decisions"], row: FusionDecisionRow) -> None: ...
+        @overload
+        def add(self, table: Literal["guards"], row: GuardRow) -> None: ...
+        @overload
+        def add(self, table: Literal["cache_events"], row: CacheEventRow) -> None: ...
+        @overload
+        def add(self, table: Literal["autotune_choices"], row: AutotuneChoiceRow) -> None: ...
+        @overload
+        def add(self, table: Literal["shape_events"], row: ShapeEventRow) -> None: ...
+        @overload
+        def add(self, table: Literal["cudagraph_events"], row: CudagraphEventRow) -> None: ...
+        @overload
+        def add(self, table: Literal["collectives"], row: CollectiveRow) -> None: ...
+        @overload
+        def add(self, table: Literal["op_estimates"], row: OpEstimateRow) -> None: ...
+        @overload
+        def add(self, table: Literal["graph_executions"], row: GraphExecutionRow) -> None: ...
+        @overload
+        def add(self, table: Literal["trace_records"], row: TraceRecordRow) -> None: ...
+        @overload
+        def add(self, table: Literal["spyre_handles"], row: SpyreHandleRow) -> None: ...
+        @overload
+        def add(self, table: Literal["spyre_kernel_identities"], row: SpyreKernelIdentityRow) -> None: ...
+        @overload
+        def add(self, table: Literal["spyre_kernel_occurrences"], row: SpyreKernelOccurrenceRow) -> None: ...
+        @overload
+        def add(self, table: Literal["spyre_compiles"], row: SpyreCompileRow) -> None: ...
+        @overload
+        def add(self, table: Literal["harness_results"], row: HarnessResultRow) -> None: ...
+        @overload
+        def add(self, table: Literal["triton_kernels"], row: TritonKernelRow) -> None: ...
+        @overload
+        def add(self, table: Literal["graph_texts"], row: GraphTextRow) -> None: ...
+
+    def add(self, table: str, row: Any) -> None:
         self.rows[table].append(row)
 
     def problem(self, message: str, line: int | None = None, severity: str = "error") -> None:
@@ -55,7 +117,7 @@ class Parsed:
         return doc
 
     @classmethod
-    def one(cls, table: str, row: dict) -> Parsed:
+    def one(cls, table: Literal["graphs"], row: GraphRow) -> Parsed:
         """One row the assembler made itself, to be taken as a parser's are."""
         parsed = cls()
         parsed.add(table, row)
@@ -64,7 +126,12 @@ class Parsed:
 
 # Every value may be None (a NULL), and every key may be absent (a NULL too). A JSON column takes
 # text, or an object the loader serialises.
-Str, Int, Float, Bool, Strs, Json = str | None, int | None, float | None, bool | None, list[str] | None, Any
+Str: TypeAlias = str | None
+Int: TypeAlias = int | None
+Float: TypeAlias = float | None
+Bool: TypeAlias = bool | None
+Strs: TypeAlias = list[str] | None
+Json: TypeAlias = Any
 
 # One type per table, its keys the table's columns, as the loader receives the rows
 # (tests/test_row_contract.py holds them to schema/current.sql and to what the parsers emit). Not
@@ -89,7 +156,7 @@ OpRow = TypedDict("OpRow", {
 KernelRow = TypedDict("KernelRow", {
     "graph_id": Str, "kernel_name": Str, "generated": Bool, "backend": Str, "category": Str, "aten_ops": Strs,
     "source_nodes": Strs, "num_load": Int, "num_store": Int, "num_reduction": Int, "size_hints": Json,
-    "signature": Str, "source_hash": Str, "site": Int, "debug_handle": Int, "line": Int, "details": Json,
+    "signature": Str, "source_hash": Str, "source": Str, "site": Int, "debug_handle": Int, "line": Int, "details": Json,
     "cache_state": Str,
 }, total=False)
 FusionRow = TypedDict("FusionRow", {
@@ -136,7 +203,7 @@ FusionDecisionRow = TypedDict("FusionDecisionRow", {
     "compile_id": Str, "node_a": Str, "node_b": Str, "decision": Str, "reason": Str, "line": Int,
 }, total=False)
 GuardRow = TypedDict("GuardRow", {
-    "compile_id": Str, "guard_count": Int, "tree_hash": Str,
+    "compile_id": Str, "guard_count": Int, "tree_hash": Str, "text": Str,
 }, total=False)
 CacheEventRow = TypedDict("CacheEventRow", {
     "compile_id": Str, "graph_id": Str, "cache": Str, "outcome": Str, "reason": Str, "cache_key": Str,
@@ -190,7 +257,7 @@ HarnessResultRow = TypedDict("HarnessResultRow", {
     "calls_captured": Int, "unique_graphs": Int, "graph_breaks": Int, "unique_graph_breaks": Int,
     "autograd_captures": Int, "autograd_compiles": Int, "cudagraph_skips": Int, "fallbacks_to_eager": Int,
     "columns": Json,
-    "workload": Str,  # the loader's, as it writes the row (ingest/rollups.fill_harness_workloads)
+    "workload": Str,  # the loader's, as it writes the row (store/rollups.fill_harness_workloads)
 }, total=False)
 TritonKernelRow = TypedDict("TritonKernelRow", {
     "compile_id": Str, "kernel_name": Str, "source": Str, "cache_key": Str, "num_warps": Int, "num_stages": Int,
@@ -198,7 +265,11 @@ TritonKernelRow = TypedDict("TritonKernelRow", {
     "chosen": Bool, "autotune_state": Str, "num_configs": Int, "compile_time_us": Float, "n_regs": Int,
     "n_spills": Int, "metadata": Json,
 }, total=False)# `text` rides on the row until the assembler moves it to graph_sources and sets text_hash
-GraphTextRow = TypedDict("GraphTextRow", {"graph_id": Str, "kind": Str, "text_hash": Str, "source": Str}, total=False)
+GraphTextRow = TypedDict("GraphTextRow", {"graph_id": Str, "kind": Str, "text_hash": Str, "source": Str, "text": Str},
+                         total=False)
+# keys a parser's row carries only until the assembler moves their texts into SHARED_TEXTS tables
+# (ingest/assemble.py `_pop_shared`): no column of their own table
+RIDING = {"kernels": {"source"}, "guards": {"text"}, "graph_texts": {"text"}}
 
 ROW_TYPES: dict[str, type] = {
     "runs": RunRow, "graphs": GraphRow, "ops": OpRow, "kernels": KernelRow, "fusions": FusionRow,
@@ -214,13 +285,19 @@ ROW_TYPES: dict[str, type] = {
 }
 
 
+def error_row(path: str, kind: str, message: str, line: int | None = None, severity: str = "error") -> IngestErrorRow:
+    """The one place an ingest_errors row is spelled, whoever met the problem (a parser's reader, the
+    loader's conversion, the writer); its run_id and ingested_at are the loader's to set."""
+    return {"path": path, "kind": kind, "line": line, "message": message, "severity": severity}
+
+
 def graph_row(graph_id: str, source: str, **facts) -> GraphRow:
     """A graphs row with every column present, None where `facts` says nothing: the one place a
     graph row is spelled, whichever source found the graph."""
     unknown = facts.keys() - GraphRow.__annotations__.keys()
     if unknown:
         raise TypeError(f"graph_row: no graphs column {sorted(unknown)}")
-    return {**_NO_GRAPH_FACTS, "graph_id": graph_id, "source": source, **facts}
+    return {**_NO_GRAPH_FACTS, "graph_id": graph_id, "source": source, **facts}  # type: ignore[typeddict-item]
 
 
 _NO_GRAPH_FACTS = dict.fromkeys(GraphRow.__annotations__)

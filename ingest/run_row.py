@@ -6,7 +6,8 @@ import hashlib
 import re
 from datetime import datetime
 
-from inductor_warehouse.ingest.discover import DEBUG_RUN_RE, Run
+from inductor_warehouse.ingest.discover import DEBUG_RUN_RE
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.parsers import harness
 from inductor_warehouse.ingest.rows import RunRow
 

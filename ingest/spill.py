@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from inductor_warehouse.ingest.convert import Columns, Loaded
+    from inductor_warehouse.ingest.rows import IngestErrorRow
 
 
 class Spill:
@@ -22,7 +23,7 @@ class Spill:
         self.dir: str | None = None
         self.parts: list[tuple[str, str]] = []  # (table, Parquet file), in hand-over order
         self.generated_kernels = 0
-        self.misfits: list[dict] = []
+        self.misfits: list[IngestErrorRow] = []
 
     def __call__(self, rows: dict[str, list[dict]]) -> None:
         for table, part in rows.items():
@@ -52,7 +53,7 @@ def pack(data: Loaded) -> Loaded:
     """The run's spilled parts as bytes, their folder gone: files of a Ray worker's machine travel
     back with the run."""
     if data.spilled:
-        parts = []
+        parts: list = []  # (table, the part's bytes) while packed; (table, its file) once unpacked
         for table, path in data.spilled:
             with open(path, "rb") as fh:
                 parts.append((table, fh.read()))
@@ -65,11 +66,11 @@ def unpack(data: Loaded) -> Loaded:
     """The run's packed parts as files of a folder of this machine's, for the writer."""
     if data.spilled:
         data.spill_dir = tempfile.mkdtemp(prefix="iwh-spill-")
-        parts = []
+        parts: list = []
         for i, (table, content) in enumerate(data.spilled):
             path = f"{data.spill_dir}/{i}-{table}.parquet"
             with open(path, "wb") as fh:
-                fh.write(content)
+                fh.write(content)  # type: ignore[arg-type]
             parts.append((table, path))
         data.spilled = parts
     return data

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import orjson
@@ -52,7 +54,7 @@ class IngestSummary:
         )
 
     def unknown_records(self) -> dict[str, int]:
-        """Trace records the catalog does not know, by `kind` or `kind name` (ingest/catalog.py)."""
+        """Trace records the record table does not know, by `kind` or `kind name` (ingest/parsers/trace_records.py)."""
         out = {}
         for key, n in self.counters.items():
             if key.startswith("unknown_"):
@@ -96,7 +98,7 @@ class IngestSummary:
         self.bytes += data.bytes_read
         self.counters.update(data.counters)
 
-    def refuse(self, data: Loaded, row: dict) -> None:
+    def refuse(self, data: Loaded, row: Mapping[str, Any]) -> None:
         """A tallied run the warehouse refused, `row` the error written in its place."""
         self._uncount(data)
         for k in _keys(data):
@@ -105,7 +107,7 @@ class IngestSummary:
         self.refused += 1
         self._error(row, data.run["source_path"])
 
-    def fail(self, source_path: str, row: dict) -> None:
+    def fail(self, source_path: str, row: Mapping[str, Any]) -> None:
         """A run whose parse failed, `row` the error written in its place."""
         self.failed += 1
         self._error(row, source_path)
@@ -116,7 +118,7 @@ class IngestSummary:
         self.kernels -= data.kernels
         self.run_ids.remove(data.run["run_id"])
 
-    def _error(self, row: dict, source_path: str) -> None:
+    def _error(self, row: Mapping[str, Any], source_path: str) -> None:
         self.errors += 1
         self.error_rows.append(dict(row, source_path=source_path))
 

@@ -2,22 +2,23 @@
 
 Same paths, sizes and mtimes as recorded in `artifacts` for the same folder: unchanged, nothing
 read. Same paths and sizes but new mtimes (a copy, a checkout, a touch): the files are hashed, and
-equal content hashes still skip the run without parsing it; the new mtimes are recorded so the
-next ingest needs no hashing.
+equal content hashes still skip the run without parsing it; the new mtimes are returned for the
+writer to record (`ingest/write.py`), so the next ingest needs no hashing.
 """
 
 from __future__ import annotations
 
 from inductor_warehouse.ingest.reading import file_hash
-from inductor_warehouse.ingest.discover import Run
+from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.archives import in_archive, member_hash
 from inductor_warehouse.ingest.remote import object_hash
 
 
-def changed(con, runs: list[Run]) -> list[Run]:
-    """The runs whose files differ from what the warehouse recorded for the same folder."""
+def changed(con, runs: list[Run]) -> tuple[list[Run], list[tuple[float, str, str]]]:
+    """The runs whose files differ from what the warehouse recorded for the same folder, and the
+    (new mtime, run id, path) of the files of unchanged runs that were touched."""
     if not runs:
-        return runs
+        return runs, []
     known: dict[str, dict[str, tuple]] = {}
     rows = con.execute(
         "SELECT r.source_path, r.run_id, a.path, a.bytes, a.mtime, a.content_hash "
@@ -26,7 +27,8 @@ def changed(con, runs: list[Run]) -> list[Run]:
     ).fetchall()
     for src, run_id, path, size, mtime, digest in rows:
         known.setdefault(src, {})[path] = (size, mtime, digest, run_id)
-    out, touched = [], []
+    out: list[Run] = []
+    touched: list[tuple[float, str, str]] = []
     for r in runs:
         before = known.get(r.source_path)
         now = {r.rel(a): a for a in r.artifacts}
@@ -38,6 +40,4 @@ def changed(con, runs: list[Run]) -> list[Run]:
                 touched.extend((a.mtime, before[p][3], p) for p, a in now.items())
             else:
                 out.append(r)
-    if touched:
-        con.executemany("UPDATE artifacts SET mtime = ? WHERE run_id = ? AND path = ?", touched)
-    return out
+    return out, touched

@@ -9,15 +9,15 @@ by one, and a run it still refuses becomes one `ingest_errors` row instead.
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
-from inductor_warehouse.ingest.rollups import fill_harness_points, fill_harness_workloads, fill_rollups
+from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 from inductor_warehouse.store.connection import transaction
-from inductor_warehouse.store.errors import WarehouseError, first_line, write_failure
+from inductor_warehouse.store.errors import classify, first_line, write_failure
+from inductor_warehouse.store.rollups import fill_harness_points, fill_harness_workloads, fill_rollups
 from inductor_warehouse.store.writer import Writer
 
 # run keys a DELETE names in one IN list: up to DuckDB's dynamic_or_filter_threshold (50) a list of
@@ -25,11 +25,11 @@ from inductor_warehouse.store.writer import Writer
 _KEYS_PER_DELETE = 50
 
 
-def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: str) -> list[tuple[Loaded, dict]]:
+def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: str) -> list[tuple[Loaded, IngestErrorRow]]:
     """Write a batch in one session; return the runs the warehouse refused, each with the error row
     written in its place. `threads`: DuckDB's threads from now on (0: its default, every core;
     None: as they are)."""
-    refused: list[tuple[Loaded, dict]] = []
+    refused: list[tuple[Loaded, IngestErrorRow]] = []
     try:
         with writer.session() as con:
             if threads == 0:
@@ -128,6 +128,12 @@ def delete_runs(con, run_ids: list[str]) -> None:
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [unkeyed])
 
 
+def record_mtimes(con, touched: list[tuple[float, str, str]]) -> None:
+    """New mtimes of files whose content is unchanged (a copy, a checkout): (mtime, run id, path)."""
+    if touched:
+        con.executemany("UPDATE artifacts SET mtime = ? WHERE run_id = ? AND path = ?", touched)
+
+
 def recover(con) -> None:
     """Rows of runs a crashed ingest of an older version was writing in parts (one transaction a
     part, under a `_loading` marker): deleted, so the run is ingested afresh."""
@@ -152,33 +158,31 @@ def insert(con, table: str, tbl: pa.Table, where: str = "") -> None:
 
 
 def _raise_if_fatal(writer: Writer, e: Exception) -> None:
-    """Raise when `e` is a failure of the warehouse itself (a full disk, a lost connection), not of
-    one run's rows: no point in trying the runs one by one then."""
-    text = str(e)
-    if isinstance(e, (duckdb.IOException, WarehouseError)) or any(
-            s in text for s in ("No space left", "database has been invalidated", "Could not write", "disk full",
-                                "permission denied")):  # the catalog refusing the writer's role: every run alike
-        raise WarehouseError(write_failure(writer.location, e)) from e
+    """Raise when `e` is a failure of the warehouse itself (a full disk, a lost connection: any the
+    store classifies), not of one run's rows: no point in trying the runs one by one then."""
+    if classify(e) is not None:
+        raise write_failure(writer.location, e) from e
 
 
-def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> dict:
+def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> IngestErrorRow:
     """A run the warehouse would not take: none of its rows stay, one error row (returned) says why,
     and its files are not recorded, so the next ingest tries again."""
-    row = {"run_id": d.run["run_id"], "path": "", "kind": "load", "line": None, "severity": "error", "ingested_at": now,
-           "message": f"the warehouse refused this run's rows, none were written: {type(e).__name__}: {first_line(e)}"}
+    row = error_row("", "load", f"the warehouse refused this run's rows, none were written: {type(e).__name__}: "
+                                f"{first_line(e)}")
+    row["run_id"], row["ingested_at"] = d.run["run_id"], now
     with transaction(con):
         delete_runs(con, [d.run["run_id"]])
         insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))
     return row
 
 
-def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, now: str) -> dict:
+def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, now: str) -> IngestErrorRow:
     """A run whose parse failed: one error row (returned) without a run id (there is no run: its id
     is the hash of files never read whole), in place of the one an earlier attempt left; nothing of
     it is recorded, so the next ingest tries it again."""
-    row = {"run_id": None, "path": source_path, "kind": "parse", "line": None, "severity": "error",
-           "ingested_at": now, "message": f"this run could not be parsed, none of it was written: "
-                                         f"{type(e).__name__}: {first_line(e)}"}
+    row = error_row(source_path, "parse", f"this run could not be parsed, none of it was written: "
+                                          f"{type(e).__name__}: {first_line(e)}")
+    row["run_id"], row["ingested_at"] = None, now
     with writer.session() as con, transaction(con):
         forget_failures(con, [source_path])
         insert(con, "ingest_errors", columns.arrow("ingest_errors", [(None, [row])]))

@@ -48,7 +48,7 @@ def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | 
         text = _deserialized(statement)
     plans = []
     for query in [text, *(_deserialized({"node": q, "named_param_map": []}) for q in _described(statement))]:
-        plan = json.loads(con.execute("SELECT json_serialize_plan(?)", [query]).fetchone()[0])
+        plan = json.loads(con.execute("SELECT json_serialize_plan(?)", [query]).fetchone()[0])  # type: ignore[index]
         if plan.get("error"):
             if plan.get("error_type") == "not implemented":  # a scan DuckDB cannot describe: another server's
                 raise QueryRefused("the statement reads something that is not the warehouse's "
@@ -90,7 +90,7 @@ def _check_scan(get: dict, database: str) -> None:
 
 def _deserialized(statement: dict) -> str:
     with PARSER_LOCK:
-        return parser().execute("SELECT json_deserialize_sql(?::JSON)",
+        return parser().execute("SELECT json_deserialize_sql(?::JSON)",  # type: ignore[index]
                                  [json.dumps({"error": False, "statements": [statement]})]).fetchone()[0]
 
 

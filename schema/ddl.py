@@ -23,11 +23,11 @@ FACT_TABLES = (
     "autotune_choices", "shape_events", "cudagraph_events", "collectives", "op_estimates", "graph_executions",
     "trace_records", "spyre_handles", "spyre_kernel_identities", "spyre_kernel_occurrences", "spyre_compiles",
     "harness_results", "triton_kernels", "graph_texts",
-    # no parser's: the loader sums a run's rows into these as it writes them (ingest/rollups.py)
+    # no parser's: the loader sums a run's rows into these as it writes them (store/rollups.py)
     "run_rollups", "run_tallies", "run_phases",
 )
 # no run's rows: HUD's records and suite numbers of each point, kept by the loader as it writes
-# (ingest/rollups.py: fill_harness_points), made again for the points a written run touches
+# (store/rollups.py: fill_harness_points), made again for the points a written run touches
 POINT_TABLES = ("harness_records", "harness_point_summaries", "harness_point_runs")
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
 SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),
@@ -71,7 +71,14 @@ def current_views_digest() -> str:
 
 def current_tables() -> list[tuple[str, str]]:
     """(table, CREATE TABLE statement) of the current schema, by table name (current.sql)."""
-    return [(_CREATED.match(ddl)[1], ddl) for ddl in _current_ddl()]
+    return [(_table_created(ddl), ddl) for ddl in _current_ddl()]
+
+
+def _table_created(ddl: str) -> str:
+    m = _CREATED.match(ddl)
+    if m is None:
+        raise ValueError(f"current.sql holds a statement that is not a CREATE TABLE: {ddl[:60]}")
+    return m[1]
 
 
 @functools.cache

@@ -99,7 +99,7 @@ def check_read_statement(sql: str) -> ReadStatement:
 def serialized(text: str) -> dict:
     """DuckDB's parse of one statement (`json_serialize_sql`): its node and its parameters."""
     with PARSER_LOCK:
-        parsed = json.loads(parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])
+        parsed = json.loads(parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])  # type: ignore[index]
     if parsed.get("error"):
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))

@@ -48,7 +48,7 @@ class Warehouse:
 
     @property
     def path(self) -> str:
-        return self.location.shown
+        return self.location.printable
 
     def sql(self, text: str, params: dict | list | None = None, timeout: float | None = None) -> pl.DataFrame:
         """Ad hoc SQL: one read statement, stopped after `timeout` seconds (None: the Warehouse's,

@@ -23,7 +23,7 @@ import duckdb
 
 from inductor_warehouse.schema.bound_plan import check_bound_plan
 from inductor_warehouse.schema.readonly import QueryRefused, ReadStatement, check_read_statement
-from inductor_warehouse.store.connection import quiet, sql_literal
+from inductor_warehouse.store.connection import one_row, quiet, sql_literal
 from inductor_warehouse.store.lake import LAKE
 
 __all__ = ["QueryRefused", "ReadStatement", "Stuck", "check_read_statement", "let_go", "query_seconds", "read_memory",
@@ -62,7 +62,7 @@ def run_typed(con: duckdb.DuckDBPyConnection, statement: ReadStatement, work: Ca
     through) with `params`, once DuckDB's binder on `con` says what it reads (check_bound_plan); both
     within the time limit, as binding a lake's statement asks its catalog."""
     def checked() -> T:
-        (database,) = con.execute("SELECT current_database()").fetchone()
+        (database,) = con.execute("SELECT current_database()").fetchone()  # type: ignore[misc]
         check_bound_plan(con, statement.text, database, params)
         return work(statement.text)
 
@@ -136,7 +136,7 @@ def lock_down_file(con: duckdb.DuckDBPyConnection) -> None:
     """A file reader's connection: quiet, then no SQL on it may change a setting (it could turn
     external access back on). Once one connection locks the process's shared database, the next
     cannot SET."""
-    locked = con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]
+    locked = one_row(con, "SELECT current_setting('lock_configuration')")[0]
     if not locked:
         quiet(con)
         con.execute("SET lock_configuration = true")
@@ -147,8 +147,7 @@ def lock_down_lake(con: duckdb.DuckDBPyConnection, memory: str | None = None) ->
     allowed_directories (which DuckDB also lets COPY write to: a dashboard's own process should
     have read-only access to them, and a read-only PostgreSQL role; docs/team.md).
     Set after the ATTACH, which needs the extensions and the catalog's connection."""
-    (data_path,) = con.execute(
-        f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'").fetchone()
+    (data_path,) = one_row(con, f"SELECT value FROM __ducklake_metadata_{LAKE}.ducklake_metadata WHERE key = 'data_path'")
     con.execute(f"SET allowed_directories = [{sql_literal(data_path)}]")
     con.execute("SET enable_external_access = false")
     con.execute(f"SET memory_limit = {sql_literal(memory or read_memory())}")

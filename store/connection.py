@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 
@@ -31,6 +32,14 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
     the ROLLBACK's own error ("no transaction is active") must not hide why."""
     with contextlib.suppress(duckdb.Error):
         con.execute("ROLLBACK")
+
+
+def one_row(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...]:
+    """The row of a statement that returns one (an aggregate, a setting, a pragma)."""
+    row = con.execute(sql, params).fetchone()
+    if row is None:
+        raise LookupError(f"no row from {sql.split()[0]} ...")
+    return row
 
 
 def sql_literal(text: str) -> str:

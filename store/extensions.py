@@ -17,7 +17,7 @@ from pathlib import Path
 
 import duckdb
 
-from inductor_warehouse.store.connection import sql_literal
+from inductor_warehouse.store.connection import one_row, sql_literal
 from inductor_warehouse.store.errors import WarehouseError
 
 # extension -> (the package that ships it, the extra that installs the package)
@@ -48,7 +48,7 @@ def has_extension(name: str) -> bool:
 def duckdb_platform() -> str:
     """The platform DuckDB names its extension folders by (`linux_amd64`, `osx_arm64`, ...)."""
     with duckdb.connect(":memory:") as con:
-        return con.execute("PRAGMA platform").fetchone()[0]
+        return str(one_row(con, "PRAGMA platform")[0])
 
 
 def extension_directory() -> str:
@@ -62,6 +62,7 @@ def extension_directory() -> str:
         if link.exists() or not _importable(package):
             continue
         spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations, f"{package} is importable"
         (source,) = (Path(spec.submodule_search_locations[0]) / "extensions" / f"v{duckdb.__version__}").glob(
             "*.duckdb_extension")
         target.mkdir(parents=True, exist_ok=True)

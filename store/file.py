@@ -12,7 +12,7 @@ import shutil
 import duckdb
 
 from inductor_warehouse.schema import ddl
-from inductor_warehouse.store.connection import quiet
+from inductor_warehouse.store.connection import one_row, quiet
 from inductor_warehouse.store.errors import WarehouseError, first_line, unreadable
 from inductor_warehouse.store.location import Location, redact
 from inductor_warehouse.store.migrate import migrate
@@ -41,7 +41,7 @@ def create_file(loc: Location) -> bool:
             _make_schema(new)
         return _link_in(new, loc.path) and copied
     except (duckdb.Error, OSError) as e:  # a read-only or missing folder, a full disk, a file not installed
-        raise WarehouseError(f"cannot create a warehouse at {loc.shown}: {redact(first_line(e))}") from e
+        raise WarehouseError(f"cannot create a warehouse at {loc.printable}: {redact(first_line(e))}") from e
     finally:
         for leftover in (new, new + ".wal"):
             with contextlib.suppress(OSError):
@@ -152,7 +152,7 @@ def check_whole(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
     Not while a WAL waits to be replayed: its blocks may not be in the file yet."""
     if os.path.exists(loc.path + ".wal"):
         return
-    block_size, blocks = con.execute("SELECT block_size, used_blocks FROM pragma_database_size()").fetchone()
+    block_size, blocks = one_row(con, "SELECT block_size, used_blocks FROM pragma_database_size()")
     have, need = os.path.getsize(loc.path), _HEADERS + blocks * block_size
     if have < need:
         raise WarehouseError(unreadable(loc, Exception(f"it holds {have} bytes, its blocks in use take {need}")))

@@ -63,7 +63,7 @@ def _ask(loc: Location, table: str | None, wanted: tuple[str, ...]) -> dict:
 
         with psycopg.connect(conninfo(loc.catalog[len("postgres:"):]), connect_timeout=CONNECT_TIMEOUT_S,
                              autocommit=True) as pg:
-            role, database = pg.execute("SELECT current_user, current_database()").fetchone()
+            role, database = pg.execute("SELECT current_user, current_database()").fetchone()  # type: ignore[misc]
             rows = pg.execute(
                 "SELECT c.relname, pg_get_userbyid(c.relowner), "
                 + ", ".join(f"has_table_privilege(c.oid, '{p}')" for p in WRITE_PRIVILEGES)

@@ -76,15 +76,15 @@ def _attach_target(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, op
 def _lake_problem(loc: Location, e: Exception) -> str:
     denied = permission_problem(loc, e, write=False)
     if denied:
-        return f"cannot open the lake {loc.shown}: {denied}"
+        return f"cannot open the lake {loc.printable}: {denied}"
     text = redact(first_line(e))
     if "data_path is not set" in text:
-        return (f"{loc.shown} is a new lake: say where its data goes once, with --data-path DIR or "
+        return (f"{loc.printable} is a new lake: say where its data goes once, with --data-path DIR or "
                 "s3://bucket/prefix (or IWH_DATA_PATH).")
     if "creating a new DuckLake is explicitly disabled" in text or "does not exist" in text:
-        return (f"No warehouse at {loc.shown} ({text}). Create the PostgreSQL database, then "
+        return (f"No warehouse at {loc.printable} ({text}). Create the PostgreSQL database, then "
                 "`iwh ingest PATH --db LOCATION --data-path DIR` makes the lake.")
-    return f"cannot open the lake {loc.shown}: {text}"
+    return f"cannot open the lake {loc.printable}: {text}"
 
 
 def _uses_s3(loc: Location) -> bool:

@@ -10,7 +10,7 @@ dashboards (`--db`, `$IWH_DB`):
 A new lake needs to be told where its data goes (`--data-path DIR|s3://bucket/prefix`, or
 `$IWH_DATA_PATH`) once, when it is created; the catalog remembers it. Secrets stay out of the
 location: PostgreSQL reads its password from `$PGPASSWORD` or `~/.pgpass`, S3 keys come from the
-usual `AWS_*` variables. A password written into the location anyway is never printed: `shown`
+usual `AWS_*` variables. A password written into the location anyway is never printed: `printable`
 and `redact` mask it; and it is handed to DuckDB apart from the location (`split_password`), so no
 SQL function that lists databases or settings shows it.
 """
@@ -67,7 +67,7 @@ class Location:
         return self.text[len(LAKE_PREFIX):]
 
     @property
-    def shown(self) -> str:
+    def printable(self) -> str:
         """The location for people and logs, with any password masked."""
         return redact(self.text if self.is_lake else self.path)
 
@@ -76,7 +76,7 @@ class Location:
         return self.is_lake or self.text == ":memory:" or Path(self.text).exists()
 
     def __str__(self) -> str:
-        return self.shown
+        return self.printable
 
 
 def locate(text: str | os.PathLike | Location | None = None, data_path: str | None = None) -> Location:

@@ -5,7 +5,8 @@ each migration in a transaction of its own. A new warehouse starts at the curren
 (`current.sql`) in one transaction, its migrations recorded as applied; later ones apply to it as
 written. Views are written again whenever their files changed since the warehouse last got them,
 so a changed metric reaches old warehouses too; readers refuse a warehouse that is not current.
-Rollups a migration drops are the loader's to make again (ingest/rollups.py).
+A migration leaves a warehouse whole: the rollups it drops are made again here (store/rollups.py),
+by whichever writer migrates, before anyone reads them.
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from __future__ import annotations
 import duckdb
 
 from inductor_warehouse.schema import ddl
-from inductor_warehouse.store.connection import transaction
+from inductor_warehouse.store.connection import one_row, transaction
 from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.location import Location
+from inductor_warehouse.store.rollups import fill_missing
 
 
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
-    return con.execute("SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
-                       ).fetchone()[0] == "ducklake"
+    return one_row(con, "SELECT type FROM duckdb_databases() WHERE database_name = current_database()")[0] == "ducklake"
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Apply pending migrations and refresh views; return the names of migrations applied."""
+    """Apply pending migrations, refresh views and make again the rollups a migration dropped; return
+    the names of migrations applied."""
     lake = is_lake(con)
     have = {r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database()").fetchall()}
@@ -33,6 +35,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             return ddl.create_current(con, lake)
     applied = _apply_migrations(con, lake)
     _create_views(con)
+    fill_missing(con)
     return applied
 
 
@@ -68,7 +71,7 @@ def check_current(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
     pending = _pending_migrations(con) + ([] if _views_digest_current(con) else _missing_views(con))
     if pending:
         raise WarehouseError(
-            f"The warehouse {loc.shown} predates this version ({', '.join(pending)} missing); "
+            f"The warehouse {loc.printable} predates this version ({', '.join(pending)} missing); "
             "run any `iwh ingest` on it, or `iwh migrate`, to upgrade it in place."
         )
 
@@ -76,7 +79,7 @@ def check_current(con: duckdb.DuckDBPyConnection, loc: Location) -> None:
 def _views_digest_current(con: duckdb.DuckDBPyConnection) -> bool:
     """The warehouse's views were written from this version's view files (writers keep the digest)."""
     try:
-        return bool(con.execute("SELECT count(*) FROM _views WHERE digest = ?", [ddl.current_views_digest()]).fetchone()[0])
+        return bool(one_row(con, "SELECT count(*) FROM _views WHERE digest = ?", [ddl.current_views_digest()])[0])
     except duckdb.CatalogException:
         return False
 

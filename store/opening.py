@@ -24,8 +24,8 @@ from inductor_warehouse.store.protocol import Kept, open_file
 def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
             wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
             keep_open: bool = False, memory: str | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse at `location`: read-only, or for writing (created and migrated; rollups a
-    migration drops are made again only by a Writer given ingest/rollups.migrate, as every command's is).
+    """Open the warehouse at `location`: read-only, or for writing (created and migrated, its rollups
+    made again where a migration dropped them).
 
     `wait`: seconds to wait while another process holds a file's lock (default READ_WAIT_S or
     WRITE_WAIT_S). `lockdown` (readers): SQL on the connection can read the warehouse and nothing
@@ -35,7 +35,7 @@ def connect(location: str | os.PathLike | Location | None = None, *, read_only: 
     """
     loc = locate(location)
     if read_only and not loc.exists():
-        raise WarehouseError(f"No warehouse at {loc.shown}. Create one with `iwh ingest PATH --db {loc.shown}` "
+        raise WarehouseError(f"No warehouse at {loc.printable}. Create one with `iwh ingest PATH --db {loc.printable}` "
                              "or point to an existing one with --db or IWH_DB.")
     config = reader_config(loc.is_lake, memory) if lockdown else {}
     if loc.is_lake:

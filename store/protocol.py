@@ -41,14 +41,18 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import duckdb
 
 from inductor_warehouse.store.connection import quiet
-from inductor_warehouse.store.errors import WarehouseError, holder, unreadable
+from inductor_warehouse.store.errors import (SettingsConflict, WarehouseError, WarehouseLocked, WarehouseUnreadable,
+                                             classify, holder, unreadable)
 from inductor_warehouse.store.file import check_whole, create_file, stamp_new
 from inductor_warehouse.store.lake import make_lake_id, read_lake_id, with_connect_timeout
 from inductor_warehouse.store.location import Location, conninfo, redact
+from inductor_warehouse.store.waits import Waiting, flock, intent_file, retry, someone_waits
 
 READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committing to
 WRITE_WAIT_S = 600.0  # how long a writer waits for another writer (or a long read) to finish
@@ -56,76 +60,6 @@ READER_YIELD_S = 2.0  # how long a new reader stands back for a writer waiting f
 WATCH_S = 0.05  # how often an idle writer or a kept reader looks for someone waiting for its file
 KEEP_S = float(os.environ.get("IWH_KEEP_OPEN_S", "30"))  # how long a kept reader outlives its last read
 HELD_CHECKPOINT_THRESHOLD = "1GB"  # a held file's WAL grows to this before DuckDB checkpoints it itself
-_LOCKED = re.compile(r"Could not set lock on file|Conflicting lock is held")
-
-
-def intent_file(loc: Location) -> str:
-    return loc.path + ".iwh-writer"
-
-
-def _waiting_file(loc: Location) -> str:
-    return loc.path + ".iwh-waiting"
-
-
-class Waiting:
-    """Says "I wait for this file" (a shared lock on its waiting file) from the first `say()` until
-    the end of the `with`."""
-
-    def __init__(self, loc: Location):
-        self.loc = loc
-        self.fh = None
-
-    def say(self) -> None:
-        if self.fh is None:
-            try:
-                self.fh = open(_waiting_file(self.loc), "a")
-                fcntl.flock(self.fh, fcntl.LOCK_SH)  # never blocks: only writers check, non-blocking
-            except OSError:
-                self.fh = None  # a read-only folder: nothing to coordinate with
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.fh is not None:
-            self.fh.close()
-            self.fh = None
-
-
-def someone_waits(loc: Location) -> bool:
-    try:
-        fh = open(_waiting_file(loc), "a")
-    except OSError:
-        return True  # cannot tell: do not keep the file from anyone
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        fh.close()
-
-
-def _flock(path: str, mode: int, deadline: float, what: str, waiting: Waiting | None = None):
-    """The file at `path` flock'ed in `mode`, waiting until `deadline`; None when it cannot be made
-    (a read-only folder: nothing to coordinate with). `waiting` is told once it has to wait."""
-    try:
-        fh = open(path, "a")
-    except OSError:
-        return None
-    pause = 0.01
-    while True:
-        try:
-            fcntl.flock(fh, mode | fcntl.LOCK_NB)
-            return fh
-        except BlockingIOError:
-            if waiting is not None:
-                waiting.say()
-            if time.monotonic() >= deadline:
-                fh.close()
-                raise WarehouseError(f"{what}; try again, or wait longer with --wait") from None
-            time.sleep(pause)
-            pause = min(pause * 1.5, 0.2)
 
 
 def open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
@@ -151,7 +85,7 @@ def _let_waiting_writer_first(loc: Location, deadline: float, waiting: Waiting) 
     """A reader gives a waiting writer up to READER_YIELD_S to get in, then goes ahead anyway: this
     process may itself hold the file open in another connection, which the writer waits for."""
     try:
-        fh = _flock(intent_file(loc), fcntl.LOCK_SH, min(deadline, time.monotonic() + READER_YIELD_S), "", waiting)
+        fh = flock(intent_file(loc), fcntl.LOCK_SH, min(deadline, time.monotonic() + READER_YIELD_S), "", waiting)
     except WarehouseError:
         return
     if fh is not None:
@@ -160,31 +94,33 @@ def _let_waiting_writer_first(loc: Location, deadline: float, waiting: Waiting) 
 
 def _connect(loc: Location, read_only: bool, wait: float, config: dict, deadline: float,
              waiting: Waiting) -> duckdb.DuckDBPyConnection:
-    pause = 0.02
-    while True:
+    locked: list[duckdb.Error] = []  # the last lock error: it names who holds the file
+
+    def attempt() -> duckdb.DuckDBPyConnection | None:
         try:
             return duckdb.connect(loc.path, read_only=read_only, config=config)
-        except duckdb.IOException as e:
-            if not _LOCKED.search(str(e)):
-                raise WarehouseError(unreadable(loc, e)) from e
-            waiting.say()
-            if time.monotonic() >= deadline:
-                raise WarehouseError(
-                    f"{loc.shown} stayed locked by another process ({holder(e)}) for {wait:.0f} s: a writer "
-                    "commits, or a reader runs a long query. Try again, or wait longer with --wait.") from e
-            time.sleep(pause)
-            pause = min(pause * 1.5, 0.5)
-        except duckdb.ConnectionException as e:
-            if "different configuration" not in str(e):
-                raise WarehouseError(unreadable(loc, e)) from e
-            if Kept.let_go(loc.path):
-                continue  # it was this process's own kept reader, with a reader's settings
-            raise WarehouseError(
-                f"this process already has {loc.shown} open with other settings (a writer, or a reader that "
-                "may touch files): close that connection first; DuckDB shares an open file among the "
-                "connections of one process only when their settings agree") from e
         except duckdb.Error as e:
-            raise WarehouseError(unreadable(loc, e)) from e
+            kind = classify(e)
+            if kind is SettingsConflict:
+                if Kept.let_go(loc.path):
+                    return None  # it was this process's own kept reader, with a reader's settings
+                raise SettingsConflict(
+                    f"this process already has {loc.printable} open with other settings (a writer, or a reader that "
+                    "may touch files): close that connection first; DuckDB shares an open file among the "
+                    "connections of one process only when their settings agree") from e
+            if kind is not WarehouseLocked:
+                raise WarehouseUnreadable(unreadable(loc, e)) from e
+            waiting.say()
+            locked[:] = [e]
+            return None
+
+    def gave_up() -> WarehouseError:
+        e = WarehouseLocked(f"{loc.printable} stayed locked by another process ({holder(locked[-1])}) for {wait:.0f} s: "
+                            "a writer commits, or a reader runs a long query. Try again, or wait longer with --wait.")
+        e.__cause__ = locked[-1]
+        return e
+
+    return retry(attempt, deadline, gave_up)
 
 
 class Kept:
@@ -247,7 +183,7 @@ class HeldFile:
     def __init__(self, loc: Location, wait: float):
         self.loc, self.wait = loc, wait
         self.con: duckdb.DuckDBPyConnection | None = None
-        self._intent = None
+        self._intent: TextIO | None = None
         self.busy = threading.Lock()  # held by a session, and by the watcher while it closes the file
         self._watcher: threading.Thread | None = None
 
@@ -256,8 +192,8 @@ class HeldFile:
         if self.con is None:
             deadline = time.monotonic() + self.wait
             with Waiting(self.loc) as waiting:
-                intent = _flock(intent_file(self.loc), fcntl.LOCK_EX, deadline,
-                                f"another writer held {self.loc.shown} for {self.wait:.0f} s", waiting)
+                intent = flock(intent_file(self.loc), fcntl.LOCK_EX, deadline,
+                                f"another writer held {self.loc.printable} for {self.wait:.0f} s", waiting)
                 try:
                     con = open_file(self.loc, False, max(0.0, deadline - time.monotonic()), {})
                     quiet(con)
@@ -312,8 +248,8 @@ class LakeLock:
     def __init__(self, loc: Location, wait: float):
         self.loc, self.wait = loc, wait
         self.key: int | None = None
-        self._pg = None
-        self._file = None
+        self._pg: Any = None  # a psycopg connection to the catalog's database
+        self._file: TextIO | None = None
 
     def __enter__(self):
         deadline = time.monotonic() + self.wait
@@ -323,22 +259,17 @@ class LakeLock:
         import psycopg
 
         try:
-            if self.key is None:
-                self.key = advisory_key(self._lake_id(deadline))
-            self._wait_for(lambda: self._try_advisory(self.key), deadline)
+            key = self.key = self.key if self.key is not None else advisory_key(self._lake_id(deadline))
+            self._wait_for(lambda: self._try_advisory(key), deadline)
         except psycopg.Error as e:
-            raise WarehouseError(f"cannot take the write lock of {self.loc.shown} in its catalog: "
+            raise WarehouseError(f"cannot take the write lock of {self.loc.printable} in its catalog: "
                                  f"{redact(str(e)).strip()} (docs/team.md says which role owns what)") from e
         return self
 
-    def _wait_for(self, take, deadline: float) -> None:
-        pause = 0.02
-        while not take():
-            if time.monotonic() >= deadline:
-                raise WarehouseError(f"another writer held {self.loc.shown} for {self.wait:.0f} s; "
-                                     "try again, or wait longer with --wait")
-            time.sleep(pause)
-            pause = min(pause * 1.5, 0.5)
+    def _wait_for(self, take: Callable[[], bool], deadline: float) -> None:
+        retry(lambda: True if take() else None, deadline,
+              lambda: WarehouseLocked(f"another writer held {self.loc.printable} for {self.wait:.0f} s; "
+                                      "try again, or wait longer with --wait"))
 
     def _session(self):
         if self._pg is None:
@@ -348,7 +279,7 @@ class LakeLock:
                 self._pg = psycopg.connect(with_connect_timeout(conninfo(self.loc.catalog[len("postgres:"):])),
                                             autocommit=True)
             except psycopg.Error as e:
-                raise WarehouseError(f"cannot reach the lake's catalog {self.loc.shown}: {redact(str(e))}") from e
+                raise WarehouseError(f"cannot reach the lake's catalog {self.loc.printable}: {redact(str(e))}") from e
         return self._pg
 
     def _try_advisory(self, key: int) -> bool:

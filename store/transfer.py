@@ -8,9 +8,7 @@ warehouse or nothing, and its `_migrations` equal the source's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
-import duckdb
 
 from inductor_warehouse.schema.ddl import current_tables
 from inductor_warehouse.store.connection import sql_literal, transaction
@@ -18,27 +16,24 @@ from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.extensions import extension_directory
 from inductor_warehouse.store.lake import attach_lake, need_lake_extras
 from inductor_warehouse.store.location import Location, locate
-from inductor_warehouse.store.migrate import migrate as store_migrate
 from inductor_warehouse.store.opening import connect
 from inductor_warehouse.store.writer import Writer
 
 SOURCE = "iwh_source"
 
 
-def copy_warehouse(source: str | Location, dest: str | Location, wait: float | None,
-                   migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = store_migrate) -> dict[str, int]:
-    """Copy every table of `source` into the empty warehouse `dest`; returns rows copied per table.
-    `migrate`: as the Writer's, for a destination older than this version."""
+def copy_warehouse(source: str | Location, dest: str | Location, wait: float | None) -> dict[str, int]:
+    """Copy every table of `source` into the empty warehouse `dest`; returns rows copied per table."""
     src, dst = locate(source), locate(dest)
     if src.is_lake == dst.is_lake and (src.text == dst.text if src.is_lake else src.path == dst.path):
         raise WarehouseError("the source and the destination are the same warehouse")
     connect(src, read_only=True, wait=wait).close()  # exists and is current, or says what to do
     # the migrations and the views' digest are the destination's own, written when it was made
     tables = [name for name, _ in current_tables() if name not in ("_migrations", "_views")]
-    with Writer(dst, wait=wait, migrate=migrate) as writer, writer.session() as con:
+    with Writer(dst, wait=wait) as writer, writer.session() as con:
         runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
         if runs:
-            raise WarehouseError(f"{dst.shown} already holds {runs} runs: copy into a new, empty warehouse")
+            raise WarehouseError(f"{dst.printable} already holds {runs} runs: copy into a new, empty warehouse")
         _attach_source(con, src)
         try:
             copied = {}

@@ -11,16 +11,13 @@ A file warehouse has neither: DuckDB reuses a file's free blocks itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-import duckdb
 
 from inductor_warehouse.store.connection import sql_literal
 from inductor_warehouse.store.lake import LAKE
 from inductor_warehouse.store.location import Location, locate
-from inductor_warehouse.store.migrate import migrate as store_migrate
 from inductor_warehouse.store.writer import Writer
 
 
@@ -31,17 +28,16 @@ class Vacuumed:
     expired_files: list[str] = field(default_factory=list)  # referenced only by expired snapshots
 
 
-def vacuum(location: str | Location, *, keep_days: float, dry_run: bool, wait: float | None,
-           migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = store_migrate) -> Vacuumed:
+def vacuum(location: str | Location, *, keep_days: float, dry_run: bool, wait: float | None) -> Vacuumed:
     """Expire the lake's snapshots older than `keep_days` and delete the data files no snapshot
-    references (with `dry_run`, only say which). `migrate`: as the Writer's, for an older lake."""
+    references (with `dry_run`, only say which)."""
     loc = locate(location)
     if not loc.is_lake:
         raise ValueError("a file warehouse has no snapshots or loose data files to tidy")
     before = datetime.now(timezone.utc) - timedelta(days=keep_days)
     dry = "true" if dry_run else "false"
     out = Vacuumed()
-    with Writer(loc, wait=wait, migrate=migrate) as writer, writer.session() as con:
+    with Writer(loc, wait=wait) as writer, writer.session() as con:
         # fetched whole: a result left open is cut short by the next statement, and its work undone
         out.expired_snapshots = len(con.execute(
             f"SELECT snapshot_id FROM ducklake_expire_snapshots({sql_literal(LAKE)}, dry_run => {dry}, "

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
 
 import duckdb
 
-from inductor_warehouse.store.errors import WarehouseError, write_failure
+from inductor_warehouse.store.errors import write_failure
 from inductor_warehouse.store.lake import need_lake_extras
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.migrate import migrate
@@ -19,14 +18,11 @@ from inductor_warehouse.store.protocol import WRITE_WAIT_S, HeldFile, LakeLock
 
 class Writer:
     """Write sessions on one warehouse; a session waits at most `wait` seconds for the write lock.
-    `migrate` brings the warehouse up to date in the first session: the store's migrations, or a
-    caller's that does more after them (the loader makes again the rollups a migration dropped)."""
+    The first session brings the warehouse up to date (`migrate`: its rollups whole too)."""
 
-    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float | None = None,
-                 migrate: Callable[[duckdb.DuckDBPyConnection], list[str]] = migrate):
+    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float | None = None):
         self.location = locate(location)
         self.wait = wait = WRITE_WAIT_S if wait is None else wait  # 0: fail at once, never wait
-        self._bring_up_to_date = migrate
         if self.location.is_lake:
             need_lake_extras(self.location)
         self._file = None if self.location.is_lake else HeldFile(self.location, wait)
@@ -47,7 +43,7 @@ class Writer:
             with self._session() as con:
                 yield con
         except duckdb.Error as e:
-            raise WarehouseError(write_failure(self.location, e)) from e
+            raise write_failure(self.location, e) from e
 
     @contextlib.contextmanager
     def _session(self):
@@ -63,6 +59,7 @@ class Writer:
                     raise
             self._file.between_sessions()
             return
+        assert self._lock is not None, "a lake's writer"
         with self._lock:
             if self._lake is None:
                 self._lake = connect(self.location, migrate_schema=False)
@@ -71,7 +68,7 @@ class Writer:
 
     def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
         if not self._migrated:
-            self.applied = self._bring_up_to_date(con)
+            self.applied = migrate(con)
             self._migrated = True
 
     def close(self) -> None:
@@ -80,12 +77,13 @@ class Writer:
                 try:
                     self._file.release()  # the checkpoint: what the sessions wrote goes into the file
                 except duckdb.Error as e:
-                    raise WarehouseError(write_failure(self.location, e)) from e
+                    raise write_failure(self.location, e) from e
             return
         if self._lake is not None:
             self._lake.close()
             self._lake = None
-        self._lock.close()
+        if self._lock is not None:
+            self._lock.close()
 
     def __enter__(self):
         return self

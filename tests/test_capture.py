@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from inductor_warehouse.cli.commands.capture import capture_command
-from inductor_warehouse.ingest.capture import capture
+from inductor_warehouse.ingest.capture_command import capture
 from tests.conftest import reader, FIXTURES, ROOT
 
 CAPTURE_FIXTURES = FIXTURES / "capture"
@@ -294,7 +294,7 @@ def test_capture_never_writes_into_a_folder_that_holds_files(tmp_path):
 
 
 def test_default_folder_is_new_whatever_the_clock(tmp_path):
-    from inductor_warehouse.ingest.capture import new_folder
+    from inductor_warehouse.ingest.capture_command import new_folder
 
     base = tmp_path / "captures" / "m-20260101-000000"
     made = [new_folder(base) for _ in range(3)]

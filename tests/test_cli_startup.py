@@ -6,11 +6,11 @@ import subprocess
 import sys
 
 from inductor_warehouse.cli import options
-from inductor_warehouse.schema import frames
+from inductor_warehouse.schema import output
 
 
-def test_the_cli_offers_the_formats_frames_writes():
-    assert options.FORMATS == frames.FORMATS
+def test_the_cli_offers_the_formats_output_writes():
+    assert options.FORMATS == output.FORMATS
 
 
 def test_starting_the_cli_imports_no_polars():

@@ -23,7 +23,7 @@ from inductor_warehouse.cli.main import cli
 from inductor_warehouse.analysis.compare import compare
 from inductor_warehouse.analysis.kernel_diff import kernel_diff
 from inductor_warehouse.analysis.kernel_match import CHANGED, RENAMED, SAME
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.analysis.selectors import parse_selector
 from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import reader, unpack_cpu_corpora
@@ -396,7 +396,7 @@ def test_autotune_winners_pair_by_choice_less_its_counter(tmp_path):
     """The kernel diff pairs autotune winners by the choice the warehouse names without its per-graph
     counter (compare/autotune's choice_kind): triton_mm_12 in one run is triton_mm_3 in another."""
     from inductor_warehouse.analysis.kernel_diff import _autotune_changes
-    from inductor_warehouse.analysis.rows import run_query
+    from inductor_warehouse.analysis.canned_rows import run_query
     from tests.conftest import FIXTURES
 
     db = str(tmp_path / "wh.duckdb")

@@ -65,16 +65,18 @@ def test_every_table_column_view_and_macro_says_what_it_holds():
     assert empty == []
 
 
-def test_comments_name_only_what_exists(tmp_path):
-    # a COMMENT ON a column that is gone fails to apply: the docs cannot describe a column no table has
+def test_comments_name_only_what_exists(tmp_path, monkeypatch):
+    """schema/comments.sql describes only columns the schema has: the docs are made from a schema
+    with the comments applied (described_schema), which refuses a comment on a column that is gone."""
     import duckdb
 
-    con = described_schema()
-    try:
-        with pytest.raises(duckdb.Error):
-            con.execute("COMMENT ON COLUMN runs.\"no_such_column\" IS 'gone'")
-    finally:
-        con.close()
+    from inductor_warehouse.schema import reference
+
+    stale = tmp_path / "comments.sql"
+    stale.write_text(reference.COMMENTS.read_text() + "\nCOMMENT ON COLUMN runs.\"dropped_column\" IS 'gone';\n")
+    monkeypatch.setattr(reference, "COMMENTS", stale)
+    with pytest.raises(duckdb.Error, match="dropped_column"):
+        reference.described_schema()
 
 
 def test_the_pages_own_queries_are_marked_internal():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.ingest.parsers import compile_causes
 from inductor_warehouse.ingest.parsers.compile_causes import break_cause, break_kind, guard_kind, origin
 from tests.conftest import FIXTURES, ROOT, reader, unpack_cpu_corpora

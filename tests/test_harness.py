@@ -485,7 +485,7 @@ def test_migration_0015_keys_a_harness_labelled_run_again(harness, tmp_path):
     import duckdb
 
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.store.migrate import migrate
     from inductor_warehouse.store.opening import connect
     from tests.test_warehouse_tables import TALLIES, as_before
 
@@ -666,7 +666,7 @@ def test_migration_0016_keys_a_harness_process_by_its_mode_again(harness, tmp_pa
     import duckdb
 
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.store.migrate import migrate
     from inductor_warehouse.store.opening import connect
     from tests.conftest import FIXTURES
     from tests.test_warehouse_tables import TALLIES, as_before

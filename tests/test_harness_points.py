@@ -98,7 +98,7 @@ def test_kept_points_follow_ingests_late_compiles_and_replaced_runs(tmp_path):
 
 def test_a_warehouse_before_0034_gets_its_workloads_and_points(tmp_path):
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.store.migrate import migrate
     from inductor_warehouse.store.opening import connect
     from tests.test_warehouse_tables import as_before
 
@@ -172,7 +172,7 @@ def test_two_result_sets_of_no_known_release_are_never_one_point(tmp_path):
     import tarfile
 
     from inductor_warehouse.ingest.load import ingest_paths
-    from inductor_warehouse.ingest.rollups import migrate
+    from inductor_warehouse.store.migrate import migrate
     from inductor_warehouse.store.api import Warehouse
 
     sets = tmp_path / "sets"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.cli.main import cli
 from tests.conftest import CPU_CORPUS_ARCHIVES, reader, unpack_cpu_corpora
 

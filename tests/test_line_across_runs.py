@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from inductor_warehouse.analysis.kernel_diff import kernel_diff
 from inductor_warehouse.analysis.line_diff import line_diff, parse_location
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.cli.main import cli
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.store.api import Warehouse

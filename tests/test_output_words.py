@@ -8,7 +8,7 @@ import re
 import polars as pl
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.schema.frames import table
+from inductor_warehouse.schema.output import table
 
 # two workloads of one model that differ only at their end (the demo's transformer training runs)
 WORKLOADS = ["transformer [batch=8 device=cpu dtype=fp32 mode=train variant=aggressive_fusion]",

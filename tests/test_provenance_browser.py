@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import pytest
 
 from inductor_warehouse.analysis import provenance
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, build_fixture_warehouse

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from inductor_warehouse.analysis import provenance
-from inductor_warehouse.analysis.rows import run_query
+from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.store.api import Warehouse
 from tests.conftest import FIXTURES

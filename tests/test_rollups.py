@@ -144,6 +144,31 @@ def test_slowest_kernels_equal_a_plain_sort(db, limit):
     assert got == want and len(got) == min(limit, len(want))
 
 
+def test_any_writer_of_the_store_leaves_them_whole(db, tmp_path):
+    """No caller passes a hook for it: a bare store Writer, and a connection opened for writing,
+    migrate a warehouse whose rollups a migration dropped and sum them again."""
+    from inductor_warehouse.store.opening import connect
+    from inductor_warehouse.store.writer import Writer
+
+    def without_rollups(name: str) -> tuple[str, list[tuple]]:
+        copy = str(tmp_path / name)
+        shutil.copyfile(db, copy)
+        with duckdb.connect(copy) as con:
+            before = _rollups(con)
+            con.execute("DELETE FROM run_rollups")
+        return copy, before
+
+    path, before = without_rollups("writer.duckdb")
+    with Writer(path) as writer, writer.session() as con:
+        assert _rollups(con) == before
+    path, before = without_rollups("connect.duckdb")
+    con = connect(path)
+    try:
+        assert _rollups(con) == before
+    finally:
+        con.close()
+
+
 def _phases(con) -> list[tuple]:
     return con.execute("SELECT * EXCLUDE (run_key) FROM run_phases ORDER BY run_id, phase").fetchall()
 
@@ -184,7 +209,7 @@ def test_a_warehouse_before_0038_gets_its_phases_from_a_writer(db, tmp_path):
 
 
 def test_rollups_are_made_again_a_part_at_a_time(db, tmp_path, monkeypatch):
-    from inductor_warehouse.ingest import rollups
+    from inductor_warehouse.store import rollups
 
     copy = str(tmp_path / "wh.duckdb")
     shutil.copyfile(db, copy)

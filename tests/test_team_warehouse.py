@@ -324,7 +324,7 @@ def test_secrets_stay_out_of_output(postgres, tmp_path):
                  ["sql", "SELECT 1", "--db", where]):
         res = CliRunner().invoke(cli, args)
         assert res.exit_code != 0 and "hunter2" not in res.output and "password=***" in res.output, res.output
-    assert locate(where).shown.endswith("password=***")
+    assert locate(where).printable.endswith("password=***")
 
 
 def test_the_dashboards_door_to_a_lake_reads_and_nothing_else(postgres, tmp_path):

@@ -27,7 +27,8 @@ from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.store.location import locate
 from inductor_warehouse.store.lake import LAKE_ID_KEY
 from inductor_warehouse.store.opening import connect
-from inductor_warehouse.store.protocol import advisory_key, intent_file
+from inductor_warehouse.store.protocol import advisory_key
+from inductor_warehouse.store.waits import intent_file
 from tests.conftest import FIXTURES, GPU_TRAIN_RUN, IWH, alive, children, unpack_cpu_corpora, wait_until
 from tests.test_team_warehouse import counts, machine
 

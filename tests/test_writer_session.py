@@ -16,7 +16,6 @@ import duckdb
 
 from inductor_warehouse.store import file, protocol
 from inductor_warehouse.store.opening import connect
-from inductor_warehouse.store.protocol import WATCH_S
 from inductor_warehouse.store.writer import Writer
 from tests.conftest import IWH, held_by_another_process
 
@@ -137,10 +136,6 @@ def test_a_writer_killed_while_it_holds_the_file_loses_no_commit(tmp_path):
         assert con.execute("SELECT count(*) FROM _migrations WHERE name IN ('a', 'b')").fetchone()[0] == 2
     finally:
         con.close()
-
-
-def test_the_watcher_polls_often():
-    assert WATCH_S <= 0.1
 
 
 # -- a dashboard keeps the file open between its reads, until someone waits for it -------------

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from inductor_warehouse.ingest.capture import capture, new_folder
+from inductor_warehouse.ingest.capture_command import capture, new_folder
 
 WORKER = Path(__file__).with_name("worker.py")
 

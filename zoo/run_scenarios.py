@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from inductor_warehouse.ingest.capture import capture, new_folder
+from inductor_warehouse.ingest.capture_command import capture, new_folder
 
 WORKER = Path(__file__).with_name("scenarios.py")
 

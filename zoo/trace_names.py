@@ -11,8 +11,8 @@ A name computed at run time becomes a pattern: an f-string's fields and the unkn
 `+` are `*` (`fx_graph_cache_*`, `*_MODIFIED_BYTECODE`), a conditional gives both branches, a local
 variable the values assigned to it in the function. What cannot be read that way is printed as
 `EXPR:<its source text>`. Prints `record<TAB>name` lines (name empty for a kind without one), or
-JSON with --json. ingest/catalog.py must know every name this prints for the releases it covers
-(tests/test_catalog.py checks it against the local torch wheels).
+JSON with --json. ingest/parsers/trace_records.py must know every name this prints for the releases it covers
+(tests/test_trace_records.py checks it against the local torch wheels).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, location, wait
-from inductor_warehouse.ingest.capture import CORE_KEYS, PROFILE, FolderTaken, capture, model_from_command, new_folder
+from inductor_warehouse.ingest.capture_command import CORE_KEYS, PROFILE, FolderTaken, capture, model_from_command, new_folder
 
 
 def parse_labels(pairs: tuple[str, ...]) -> dict[str, str]:

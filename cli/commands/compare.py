@@ -101,7 +101,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
             raise DataError(str(e)) from e
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
         shown = sorted(diff.code_changes + (diff.meta_changes if show_meta else [])) if diff and show_code else []
-        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in shown]
+        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in shown]  # type: ignore[union-attr]
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
@@ -149,7 +149,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     """
     from inductor_warehouse.analysis.changes import changes
     from inductor_warehouse.analysis.render import changes_frame
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
@@ -182,7 +182,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
 def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
     """`--lineage FILE:LINE`: the line's kernels on both sides, paired, then the code of those that changed."""
     from inductor_warehouse.analysis.line_diff import line_code_diffs, line_diff, line_frame, parse_location
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     try:
         file, line = parse_location(where)

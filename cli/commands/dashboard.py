@@ -20,11 +20,12 @@ def dashboard_command(ctx: click.Context, port: int, address: str) -> None:
     """Serve the dashboards (read-only) on http://ADDRESS:PORT."""
     where = location(ctx)
     if not where.exists():
-        raise click.ClickException(f"No warehouse at {where.shown}. Create one with `iwh ingest PATH --db {where.shown}`.")
+        raise click.ClickException(f"No warehouse at {where.printable}. "
+                                   f"Create one with `iwh ingest PATH --db {where.printable}`.")
     taken = port_taken(address, port)
     if taken:
         raise click.ClickException(f"{taken}; choose another with --port (e.g. --port {port + 1})")
-    click.echo(f"serving {where.shown} on http://{address}:{port} (Ctrl-C or `kill {os.getpid()}` stops)")
+    click.echo(f"serving {where.printable} on http://{address}:{port} (Ctrl-C or `kill {os.getpid()}` stops)")
     db = where.text if where.is_lake else where.path
     command = streamlit_command(db, port, address)
     sys.stdout.flush()

@@ -93,21 +93,20 @@ def _report(summary) -> None:
 @click.pass_context
 def migrate(ctx):
     """Create the warehouse or upgrade an older one in place."""
-    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.file import older_storage
     from inductor_warehouse.store.writer import Writer
 
     where = location(ctx)
     try:
-        with Writer(where, wait=wait(ctx), migrate=migrate_and_fill) as writer, writer.session() as con:
+        with Writer(where, wait=wait(ctx)) as writer, writer.session() as con:
             applied = writer.applied
             old = older_storage(con)
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
-    click.echo(f"{where.shown}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
+    click.echo(f"{where.printable}: schema up to date" + (f" (applied {', '.join(applied)})" if applied else ""))
     if old:
         click.echo(f"It is stored in DuckDB's {old} format, without the string compressions of newer releases: "
-                   f"`iwh --db {where.shown} copy NEW.duckdb` writes it in the current one, about a third of the size.")
+                   f"`iwh --db {where.printable} copy NEW.duckdb` writes it in the current one, about a third of the size.")
 
 
 @click.command("copy", epilog="\b\nExamples:\n  iwh copy 'ducklake:postgres:dbname=iwh host=db.internal user=iwh' --data-path s3://team-bucket/iwh\n"
@@ -119,18 +118,17 @@ def migrate(ctx):
 @click.pass_context
 def copy(ctx, dest, dest_data_path):
     """Copy the warehouse (--db) into DEST, a new file or lake: every table, view and migration."""
-    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.location import locate
     from inductor_warehouse.store.transfer import copy_warehouse
 
     source = location(ctx)
     target = locate(dest, dest_data_path or (ctx.obj or {}).get("data_path"))
     try:
-        copied = copy_warehouse(source, target, wait(ctx), migrate=migrate_and_fill)
+        copied = copy_warehouse(source, target, wait(ctx))
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     total = sum(copied.values())
-    click.echo(f"copied {source.shown} into {target.shown}: {copied.get('runs', 0)} runs, {total:,} rows "
+    click.echo(f"copied {source.printable} into {target.printable}: {copied.get('runs', 0)} runs, {total:,} rows "
                f"in {len(copied)} tables")
 
 
@@ -143,16 +141,14 @@ def copy(ctx, dest, dest_data_path):
 @click.pass_context
 def vacuum(ctx, keep_days, dry_run):
     """Tidy a lake: expire old snapshots, delete data files no snapshot references (left by killed writers)."""
-    from inductor_warehouse.ingest.rollups import migrate as migrate_and_fill
     from inductor_warehouse.store.vacuum import vacuum as tidy
 
     where = location(ctx)
     if not where.is_lake:
-        raise click.ClickException(f"{where.shown} is a file: DuckDB reuses its free space itself; "
+        raise click.ClickException(f"{where.printable} is a file: DuckDB reuses its free space itself; "
                                    "`iwh vacuum` tidies a lake")
     try:
-        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx),
-                    migrate=migrate_and_fill)
+        done = tidy(where, keep_days=keep_days, dry_run=dry_run, wait=wait(ctx))
     except WarehouseError as e:
         raise click.ClickException(str(e)) from e
     verb = "would delete" if dry_run else "deleted"
@@ -160,6 +156,6 @@ def vacuum(ctx, keep_days, dry_run):
         click.echo(f"{verb} (no snapshot references it): {path}")
     for path in done.expired_files:
         click.echo(f"{verb} (only expired snapshots referenced it): {path}")
-    click.echo(f"{where.shown}: {'would expire' if dry_run else 'expired'} {done.expired_snapshots} snapshots "
+    click.echo(f"{where.printable}: {'would expire' if dry_run else 'expired'} {done.expired_snapshots} snapshots "
                f"older than {keep_days:g} days; {verb} {len(done.unreferenced)} data files no snapshot "
                f"references and {len(done.expired_files)} of expired snapshots")

@@ -16,7 +16,7 @@ from inductor_warehouse.schema import queries as canned
 @click.pass_context
 def runs(ctx, model, limit, fmt):
     """List runs: model, compiler version, device, graphs, kernels, errors."""
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     with open_warehouse(ctx) as wh:
         emit(wh.query("overview/runs", model=model, limit=limit), fmt)
@@ -34,7 +34,7 @@ def sql(ctx, text, timeout, fmt):
     import duckdb
 
     from inductor_warehouse.store.bounds import QueryRefused
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     with open_warehouse(ctx) as wh:
         try:
@@ -55,7 +55,7 @@ def list_queries(show_all, fmt):
     """List the canned queries (docs/queries.md describes each)."""
     import polars as pl
 
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
 
     columns = {"name": pl.String, "title": pl.String, "params": pl.String}
     rows = [{"name": q.name, "title": q.title, "params": " ".join(f"{p.name}:{p.type}" for p in q.params),
@@ -74,7 +74,7 @@ def list_queries(show_all, fmt):
 @click.pass_context
 def query(ctx, name, params, show_sql, fmt):
     """Run the canned query NAME (see `iwh queries`)."""
-    from inductor_warehouse.schema.frames import emit
+    from inductor_warehouse.schema.output import emit
     from inductor_warehouse.store.bounds import QueryRefused
 
     try:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from inductor_warehouse.analysis.changes import PHASE, TRITON, Change
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards import analyses, cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 
 VERSION = "compiler version"
@@ -19,7 +19,7 @@ st.caption("Across a series of runs of one workload (releases, or nightlies by a
            "changed its kernels, fusion, compile failures or graph breaks, which compile phase got 30% slower or "
            "faster, which Triton kernel changed its warps, stages or shared memory, and how? Pick a change point "
            "to see its kernels.")
-data.stop_if_empty()
+chrome.stop_if_empty()
 options = data.run("dashboard/filter_options")
 models = sorted(options.loc[options["facet"] == "model", "value"].dropna().tolist())
 picked = [m for m in (filters.current()["models"] or "").split(",") if m in models]
@@ -33,17 +33,17 @@ series = right.selectbox("Order the runs by", orders, key="changes_series",
                          help="A label whose values sort as text, such as a nightly's date")
 state.to_url("model", model)
 state.to_url("order", None if series == VERSION else series)
-report = data.change_points(model, None if series == VERSION else series)
+report = analyses.change_points(model, None if series == VERSION else series)
 runs = sum(len(rs) for rs in report.series.values())
 n_series = len(report.series)
-st.caption(data.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
+st.caption(cells.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
                       f"{plural(runs, 'run')} of {model}, ordered by {report.ordered_by} (one series per "
                       "workload: mode, dtype, variant, batch, device, harness run)."))
 if not report.points:
     st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion, "
             "compile failures and graph breaks of the run before it." if runs > 1 else
             "A series needs at least two runs of one workload; this model has fewer.")
-    data.show_sql("compare/runs", "changes/kernel_identity_digests")
+    chrome.show_sql("compare/runs", "changes/kernel_identity_digests")
     st.stop()
 
 # the points with the biggest change first (a failure, a graph break, the kernels; phase times of one
@@ -55,13 +55,13 @@ rows = [{"series": p.series, "before": p.before_at, "after": p.after_at,
          "kernels": next((c.detail for c in p.changes if c.metric == "kernel_identity"), ""),
          "commits": p.commits, "position": p.position, "before_run": p.before_run, "after_run": p.after_run}
         for p in points]
-data.table(pd.DataFrame(rows))
+cells.table(pd.DataFrame(rows))
 labels = {i: f"{p.series} · {p.before_at} → {p.after_at} · {', '.join(dict.fromkeys(c.metric for c in p.changes))}"
           for i, p in enumerate(points)}
-chosen = points[st.selectbox("Change point", list(labels), format_func=labels.get, key="changes_point")]
-values = [{"metric": c.metric, "before": data.number(c.before), "after": data.number(c.after),
+chosen = points[st.selectbox("Change point", list(labels), format_func=cells.labelled(labels), key="changes_point")]  # type: ignore[call-overload]
+values = [{"metric": c.metric, "before": cells.number(c.before), "after": cells.number(c.after),
            "detail": c.detail or None} for c in sorted(chosen.changes, key=Change.effect)]
-data.table(pd.DataFrame(values))
+cells.table(pd.DataFrame(values))
 if chosen.compare_url:
     st.markdown(f"The torch commits between the two builds: [{chosen.commits}]({chosen.compare_url}) (GitHub's compare view).")
 if any(c.metric == PHASE for c in chosen.changes):
@@ -73,7 +73,7 @@ if any(c.metric == TRITON for c in chosen.changes):
                "in bytes, registers where the autotuner logged them), paired by name without its counter.")
 st.subheader("Kernels before and after")
 show_kernel_diff(chosen.before_run, chosen.after_run, model, "changes")
-st.caption(data.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} --model {model} "
+st.caption(cells.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} --model {model} "
                       "--kernels --show-code"))
-data.show_sql("compare/runs", "changes/kernel_identity_digests", "compile/phase_changes", "triton/config_changes",
+chrome.show_sql("compare/runs", "changes/kernel_identity_digests", "compile/phase_changes", "triton/config_changes",
               "compare/kernels", "compare/autotune")

@@ -10,7 +10,7 @@ from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.analysis.metrics import RATES
 from inductor_warehouse.analysis.render import (failures_frame, hud_frame, long_frame, render, summary_frame,
                                                  wide_frame)
-from inductor_warehouse.dashboards import data, state
+from inductor_warehouse.dashboards import analyses, cells, chrome, data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 from inductor_warehouse.dashboards.line_view import show_line_diff
 
@@ -22,7 +22,7 @@ COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nod
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
 
 st.title("Compare releases")
-data.stop_if_empty()
+chrome.stop_if_empty()
 sides = data.run("dashboard/compare_sides")
 choices = sides["selector"].tolist()
 labels = {r.selector: f"{r.selector} ({plural(r.runs, 'run')}, {plural(r.models, 'model')})"
@@ -38,9 +38,9 @@ default_base = compilers[0] if len(compilers) >= 2 else choices[0]
 default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
 state.from_url("compare_base", "base", choices)
 state.from_url("compare_head", "head", choices)
-base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=labels.get,
+base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=cells.labelled(labels),
                       key="compare_base")
-head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=labels.get,
+head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=cells.labelled(labels),
                        key="compare_head")
 state.to_url("base", base)
 state.to_url("head", head)
@@ -48,23 +48,23 @@ if base == head:
     st.info("Pick two different sides: a side compared with itself says nothing.")
     st.stop()
 try:
-    result = data.compare_releases(base, head)
+    result = analyses.compare_releases(base, head)
 except SelectorError as e:
-    st.warning(data.plain(e))
+    st.warning(cells.plain(e))
     st.stop()
 if not result.pairs:
     for w in result.warnings:
-        st.warning(data.plain(w))
+        st.warning(cells.plain(w))
     st.stop()
 
 # the answer first: the verdict, what regressed, the failures; notes and explanations below
 command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
 regressions = result.regressions
 if regressions:  # a warning: the page's st.error means the page itself failed
-    st.warning(data.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
+    st.warning(cells.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
                         + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
 else:
-    st.success(data.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
+    st.success(cells.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
 changed = long_frame(result, changed_only=True).to_pandas()
 order = {"regression": 0, "improvement": 1}
 changed = changed.assign(_o=changed["verdict"].map(order).fillna(2)).sort_values(
@@ -81,7 +81,7 @@ else:
 failures = failures_frame(result).to_pandas()
 if len(failures):
     st.subheader("Compile failures of a cause one side lacks")
-    data.table(failures[["workload", "failure", "compile_id", "frame", "ran_eagerly", "cause", "reason", "run"]])
+    cells.table(failures[["workload", "failure", "compile_id", "frame", "ran_eagerly", "cause", "reason", "run"]])
     st.caption("New: the head fails to compile a frame where the base never failed for that cause (a "
                "regression); gone: the other way round. `ran_eagerly`: Dynamo then ran the frame without compiling it.")
 
@@ -97,18 +97,18 @@ if result.hud:
                "ratio, judged by HUD's rule on one point a side (pass rate 0.9x, speedup and compression 0.95x, "
                "compilation latency 1.15x the base). A regression here gates `iwh compare --fail-on regression` as "
                "a workload's does.")
-    data.show_sql("compare/harness", "compare/hud_summary")
+    chrome.show_sql("compare/harness", "compare/hud_summary")
 
 st.subheader("Summary over the workloads on both sides")
-data.table(summary_frame(result).to_pandas())
+cells.table(summary_frame(result).to_pandas())
 
 notes = len(result.warnings) + len(result.notes)
 with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command and its markdown"
                  if notes else "How runs pair, the command and its markdown"):
     for w in result.warnings:
-        st.warning(data.plain(w))
+        st.warning(cells.plain(w))
     for n in result.notes:
-        st.info(data.plain(n))
+        st.info(cells.plain(n))
     st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
                "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
                "harness's performance or accuracy run); workloads on one side only are listed apart and never "
@@ -121,7 +121,7 @@ with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command a
     st.code(markdown, language="markdown")
     st.download_button("Download the markdown", markdown, file_name="compare.md", mime="text/markdown",
                        key="compare_markdown")
-    data.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
+    chrome.show_sql("dashboard/compare_sides", "compare/runs", "compare/failures")
 
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
@@ -167,7 +167,7 @@ with st.expander("Every metric of every workload"):
     only = wide[wide["status"] != "compared"][["model", "status"]]
     if len(only):
         st.markdown("**On one side only** (not compared)")
-        data.table(only)
+        cells.table(only)
 
 st.subheader("Kernel-level diff")
 pairs = {p.key: p for p in result.pairs}
@@ -178,9 +178,9 @@ state.to_url("workload", key)
 pair = pairs[key]
 show_kernel_diff(pair.base_runs[0], pair.head_runs[0], pair.model, "compare")
 selectors = [f"{s}" + "".join(f",{k}={v}" for k, v in sorted(pair.config.items())) for s in (base, head)]
-st.caption(data.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
+st.caption(cells.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
                       f"--model {shlex.quote(pair.model)} --kernels --show-code"))
-data.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")
+chrome.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")
 
 st.subheader("One model line, both sides")
 st.caption("Which kernels did a line of the model become in each release, and which of them changed?")

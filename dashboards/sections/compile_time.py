@@ -4,21 +4,21 @@ import altair as alt
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters
+from inductor_warehouse.dashboards import cells, chrome, data, filters
 
 PHASES = {"dynamo_s": "Dynamo", "aot_s": "AOT autograd", "inductor_s": "Inductor", "code_gen_s": "Code gen"}
 
 st.title("Compile time")
 st.caption("Where does compile time go (Dynamo, AOT autograd, Inductor, code generation) for each "
            "workload and compiler version, and which release made it slower?")
-data.stop_if_empty()
+chrome.stop_if_empty()
 PAGE = 200
 phases = data.run("compile/compile_time_breakdown", **filters.current(), limit=PAGE,
-                  offset=data.page_offset("compile_time_page", PAGE))
+                  offset=chrome.page_offset("compile_time_page", PAGE))
 if phases.empty:
     st.info(f"No compilation metrics in the runs in view ({filters.describe()}). They come from "
             "TORCH_TRACE logs; runs captured without one have no compile times.")
-    data.show_sql("compile/compile_time_breakdown")
+    chrome.show_sql("compile/compile_time_breakdown")
     st.stop()
 
 total = int(phases["total"].max())
@@ -27,7 +27,7 @@ st.caption(f"{shown} (workload × compiler version) from {plural(int(phases['run
            "Each bar is the median run of its group (by total compile time): its exclusive phases add up to its "
            "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
 CHART_GROUPS = 60
-phases["group"] = [f"{data.workload_name(w)} · {data.shown(v)}" for w, v in
+phases["group"] = [f"{cells.workload_name(w)} · {cells.or_missing(v)}" for w, v in
                    zip(phases["workload"], phases["compiler_version"], strict=True)]
 charted = phases.head(CHART_GROUPS)
 if len(phases) > CHART_GROUPS:
@@ -53,10 +53,10 @@ table = table.dropna(axis="columns", how="all")  # a part no run in view reports
 # short headers (the full names in their tooltips and in the query's CSV): the phases fit at 1280 px
 SHORT = {"total_s": "total s", "dynamo_s": "Dynamo", "aot_s": "AOT", "inductor_s": "Inductor", "code_gen_s": "code gen",
          "autotune_s": "autotune", "cxx_triton_compile_s": "C++/Triton"}
-data.table(table[["group", *[c for c in table.columns if c != "group"]]],
+cells.table(table[["group", *[c for c in table.columns if c != "group"]]],
            column_config={"group": st.column_config.TextColumn("workload · compiler", width="medium"),
                           "median_run_id": st.column_config.TextColumn("median run", width="small"),
                           **{c: st.column_config.TextColumn(label, alignment="right", help=f"{c}: seconds")
                              for c, label in SHORT.items() if c in table}})
-data.pager(total, PAGE, "compile_time_page")
-data.show_sql("compile/compile_time_breakdown")
+chrome.pager(total, PAGE, "compile_time_page")
+chrome.show_sql("compile/compile_time_breakdown")

@@ -5,7 +5,7 @@ import json
 import streamlit as st
 
 from inductor_warehouse.analysis import provenance
-from inductor_warehouse.dashboards import data, filters
+from inductor_warehouse.dashboards import cells, chrome, data, filters
 from inductor_warehouse.dashboards.model_lines import line_graph, show_model_lines
 from inductor_warehouse.dashboards.navigation import RUN_KEY, VIEWER_COLUMN, VIEWER_TAB, viewer_url
 from inductor_warehouse.dashboards.provenance_view import show_provenance
@@ -16,20 +16,20 @@ KERNEL_PAGE = 200
 st.title("Run explorer")
 st.caption("For one run: which graphs did Inductor compile, which kernels did each become, from "
            "which model lines, with which layouts, and what did the kernel code look like?")
-data.stop_if_empty()
+chrome.stop_if_empty()
 
 
 def pick_run() -> str | None:
     search = st.text_input("Find a run", placeholder="model, compiler version, run id or folder",
                            key="explore_search") or None
     runs = data.run("explore/runs", **filters.current(), search=search, limit=RUN_PAGE,
-                    offset=data.page_offset("explore_runs_page", RUN_PAGE))
+                    offset=chrome.page_offset("explore_runs_page", RUN_PAGE))
     if runs.empty:
-        st.warning(f"No runs match ({filters.describe()}" + (f", search '{data.plain(search)}'" if search else "") + ").")
+        st.warning(f"No runs match ({filters.describe()}" + (f", search '{cells.plain(search)}'" if search else "") + ").")
         return None
-    event = data.table(runs.drop(columns="total"), height=250, on_select="rerun", selection_mode="single-row",
+    event = cells.table(runs.drop(columns="total"), height=250, on_select="rerun", selection_mode="single-row",
                        key="explore_runs_table")
-    data.pager(runs["total"].iloc[0], RUN_PAGE, "explore_runs_page")
+    chrome.pager(runs["total"].iloc[0], RUN_PAGE, "explore_runs_page")
     rows = event.selection.rows if event else []
     if rows:
         st.session_state[RUN_KEY] = runs.iloc[rows[0]]["run_id"]
@@ -41,7 +41,7 @@ if st.query_params.get("run"):
     st.session_state[RUN_KEY] = st.query_params["run"]
 with st.expander("Runs", expanded=RUN_KEY not in st.session_state):
     run_id = pick_run()
-data.show_sql("explore/runs")
+chrome.show_sql("explore/runs")
 if not run_id:
     st.info("Pick a run in the table above.")
     st.stop()
@@ -49,16 +49,16 @@ if not run_id:
 st.query_params["run"] = run_id
 run = data.run("explore/run", run_id=run_id)
 if run.empty:
-    st.warning(f"Run {data.plain(run_id)} is not in the warehouse.")
+    st.warning(f"Run {cells.plain(run_id)} is not in the warehouse.")
     st.stop()
 r = run.iloc[0]
-st.subheader(data.plain(f"{r['model']} · {r['compiler_version'] or 'unknown version'} · {r['device']}"))
-st.caption(data.plain(f"run {r['run_id']} of workload {r['workload']}, from {r['source_path']}"))
+st.subheader(cells.plain(f"{r['model']} · {r['compiler_version'] or 'unknown version'} · {r['device']}"))
+st.caption(cells.plain(f"run {r['run_id']} of workload {r['workload']}, from {r['source_path']}"))
 cols = st.columns(7)
 for col, (label, key) in zip(cols, [("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"),
                                      ("Fusion rate", "fusion_rate"), ("Compile events", "compile_events"),
                                      ("Failures", "failures"), ("Ingest errors", "ingest_errors")], strict=False):
-    col.metric(label, data.number(r[key]))
+    col.metric(label, cells.number(r[key]))
 with st.expander("Environment and labels"):
     st.json({k: (str(v) if v is not None else None) for k, v in r.items() if k != "labels"}, expanded=False)
     labels = r["labels"] or {}
@@ -85,7 +85,8 @@ else:
         st.session_state["graph"] = graphs["graph_id"].iloc[0]
     elif "graph" not in st.session_state:
         st.session_state["graph"] = wanted
-    graph_id = st.selectbox("Graph", list(graph_labels), format_func=graph_labels.get, key="graph", bind="query-params")
+    graph_id = st.selectbox("Graph", list(graph_labels), format_func=cells.labelled(graph_labels), key="graph",
+                            bind="query-params")
 TABS = ["Graphs and kernels", VIEWER_TAB, "Model lines", "Fusion groups", "Layouts", "Lineage", "Compile events"]
 # bound to the URL's `tab`, and lazy: only the open tab's queries run
 tab_kernels, tab_viewer, tab_lines, tab_fusion, tab_layouts, tab_lineage, tab_events = st.tabs(
@@ -101,20 +102,20 @@ with tab_lines:
 
 with tab_kernels:
     if tab_kernels.open:
-        data.table(graphs)
-        data.show_sql("explore/run", "explore/graphs")
+        cells.table(graphs)
+        chrome.show_sql("explore/run", "explore/graphs")
         if graph_id:
-            st.markdown(f"**Kernels of graph {data.plain(graph_id)}**")
+            st.markdown(f"**Kernels of graph {cells.plain(graph_id)}**")
             kernels = data.run("explore/kernels", run_id=run_id, graph_id=graph_id, limit=KERNEL_PAGE,
-                               offset=data.page_offset("explore_kernels_page", KERNEL_PAGE))
+                               offset=chrome.page_offset("explore_kernels_page", KERNEL_PAGE))
             if kernels.empty:
                 st.info("This graph has no kernels.")
             else:
                 shown = kernels.drop(columns=["total", "source_hash"])
                 shown.insert(1, "viewer", [viewer_url(run_id, graph_id, kernel=k) for k in kernels["kernel_name"]])
-                event = data.table(shown, on_select="rerun", selection_mode="single-row", key="explore_kernels_table",
+                event = cells.table(shown, on_select="rerun", selection_mode="single-row", key="explore_kernels_table",
                                    column_config={"viewer": VIEWER_COLUMN})
-                data.pager(kernels["total"].iloc[0], KERNEL_PAGE, "explore_kernels_page")
+                chrome.pager(kernels["total"].iloc[0], KERNEL_PAGE, "explore_kernels_page")
                 generated = kernels[kernels["generated"]]
                 rows = event.selection.rows if event else []
                 if rows and kernels.iloc[rows[0]]["generated"]:
@@ -131,9 +132,9 @@ with tab_kernels:
                     if source.empty:
                         st.caption("The source of this kernel was not kept.")
                     else:
-                        st.code(source.iloc[0]["source"], language=data.code_language(source.iloc[0]["source"]),
+                        st.code(source.iloc[0]["source"], language=cells.code_language(source.iloc[0]["source"]),
                                 line_numbers=True)
-            data.show_sql("explore/kernels", "explore/kernel_source")
+            chrome.show_sql("explore/kernels", "explore/kernel_source")
 
 with tab_fusion:
     if graph_id and tab_fusion.open:
@@ -144,8 +145,8 @@ with tab_fusion:
             fused = fusions[fusions["member_count"] > 1]
             st.write(f"{len(fusions):,} scheduler nodes after fusion; {len(fused):,} of them fused "
                      f"{int(fused['member_count'].sum()):,} nodes.")
-            data.table(fusions)
-        data.show_sql("explore/fusions")
+            cells.table(fusions)
+        chrome.show_sql("explore/fusions")
 
 
 
@@ -155,8 +156,8 @@ def table_or_note(name: str, empty: str, **params) -> None:
     if frame.empty:
         st.info(empty)
     else:
-        data.table(frame)
-    data.show_sql(name)
+        cells.table(frame)
+    chrome.show_sql(name)
 
 
 with tab_layouts:
@@ -173,9 +174,9 @@ with tab_lineage:
             by_line.insert(0, "viewer", [viewer_url(run_id, gs[0] if len(gs) else None, line=f"{f}:{n}")
                                          for f, n, gs in zip(by_line["file"], by_line["line"], by_line["graphs"],
                                                              strict=True)])
-            data.table(by_line, column_config={"viewer": VIEWER_COLUMN})
-        data.show_sql("lineage/source_line_kernels")
-        st.markdown(f"**Lineage of graph {data.plain(graph_id)}**: model line, node, post-grad node, kernel")
+            cells.table(by_line, column_config={"viewer": VIEWER_COLUMN})
+        chrome.show_sql("lineage/source_line_kernels")
+        st.markdown(f"**Lineage of graph {cells.plain(graph_id)}**: model line, node, post-grad node, kernel")
         table_or_note("explore/lineage", "No lineage for this graph (no provenance tracking file was ingested).",
                       run_id=run_id, graph_id=graph_id)
 
@@ -185,11 +186,11 @@ with tab_events:
         if events.empty:
             st.info("No graph breaks, recompiles, restarts or failures in this run.")
         else:
-            data.table(events)
+            cells.table(events)
         compilations = data.run("explore/compilations", run_id=run_id)
         if compilations.empty:
             st.caption("No compilation metrics (this run has no TORCH_TRACE log).")
         else:
             st.markdown("**Compilations**")
-            data.table(compilations)
-        data.show_sql("explore/compile_events", "explore/compilations")
+            cells.table(compilations)
+        chrome.show_sql("explore/compile_events", "explore/compilations")

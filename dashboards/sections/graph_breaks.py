@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards import cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, open_run_button, viewer_url
 
 KINDS = {"graph_break": "Graph breaks", "uncounted_break": "Uncounted breaks", "recompile": "Recompiles",
@@ -13,7 +13,7 @@ ORIGINS = {"model": "the model's code", "package": "installed packages", "torch"
 COLUMNS = {"model": "in_model", "package": "in_packages", "torch": "in_torch", "stdlib": "in_stdlib"}
 
 st.title("Graph breaks & recompiles")
-data.stop_if_empty()
+chrome.stop_if_empty()
 f = filters.current()
 
 counts = data.run("dashboard/break_counts", **f).set_index("kind")
@@ -41,25 +41,25 @@ with st.expander("What is counted"):
 if counts.empty:
     st.success(f"No graph breaks, recompiles, restarts or failures were recorded in the runs in view "
                f"({filters.describe()}). Runs without a TORCH_TRACE log or TORCH_LOGS output record none.")
-    data.show_sql("dashboard/break_counts")
+    chrome.show_sql("dashboard/break_counts")
     st.stop()
 
 present = [k for k in KINDS if k in counts.index]
 state.from_url("breaks_kind", "kind", present)
-kind = st.segmented_control("Kind", present, format_func=KINDS.get, default=present[0], key="breaks_kind") \
+kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), default=present[0], key="breaks_kind") \
     or present[0]
 state.to_url("kind", kind)
 state.from_url("breaks_origin", "origin", list(ORIGINS))
-origin = st.segmented_control("Where", list(ORIGINS), format_func=ORIGINS.get, key="breaks_origin",
+origin = st.segmented_control("Where", list(ORIGINS), format_func=cells.labelled(ORIGINS), key="breaks_origin",
                               help="only the events that happened there; none picked: everywhere")
 state.to_url("origin", origin)
 reasons = data.run("dashboard/break_reasons", **f, kind=kind, origin=origin)
 st.subheader(f"{KINDS[kind]}: causes ranked")
 if reasons.empty:
-    st.info(f"No {KINDS[kind].lower()} in {ORIGINS.get(origin, 'any code')} in the runs in view.")
+    st.info(f"No {KINDS[kind].lower()} in {ORIGINS.get(origin, 'any code')} in the runs in view.")  # type: ignore[arg-type]
     st.stop()
-event = data.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
-data.show_sql("dashboard/break_counts", "dashboard/break_reasons")
+event = cells.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
+chrome.show_sql("dashboard/break_counts", "dashboard/break_reasons")
 
 rows = event.selection.rows if event else []
 if rows:
@@ -76,11 +76,11 @@ runs = data.run("dashboard/break_runs", **f, kind=kind, cause=cause)
 # the user line of each event, opened in the provenance viewer: which kernels that line became
 runs["viewer"] = [viewer_url(r.run_id, line=f"{r.user_file}:{int(r.user_line)}")
                   if isinstance(r.user_file, str) and pd.notna(r.user_line) else None for r in runs.itertuples()]
-data.table(runs, column_config={"viewer": VIEWER_COLUMN})
+cells.table(runs, column_config={"viewer": VIEWER_COLUMN})
 labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.run_id}" for r in runs.itertuples()}
-run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="breaks_run", index=None,
+run_id = st.selectbox("Run", list(labels), format_func=cells.labelled(labels), key="breaks_run", index=None,
                       placeholder="choose a run to open")
 open_run_button(run_id, "breaks_open")
 with st.expander("Full reason text"):
     st.code(runs["reason"].iloc[0] if len(runs) else cause, language=None, wrap_lines=True)
-data.show_sql("dashboard/break_runs")
+chrome.show_sql("dashboard/break_runs")

@@ -3,11 +3,11 @@
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters
+from inductor_warehouse.dashboards import cells, chrome, data, filters
 
 st.title("Overview")
 st.caption("What is in the warehouse, where does each workload stand now, and did ingest go well?")
-data.stop_if_empty()
+chrome.stop_if_empty()
 f = filters.current()
 
 counts = data.run("dashboard/overview_counts", **f).iloc[0]
@@ -19,7 +19,7 @@ for col, (label, key) in zip(cols, [
     ("Runs", "runs"), ("Workloads", "workloads"), ("Models", "models"), ("Compiler versions", "compiler_versions"),
     ("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"), ("Ingest errors", "ingest_errors"),
 ], strict=False):
-    col.metric(label, data.number(counts[key]))
+    col.metric(label, cells.number(counts[key]))
 if counts["harness_result_runs"]:
     n = int(counts["harness_result_runs"])
     st.caption(f"Runs are compiles. Beside them, {plural(n, 'run')} {'holds' if n == 1 else 'hold'} a benchmark "
@@ -44,32 +44,32 @@ if counts["runs_with_failures"]:
                "failures; Compare calls a new one a regression).")
 
 st.subheader("Compiler versions and devices")
-data.table(data.run("dashboard/overview_versions", **f))
+cells.table(data.run("dashboard/overview_versions", **f))
 
 st.subheader("Latest fusion rate and kernel count per workload")
 st.caption("The latest run of each workload (model, mode, dtype, variant, batch, device, harness run): the newest compiler "
            "release, then build, then start time. Fusion rate = 1 − post-fusion nodes / pre-fusion nodes: the "
            "share of scheduler nodes that fusion merged away.")
 PAGE = 200
-latest = data.run("dashboard/latest_per_workload", **f, limit=PAGE, offset=data.page_offset("overview_page", PAGE))
+latest = data.run("dashboard/latest_per_workload", **f, limit=PAGE, offset=chrome.page_offset("overview_page", PAGE))
 # the workload's name holds its model and device: the columns that answer (fusion rate, kernels) fit at 1280 px
 shown = latest.drop(columns=["total", "model", "device", "latest_run_at", "graphs"]).assign(
-    workload=latest["workload"].map(data.workload_name))
-data.table(shown,
+    workload=latest["workload"].map(cells.workload_name))
+cells.table(shown,
            column_config={"workload": st.column_config.TextColumn("workload", width="medium"),
                           "latest_run_id": st.column_config.TextColumn("latest run", width="small"),
                           "latest_compiler": st.column_config.TextColumn("compiler"),
                           "fusion_rate": st.column_config.ProgressColumn("fusion rate", format="percent",
                                                                          min_value=0.0, max_value=1.0)})
-data.pager(latest["total"].max() if len(latest) else 0, PAGE, "overview_page")
-data.show_sql("dashboard/overview_counts", "dashboard/overview_versions", "dashboard/latest_per_workload")
+chrome.pager(latest["total"].max() if len(latest) else 0, PAGE, "overview_page")
+chrome.show_sql("dashboard/overview_counts", "dashboard/overview_versions", "dashboard/latest_per_workload")
 
 st.subheader("Ingest health")
 if counts["ingest_errors"] == 0:
     st.success("No problems were recorded while ingesting these runs.")
 else:
     st.write(f"{plural(int(counts['ingest_errors']), 'problem')} in {plural(int(counts['runs_with_errors']), 'run')}.")
-    data.table(data.run("dashboard/ingest_health", **f))
-    data.table(data.run("dashboard/ingest_errors", **f, limit=100, offset=data.page_offset("overview_errors_page", 100)))
-    data.pager(int(counts["ingest_errors"]), 100, "overview_errors_page")
-data.show_sql("dashboard/ingest_health", "dashboard/ingest_errors")
+    cells.table(data.run("dashboard/ingest_health", **f))
+    cells.table(data.run("dashboard/ingest_errors", **f, limit=100, offset=chrome.page_offset("overview_errors_page", 100)))
+    chrome.pager(int(counts["ingest_errors"]), 100, "overview_errors_page")
+chrome.show_sql("dashboard/ingest_health", "dashboard/ingest_errors")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from inductor_warehouse.analysis.changes import release_key
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards import cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.palette import palette
 
 VERSION = "compiler version"
@@ -30,7 +30,7 @@ def picker(label: str, options: list, key: str, param: str, first=None, help: st
     state.from_url(key, param, options)
     if key not in st.session_state or st.session_state[key] not in options:
         st.session_state[key] = first if first in options else options[0]
-    value = st.selectbox(label, options, key=key, help=help, format_func=data.shown)
+    value = st.selectbox(label, options, key=key, help=help, format_func=cells.or_missing)
     state.to_url(param, value)
     return value
 
@@ -79,7 +79,7 @@ st.title("Benchmark suite")
 st.caption("PyTorch's benchmark harness (`benchmarks/dynamo`: timm_models, huggingface, torchbench) as HUD's "
            "compiler dashboard charts it: pass rate, geomean speedup, mean compilation latency and compression ratio "
            "over releases or nightlies, a line per backend variant. Click a point for its models.")
-data.stop_if_empty()
+chrome.stop_if_empty()
 keys = data.run("dashboard/label_keys")
 orders = [VERSION, *keys["label"].tolist()]
 top = st.columns([1.3, 1.2, 1, 1, 1])
@@ -93,7 +93,7 @@ if summary.empty:
     st.info("No benchmark harness results in this warehouse. Ingest the folder a harness job wrote its CSVs to "
             "(`--performance` and `--accuracy`, CI's `test-reports-*.zip` as downloaded), or run it under `iwh capture` "
             "(docs/ingesting.md: the benchmark harness).")
-    data.show_sql("harness/summary")
+    chrome.show_sql("harness/summary")
     st.stop()
 summary = summary[summary["point"].notna()]
 with top[1]:
@@ -124,9 +124,9 @@ apart = sorted(set(shown.loc[~shown["in_series"], "point"]) - set(placed))
 points = placed + apart
 held = int(counts["harness_result_runs"])
 off_axis = int(data.run("dashboard/harness_off_axis", key=point_key).iloc[0]["runs"]) if point_key else 0
-st.caption(data.plain(
-    f"{plural(len(points), 'point')} of {data.shown(suite)} ({data.shown(mode)}, {data.shown(dtype)}, "
-    f"{data.shown(device)}), up to {int(shown['workloads'].max()) if len(shown) else 0:,} models a point; "
+st.caption(cells.plain(
+    f"{plural(len(points), 'point')} of {cells.or_missing(suite)} ({cells.or_missing(mode)}, {cells.or_missing(dtype)}, "
+    f"{cells.or_missing(device)}), up to {int(shown['workloads'].max()) if len(shown) else 0:,} models a point; "
     + (f"{plural(held, 'run')} {'holds' if held == 1 else 'hold'} harness results alone (a job's CSVs, CI's "
        "expected values) beside the compiles. " if held else "")
     + (f"{plural(len(apart), 'point')} of no known release ({', '.join(apart)}): each a result set of its own, "
@@ -162,14 +162,14 @@ at = st.query_params.get("at")
 line = st.query_params.get("line")
 if at not in points or line not in chosen:
     at, line = None, None
-data.show_sql("harness/summary")
+chrome.show_sql("harness/summary")
 
 if at is None:
     st.info("Click a point of a chart: its models appear here, each against the point before, with HUD's flags and "
             "links to its runs.")
     st.stop()
 row = shown[(shown["point"] == at) & (shown["series"] == line)].iloc[0]
-st.subheader(data.plain(f"{suite} at {at}: {line}"))
+st.subheader(cells.plain(f"{suite} at {at}: {line}"))
 models = data.run("harness/point_models", key=point_key, point=at, suite=suite, backend=row["backend"], mode=mode,
                   dtype=dtype, device=device)
 if isinstance(row["variant"], str):
@@ -178,7 +178,7 @@ before = models["before_point"].dropna()
 words = models["flags"].str.split()
 regressed = words.map(lambda f: any(not x.startswith(("+", "!")) for x in f))
 better = words.map(lambda f: any(x.startswith("+") for x in f)) & ~regressed
-st.caption(data.plain(
+st.caption(cells.plain(
     f"{plural(len(models), 'model')} at {at}"
     + (f", against {before.iloc[0]}" if len(before) else
        ", a result set of no known release: nothing before it" if at in apart else ", the first point")
@@ -225,13 +225,13 @@ config |= {c: st.column_config.TextColumn(title, width=w) for c, title, w in (
     ("accuracy", "accuracy", 80), ("speedup", "speedup", 115), ("compilation_latency_s", "compile (s)", 105),
     ("compression_ratio", "compression", 115))}
 st.dataframe(table.style.apply(colours, axis=None), hide_index=True, width="stretch", column_config=config)
-data.show_sql("harness/point_models")
-with st.expander(f"HUD's rule for {data.plain(suite)} at {data.plain(at)} against the point before"):
+chrome.show_sql("harness/point_models")
+with st.expander(f"HUD's rule for {cells.plain(suite)} at {cells.plain(at)} against the point before"):
     if len(before):
         rule = data.run("harness/hud_regression", base=before.iloc[0], head=at, key=point_key)
         rule = rule[(rule["suite"] == suite) & (rule["backend"] == row["backend"]) & (rule["mode"] == mode)]
-        data.table(rule[["metric", "base", "head", "limit_value", "rule", "verdict", "base_workloads", "head_workloads"]])
-        data.show_sql("harness/hud_regression")
+        cells.table(rule[["metric", "base", "head", "limit_value", "rule", "verdict", "base_workloads", "head_workloads"]])
+        chrome.show_sql("harness/hud_regression")
     else:
         st.caption("A result set of no known release: nothing before it." if at in apart
                    else "The first point of its series: nothing before it.")

@@ -4,7 +4,7 @@ releases, one line per workload."""
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import data, filters, state
+from inductor_warehouse.dashboards import cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.navigation import open_run_button
 from inductor_warehouse.dashboards.palette import palette
 
@@ -33,7 +33,7 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     Written as the spec itself: Altair would validate every sorted version of every layer, on every render."""
     y = {"field": metric, "type": "quantitative", "title": title}
     if metric in COUNTS:
-        y["axis"] = {"tickMinStep": 1, "format": "d"}  # counts: no 0.5 failures
+        y["axis"] = {"tickMinStep": 1, "format": "d"}  # type: ignore[assignment]  # counts: no 0.5 failures
     focus = {"condition": {"param": "focus", "empty": True, "value": 1.0}, "value": 0.12}
     # fit-x: the chart takes the column's width, and its plot PLOT_HEIGHT whatever the legend's height
     return {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"}, "layer": [
@@ -60,13 +60,13 @@ def suite_view(axis: str) -> None:
     """A suite as one line a metric: the geomean over its workloads at each point (dashboard/suite_trend),
     and the workloads whose step from the point before is furthest from the suite's."""
     rows = data.run("dashboard/suite_trend", axis="date" if axis == "date" else "compiler", **filters.current())
-    rows = rows.assign(series=[f"{s} · {data.shown(d, 'device unknown')}" for s, d in zip(rows["suite"], rows["device"],
+    rows = rows.assign(series=[f"{s} · {cells.or_missing(d, 'device unknown')}" for s, d in zip(rows["suite"], rows["device"],
                                                                                         strict=True)])
     suites = sorted(rows["series"].unique())
     if not suites:
         st.info("No run in view belongs to a suite: a run's suite is its `suite` label, or that of the benchmark "
                 "harness rows that measured it.")
-        data.show_sql("dashboard/suite_trend")
+        chrome.show_sql("dashboard/suite_trend")
         return
     state.from_url("trend_suite", "suite", suites)
     suite = st.selectbox("Suite", suites, key="trend_suite")
@@ -77,9 +77,9 @@ def suite_view(axis: str) -> None:
     for metric, title in SUITE_METRICS.items():
         line = rows[rows["metric"] == metric].drop_duplicates("point")[["point", "geomean", "workloads"]]
         if line.empty:
-            st.caption(f"**{title}**: none in the runs of {data.plain(suite)}.")
+            st.caption(f"**{title}**: none in the runs of {cells.plain(suite)}.")
             continue
-        st.markdown(f"**{title}**: {data.plain(suite)}, {plural(int(line['workloads'].max()), 'workload')} at most a point")
+        st.markdown(f"**{title}**: {cells.plain(suite)}, {plural(int(line['workloads'].max()), 'workload')} at most a point")
         st.vega_lite_chart(line, {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"},
                                   "mark": {"type": "line", "point": True, "strokeWidth": 2.5},
                                   "encoding": {"x": x, "y": {"field": "geomean", "type": "quantitative", "title": title,
@@ -89,18 +89,18 @@ def suite_view(axis: str) -> None:
                            width="stretch", key=f"suite_trend_{metric}")
         moved = rows[(rows["metric"] == metric) & (rows["outlier"] > 0)].nlargest(OUTLIERS, "outlier")
         if len(moved):
-            data.table(moved.assign(workload=[data.workload_name(w) for w in moved["workload"]])[
+            cells.table(moved.assign(workload=[cells.workload_name(w) for w in moved["workload"]])[
                 ["workload", "before", "point", "value", "step", "suite_step", "outlier"]])
     st.caption("step: a workload's value over its value at the point before; suite_step: the geomean of its "
                "workloads' steps; outlier: |ln(step / suite_step)|, the biggest first.")
-    data.show_sql("dashboard/suite_trend")
+    chrome.show_sql("dashboard/suite_trend")
 
 
 st.title("Trends")
 st.caption("How do fusion rate, kernel count, compile failures, graph breaks and compile time of each workload "
            "move across compiler versions and dates? One line per workload; click a point to pick its run, "
            "a legend entry to bring its workload forward.")
-data.stop_if_empty()
+chrome.stop_if_empty()
 points = data.run("dashboard/trend_points", **filters.current())
 if points.empty:
     st.warning(f"No runs match the filters ({filters.describe()}).")
@@ -130,12 +130,12 @@ if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}
 else:
     x = {"field": "compiler_version", "type": "ordinal", "title": "compiler version", "sort": versions,
-         "axis": {"labelAngle": 0, "labelOverlap": True}}
+         "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
     unversioned = points["compiler_version"].isna().sum()
     if unversioned:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
         points = points.dropna(subset=["compiler_version"])
-points = points.assign(series=[data.workload_name(w) for w in points["workload"]])
+points = points.assign(series=[cells.workload_name(w) for w in points["workload"]])
 # the workloads with the most runs first: those a trend says most about
 by_runs = points.groupby("series").size().sort_values(ascending=False, kind="stable")
 everyone = sorted(by_runs.index)
@@ -175,13 +175,13 @@ st.subheader("Open a run")
 runs = points.sort_values(["model", "version_rank", "started_at"])
 # timestamps as text in one step: a Timestamp object a row is slow on a large warehouse
 started = runs["started_at"].astype(str).where(runs["started_at"].notna(), None)
-labels = {r[-1]: " · ".join(map(data.shown, r))
+labels = {r[-1]: " · ".join(map(cells.or_missing, r))
           for r in zip(runs["series"], runs["compiler_version"], started, runs["run_id"], strict=True)}
 if picked in labels:
     st.session_state["trend_run"] = picked
-run_id = st.selectbox("Run", list(labels), format_func=labels.get, key="trend_run",
+run_id = st.selectbox("Run", list(labels), format_func=cells.labelled(labels), key="trend_run",
                       index=None, placeholder="pick a point above, or choose here")
 open_run_button(run_id, "trend_open")
 with st.expander(f"The {len(points):,} runs behind the charts"):
-    data.table(points.drop(columns=["version_rank", "series"]))
-data.show_sql("dashboard/trend_points")
+    cells.table(points.drop(columns=["version_rank", "series"]))
+chrome.show_sql("dashboard/trend_points")

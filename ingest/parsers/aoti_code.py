@@ -8,20 +8,9 @@ from collections import Counter
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.kernel_rows import (
-    DEVICE_STR,
-    HANDLE,
-    HANDLE_TAG,
-    QUOTES,
-    SOURCE_NODES,
-    SOURCE_NODES_TAG,
-    add_kernels,
-    device_facts,
-    extern_row,
-    generated_row,
-    plain_line_breaks,
-    source_node_lists,
-)
+from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
+                                                           SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
+                                                           generated_row, plain_line_breaks, source_node_lists)
 from inductor_warehouse.ingest.rows import Parsed
 
 # The wrapper runs the model in `AOTInductorModel::run_impl(` (and `_const_run_impl(` for constant
@@ -97,15 +86,15 @@ def parse_aoti_code(text: str) -> Parsed:  # noqa: C901 - one loop over the C++ 
         if stripped.startswith(_AOTI_COMMENT):
             note = "#" + stripped[2:]
             if SOURCE_NODES_TAG in note:
-                m = SOURCE_NODES.match(note)
+                m = SOURCE_NODES.match(note)  # type: ignore[assignment]
                 if m:
                     comment = source_node_lists(m)
             elif HANDLE_TAG in note:
-                m = HANDLE.match(note)
+                m = HANDLE.match(note)  # type: ignore[assignment]
                 if m:
                     handle = (m["kernel"], int(m["handle"]))
             continue
-        m = _AOTI_EXTERN.search(line)
+        m = _AOTI_EXTERN.search(line)  # type: ignore[assignment]
         if m:
             callee = m["callee"]
             debug_handle = handle[1] if handle and handle[0] == callee else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import overload
 
 _ATTEMPT_SUFFIX = re.compile(r"_\d+$")
 
@@ -29,6 +30,10 @@ def normalise_torch_compile_id(text) -> str | None:
     return text
 
 
+@overload
+def without_attempt(compile_id: str) -> str: ...
+@overload
+def without_attempt(compile_id: None) -> None: ...
 def without_attempt(compile_id: str | None) -> str | None:
     return None if compile_id is None else _ATTEMPT_SUFFIX.sub("", compile_id)
 

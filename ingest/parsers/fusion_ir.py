@@ -220,7 +220,8 @@ def _bracket_list(args: str, key: str) -> list[str] | None:
             if not items[-1]:
                 items.pop()
             return items
-    items, depth, item = [], 0, []
+    items, depth = [], 0
+    item: list[str] = []
     for ch in args[start:]:
         if ch in "([{":
             depth += 1

@@ -50,7 +50,7 @@ _UNPACKED_INPUTS = re.compile(r"^(?:\w+, )+= fx_pytree\.tree_flatten_spec\(")
 def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's line kinds
     parsed = Parsed()
     ops = parsed.rows["ops"]
-    source = (None, None, None)
+    source: tuple[str | None, int | None, str | None] = (None, None, None)
     signature: list[str] | None = None
     saw_forward = saw_return = False
 

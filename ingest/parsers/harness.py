@@ -29,12 +29,13 @@ from __future__ import annotations
 import csv
 import io
 import re
+from typing import Any, cast
 
 import orjson
 
 from inductor_warehouse.ingest.parsers.harness_names import (FIELDS, SUITES, Named, file_fields, folder_fields,
                                                              unread_words)
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import HarnessResultRow, Parsed
 
 SOURCE = "harness"
 FLOAT_COLUMNS = ("speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem",
@@ -172,7 +173,8 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None 
     named = _named(filename, given or {}, folders)
     cut = kind in WRITTEN_BY_HARNESS and text and not text.endswith(("\n", "\r"))
     last = text.count("\n") + 1 if cut else None
-    suites, unknown = set(), set()
+    suites: set[str | None] = set()
+    unknown: set[str] = set()
     try:
         for fields in reader:
             lineno = reader.line_num
@@ -189,7 +191,7 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None 
                 row[key] = row.get(key) or meta.get(key) or named[key]
             unknown.update(k for k in FIELDS if row[k] is None and (kind != "expected" or k in EXPECTED_FIELDS))
             suites.add(row["suite"])
-            parsed.add("harness_results", row)
+            parsed.add("harness_results", cast(HarnessResultRow, row))
     except csv.Error as e:
         parsed.problem(f"CSV cut or damaged, rows after it are lost: {e}", reader.line_num)
     if unknown:
@@ -251,15 +253,17 @@ def _named(filename: str, given: dict, folders: tuple[str, ...]) -> dict:
     return named.values
 
 
-def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno: int) -> dict | None:
+def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno: int) -> dict[str, Any] | None:
+    """A row of the CSV, its columns named by the harness's tables (dynamic keys: a HarnessResultRow
+    once parse_harness_csv has filled it)."""
     values = dict(zip(header, (f.strip() for f in fields), strict=False))
     if not values.get("name"):
         parsed.problem("row without a model name", lineno)
         return None
-    row: dict = {"kind": kind, "line": lineno, "columns": values}
+    row: dict[str, Any] = {"kind": kind, "line": lineno, "columns": values}
     for column, key in TEXT_COLUMNS.items():
         row[key] = values.get(column) or None
-    bad = []
+    bad: list[tuple[str, str, bool]] = []
     for column in INT_COLUMNS:
         row[column] = _number(values, column, integer=True, bad=bad)
     for column in FLOAT_COLUMNS:

@@ -38,20 +38,9 @@ from collections import Counter
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.kernel_rows import (
-    DEVICE_STR,
-    HANDLE,
-    HANDLE_TAG,
-    QUOTES,
-    SOURCE_NODES,
-    SOURCE_NODES_TAG,
-    add_kernels,
-    device_facts,
-    extern_row,
-    generated_row,
-    plain_line_breaks,
-    source_node_lists,
-)
+from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
+                                                           SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
+                                                           generated_row, plain_line_breaks, source_node_lists)
 from inductor_warehouse.ingest.rows import Parsed
 
 __all__ = ["aot_graph_id", "parse_output_code"]
@@ -152,7 +141,9 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
 
         if line.startswith("#"):
             # the whole block of comment lines at once (a kernel's node-to-ATen mapping runs to dozens)
-            block_end = _COMMENT_BLOCK.match(text, line_start).end()
+            block = _COMMENT_BLOCK.match(text, line_start)
+            assert block is not None, "the pattern matches any run of comment lines, this one at least"
+            block_end = block.end()
             lineno += text.count("\n", line_start, block_end)
             pos = block_end + 1
             found = _last_source_nodes(text, line_start, block_end)

@@ -156,7 +156,8 @@ class _Callers:
         self.starts: dict = {}
         for tid, spans in ops.items():
             spans.sort(key=lambda s: (s[0], -s[1]))
-            kids, stack = [], []  # stack: open ranges (end, is a graph call, counts by name or None)
+            kids: list = []
+            stack: list = []  # stack: open ranges (end, is a graph call, counts by name or None)
             for start, end, name in spans:
                 while stack and stack[-1][0] < start:
                     stack.pop()

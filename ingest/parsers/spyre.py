@@ -117,7 +117,8 @@ def _op_spec(parsed: Parsed, name: str, index, spec, text: str, bundle_site) -> 
     else:
         category = "pointwise"
 
-    handle = root.get("debug_handle_") if isinstance(root.get("debug_handle_"), dict) else {}
+    named = root.get("debug_handle_")
+    handle = named if isinstance(named, dict) else {}
     work_division = root.get("numWkSlicesPerDim_")
     extents = {k[:-1]: v for k, v in (dsc.get("N_") or {}).items() if k.endswith("_") and k != "name_"}
     constants = dsc.get("constantInfo_")
@@ -129,11 +130,11 @@ def _op_spec(parsed: Parsed, name: str, index, spec, text: str, bundle_site) -> 
         "work_division": work_division,
         "iteration_space": extents,
         "per_core_extents": _per_core(dsc),
-        "ex_units": sorted({op.get("exUnit") for op in compute if op.get("exUnit")}),
+        "ex_units": sorted({op.get("exUnit") for op in compute if op.get("exUnit")}),  # type: ignore[type-var]
         "compute_ops": [op.get("opFuncName") for op in compute],
         "primary_layouts": dsc.get("primaryDsInfo_"),
         "coordinate_masking": dsc.get("coordinateMasking_") or None,
-        "constants": sorted(c.get("name_") for c in constants.values() if isinstance(c, dict))
+        "constants": sorted(c.get("name_") for c in constants.values() if isinstance(c, dict))  # type: ignore[type-var]
         if isinstance(constants, dict) else [],
         "dynamic_shapes": "symbolDefinitions_" in root or "dimToSymbolMapping_" in dsc,
         "debug_handle": handle or None,
@@ -272,6 +273,6 @@ def _first_address(addresses) -> int | None:
     unknown, not a failed run."""
     first = next(iter(addresses.values()), None) if isinstance(addresses, dict) else None
     try:
-        return int(first)
+        return int(first)  # type: ignore[arg-type]  # anything: what int() refuses is unknown
     except (TypeError, ValueError, OverflowError):
         return None

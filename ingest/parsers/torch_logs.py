@@ -212,6 +212,7 @@ class _EventBuilder:
 
     def _graph_break_detail(self, message: str) -> None:
         event = self.event
+        assert event is not None, "a detail line follows its graph break's first line"
         text = message.strip()
         if event["reason"] is None:
             for label in ("Graph Break Reason: ", "Reason: "):
@@ -245,7 +246,7 @@ class _EventBuilder:
                 event["cause_id"], event["cause_title"] = cause_of(event["kind"], event["reason"])
                 if event["reason"] is None:
                     self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
-                self.parsed.add("compile_events", event)
+                self.parsed.add("compile_events", event)  # type: ignore[call-overload]
         self.key = None
         self.event = None
         self.failures = []

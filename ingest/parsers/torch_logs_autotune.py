@@ -13,7 +13,7 @@ import re
 
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, TritonKernelRow
 
 SOURCE = "torch_logs"
 _BEST_CONFIG = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Best config for (?P<kernel>\S+): (?P<config>.*): (?P<ms>[^:,]+), "
@@ -40,7 +40,7 @@ class Candidates:
             self.kernel, self.compile_id, self.rows = m["kernel"], m.group(1), []
         elif self.kernel is not None and (m := _CANDIDATE.search(text)) is not None:
             row = _config_row(m, self.kernel, m.group(1) or self.compile_id, False, lineno)
-            self.rows.append(row)
+            self.rows.append(row)  # type: ignore[arg-type]
             self.parsed.add("triton_kernels", row)
 
     def best(self, line: str, lineno: int) -> None:
@@ -56,7 +56,7 @@ class Candidates:
         self.kernel, self.rows = None, []
 
 
-def _config_row(m: re.Match, kernel: str, compile_id: str | None, chosen: bool, lineno: int) -> dict:
+def _config_row(m: re.Match, kernel: str, compile_id: str | None, chosen: bool, lineno: int) -> TritonKernelRow:
     items = dict(_CONFIG_ITEM.findall(m["config"]))
     return {
         "compile_id": compile_id, "kernel_name": kernel, "source": SOURCE, "cache_key": None,

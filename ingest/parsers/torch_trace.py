@@ -4,9 +4,9 @@ Three stages: `trace_framing` cuts the bytes into records (glog prefix, JSON env
 checked against its md5); `trace_readers` names the reader of each record kind and artifact,
 each in a module of its family (trace_metrics, trace_events, trace_graphs, trace_caches,
 trace_chromium, trace_shapes, trace_guards, trace_schedule), which turn records into rows; and
-`TraceState` here holds what readers share across records and settles the run at the end.
+`TraceState` here holds each reader family's state (handed to its readers) and settles the run at the end.
 
-Payloads are decoded only for the kinds read. Records the catalog (`ingest/catalog.py`) does not
+Payloads are decoded only for the kinds read. Records the record table (`ingest/parsers/trace_records.py`) does not
 know are counted (`unknown_kind:<k>`, `unknown_artifact:<name>`), never errors, and every run says
 which records it had (trace_records). `encoding` is not trusted: JSON is tried, text kept.
 
@@ -19,20 +19,22 @@ their args (trace_chromium).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import partial
 
-import orjson
 
-from inductor_warehouse.ingest.catalog import NAMED_KINDS, UNKNOWN, handling_of
+from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
-from inductor_warehouse.ingest.parsers.trace_caches import graph_cache_states, settle_locations
-from inductor_warehouse.ingest.parsers.trace_chromium import ChromiumSpans, chromium_data, finish_chromium
+from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
+from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
+from inductor_warehouse.ingest.parsers.trace_events import Compiles
 from inductor_warehouse.ingest.parsers.trace_framing import Framer, chunks_of_lines, is_torch_trace
-from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, finish_graphs
+from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, finish_graphs
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_readers import reader_of
+from inductor_warehouse.ingest.parsers.trace_shapes import Shapes
 from inductor_warehouse.ingest.rows import Parsed
 
 __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "parse_torch_trace",
@@ -75,108 +77,75 @@ def parse_torch_trace_chunks(chunks: Iterable[bytes], sink=None, known_graphs: f
 
 
 class TraceState:
-    """What the readers of one log share across its records, and the settling of the run at its end."""
+    """One log's readers' state, family by family (each handed to its readers, `trace_readers`), the
+    records counted by kind, and the settling of the run at the log's end."""
 
     def __init__(self, known_graphs: frozenset = frozenset()):
-        self.known_graphs = known_graphs
-        self.parsed = Parsed()
-        self.parsed.facts["graph_compile_ids"] = {}
-        self.parsed.facts["graph_cache_states"] = {}  # graph id -> its FX graph cache outcome
-        self.chromium = ChromiumSpans(self.parsed.counters, noted=partial(chromium_data, self))
-        self.strings: dict[int, str] = {}  # the log's `str` records: file names stacks refer to by index
-        self.autotuned = 0  # autotuning spans seen: each op's place in the run
-        self.lineno_of_record = 0
-        self.metrics_epoch: float | None = None
-        self.output_codes = 0
-        self.cache_counts: dict[str | None, dict] = {}  # compile id -> (cache, outcome, local|remote) -> n
-        self.latest_graph: dict[str | None, str] = {}  # compile id -> graph id of its latest output code
-        # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
-        self.pending_ops: dict = {}
+        self.log = log = TraceLog()
+        self.parsed = parsed = log.parsed
+        parsed.facts["graph_compile_ids"] = {}
+        parsed.facts["graph_cache_states"] = {}  # graph id -> its FX graph cache outcome
+        self.shapes = Shapes(log)
+        self.graphs = Graphs(log, known_graphs)
+        self.caches = Caches(log, self.graphs.latest_graph)
+        self.compiles = Compiles(log, self.shapes.strings, self.caches)
+        self.spans = Spans(log)
+        self.families: dict[type, object] = {TraceLog: log, Shapes: self.shapes, Graphs: self.graphs,
+                                              Caches: self.caches, Compiles: self.compiles, Spans: self.spans}
         self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
-        self.payload_md5: str | None = None  # of the record being read, when it has has_payload
-        self.pending_errors: dict[str | None, dict] = {}  # dynamo_errors waiting for their compile's metrics
-        self.failed_compiles: set[str | None] = set()
-        # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
-        # or compilation_metrics: library frames are told apart
-        self.frame_files: dict[str | None, str] = {}
-        self.exports = 0  # exported programs seen
         self.named: dict[tuple, int] = {}  # (kind, name) -> records, for the kinds whose metadata names them
-        self.aot_compiles: dict = {}  # compile ids AOTAutograd handed a graph on, in order
-        self.started: set = set()  # frame compile ids a dynamo_start opened
-        self.finished: set = set()  # and those a compilation_metrics closed
-        self.aoti_wrapper: tuple | None = None  # (line, compile id, text, md5) of AOTInductor's wrapper code
-        self.pre_grad: dict = {}  # compile id -> its pre-grad graph's text (the latest logged)
-        self.pre_grad_used: set = set()  # compile ids whose pre-grad graph a graph of this log took
+        self.bound: dict[tuple, Callable | None] = {}  # (kind, name) -> its reader, given its family's state
 
     def record(self, lineno: int, kind, envelope: dict, cid, data: bytes, md5: str | None) -> None:
         """One whole record from the framer: counted, then read by its reader if it has one."""
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
-        self.payload_md5 = md5
+        self.log.payload_md5 = md5
         meta = envelope.get(kind)
         name = None
         if kind in NAMED_KINDS:
             name = meta.get("name") if isinstance(meta, dict) else None
             named = (kind, name)
             self.named[named] = self.named.get(named, 0) + 1
-        reader = reader_of(kind, name)
+        key = (kind, name)
+        if key in self.bound:
+            reader = self.bound[key]
+        else:
+            found = reader_of(kind, name)
+            reader = self.bound[key] = None if found is None else partial(found[1], self.families[found[0]])
         if reader is not None:
-            self.lineno_of_record = lineno
-            reader(self, lineno, meta, cid, data)
-
-    # -- what readers share ----------------------------------------------------------------
-
-    def text_and_md5(self, data: bytes) -> tuple[str, str | None]:
-        """The payload as text, and the md5 of its bytes (has_payload's check made it) where the
-        text is those bytes: a guard tree is kept by that md5, and hashing it again would cost what
-        the check did."""
-        try:
-            return data.decode("utf-8"), self.payload_md5
-        except UnicodeDecodeError:
-            return data.decode("utf-8", "replace"), None
-
-    def json(self, text, lineno, what):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError as e:
-            self.parsed.problem(f"{what} payload is not JSON: {e}", lineno, "error")
-            return None
-
-    def offset_problems(self, sub: Parsed, lineno: int) -> None:
-        """Problems of a payload parser point at payload lines (or nowhere): make them file lines."""
-        for p in sub.problems:
-            p.line = lineno if p.line is None else p.line + lineno
-            self.parsed.problems.append(p)
+            self.log.lineno = lineno
+            reader(lineno, meta, cid, data)
 
     # -- the end of the log ----------------------------------------------------------------
 
     def close(self, first_glog: tuple | None) -> Parsed:
-        parsed = self.parsed
-        for event in self.pending_errors.values():  # errors of compiles whose metrics never came
+        parsed, compiles = self.parsed, self.compiles
+        for event in compiles.pending_errors.values():  # errors of compiles whose metrics never came
             parsed.add("compile_events", event)
-        self.pending_errors.clear()
-        finish_graphs(self)
+        compiles.pending_errors.clear()
+        finish_graphs(self.graphs)
         self._count_records()
-        finish_chromium(self)
+        finish_chromium(self.spans)
         facts = parsed.facts
-        unfinished = self.started - self.finished
+        unfinished = compiles.started - compiles.finished
         if unfinished:
             facts["unfinished_compiles"] = sorted(str(c) for c in unfinished)
         # compiles that finished with a graph for Inductor and no code from it: kernel-less graphs,
         # whose debug folders Inductor leaves empty
         coded = set(facts["graph_compile_ids"].values())
-        codeless = [c for c in self.aot_compiles if c not in coded and without_attempt(c) in self.finished]
+        codeless = [c for c in self.graphs.aot_compiles if c not in coded and without_attempt(c) in compiles.finished]
         if codeless:
             facts["codeless_compiles"] = codeless
         cache_events = parsed.rows.get("cache_events", ())
-        settle_locations(cache_events, self.cache_counts)
+        settle_locations(cache_events, self.caches.counts)  # type: ignore[arg-type]
         states = facts["graph_cache_states"]
-        states.update(graph_cache_states(cache_events))
+        states.update(graph_cache_states(cache_events))  # type: ignore[arg-type]
         for g in parsed.rows.get("graphs", ()):
             g["cache_state"] = states.get(g["graph_id"])
             if g.get("pre_fusion_nodes") is None and not g.get("unknown_because"):
                 g["unknown_because"] = _unknown_because(g)
         if first_glog is not None:
-            started = _started_at(first_glog, self.metrics_epoch)
+            started = _started_at(first_glog, compiles.epoch)
             if started is not None:
                 facts["started_at"] = started
             else:
@@ -185,7 +154,7 @@ class TraceState:
         return parsed
 
     def _count_records(self) -> None:
-        """Records by kind (and name) into counters and trace_records, with what the catalog says is done with them."""
+        """Records by kind (and name) into counters and trace_records, with what the record table says is done with them."""
         parsed = self.parsed
         for kind, n in self.kinds.items():
             parsed.counters["records"] += n

@@ -14,8 +14,10 @@ nowhere else in the parser.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_str
 from inductor_warehouse.ingest.rows import Parsed
 
@@ -32,21 +34,30 @@ _LOOKUP_COUNTS = {(cache, outcome, where): f"{prefix}_{where}_{word}"
                   for outcome, word in (("hit", "hits"), ("miss", "misses")) for where in ("local", "remote")}
 
 
-def read_cache(state, lineno, meta, cid, data):
+@dataclass
+class Caches:
+    """What the cache readers keep: each compile id's lookup counts by (cache, outcome, local|remote)
+    from its metrics, and the graph each compile id's latest output code made (trace_graphs.Graphs')."""
+    log: TraceLog
+    latest_graph: dict[str | None, str]
+    counts: dict[str | None, dict] = field(default_factory=dict)
+
+
+def read_cache(caches: Caches, lineno, meta, cid, data):
     # an FX graph cache lookup is logged after the output code it gave (hit) or made (miss)
     name = meta["name"]
-    payload = state.json(data, lineno, name) if data else None
-    cache_rows(state.parsed, name, payload, cid, state.latest_graph.get(cid), lineno)
+    payload = caches.log.json(data, lineno, name) if data else None
+    cache_rows(caches.log.parsed, name, payload, cid, caches.latest_graph.get(cid), lineno)
 
 
-def read_kernel_info(state, lineno, meta, cid, data):
-    payload = state.json(data, lineno, "triton_kernel_info")
-    kernel_autotune_rows(state.parsed, payload, cid, state.latest_graph.get(cid), lineno)
+def read_kernel_info(caches: Caches, lineno, meta, cid, data):
+    payload = caches.log.json(data, lineno, "triton_kernel_info")
+    kernel_autotune_rows(caches.log.parsed, payload, cid, caches.latest_graph.get(cid), lineno)
 
 
-def count_cache_lookups(state, compile_id: str | None, compilation: dict) -> None:
+def count_cache_lookups(caches: Caches, compile_id: str | None, compilation: dict) -> None:
     """Add a compilations row's lookup counts to its compile id's (see `settle_locations`)."""
-    counts = state.cache_counts.setdefault(compile_id, {})
+    counts = caches.counts.setdefault(compile_id, {})
     for key, column in _LOOKUP_COUNTS.items():
         counts[key] = counts.get(key, 0) + (compilation[column] or 0)
 
@@ -69,6 +80,7 @@ def graph_cache_states(cache_events: list[dict]) -> dict[str, str]:
 def cache_rows(parsed: Parsed, name: str, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
     """One cache_events row for a cache artifact (see CACHE_ARTIFACT)."""
     m = CACHE_ARTIFACT.match(name)
+    assert m is not None, "the reader is called only for the names CACHE_ARTIFACT matches"
     info = payload if isinstance(payload, dict) else {}
     state = info.get("cache_state")
     outcome = state if isinstance(state, str) and state else (m.group(2) if m.group(2) in _OUTCOME_WORDS else None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import normalise_torch_compile_id
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_str
 from inductor_warehouse.ingest.rows import Parsed
 
@@ -19,32 +20,43 @@ AUTOTUNE_SPAN = "_template_autotuning"
 CUDAGRAPH_RECORD_SPAN = "CUDAGraphNode.record"  # one span per cudagraph recorded (dynamo_timed)
 
 
-def read_chromium(state, lineno, meta, cid, data):
+class Spans:
+    """What the chromium_event reader keeps: the spans open and summed, and the autotuning spans seen
+    (each op's place in the run)."""
+
+    def __init__(self, log: TraceLog):
+        self.log = log
+        self.autotuned = 0
+        self.spans = ChromiumSpans(log.parsed.counters, noted=self.data)
+
+    def data(self, chromium_event: dict, cid) -> None:
+        """An event whose args are data: an autotuning span's end, or an automatic_dynamic instant."""
+        args = chromium_event.get("args")
+        if not isinstance(args, dict):
+            args = {}
+        if chromium_event.get("name") == "automatic_dynamic":
+            automatic_dynamic_row(self.log.parsed, args, cid, self.log.lineno)
+        else:
+            self.autotuned += 1
+            autotune_winner_row(self.log.parsed, chromium_event["name"], args, cid, self.autotuned, self.log.lineno)
+
+
+def read_chromium(spans: Spans, lineno, meta, cid, data):
     try:
         chromium_event = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        state.parsed.problem(f"chromium_event payload is not JSON: {e}", lineno, "error")
+        spans.log.parsed.problem(f"chromium_event payload is not JSON: {e}", lineno, "error")
         return
     if isinstance(chromium_event, dict):
-        state.chromium.add(chromium_event, cid)
+        spans.spans.add(chromium_event, cid)
     else:
-        state.parsed.counters["chromium_event_unusable"] += 1
+        spans.log.parsed.counters["chromium_event_unusable"] += 1
 
 
-def chromium_data(state, chromium_event: dict, cid) -> None:
-    """An event whose args are data: an autotuning span's end, or an automatic_dynamic instant."""
-    args = chromium_event.get("args") if isinstance(chromium_event.get("args"), dict) else {}
-    if chromium_event.get("name") == "automatic_dynamic":
-        automatic_dynamic_row(state.parsed, args, cid, state.lineno_of_record)
-    else:
-        state.autotuned += 1
-        autotune_winner_row(state.parsed, chromium_event["name"], args, cid, state.autotuned, state.lineno_of_record)
-
-
-def finish_chromium(state) -> None:
+def finish_chromium(spans: Spans) -> None:
     """The spans' timings, and a cudagraph_events row for each compile's recorded cudagraphs."""
-    parsed = state.parsed
-    state.chromium.finish(parsed)
+    parsed = spans.log.parsed
+    spans.spans.finish(parsed)
     for t in parsed.rows.get("timings", ()):
         if t["name"] == CUDAGRAPH_RECORD_SPAN and t["source"] == "chromium_event":
             parsed.add("cudagraph_events", {"compile_id": t["compile_id"], "kind": "record", "reason": None,
@@ -88,7 +100,7 @@ class ChromiumSpans:
                 self.counters["chromium_end_without_begin"] += 1
                 return
             begin_ts, begin_cid, parent = stack.pop()
-            names = self.threads.get(thread)
+            names = self.threads.get(thread)  # type: ignore[assignment]
             if names and name in names:
                 del names[len(names) - 1 - names[::-1].index(name)]
             self._total(begin_cid or cid or envelope_compile_id, name, ts - begin_ts, parent)
@@ -97,7 +109,7 @@ class ChromiumSpans:
         elif ph == "i" and self.noted is not None and name == "automatic_dynamic":
             self.noted(event, cid or envelope_compile_id)
         elif ph == "X" and isinstance(event.get("dur"), (int, float)):
-            names = self.threads.get(thread)
+            names = self.threads.get(thread)  # type: ignore[assignment]
             self._total(cid or envelope_compile_id, name, event["dur"], names[-1] if names else None)
         else:
             self.counters[f"chromium_ph:{ph}"] += 1

@@ -12,14 +12,17 @@ compile id without attempt) for them, and stands alone when none come.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
+from inductor_warehouse.ingest.parsers.trace_caches import Caches
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
 from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
 from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
 
 SOURCE = "torch_trace"
 _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
@@ -31,57 +34,77 @@ _ERROR_TAIL = ("from user code:", "Set TORCH")
 _SOFT_FAILURES = frozenset({"Unsupported", "UserError", "CacheLimitExceeded", "RecompileLimitExceeded"})
 
 
-def read_dynamo_start(state, lineno, meta, cid, data):
+@dataclass
+class Compiles:
+    """What the readers of compiles keep (this module's and trace_metrics'): which frames started and
+    finished, the file each frame compiles, failures reported and errors waiting for theirs, the
+    first compile's start time; with the `str` records (trace_shapes.Shapes') that name files, and
+    the caches' lookup counts (trace_caches.Caches), which a compile's metrics add to."""
+    log: TraceLog
+    strings: dict[int, str]
+    caches: Caches
+    started: set = field(default_factory=set)  # frame compile ids a dynamo_start opened
+    finished: set = field(default_factory=set)  # and those a compilation_metrics closed
+    # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
+    # or compilation_metrics: where a frame's events happened
+    frame_files: dict[str | None, str] = field(default_factory=dict)
+    pending_errors: dict[str | None, CompileEventRow] = field(default_factory=dict)  # dynamo_errors waiting for metrics
+    failed_compiles: set[str | None] = field(default_factory=set)
+    epoch: float | None = None  # the first compilation_metrics' start time: the year of the glog prefix
+
+
+def read_dynamo_start(compiles: Compiles, lineno, meta, cid, data):
     """The file of the code a frame compiles (written before a compile's events), for where its events
     happened: the innermost frame of the stack outside torch's own code, so that a compiled module's
     frame (torch's `inner` wrapper, nn.Module's call) is the code that called it."""
-    state.started.add(without_attempt(cid))
+    compiles.started.add(without_attempt(cid))
     stack = meta.get("stack") if isinstance(meta, dict) else None
     if not isinstance(stack, list):
         return
     names = []
     for frame in stack:
         name = frame.get("filename") if isinstance(frame, dict) else None
-        name = state.strings.get(name) if isinstance(name, int) else name
+        name = compiles.strings.get(name) if isinstance(name, int) else name
         if isinstance(name, str):
             names.append(name)
     if names:
-        state.frame_files[frame_key(cid)] = next((n for n in reversed(names) if origin(n) != "torch"), names[-1])
+        compiles.frame_files[frame_key(cid)] = next((n for n in reversed(names) if origin(n) != "torch"), names[-1])
 
 
-def read_graph_break(state, lineno, meta, cid, data):
-    graph_break_row(state.parsed, cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+def read_graph_break(compiles: Compiles, lineno, meta, cid, data):
+    graph_break_row(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 
-def read_recompile(state, lineno, meta, cid, data):
-    recompile_rows(state.parsed, cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+def read_recompile(compiles: Compiles, lineno, meta, cid, data):
+    recompile_rows(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 
-def read_dynamo_error(state, lineno, meta, cid, data):
-    error = dynamo_error_event(cid, data.decode("utf-8", "replace"), state.frame_files.get(frame_key(cid)))
+def read_dynamo_error(compiles: Compiles, lineno, meta, cid, data):
+    error = dynamo_error_event(cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
     key = without_attempt(cid)
-    if key in state.failed_compiles or key in state.pending_errors:
-        state.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+    if key in compiles.failed_compiles or key in compiles.pending_errors:
+        compiles.log.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
     else:
-        state.pending_errors[key] = error
+        compiles.pending_errors[key] = error
 
 
-def store_failure(state, failure: dict | None) -> None:
+def store_failure(compiles: Compiles, failure: CompileEventRow | None) -> None:
     """A compile's metrics reported a failure (or none): store it once, with the frame its
     dynamo_error named when the metrics name none."""
     if failure is None:
         return
     key = without_attempt(failure["compile_id"])
-    error = state.pending_errors.pop(key, None)
+    error = compiles.pending_errors.pop(key, None)
     if error is not None:
-        state.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
+        compiles.log.parsed.counters["dynamo_error_of_a_reported_failure"] += 1
         if failure["user_file"] is None:
             failure["user_file"], failure["user_line"] = error["user_file"], error["user_line"]
-    state.failed_compiles.add(key)
-    state.parsed.add("compile_events", failure)
+    compiles.failed_compiles.add(key)
+    compiles.log.parsed.add("compile_events", failure)
 
 
-def event(compile_id, kind, reason, user_file, user_line, frame_file=None) -> dict:
+def event(compile_id: str | None, kind: str, reason: str | None, user_file: str | None, user_line: int | None,
+          frame_file: str | None = None) -> CompileEventRow:
     """origin: where it happened: a recompile's or restart's in the compiled frame's code, a break's
     or failure's at its user frame (each falling back on the other); cause: compile_causes.cause_of."""
     where = (frame_file or user_file) if kind in ("recompile", "restart") else (user_file or frame_file)
@@ -91,7 +114,7 @@ def event(compile_id, kind, reason, user_file, user_line, frame_file=None) -> di
             "cause_id": cause_id, "cause_title": cause_title}
 
 
-def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> dict | None:
+def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> CompileEventRow | None:
     """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
     then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
     backward that fails is no frame falling back."""
@@ -163,7 +186,7 @@ def recompile_rows(parsed: Parsed, compile_id: str | None, text: str, frame_file
     parsed.add("compile_events", recompile)
 
 
-def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None = None) -> dict:
+def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None = None) -> CompileEventRow:
     """The failure a `dynamo_error` artifact reports. Reason = the exception of the last traceback
     of the (possibly chained) error, up to Dynamo's `from user code:` block or its `Set TORCH...`
     hints; user_file/user_line = the innermost user frame of that block, else of the whole text."""

@@ -207,7 +207,7 @@ class Framer:
         try:
             cid = self.compile_ids.get(key, "")
         except TypeError:  # an id that is not a JSON scalar
-            key = tuple(None if v is None else str(v) for v in key)
+            key = tuple(None if v is None else str(v) for v in key)  # type: ignore[assignment]
             cid = self.compile_ids.get(key, "")
         if cid == "":
             cid = self.compile_ids[key] = compile_id_of(*key)

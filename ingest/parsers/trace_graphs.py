@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from dataclasses import dataclass, field
 
 from inductor_warehouse.ingest.parsers import fx_graph, output_code, provenance
 from inductor_warehouse.ingest.parsers.aoti_code import parse_aoti_code
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
 from inductor_warehouse.ingest.rows import Parsed, graph_row
 
@@ -26,146 +28,165 @@ AOTI_CODE_NAMES = frozenset({"inductor_aot_wrapper_code", "inductor_aot_kernel_c
 AOTI_CODE = "<aoti code>"
 
 
-def read_output_code(state, lineno, meta, cid, data):
-    parsed = state.parsed
+@dataclass
+class Graphs:
+    """What the graph readers keep across records: graphs already read from a debug tree of the same
+    process (`known_graphs`), output codes seen, each compile id's latest graph, post-grad graphs
+    waiting for their code, pre-grad graphs, exported programs, AOTAutograd's compiles and
+    AOTInductor's wrapper waiting for its kernel file."""
+    log: TraceLog
+    known_graphs: frozenset = frozenset()
+    output_codes: int = 0
+    latest_graph: dict[str | None, str] = field(default_factory=dict)  # compile id -> graph id of its latest output code
+    # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
+    pending_ops: dict = field(default_factory=dict)
+    exports: int = 0  # exported programs seen
+    aot_compiles: dict = field(default_factory=dict)  # compile ids AOTAutograd handed a graph on, in order
+    aoti_wrapper: tuple | None = None  # (line, compile id, text, md5) of AOTInductor's wrapper code
+    pre_grad: dict = field(default_factory=dict)  # compile id -> its pre-grad graph's text (the latest logged)
+    pre_grad_used: set = field(default_factory=set)  # compile ids whose pre-grad graph a graph of this log took
+
+
+def read_output_code(graphs: Graphs, lineno, meta, cid, data):
+    parsed = graphs.log.parsed
     text = data.decode("utf-8", "replace")
     known = output_code.aot_graph_id(text[:200])
-    if known in state.known_graphs and known not in parsed.facts["graph_compile_ids"]:
-        state.output_codes += 1
+    if known is not None and known in graphs.known_graphs and known not in parsed.facts["graph_compile_ids"]:
+        graphs.output_codes += 1
         parsed.facts["graph_compile_ids"][known] = cid
         parsed.counters["output_code_in_debug_tree"] += 1
-        state.latest_graph[cid] = known
-        waiting = state.pending_ops.get(cid)
+        graphs.latest_graph[cid] = known
+        waiting = graphs.pending_ops.get(cid)
         if waiting:
             waiting.popleft()  # its ops come from the debug tree too
-        add_pre_grad_text(state, known, cid)  # the debug tree has no pre-grad graph
+        add_pre_grad_text(graphs, known, cid)  # the debug tree has no pre-grad graph
         return
-    code_graph(state, output_code.parse_output_code(text), lineno, cid, state.payload_md5 or hashlib.md5(data).hexdigest(),
+    code_graph(graphs, output_code.parse_output_code(text), lineno, cid, graphs.log.payload_md5 or hashlib.md5(data).hexdigest(),
                text)
 
 
-def read_graph_dump(state, lineno, meta, cid, data):
+def read_graph_dump(graphs: Graphs, lineno, meta, cid, data):
     """AOTInductor's code: `inductor_aot_wrapper_code` then `inductor_aot_kernel_code` (2.7+), or
     one `inductor_aot_code` (2.4 to 2.6); the wrapper and kernels together are one graph, as the
     debug tree's output_code.cpp is."""
     name = meta.get("name") if isinstance(meta, dict) else None
     if name not in AOTI_CODE_NAMES:
-        state.parsed.counters[f"graph_dump:{name}"] += 1
+        graphs.log.parsed.counters[f"graph_dump:{name}"] += 1
         return
-    if AOTI_CODE in state.known_graphs:
-        state.parsed.counters["aoti_code_in_debug_tree"] += 1
+    if AOTI_CODE in graphs.known_graphs:
+        graphs.log.parsed.counters["aoti_code_in_debug_tree"] += 1
         return
     text = data.decode("utf-8", "replace")
     if name == "inductor_aot_wrapper_code":
-        state.aoti_wrapper = (lineno, cid, text, state.payload_md5)
+        graphs.aoti_wrapper = (lineno, cid, text, graphs.log.payload_md5)
         return
-    wrapper = state.aoti_wrapper if name == "inductor_aot_kernel_code" else None
-    state.aoti_wrapper = None
+    wrapper = graphs.aoti_wrapper if name == "inductor_aot_kernel_code" else None
+    graphs.aoti_wrapper = None
     start, whole = (wrapper[0], wrapper[2] + "\n" + text) if wrapper else (lineno, text)
-    code_graph(state, parse_aoti_code(whole), start, cid, hashlib.md5(whole.encode()).hexdigest(), whole)
+    code_graph(graphs, parse_aoti_code(whole), start, cid, hashlib.md5(whole.encode()).hexdigest(), whole)
 
 
-def read_exported_program(state, lineno, meta, cid, data):
+def read_exported_program(graphs: Graphs, lineno, meta, cid, data):
     """torch.export's program (with TORCH_DTRACE): a graph of its own, with its ops; no Inductor
     compile made it, so it has no kernel counts."""
     text = data.decode("utf-8", "replace")
     body = text.split("\nGraph signature:", 1)[0].split("\n")[1:]  # below `ExportedProgram:`
     graph = "\n".join(line[4:] if line.startswith("    ") else line for line in body)
-    graph_id = f"export_{state.exports}"
-    state.exports += 1
-    add_ops(state, graph, lineno, graph_id, "exported")
-    state.parsed.facts["graph_compile_ids"][graph_id] = cid
-    state.parsed.add("graphs", graph_row(
+    graph_id = f"export_{graphs.exports}"
+    graphs.exports += 1
+    add_ops(graphs, graph, lineno, graph_id, "exported")
+    graphs.log.parsed.facts["graph_compile_ids"][graph_id] = cid
+    graphs.log.parsed.add("graphs", graph_row(
         graph_id, "torch_trace", compile_id=cid, partitions=None,
         unknown_because="a torch.export program: no Inductor compile, so no kernels or fusions to count"))
 
 
-def read_aot_graph(state, lineno, meta, cid, data):
+def read_aot_graph(graphs: Graphs, lineno, meta, cid, data):
     """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it had no kernels."""
-    if cid not in state.aot_compiles:
-        state.aot_compiles[cid] = None
+    if cid not in graphs.aot_compiles:
+        graphs.aot_compiles[cid] = None
 
 
-def read_pre_grad_graph(state, lineno, meta, cid, data):
+def read_pre_grad_graph(graphs: Graphs, lineno, meta, cid, data):
     """The graph Inductor received (`before_pre_grad_graph`; `inductor_pre_grad_graph` in 2.7): the
     provenance mappings' pre-grad nodes are its lines. Kept for the graphs of its compile id."""
-    state.pre_grad[cid] = data.decode("utf-8", "replace")
+    graphs.pre_grad[cid] = data.decode("utf-8", "replace")
 
 
-def add_pre_grad_text(state, graph_id: str, cid) -> None:
-    text = state.pre_grad.get(cid)
+def add_pre_grad_text(graphs: Graphs, graph_id: str, cid) -> None:
+    text = graphs.pre_grad.get(cid)
     if text is not None:
-        state.pre_grad_used.add(cid)
-        add_text(state, graph_id, "pre_grad_graph", text)
+        graphs.pre_grad_used.add(cid)
+        add_text(graphs, graph_id, "pre_grad_graph", text)
 
 
-def add_text(state, graph_id: str, kind: str, text: str) -> None:
-    state.parsed.add("graph_texts", {"graph_id": graph_id, "kind": kind, "text": text, "source": "torch_trace"})
+def add_text(graphs: Graphs, graph_id: str, kind: str, text: str) -> None:
+    graphs.log.parsed.add("graph_texts", {"graph_id": graph_id, "kind": kind, "text": text, "source": "torch_trace"})
 
 
-def read_post_grad_graph(state, lineno, meta, cid, data):
-    state.pending_ops.setdefault(cid, deque()).append((lineno, data.decode("utf-8", "replace")))
+def read_post_grad_graph(graphs: Graphs, lineno, meta, cid, data):
+    graphs.pending_ops.setdefault(cid, deque()).append((lineno, data.decode("utf-8", "replace")))
 
 
-def read_stack_traces(state, lineno, meta, cid, data):
+def read_stack_traces(graphs: Graphs, lineno, meta, cid, data):
     name = "inductor_provenance_tracking_kernel_stack_traces"
-    graph_id = _graph_for_provenance(state, cid, name)
-    value = state.json(data, lineno, name)
+    graph_id = _graph_for_provenance(graphs, cid, name)
+    value = graphs.log.json(data, lineno, name)
     if graph_id is not None and isinstance(value, dict):
-        stack_trace_rows(state.parsed, graph_id, value)
+        stack_trace_rows(graphs.log.parsed, graph_id, value)
 
 
-def read_node_mappings(state, lineno, meta, cid, data):
-    graph_id = _graph_for_provenance(state, cid, "inductor_provenance_tracking_node_mappings")
+def read_node_mappings(graphs: Graphs, lineno, meta, cid, data):
+    graph_id = _graph_for_provenance(graphs, cid, "inductor_provenance_tracking_node_mappings")
     if graph_id is None:
-        graph_id = graph_without_code(state, cid)
-    if graph_id is None or graph_id in state.known_graphs:
+        graph_id = graph_without_code(graphs, cid)
+    if graph_id is None or graph_id in graphs.known_graphs:
         return  # a debug-tree graph: its own mapping file says the same
     sub = provenance.parse_provenance(data.decode("utf-8", "replace"))
-    state.offset_problems(sub, lineno)
+    graphs.log.offset_problems(sub, lineno)
     for table, rows in sub.rows.items():
         for r in rows:
             r["graph_id"] = graph_id
-        state.parsed.rows[table].extend(rows)
-    state.parsed.counters.update(sub.counters)
+        graphs.log.parsed.rows[table].extend(rows)
+    graphs.log.parsed.counters.update(sub.counters)
 
 
-def finish_graphs(state) -> None:
+def finish_graphs(graphs: Graphs) -> None:
     """Code and post-grad graphs the log ended without pairing."""
-    if state.aoti_wrapper is not None:  # a wrapper whose kernel file was never logged
-        lineno, cid, text, md5 = state.aoti_wrapper
-        state.aoti_wrapper = None
-        code_graph(state, parse_aoti_code(text), lineno, cid, md5 or hashlib.md5(text.encode()).hexdigest(), text)
-    unpaired = sum(len(q) for q in state.pending_ops.values())
+    if graphs.aoti_wrapper is not None:  # a wrapper whose kernel file was never logged
+        lineno, cid, text, md5 = graphs.aoti_wrapper
+        graphs.aoti_wrapper = None
+        code_graph(graphs, parse_aoti_code(text), lineno, cid, md5 or hashlib.md5(text.encode()).hexdigest(), text)
+    unpaired = sum(len(q) for q in graphs.pending_ops.values())
     if unpaired:
-        state.parsed.counters["post_grad_graph_without_output_code"] += unpaired
-    for cid, waiting in state.pending_ops.items():
-        graph_id = graph_without_code(state, cid) if waiting else None
+        graphs.log.parsed.counters["post_grad_graph_without_output_code"] += unpaired
+    for cid, waiting in graphs.pending_ops.items():
+        graph_id = graph_without_code(graphs, cid) if waiting else None
         if graph_id is not None:
             graph_line, graph_text = waiting[-1]  # the graph Inductor got last for this compile
-            add_ops(state, graph_text, graph_line, graph_id, "transformed")
-            add_text(state, graph_id, "post_grad_graph", graph_text)
-            add_pre_grad_text(state, graph_id, cid)
+            add_ops(graphs, graph_text, graph_line, graph_id, "transformed")
+            add_text(graphs, graph_id, "post_grad_graph", graph_text)
+            add_pre_grad_text(graphs, graph_id, cid)
     # pre-grad graphs of compiles whose graphs this log did not make (a debug tree's AOTInductor
     # graph): the assembler gives them to the graphs of their compile id
-    state.parsed.facts["pre_grad_graphs"] = {cid: text for cid, text in state.pre_grad.items()
-                                             if cid not in state.pre_grad_used}
+    graphs.log.parsed.facts["pre_grad_graphs"] = {cid: text for cid, text in graphs.pre_grad.items()
+                                             if cid not in graphs.pre_grad_used}
 
 
-def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str, code: str) -> None:
+def code_graph(graphs: Graphs, sub: Parsed, lineno: int, cid, code_hash: str, code: str) -> None:
     """A graph (and its kernels, and the post-grad graph waiting for it) from a compile's code;
     the code, the post-grad and pre-grad graphs kept as its texts."""
-    parsed = state.parsed
-    order = state.output_codes
-    state.output_codes += 1
-    state.offset_problems(sub, lineno)
+    parsed = graphs.log.parsed
+    order = graphs.output_codes
+    graphs.output_codes += 1
+    graphs.log.offset_problems(sub, lineno)
     aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
     graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
     if graph_id in parsed.facts["graph_compile_ids"]:
         # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
         parsed.counters["repeated_aot_id"] += 1
         graph_id = f"{graph_id}_{order}"
-    _adopt_codeless(state, cid, graph_id)
+    _adopt_codeless(graphs, cid, graph_id)
     kernels = sub.rows.get("kernels", [])
     for table, rows in sub.rows.items():
         for r in rows:
@@ -183,48 +204,48 @@ def code_graph(state, sub: Parsed, lineno: int, cid, code_hash: str, code: str) 
         if sub.facts.get(fact) and fact not in parsed.facts:
             parsed.facts[fact] = sub.facts[fact]
     parsed.counters.update(sub.counters)
-    state.latest_graph[cid] = graph_id
-    add_text(state, graph_id, "output_code", code)
-    add_pre_grad_text(state, graph_id, cid)
-    waiting = state.pending_ops.get(cid)
+    graphs.latest_graph[cid] = graph_id
+    add_text(graphs, graph_id, "output_code", code)
+    add_pre_grad_text(graphs, graph_id, cid)
+    waiting = graphs.pending_ops.get(cid)
     if waiting:
         graph_line, graph_text = waiting.popleft()
-        add_ops(state, graph_text, graph_line, graph_id, "transformed")
-        add_text(state, graph_id, "post_grad_graph", graph_text)
+        add_ops(graphs, graph_text, graph_line, graph_id, "transformed")
+        add_text(graphs, graph_id, "post_grad_graph", graph_text)
 
 
-def add_ops(state, graph_text: str, lineno: int, graph_id: str, stage: str) -> None:
+def add_ops(graphs: Graphs, graph_text: str, lineno: int, graph_id: str, stage: str) -> None:
     """The ops of an FX graph's text: `transformed` for the trace's post-grad graph (the text after
     Inductor's FX passes), `exported` for an exported program's."""
     ops = fx_graph.parse_fx_graph(graph_text)
-    state.offset_problems(ops, lineno)
+    graphs.log.offset_problems(ops, lineno)
     for r in ops.rows.get("ops", []):
         r["graph_id"], r["stage"] = graph_id, stage
-        state.parsed.add("ops", r)
+        graphs.log.parsed.add("ops", r)  # type: ignore[call-overload]  # a row of fx_graph's (rows hold dicts)
 
 
-def graph_without_code(state, cid) -> str | None:
+def graph_without_code(graphs: Graphs, cid) -> str | None:
     """A graph for what a log says of a compile whose output code it never logged (AOTInductor
     and provenance-only logs): its ops and lineage are kept, its kernel counts unknown (NULL).
     Not when a debug tree of the same process holds the graphs: it has them, code or not."""
-    if state.known_graphs:
+    if graphs.known_graphs:
         return None
     graph_id = f"trace_{cid}_nocode" if cid is not None else "trace_nocode"
-    if graph_id not in state.parsed.facts["graph_compile_ids"]:
-        state.parsed.facts["graph_compile_ids"][graph_id] = cid
-        state.parsed.add("graphs", graph_row(graph_id, "torch_trace", compile_id=cid))
+    if graph_id not in graphs.log.parsed.facts["graph_compile_ids"]:
+        graphs.log.parsed.facts["graph_compile_ids"][graph_id] = cid
+        graphs.log.parsed.add("graphs", graph_row(graph_id, "torch_trace", compile_id=cid))
     return graph_id
 
 
-def _adopt_codeless(state, cid, graph_id: str) -> None:
+def _adopt_codeless(graphs: Graphs, cid, graph_id: str) -> None:
     """Code logged after its compile's node mappings (AOTInductor in 2.7: the mappings come before
     the wrapper) joins the graph those mappings made without code: one graph, not two."""
     codeless = f"trace_{cid}_nocode" if cid is not None else "trace_nocode"
-    ids = state.parsed.facts["graph_compile_ids"]
-    if codeless not in ids or state.known_graphs:
+    ids = graphs.log.parsed.facts["graph_compile_ids"]
+    if codeless not in ids or graphs.known_graphs:
         return
     del ids[codeless]
-    rows = state.parsed.rows
+    rows = graphs.log.parsed.rows
     rows["graphs"] = [g for g in rows.get("graphs", []) if g["graph_id"] != codeless]
     for table in ("lineage", "ops", "graph_texts"):
         for r in rows.get(table, ()):
@@ -232,8 +253,8 @@ def _adopt_codeless(state, cid, graph_id: str) -> None:
                 r["graph_id"] = graph_id
 
 
-def _graph_for_provenance(state, cid, name):
-    graph_id = state.latest_graph.get(cid)
+def _graph_for_provenance(graphs: Graphs, cid, name):
+    graph_id = graphs.latest_graph.get(cid)
     if graph_id is None:
-        state.parsed.counters[f"{name}_without_output_code"] += 1
+        graphs.log.parsed.counters[f"{name}_without_output_code"] += 1
     return graph_id

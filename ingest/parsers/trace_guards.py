@@ -7,6 +7,7 @@ import re
 import orjson
 
 from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 
 # a leaf guard line; those after the first are found by their newline, which is cheaper than `^`
 # in MULTILINE mode, tried at every character
@@ -14,12 +15,12 @@ _LEAF_GUARD = re.compile(r"[| ]*\+- [A-Z][A-Z0-9_]*:")
 _LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
 
 
-def read_cpp_guards(state, lineno, meta, cid, data):
-    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=False)
+def read_cpp_guards(log: TraceLog, lineno, meta, cid, data):
+    guard_row(log.parsed, cid, *log.text_and_md5(data), is_json_list=False)
 
 
-def read_json_guards(state, lineno, meta, cid, data):
-    guard_row(state.parsed, cid, *state.text_and_md5(data), is_json_list=True)
+def read_json_guards(log: TraceLog, lineno, meta, cid, data):
+    guard_row(log.parsed, cid, *log.text_and_md5(data), is_json_list=True)
 
 
 def guard_row(parsed: Parsed, compile_id: str | None, text: str, text_md5: str | None, is_json_list: bool) -> None:

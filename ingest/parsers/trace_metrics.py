@@ -14,9 +14,10 @@ import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
-from inductor_warehouse.ingest.parsers.trace_events import event, failure_event, store_failure
+from inductor_warehouse.ingest.parsers.trace_events import Compiles, event, failure_event, store_failure
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_bool, as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, CompilationRow
 
 # compilations columns by type; values of another type are coerced or dropped so that every
 # column keeps one Python type for the pyarrow bulk load.
@@ -68,8 +69,8 @@ _RUN_FACTS = (("compiler_version", "pytorch_version"), ("python_version", "pytho
               ("triton_version", "triton_version"), ("cuda_version", "cuda_version"))
 
 
-def read_metrics(state, lineno, metrics, cid, data, record_kind="compilation_metrics"):
-    parsed = state.parsed
+def read_metrics(compiles: Compiles, lineno, metrics, cid, data, record_kind="compilation_metrics"):
+    parsed = compiles.log.parsed
     if not isinstance(metrics, dict):
         parsed.problem(f"{record_kind} metadata is not an object", lineno, "error")
         return
@@ -78,38 +79,38 @@ def read_metrics(state, lineno, metrics, cid, data, record_kind="compilation_met
     if cid is not None and compile_id != cid and compile_id != without_attempt(cid):
         parsed.problem(f"{record_kind} compile_id {compile_id} disagrees with the envelope's {cid}", lineno, "warning")
     if isinstance(metrics.get("co_filename"), str):
-        state.frame_files.setdefault(frame_key(compile_id), metrics["co_filename"])
+        compiles.frame_files.setdefault(frame_key(compile_id), metrics["co_filename"])
     compilation_rows(parsed, record_kind, metrics, compile_id)
-    store_failure(state, failure_event(record_kind, metrics, compile_id))
-    state.finished.add(without_attempt(compile_id))
-    count_cache_lookups(state, compile_id, parsed.rows["compilations"][-1])
+    store_failure(compiles, failure_event(record_kind, metrics, compile_id))
+    compiles.finished.add(without_attempt(compile_id))
+    count_cache_lookups(compiles.caches, compile_id, parsed.rows["compilations"][-1])
     facts = parsed.facts
-    if record_kind == "compilation_metrics" and state.metrics_epoch is None:
+    if record_kind == "compilation_metrics" and compiles.epoch is None:
         start = metrics.get("start_time")
         if isinstance(start, (int, float)) and not isinstance(start, bool) and start > 0:
-            state.metrics_epoch = float(start)
+            compiles.epoch = float(start)
     for fact, field in _RUN_FACTS:
         v = metrics.get(field)
         if isinstance(v, str) and v and fact not in facts:
             facts[fact] = v
 
 
-def read_bwd_metrics(state, lineno, metrics, cid, data):
-    read_metrics(state, lineno, metrics, cid, data, "bwd_compilation_metrics")
+def read_bwd_metrics(compiles: Compiles, lineno, metrics, cid, data):
+    read_metrics(compiles, lineno, metrics, cid, data, "bwd_compilation_metrics")
 
 
-def read_runtime_metrics(state, lineno, metrics, cid, data):
+def read_runtime_metrics(log: TraceLog, lineno, metrics, cid, data):
     # runtime work of a compiled graph (cudagraphify, autotuning at run time): only a cudagraph
     # skip is kept; the compile's own metrics hold the rest
     if isinstance(metrics, dict):
         own = metrics.get("compile_id")
-        cudagraph_skip_row(state.parsed, metrics, own if isinstance(own, str) and own else cid, "compilation_metrics")
+        cudagraph_skip_row(log.parsed, metrics, own if isinstance(own, str) and own else cid, "compilation_metrics")
 
 
-def read_torch_version(state, lineno, meta, cid, data):
-    value = state.json(data, lineno, "torch_version")
+def read_torch_version(log: TraceLog, lineno, meta, cid, data):
+    value = log.json(data, lineno, "torch_version")
     if isinstance(value, dict):
-        facts = state.parsed.facts
+        facts = log.parsed.facts
         if isinstance(value.get("pytorch_version"), str):
             facts["compiler_version"] = value["pytorch_version"]
         if isinstance(value.get("commit"), str):
@@ -117,19 +118,19 @@ def read_torch_version(state, lineno, meta, cid, data):
 
 
 def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id: str | None) -> None:
-    row = {"compile_id": compile_id, "record_kind": record_kind}
+    row: CompilationRow = {"compile_id": compile_id, "record_kind": record_kind}
     for c in _STR_COLS:
-        row[c] = as_str(metrics.get(c))
+        row[c] = as_str(metrics.get(c))  # type: ignore[literal-required]
     for c in _INT_COLS:
-        row[c] = as_int(metrics.get(c))
+        row[c] = as_int(metrics.get(c))  # type: ignore[literal-required]
     for c in _FLOAT_COLS:
-        row[c] = as_float(metrics.get(c))
+        row[c] = as_float(metrics.get(c))  # type: ignore[literal-required]
     for c in _BOOL_COLS:
-        row[c] = as_bool(metrics.get(c))
+        row[c] = as_bool(metrics.get(c))  # type: ignore[literal-required]
     restarts = metrics.get("restart_reasons")
     row["restart_reasons"] = [str(r) for r in restarts] if isinstance(restarts, list) else None
     for column, field in _CACHE_COUNTS.items():
-        row[column] = as_int(metrics.get(field))
+        row[column] = as_int(metrics.get(field))  # type: ignore[literal-required]
     row["record"] = orjson.dumps({k: v for k, v in metrics.items() if k not in KEPT_ELSEWHERE}).decode()
     parsed.add("compilations", row)
 

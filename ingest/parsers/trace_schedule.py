@@ -4,24 +4,25 @@ runtime estimates (op_estimates) and the order compiled graphs ran in (graph_exe
 from __future__ import annotations
 
 from inductor_warehouse.ingest.parsers.compile_ids import normalise_torch_compile_id
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 
 
-def read_collective_schedule(state, lineno, meta, cid, data):
+def read_collective_schedule(log: TraceLog, lineno, meta, cid, data):
     """The collectives Inductor scheduled for a compile, in order (2.9+)."""
-    value = state.json(data, lineno, "inductor_collective_schedule")
+    value = log.json(data, lineno, "inductor_collective_schedule")
     for seq, op in enumerate(value if isinstance(value, list) else ()):
-        state.parsed.add("collectives", {"graph_id": None, "compile_id": cid, "seq": seq, "line": lineno,
+        log.parsed.add("collectives", {"graph_id": None, "compile_id": cid, "seq": seq, "line": lineno,
                                          "op": None if op is None else str(op), "source": "collective_schedule"})
 
 
-def read_runtime_estimates(state, lineno, meta, cid, data):
+def read_runtime_estimates(log: TraceLog, lineno, meta, cid, data):
     """Inductor's runtime estimate and output shapes of each scheduled op (2.9+, log_tlparse)."""
-    value = state.json(data, lineno, "inductor_runtime_and_tensor_meta")
+    value = log.json(data, lineno, "inductor_runtime_and_tensor_meta")
     ops = value.get("ops") if isinstance(value, dict) else None
     for seq, op in enumerate(ops if isinstance(ops, list) else ()):
         if isinstance(op, dict):
             runtime = op.get("estimated_runtime_ns")
-            state.parsed.add("op_estimates", {
+            log.parsed.add("op_estimates", {
                 "compile_id": cid, "seq": seq, "name": None if op.get("name") is None else str(op["name"]),
                 "op_type": op.get("type") if isinstance(op.get("type"), str) else None,
                 "estimated_runtime_ns": float(runtime) if isinstance(runtime, (int, float))
@@ -30,11 +31,11 @@ def read_runtime_estimates(state, lineno, meta, cid, data):
             })
 
 
-def read_graph_execution(state, lineno, meta, cid, data):
+def read_graph_execution(log: TraceLog, lineno, meta, cid, data):
     """The order compiled graphs ran in (2.9+, under record_and_log_graph_execution_order)."""
-    value = state.json(data, lineno, "graph_execution")
+    value = log.json(data, lineno, "graph_execution")
     order = value.get("graph_execution_order") if isinstance(value, dict) else None
     for seq, entry in enumerate(order if isinstance(order, list) else ()):
         run_cid = entry.get("compile_id") if isinstance(entry, dict) else entry
-        state.parsed.add("graph_executions", {"seq": seq, "compile_id": normalise_torch_compile_id(str(run_cid))
+        log.parsed.add("graph_executions", {"seq": seq, "compile_id": normalise_torch_compile_id(str(run_cid))
                                               if run_cid is not None else None})

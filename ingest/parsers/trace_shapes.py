@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import re
 
+from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
 from inductor_warehouse.ingest.parsers.user_code import LIBRARY_PARTS
 from inductor_warehouse.ingest.rows import Parsed
@@ -13,22 +16,29 @@ SHAPE_KINDS = {"create_symbol": "symbol", "create_unbacked_symbol": "unbacked_sy
 _TENSOR_DEVICE = re.compile(r"device\(type='(\w+)'")
 
 
-def read_str(state, lineno, meta, cid, data):
+@dataclass
+class Shapes:
+    """What the shape readers keep: the log's `str` records, file names a stack refers to by index."""
+    log: TraceLog
+    strings: dict[int, str] = field(default_factory=dict)
+
+
+def read_str(shapes: Shapes, lineno, meta, cid, data):
     """One entry of the log's file-name table, which stacks refer to by index."""
     if isinstance(meta, list) and len(meta) == 2 and isinstance(meta[1], int):
-        state.strings[meta[1]] = str(meta[0])
+        shapes.strings[meta[1]] = str(meta[0])
 
 
-def read_shape(state, lineno, meta, cid, data, kind):
-    shape_row(state.parsed, kind, meta, cid, state.strings, lineno)
+def read_shape(shapes: Shapes, lineno, meta, cid, data, kind):
+    shape_row(shapes.log.parsed, kind, meta, cid, shapes.strings, lineno)
 
 
-def read_describe_tensor(state, lineno, meta, cid, data):
+def read_describe_tensor(shapes: Shapes, lineno, meta, cid, data):
     # the device of the first tensor Dynamo saw: what a run killed before Inductor wrote code ran on
-    if "tensor_device" not in state.parsed.facts and isinstance(meta, dict):
+    if "tensor_device" not in shapes.log.parsed.facts and isinstance(meta, dict):
         m = _TENSOR_DEVICE.match(str(meta.get("device") or ""))
         if m:
-            state.parsed.facts["tensor_device"] = m.group(1)
+            shapes.log.parsed.facts["tensor_device"] = m.group(1)
 
 
 def shape_row(parsed: Parsed, kind: str, meta, compile_id: str | None, strings: dict, line: int) -> None:

@@ -14,14 +14,14 @@ LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
 def innermost_user_frame(text: str) -> tuple[str | None, int | None]:
     """Last `File "...", line N` of a traceback that is not library code (torch, site-packages,
     the standard library); the last frame of any kind when every frame is library code."""
-    last = None
-    user = None
+    last: re.Match[str] | None = None
+    user: re.Match[str] | None = None
     for m in _FRAME.finditer(text):
         last = m
         path = m.group(1)
         if not any(p in path for p in LIBRARY_PARTS):
             user = m
-    m = user or last
+    m = user or last  # type: ignore[assignment]
     return (m.group(1), int(m.group(2))) if m else (None, None)
 
 

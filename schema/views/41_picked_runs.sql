@@ -1,15 +1,24 @@
--- The runs the shared dashboard filters pick. Each filter is a comma-separated list or NULL (no
--- filter); labels are k=v pairs: several values of one key mean any of them, several keys all;
--- values match as workload_value (views/12_workloads.sql) spells them.
-CREATE OR REPLACE MACRO picked_runs(compilers, models, devices, labels) AS TABLE
+-- The runs a canned query's run filters pick: the one filter convention of every query (the CLI's
+-- -p model=..., the dashboards' shared filters). `f` maps filter names to values, each a
+-- comma-separated list, a filter missing or NULL meaning none: picked_runs(MAP {'models': $model,
+-- 'compilers': $compiler}). compilers name releases or families as version_matches does
+-- (views/30_version_key.sql); models, devices and backends are exact; runs are run id prefixes;
+-- labels are k=v pairs (several values of one key mean any of them, several keys all; values match
+-- as workload_value, views/12_workloads.sql, spells them). A MAP, not named parameters with
+-- defaults, which a DuckLake catalog does not keep.
+CREATE OR REPLACE MACRO picked_runs(f) AS TABLE
     SELECT r.*
     FROM runs r
-    WHERE (compilers IS NULL OR list_contains(string_split(compilers, ','), r.compiler_version))
-      AND (models IS NULL OR list_contains(string_split(models, ','), r.model))
-      AND (devices IS NULL OR list_contains(string_split(devices, ','), r.device))
-      AND (labels IS NULL OR NOT EXISTS (
+    WHERE (f['compilers'] IS NULL OR list_bool_or(list_transform(string_split(f['compilers'], ','),
+                                                                 c -> version_matches(r.compiler_version, c))))
+      AND (f['models'] IS NULL OR list_contains(string_split(f['models'], ','), r.model))
+      AND (f['devices'] IS NULL OR list_contains(string_split(f['devices'], ','), r.device))
+      AND (f['backends'] IS NULL OR list_contains(string_split(f['backends'], ','), r.backend))
+      AND (f['runs'] IS NULL OR list_bool_or(list_transform(string_split(f['runs'], ','),
+                                                            p -> starts_with(r.run_id, trim(p)))))
+      AND (f['labels'] IS NULL OR NOT EXISTS (
             SELECT 1
             FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs
-                  FROM unnest(string_split(labels, ',')) AS t(l) GROUP BY 1) AS want
+                  FROM unnest(string_split(f['labels'], ',')) AS t(l) GROUP BY 1) AS want
             WHERE NOT coalesce(list_contains(list_transform(want.vs, v -> workload_value(want.k, v)),
                                              workload_value(want.k, r.labels ->> want.k)), false)));

@@ -16,8 +16,8 @@ SELECT
     coalesce(c.aot_lookups, 0) AS aot_lookups, coalesce(c.aot_hits, 0) AS aot_hits,
     coalesce(c.aot_misses, 0) AS aot_misses, coalesce(c.aot_bypasses, 0) AS aot_bypasses,
     coalesce(c.autotune_hits, 0) AS autotune_hits, coalesce(c.autotune_misses, 0) AS autotune_misses,
-    CASE WHEN c.fx_lookups > 0 THEN c.fx_hits::DOUBLE / c.fx_lookups END   AS fx_hit_rate,
-    CASE WHEN c.aot_lookups > 0 THEN c.aot_hits::DOUBLE / c.aot_lookups END AS aot_hit_rate,
+    hit_rate(c.fx_hits, c.fx_lookups)   AS fx_hit_rate,
+    hit_rate(c.aot_hits, c.aot_lookups) AS aot_hit_rate,
     c.time_saved_s,
     CASE WHEN coalesce(c.fx_lookups, 0) + coalesce(c.aot_lookups, 0) = 0 THEN 'off'
          WHEN c.fx_hits + c.aot_hits = 0 THEN 'cold'

@@ -14,7 +14,7 @@ WITH winners AS (
         row_number() OVER (PARTITION BY r.run_id, a.op, a.shapes, a.strides, a.dtypes ORDER BY a.seq) AS nth
     FROM autotune_choices a
     JOIN run_workloads r USING (run_id)
-    WHERE a.winner AND ($model IS NULL OR r.model = $model)
+    WHERE a.winner AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), side AS (
     SELECT *, CASE WHEN version_matches(compiler_version, $base) THEN 'base'
                    WHEN version_matches(compiler_version, $head) THEN 'head' END AS side

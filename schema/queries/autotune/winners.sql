@@ -14,7 +14,5 @@ JOIN runs r USING (run_key, run_id)
 LEFT JOIN autotune_choices second
        ON second.run_id = a.run_id AND second.seq = a.seq AND second.source = a.source AND second.rank = 2
 WHERE a.winner
-  AND ($model IS NULL OR r.model = $model)
-  AND ($run IS NULL OR starts_with(r.run_id, $run))
-  AND ($compiler IS NULL OR version_matches(r.compiler_version, $compiler))
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'runs': $run, 'compilers': $compiler}))
 ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, r.run_id, a.seq;

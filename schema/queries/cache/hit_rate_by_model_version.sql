@@ -13,14 +13,13 @@ SELECT
     count(*) FILTER (WHERE c.cache_temperature = 'warm')         AS runs_warm,
     sum(c.fx_lookups)::BIGINT                                    AS fx_lookups,
     sum(c.fx_hits)::BIGINT                                       AS fx_hits,
-    round(sum(c.fx_hits) / nullif(sum(c.fx_lookups), 0), 3)      AS fx_hit_rate,
+    round(hit_rate(sum(c.fx_hits), sum(c.fx_lookups)), 3)        AS fx_hit_rate,
     sum(c.aot_lookups)::BIGINT                                   AS aot_lookups,
     sum(c.aot_hits)::BIGINT                                      AS aot_hits,
-    round(sum(c.aot_hits) / nullif(sum(c.aot_lookups), 0), 3)    AS aot_hit_rate,
+    round(hit_rate(sum(c.aot_hits), sum(c.aot_lookups)), 3)      AS aot_hit_rate,
     round(sum(c.time_saved_s), 3)                                AS time_saved_s
 FROM run_workloads r
 JOIN run_cache c USING (run_id)
-WHERE ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR version_matches(r.compiler_version, $compiler))
+WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY r.model, r.workload, r.compiler_version
 ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version;

@@ -18,7 +18,6 @@ FROM run_workloads r
 JOIN run_cache c USING (run_id)
 JOIN run_compile_time t USING (run_id)
 WHERE c.cache_temperature IN ('cold', 'warm')
-  AND ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR version_matches(r.compiler_version, $compiler))
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY r.model, r.workload, r.compiler_version
 ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version;

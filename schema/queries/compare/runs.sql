@@ -23,11 +23,8 @@
 WITH picked AS (
     SELECT m.*
     FROM run_metrics m
-    WHERE ($compiler IS NULL OR version_matches(m.compiler_version, $compiler))
-      AND ($run IS NULL OR starts_with(m.run_id, $run))
-      AND ($device IS NULL OR m.device = $device)
-      AND ($backend IS NULL OR m.backend = $backend)
-      AND ($model IS NULL OR m.model = $model)
+    WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compiler, 'runs': $run, 'devices': $device,
+                                                      'backends': $backend, 'models': $model}))
       AND ($labels IS NULL OR list_bool_and(list_transform(json_keys($labels::JSON),
                                             lambda k: coalesce(workload_value(k, m.labels ->> k)
                                                                = workload_value(k, $labels::JSON ->> k), false))))

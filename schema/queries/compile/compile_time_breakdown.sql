@@ -16,7 +16,8 @@ WITH timed AS (
            row_number() OVER w AS nth, count(*) OVER (PARTITION BY m.workload, m.compiler_version) AS runs
     FROM run_compile_time t
     JOIN run_metrics m USING (run_id)
-    WHERE m.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+    WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models,
+                                                      'devices': $devices, 'labels': $labels}))
     WINDOW w AS (PARTITION BY m.workload, m.compiler_version ORDER BY t.total_s, t.run_id)
 ), groups AS (
     SELECT

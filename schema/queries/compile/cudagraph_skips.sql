@@ -18,7 +18,6 @@ SELECT
     w.run_id
 FROM cudagraph_events c
 JOIN run_workloads w USING (run_id)
-WHERE ($model IS NULL OR w.model = $model)
-  AND ($compiler IS NULL OR starts_with(w.compiler_version, $compiler))
+WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY w.workload, w.compiler_version, w.device, w.model, w.run_id, w.started_at
 ORDER BY w.workload, release_order(w.compiler_version, w.started_at), w.run_id;

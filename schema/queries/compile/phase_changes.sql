@@ -28,7 +28,7 @@ WITH base AS (
                                                              k -> trim(k)),
                                               k -> k IS DISTINCT FROM $series)) END AS workload
     FROM run_workloads w JOIN runs r USING (run_id)
-    WHERE ($model IS NULL OR w.model = $model)
+    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), page AS (
     SELECT model, workload FROM base WHERE point IS NOT NULL GROUP BY ALL
     ORDER BY model, workload LIMIT $workloads OFFSET $offset

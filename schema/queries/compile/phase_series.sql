@@ -12,7 +12,7 @@
 WITH picked AS (
     SELECT w.model, w.workload, w.device, w.compiler_version, r.run_key
     FROM run_workloads w JOIN runs r USING (run_id)
-    WHERE ($model IS NULL OR w.model = $model)
+    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), page AS (
     SELECT model, workload FROM picked GROUP BY ALL
     ORDER BY model, workload LIMIT $workloads OFFSET $offset

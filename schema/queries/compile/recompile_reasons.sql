@@ -24,8 +24,7 @@ SELECT
 FROM compile_event_reasons e
 JOIN run_workloads r USING (run_id)
 WHERE e.kind = 'recompile'
-  AND ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR r.compiler_version = $compiler)
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
   AND ($origin IS NULL OR e.origin = $origin)
 GROUP BY e.cause
 ORDER BY recompiles DESC, reason

@@ -9,7 +9,10 @@
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 WITH picked AS (
-    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers,
+                                                                                      'models': $models,
+                                                                                      'devices': $devices,
+                                                                                      'labels': $labels}))
 )
 SELECT
     e.kind,

@@ -12,7 +12,10 @@
 -- @param origin VARCHAR only events whose code lives there: model, package, torch or stdlib
 -- @param limit INTEGER default=50 at most this many causes
 WITH picked AS (
-    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers,
+                                                                                      'models': $models,
+                                                                                      'devices': $devices,
+                                                                                      'labels': $labels}))
 )
 SELECT
     e.cause,

@@ -8,7 +8,10 @@
 -- @param cause VARCHAR the cause (as in dashboard/break_reasons)
 -- @param limit INTEGER default=200 at most this many events
 WITH picked AS (
-    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers,
+                                                                                      'models': $models,
+                                                                                      'devices': $devices,
+                                                                                      'labels': $labels}))
 )
 SELECT
     p.model,

@@ -7,7 +7,7 @@
 -- @param limit INTEGER default=100 at most this many errors
 -- @param offset INTEGER default=0 skip this many errors (paging)
 WITH picked AS (
-    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
 )
 SELECT
     p.model,

@@ -6,7 +6,7 @@
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 WITH picked AS (
-    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
 )
 SELECT
     e.kind,

@@ -13,7 +13,8 @@
 WITH picked AS (
     SELECT m.*
     FROM run_metrics m
-    WHERE m.run_id IN (SELECT run_id FROM picked_runs($compilers, $models, $devices, $labels))
+    WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models,
+                                                      'devices': $devices, 'labels': $labels}))
 ), latest AS (
     SELECT workload, arg_max(run_id, release_order(compiler_version, started_at)) AS run_id, count(*) AS runs
     FROM picked

@@ -10,7 +10,7 @@
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 WITH chosen AS (
-    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
 ), picked AS (
     SELECT * FROM chosen WHERE run_id NOT IN (SELECT run_id FROM harness_holders)
 ), rolled AS (

@@ -6,7 +6,8 @@
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 WITH picked AS (
-    SELECT p.*, w.workload FROM picked_runs($compilers, $models, $devices, $labels) p JOIN run_workloads w USING (run_id)
+    SELECT p.*, w.workload FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
+                                            'labels': $labels}) p JOIN run_workloads w USING (run_id)
 )
 SELECT
     compiler_version,

@@ -21,7 +21,8 @@ WITH linked_suite AS (
            CASE WHEN $axis = 'date' THEN strftime(m.started_at, '%Y-%m-%d') ELSE m.compiler_version END AS point,
            m.kernel_count::DOUBLE AS kernels, m.fusion_rate, c.total_s AS compile_s
     FROM run_metrics m
-    JOIN picked_runs($compilers, $models, $devices, $labels) p USING (run_id)
+    JOIN picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
+                     'labels': $labels}) p USING (run_id)
     LEFT JOIN linked_suite s USING (run_id)
     LEFT JOIN run_compile_time c USING (run_id)
     WHERE m.run_id NOT IN (SELECT run_id FROM harness_holders)

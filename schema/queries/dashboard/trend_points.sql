@@ -10,7 +10,7 @@
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 -- @param limit INTEGER default=5000 at most this many runs (newest first)
 WITH picked AS (
-    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
 )
 SELECT
     m.run_id,

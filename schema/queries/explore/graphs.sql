@@ -1,6 +1,6 @@
 -- The graphs (Inductor compiles) of a run, in compile order, with fusion and profiled kernel time
 -- @internal used by the Run explorer page
--- fusion_rate as in views/10_graph_metrics.sql. From the profiler (NULL without a profile, or a
+-- fusion_rate as in views/05_rates.sql. From the profiler (NULL without a profile, or a
 -- profile without kernel events: CPU runs): generated_us is the time of the graph's own kernels,
 -- extern_us that of kernels its extern calls launched (cuBLAS, cuDNN, attention;
 -- views/11_extern_ops.sql), kernel_time_us every kernel the graph's call launched (their sum, and
@@ -24,12 +24,7 @@ WITH times AS (
     GROUP BY t.graph_id
 )
 SELECT
-    g.graph_id,
-    g.compile_id,
-    g.phase,
-    g.folder,
-    g.pre_fusion_nodes,
-    g.post_fusion_nodes,
+    g.* EXCLUDE (run_id, fusion_rate, kernel_count, extern_kernel_count),
     round(g.fusion_rate, 4)      AS fusion_rate,
     g.kernel_count               AS kernels,
     g.extern_kernel_count        AS extern_calls,

@@ -9,22 +9,13 @@
 -- @param limit INTEGER default=50 at most this many runs
 -- @param offset INTEGER default=0 skip this many runs (paging)
 WITH picked AS (
-    SELECT * FROM picked_runs($compilers, $models, $devices, $labels)
+    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
 ), found AS (
 SELECT
-    m.run_id,
-    m.model,
-    m.workload,
-    m.compiler_version,
-    m.device,
-    m.backend,
-    m.graphs,
-    m.kernel_count              AS kernels,
-    m.extern_kernel_count       AS extern_calls,
-    round(m.fusion_rate, 4)     AS fusion_rate,
+    m.* EXCLUDE (failures, started_at) REPLACE (round(m.fusion_rate, 4) AS fusion_rate),
     p.started_at,
     p.source_path
-FROM run_metrics m
+FROM run_listing m
 JOIN picked p USING (run_id)
 WHERE $search IS NULL
    OR concat_ws(' ', m.model, m.compiler_version, m.run_id, p.source_path) ILIKE '%' || $search || '%'

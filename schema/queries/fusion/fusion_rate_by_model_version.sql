@@ -1,6 +1,6 @@
 -- Fusion rate and kernel counts per workload x compiler version (x label value)
 -- fusion_rate = 1 - post_fusion_nodes / pre_fusion_nodes over the group's graphs (the definition
--- of views/10_graph_metrics.sql): the share of pre-fusion scheduler nodes that fusion merged away.
+-- of views/05_rates.sql): the share of pre-fusion scheduler nodes that fusion merged away.
 -- One group a workload (views/12_workloads.sql) and compiler version (and value of `label`); counts
 -- are sums over the group's runs (one run a group: that run's numbers), `runs` says how many.
 -- @param label VARCHAR group by this label too (e.g. nightly); its value is in label_value
@@ -17,10 +17,8 @@ SELECT
     sum(m.extern_kernel_count)::BIGINT         AS extern_kernels,
     sum(m.pre_fusion_nodes)::BIGINT            AS pre_fusion_nodes,
     sum(m.post_fusion_nodes)::BIGINT           AS post_fusion_nodes,
-    round(CASE WHEN sum(m.pre_fusion_nodes) > 0
-               THEN 1.0 - sum(m.post_fusion_nodes)::DOUBLE / sum(m.pre_fusion_nodes) END, 4) AS fusion_rate
+    round(fusion_rate(sum(m.pre_fusion_nodes), sum(m.post_fusion_nodes)), 4) AS fusion_rate
 FROM run_metrics m
-WHERE ($model IS NULL OR m.model = $model)
-  AND ($device IS NULL OR m.device = $device)
+WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'devices': $device}))
 GROUP BY m.model, m.workload, m.compiler_version, label_value
 ORDER BY m.model, m.workload, version_key(compiler_version), compiler_version, label_value NULLS FIRST;

@@ -14,8 +14,7 @@ SELECT
 FROM run_tallies d
 JOIN run_workloads r USING (run_id)
 WHERE d.kind = 'fusion_refusal'
-  AND ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR r.compiler_version = $compiler)
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY ALL
 ORDER BY refusals DESC, reason
 LIMIT $limit;

@@ -18,6 +18,6 @@ SELECT
 FROM compile_event_reasons e
 JOIN run_workloads r USING (run_id)
 WHERE e.kind = 'graph_break'
-  AND ($model IS NULL OR r.model = $model)
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 GROUP BY r.model, r.compiler_version, e.cause, e.origin
 ORDER BY r.model, version_key(compiler_version), compiler_version, graph_breaks_all_workloads DESC, cause, origin;

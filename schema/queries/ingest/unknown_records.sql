@@ -1,5 +1,5 @@
 -- Trace records no release the catalog covers writes (a new release's new artifacts), summed over workloads
--- One row per record kind and name the warehouse's catalog (ingest/catalog.py, docs/trace_records.md)
+-- One row per record kind and name the warehouse's catalog (ingest/parsers/trace_records.py, docs/trace_records.md)
 -- does not know: how many records in every run of every workload (records_all_workloads), in how many
 -- runs and workloads, of which compiler versions, and a run to look at. What a log holds depends on
 -- the release that wrote it, not on the workload, so the count is over them all. They are counted,
@@ -16,6 +16,6 @@ SELECT
 FROM trace_records t
 JOIN run_workloads r USING (run_id)
 WHERE t.handling = 'unknown'
-  AND ($compiler IS NULL OR starts_with(r.compiler_version, $compiler))
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compiler}))
 GROUP BY ALL
 ORDER BY records_all_workloads DESC, t.record_kind, t.name;

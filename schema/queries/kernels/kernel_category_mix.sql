@@ -22,7 +22,6 @@ SELECT
 FROM run_rollups u
 JOIN run_workloads m USING (run_id)
 WHERE u.generated_kernel_rows + u.extern_calls > 0
-  AND ($model IS NULL OR m.model = $model)
-  AND ($device IS NULL OR m.device = $device)
+  AND m.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'devices': $device}))
 GROUP BY m.model, m.workload, m.compiler_version
 ORDER BY m.model, m.workload, version_key(compiler_version), compiler_version;

@@ -16,6 +16,6 @@ SELECT
     round(m.fusion_rate, 4)                    AS fusion_rate,
     m.kernel_count - lag(m.kernel_count) OVER w AS kernels_delta
 FROM run_metrics m
-WHERE ($model IS NULL OR m.model = $model)
+WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 WINDOW w AS (PARTITION BY m.workload ORDER BY version_key(m.compiler_version), m.compiler_version, m.started_at, m.run_id)
 ORDER BY m.model, m.workload, version_key(m.compiler_version), m.compiler_version, m.started_at, m.run_id;

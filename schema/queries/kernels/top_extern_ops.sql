@@ -14,8 +14,7 @@ SELECT
 FROM run_tallies t
 JOIN run_workloads r USING (run_id)
 WHERE t.kind = 'extern_op'
-  AND ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR r.compiler_version = $compiler)
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY ALL
 ORDER BY call_sites DESC, extern_op
 LIMIT $limit;

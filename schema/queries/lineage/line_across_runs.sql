@@ -10,8 +10,7 @@
 WITH picked AS (
     SELECT r.run_id, r.run_key, r.model, r.compiler_version, r.started_at
     FROM runs r
-    WHERE ($model IS NULL OR r.model = $model)
-      AND ($runs IS NULL OR list_bool_or(list_transform(string_split($runs, ','), p -> starts_with(r.run_id, trim(p)))))
+    WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'runs': $runs}))
 ), hits AS (
     SELECT DISTINCT k.run_id, k.run_key, k.graph_id, k.file, k.line, k.kernel_name
     FROM kernel_lines((SELECT list(run_key) FROM picked)) k

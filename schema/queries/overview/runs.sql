@@ -15,16 +15,16 @@ SELECT
     m.device,
     m.backend,
     m.graphs,
-    m.kernel_count        AS kernels,
-    m.extern_kernel_count AS extern_calls,
+    m.kernels,
+    m.extern_calls,
     round(m.fusion_rate, 3) AS fusion_rate,
     m.failures,
     coalesce(e.errors, 0)  AS errors,
     m.started_at
-FROM run_metrics m
+FROM run_listing m
 -- one aggregate instead of a count per run: the listing stays fast at 10,000 runs
 LEFT JOIN (SELECT run_id, count(*) AS errors FROM ingest_errors GROUP BY run_id) e USING (run_id)
 LEFT JOIN harness_holders h USING (run_id)
-WHERE ($model IS NULL OR m.model = $model)
+WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ORDER BY m.started_at DESC NULLS LAST, m.model, m.compiler_version
 LIMIT coalesce($limit, 1000000000);

@@ -24,6 +24,5 @@ SELECT
 FROM run_rollups c
 JOIN run_workloads r USING (run_id)
 WHERE c.profiled_kernels > 0
-  AND ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR r.compiler_version = $compiler)
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version, r.run_id;

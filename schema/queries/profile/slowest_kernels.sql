@@ -10,7 +10,7 @@ WITH picked AS (
     SELECT r.run_id, u.max_kernel_us
     FROM runs r JOIN run_rollups u USING (run_id)
     WHERE u.max_kernel_us IS NOT NULL
-      AND ($model IS NULL OR r.model = $model) AND ($compiler IS NULL OR r.compiler_version = $compiler)
+      AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
 ), floor AS (
     -- the $limit-th largest of the runs' slowest kernels: at least $limit kernels are as slow, so
     -- every kernel of the answer is too, and only runs with a kernel that slow need reading

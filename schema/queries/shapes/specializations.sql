@@ -18,7 +18,5 @@ FROM shape_events s
 JOIN runs r USING (run_key, run_id)
 LEFT JOIN recompiles rc ON rc.run_id = s.run_id AND rc.frame_compile = regexp_replace(s.compile_id, '_[0-9]+$', '')
 WHERE s.kind = 'specialization'
-  AND ($model IS NULL OR r.model = $model)
-  AND ($compiler IS NULL OR version_matches(r.compiler_version, $compiler))
-  AND ($run IS NULL OR starts_with(r.run_id, $run))
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler, 'runs': $run}))
 ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, r.run_id, s.compile_id, s.line;

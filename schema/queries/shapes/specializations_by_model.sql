@@ -15,13 +15,13 @@ WITH shapes AS (
         count(*) FILTER (WHERE s.kind = 'automatic_dynamic') AS automatic_dynamic
     FROM shape_events s
     JOIN run_workloads r USING (run_id)
-    WHERE ($model IS NULL OR r.model = $model)
+    WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
     GROUP BY r.model, r.workload, r.compiler_version
 ), recompiles AS (
     SELECT r.workload, r.compiler_version, count(*) AS recompiles
     FROM compile_events e
     JOIN run_workloads r USING (run_id)
-    WHERE e.kind = 'recompile' AND ($model IS NULL OR r.model = $model)
+    WHERE e.kind = 'recompile' AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
     GROUP BY r.workload, r.compiler_version
 )
 SELECT s.*, coalesce(rc.recompiles, 0) AS recompiles

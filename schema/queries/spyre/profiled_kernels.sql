@@ -44,5 +44,5 @@ JOIN run_workloads r USING (run_id)
 LEFT JOIN events e ON e.run_id = i.run_id AND e.name = i.event_name_base
 LEFT JOIN lines l ON l.run_id = i.run_id AND l.identity_key = i.identity_key
 LEFT JOIN compiles c ON c.run_id = i.run_id AND c.identity_key = i.identity_key
-WHERE ($run IS NULL OR starts_with(i.run_id, $run))
+WHERE i.run_id IN (SELECT run_id FROM picked_runs(MAP {'runs': $run}))
 ORDER BY total_us DESC NULLS LAST, i.event_name_base, i.run_id;

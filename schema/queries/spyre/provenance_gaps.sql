@@ -18,5 +18,5 @@ SELECT
 FROM spyre_compiles c
 JOIN run_workloads r USING (run_id)
 WHERE c.upstream_join IS DISTINCT FROM 'ok'
-  AND ($model IS NULL OR r.model = $model)
+  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ORDER BY r.model, c.upstream_join, c.compile_key;

@@ -12,7 +12,6 @@ SELECT w.model, w.workload, t.run_id, t.kernel_name, t.config,
 FROM triton_kernels t
 JOIN run_workloads w USING (run_id)
 WHERE t.source = 'torch_logs'
-  AND ($run IS NULL OR starts_with(t.run_id, $run))
-  AND ($model IS NULL OR w.model = $model)
+  AND t.run_id IN (SELECT run_id FROM picked_runs(MAP {'runs': $run, 'models': $model}))
   AND ($kernel IS NULL OR contains(t.kernel_name, $kernel))
 ORDER BY w.model, w.workload, t.run_id, t.kernel_name, TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), t.config;

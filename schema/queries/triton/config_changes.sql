@@ -23,7 +23,7 @@ WITH sided AS (
                         list_filter(list_transform(coalesce(string_split($pair_on, ','), workload_labels()), k -> trim(k)),
                                     k -> k <> coalesce($key, 'compiler'))) AS workload
     FROM run_workloads w
-    WHERE $steps IS NULL AND ($model IS NULL OR w.model = $model)
+    WHERE $steps IS NULL AND w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), latest AS (
     SELECT * FROM sided WHERE side IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY side, workload
@@ -36,7 +36,7 @@ WITH sided AS (
     SELECT split_part(s.step, '>', 1), split_part(s.step, '>', 2), w.model, w.workload
     FROM (SELECT unnest(string_split($steps, ',')) AS step) s
     JOIN run_workloads w ON w.run_id = split_part(s.step, '>', 2)
-    WHERE $model IS NULL OR w.model = $model
+    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), paired AS (
     -- the runs of the pairs, by key: their kernels alone are read
     SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT base_run FROM pairs UNION SELECT head_run FROM pairs)

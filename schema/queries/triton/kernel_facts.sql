@@ -10,7 +10,7 @@
 WITH picked AS (
     SELECT w.run_id, r.run_key, w.model, w.workload, w.compiler_version, w.labels, w.started_at
     FROM run_workloads w JOIN runs r USING (run_id)
-    WHERE ($run IS NULL OR starts_with(w.run_id, $run)) AND ($model IS NULL OR w.model = $model)
+    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'runs': $run, 'models': $model}))
 )
 SELECT r.model, r.workload, r.compiler_version, r.labels ->> 'variant' AS variant, f.run_id, k.graph_id, f.kernel_name,
        k.category, f.num_warps, f.num_stages, f.num_ctas, f.maxnreg, f.shared_bytes, f.n_regs, f.n_spills,

@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 
 MANIFEST = "manifest.json"
@@ -228,12 +228,16 @@ def _run_teed(
     return (128 - proc.returncode if proc.returncode < 0 else proc.returncode), False
 
 
-def _tee(source: BinaryIO, sink: BinaryIO, live) -> None:
+class _Buffered(Protocol):
+    def read1(self, n: int, /) -> bytes: ...
+
+
+def _tee(source: _Buffered, sink: BinaryIO, live) -> None:
     for chunk in iter(lambda: source.read1(65536), b""):
         sink.write(chunk)
         if live is not None:
             _write_live(live, chunk)
-    source.close()
+    source.close()  # type: ignore[attr-defined]
 
 
 def _write_live(stream, chunk: bytes) -> None:

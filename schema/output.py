@@ -151,7 +151,7 @@ def _fit(natural: list[int], heads: list[int], words: list[int], fixed: list[int
              least)
     for floors in turns:
         def sized(level: int, floors=floors) -> list[int]:
-            return [fixed[i] if fixed[i] is not None else max(min(floors[i], natural[i]), min(natural[i], level))
+            return [fixed[i] if fixed[i] is not None else max(min(floors[i], natural[i]), min(natural[i], level))  # type: ignore[misc]
                     for i in range(n)]
 
         lo, hi = 1, max(natural)

@@ -2,17 +2,16 @@
 (schema/views/15_run_rollups_of.sql, 62_run_phase_times.sql), and made again for the runs a
 migration left without them.
 
-A migration that changes what a rollup holds drops the rollups it changes (0012, 0015, 0016); every
-writer that ingest and the CLI open migrates with `migrate` here, which makes them again before
-anyone writes or reads them.
+A migration that changes what a rollup holds drops the rollups it changes (0012, 0015, 0016); the
+store's own migration (`store/migrate.py`) makes them again before anyone writes or reads them, so
+a migrated warehouse is whole whoever opened it.
 """
 
 from __future__ import annotations
 
 import duckdb
 
-from inductor_warehouse.store.connection import transaction
-from inductor_warehouse.store.migrate import migrate as migrate_schema
+from inductor_warehouse.store.connection import one_row, transaction
 
 
 def fill_rollups(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
@@ -87,20 +86,13 @@ def fill_missing(con: duckdb.DuckDBPyConnection) -> None:
             con.execute("DELETE FROM run_tallies WHERE run_id IN (SELECT unnest(?))", [part])
             con.execute("DELETE FROM run_phases WHERE run_id IN (SELECT unnest(?))", [part])
             fill_rollups(con, part)
-    if con.execute("SELECT count(*) FROM harness_results WHERE workload IS NULL").fetchone()[0]:
+    if one_row(con, "SELECT count(*) FROM harness_results WHERE workload IS NULL")[0]:
         with transaction(con):
             fill_harness_workloads(con)
-    kept, unnamed = con.execute("SELECT count(*), count(*) FILTER (WHERE point IS NULL) FROM harness_records").fetchone()
+    kept, unnamed = one_row(con, "SELECT count(*), count(*) FILTER (WHERE point IS NULL) FROM harness_records")
     # none kept: a warehouse written before migration 0034; a point without a name: kept before two
     # result sets of unknown release were points of their own (views/61_harness.sql: harness_point)
-    if unnamed or (not kept and con.execute(
-            "SELECT count(*) FROM harness_results WHERE kind IN ('performance', 'accuracy')").fetchone()[0]):
+    if unnamed or (not kept and one_row(
+            con, "SELECT count(*) FROM harness_results WHERE kind IN ('performance', 'accuracy')")[0]):
         with transaction(con):
             fill_harness_points(con)
-
-
-def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The store's migrations, then the rollups they dropped made again; the migrations applied."""
-    applied = migrate_schema(con)
-    fill_missing(con)
-    return applied

@@ -5,7 +5,7 @@ The names come from a scan of every released wheel's `trace_structured` call sit
 (../shared/research/trace_artifacts_by_release.txt: 2.3.1 to 2.14.1) and from `zoo/trace_names.py`
 over the local 2.13.0 and 2.14.1 wheels, which also follows the names passed through wrappers
 (AOTAutograd's runtime-wrapper dumps) and reads computed names as patterns (`fx_graph_cache_*`).
-`tests/test_catalog.py` holds the two together, and holds the table to the parser's own
+`tests/test_trace_records.py` holds the two together, and holds the table to the parser's own
 (`ingest/parsers/trace_readers.py`): what it calls parsed or kept has a reader there, named in
 `docs/trace_records.md`, which is `markdown()` of this table. A record the table does not know is
 counted per run (`trace_records`, handling 'unknown') and in the `iwh ingest` summary: the day a
@@ -27,7 +27,7 @@ PARSED, KEPT, IGNORED, UNKNOWN = "parsed", "kept", "ignored", "unknown"
 
 
 @dataclass(frozen=True)
-class Entry:
+class RecordEntry:
     kind: str  # the envelope's record kind
     name: str  # for NAMED_KINDS: the name, or a pattern (`*` any text); else ""
     # first and last release that write it ("" last: 2.14 still does); `2.13+`: written by 2.13, an
@@ -39,7 +39,7 @@ class Entry:
 
 
 def _e(kind, name, first, last, handling, what):
-    return Entry(kind, name, first, last, handling, what)
+    return RecordEntry(kind, name, first, last, handling, what)
 
 
 _INTERMEDIATE = "an FX graph between two passes: the warehouse reads the graph Inductor compiles (inductor_post_grad_graph)"
@@ -50,7 +50,7 @@ _DIAG = "a diagnostic of one pass, for the compiler's developers"
 _PGO = "profile-guided dynamic-shape state (PGO), not about the compiled code"
 _CACHE = "cache_events (cache, outcome, key, time saved)"
 
-CATALOG: tuple[Entry, ...] = (
+TRACE_RECORDS: tuple[RecordEntry, ...] = (
     # -- record kinds -------------------------------------------------------------------------
     _e("str", "", "2.3", "", PARSED, "the log's file-name table: the files of shape_events' user frames"),
     _e("dynamo_start", "", "2.3", "", PARSED,
@@ -253,14 +253,14 @@ CATALOG: tuple[Entry, ...] = (
 
 @cache
 def _index() -> tuple[dict, list]:
-    exact = {(e.kind, e.name): e for e in CATALOG if "*" not in e.name}
-    patterns = [(e.kind, re.compile(translate(e.name)), e) for e in CATALOG if "*" in e.name]
+    exact = {(e.kind, e.name): e for e in TRACE_RECORDS if "*" not in e.name}
+    patterns = [(e.kind, re.compile(translate(e.name)), e) for e in TRACE_RECORDS if "*" in e.name]
     return exact, patterns
 
 
 @lru_cache(maxsize=4096)
-def entry_of(kind: str | None, name: str | None) -> Entry | None:
-    """The catalog entry of a record: its kind, and its name for NAMED_KINDS (exact names first)."""
+def entry_of(kind: str | None, name: str | None) -> RecordEntry | None:
+    """The record table entry of a record: its kind, and its name for NAMED_KINDS (exact names first)."""
     exact, patterns = _index()
     key = (kind, str(name) if kind in NAMED_KINDS else "")
     if key in exact:
@@ -273,15 +273,15 @@ def handling_of(kind: str | None, name) -> str:
     return e.handling if e is not None else UNKNOWN
 
 
-def read_by(e: Entry) -> str:
+def read_by(e: RecordEntry) -> str:
     """`module.function` of the parser's reader of an entry's records; "" for those left alone."""
     if e.handling == IGNORED:
         return ""
     # a pattern's members are the names its `*` stands for: one of them finds the family's reader
-    reader = reader_of(e.kind, e.name.replace("*", "x") if e.kind in NAMED_KINDS else None)
-    if reader is None:
+    found = reader_of(e.kind, e.name.replace("*", "x") if e.kind in NAMED_KINDS else None)
+    if found is None:
         return ""
-    f = getattr(reader, "func", reader)  # a reader bound to one kind of a family is a functools.partial
+    f = getattr(found[1], "func", found[1])  # a reader bound to one kind of a family is a functools.partial
     return f"{f.__module__.rpartition('.')[2]}.{f.__name__}"
 
 
@@ -294,8 +294,8 @@ every released wheel's `trace_structured` call sites and of the names passed thr
 the first and last releases that write it (`until` empty: 2.14 still does); `2.13+` means written
 by 2.13, an earlier first release not established. A name with `*` is a family computed at run
 time. `read by` names the function in `ingest/parsers/` that reads its records (the parser's table of
-readers is `trace_readers.py`). This page is made from `ingest/catalog.py`'s table by `make docs`;
-`tests/test_catalog.py` keeps the two equal.
+readers is `trace_readers.py`). This page is made from `ingest/parsers/trace_records.py`'s table by `make docs`;
+`tests/test_trace_records.py` keeps the two equal.
 
 A record of a kind or name not in this table is counted, never an error: the `iwh ingest` summary
 names it ("trace records no release up to 2.14 writes"), `trace_records` holds every run's records
@@ -312,10 +312,10 @@ def document() -> str:
 
 
 def markdown() -> str:
-    """The catalog as the Markdown table of docs/trace_records.md."""
+    """The record table as the Markdown table of docs/trace_records.md."""
     out = ["| record kind | name | from | until | handling | what the warehouse does with it | read by |",
            "|---|---|---|---|---|---|---|"]
-    for e in CATALOG:
+    for e in TRACE_RECORDS:
         reader = read_by(e)
         out.append(f"| `{e.kind}` | {f'`{e.name}`' if e.name else ''} | {e.first} | {e.last} | {e.handling} | {e.what} "
                    f"| {f'`{reader}`' if reader else ''} |")

@@ -1,4 +1,4 @@
-"""The catalog of TORCH_TRACE records (ingest/catalog.py) against what PyTorch writes: the scan of
+"""The record table of TORCH_TRACE records (ingest/parsers/trace_records.py) against what PyTorch writes: the scan of
 every released wheel 2.3.1 to 2.14.1 (tests/fixtures/catalog/trace_artifacts_by_release.txt), the
 local torch wheels scanned by zoo/trace_names.py, and the records of real logs."""
 
@@ -13,14 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from inductor_warehouse.cli.main import cli
-from inductor_warehouse.ingest.catalog import CATALOG, NAMED_KINDS, UNKNOWN, document, entry_of
+from inductor_warehouse.ingest.parsers.trace_records import TRACE_RECORDS, NAMED_KINDS, UNKNOWN, document, entry_of
 from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, ROOT, corpus_path, reader
 from zoo.trace_names import scan
 
 BY_RELEASE = FIXTURES / "catalog" / "trace_artifacts_by_release.txt"
 LINE = re.compile(r"^(\S+)\s+(?:REMOVED after (\S+)\s+)?(.+?)\s{2,}(\S+)$")
-# names computed at run time that no reading of the code resolves (the catalog lists what they are)
+# names computed at run time that no reading of the code resolves (the record table lists what they are)
 UNREADABLE = {"EXPR:f'{structured_log_prefix_fn()}'", "EXPR:self.f_code.co_filename"}
 # the wheel scan reads direct call sites only: these moved behind a variable (pgo's event_name in
 # 2.10, node_runtime_estimation's artifact_name in 2.11), where zoo/trace_names.py finds them still
@@ -46,7 +46,7 @@ def test_every_record_of_every_release_is_in_the_catalog_with_its_releases():
     checked = 0
     for kind, name, first, last in _by_release():
         if kind.startswith("EXPR") or name.startswith("EXPR") or (kind not in NAMED_KINDS and name):
-            continue  # computed names: the catalog has them as patterns, checked against the wheels below
+            continue  # computed names: the record table has them as patterns, checked against the wheels below
         entry = entry_of(kind, name if kind in NAMED_KINDS else None)
         assert entry is not None, (kind, name)
         if entry.name == name or kind not in NAMED_KINDS:
@@ -81,25 +81,25 @@ def test_what_the_parser_reads_the_catalog_says_it_reads():
     assert [(k, n) for k, n in handled if (e := entry_of(k, n)) is None or e.handling == "ignored"] == []
     assert entry_of("dynamo_start", None).handling == "parsed" and "origin" in entry_of("dynamo_start", None).what
     read_without_handler = {"aot_forward_graph", "aot_inference_graph"}  # counted where records are taken apart
-    unread = sorted(e.kind for e in CATALOG if e.kind not in NAMED_KINDS and e.handling != "ignored"
+    unread = sorted(e.kind for e in TRACE_RECORDS if e.kind not in NAMED_KINDS and e.handling != "ignored"
                     and (e.kind, None) not in READERS and e.kind not in read_without_handler)
     assert unread == []
 
 
 def test_every_record_the_catalog_calls_parsed_or_kept_names_its_reader():
-    """Named kinds too: an artifact the catalog says is parsed has a reader in trace_readers, and the
+    """Named kinds too: an artifact the record table says is parsed has a reader in trace_readers, and the
     document names it."""
-    from inductor_warehouse.ingest.catalog import Entry, read_by
+    from inductor_warehouse.ingest.parsers.trace_records import RecordEntry, read_by
 
-    unread = [(e.kind, e.name) for e in CATALOG if e.handling != "ignored" and not read_by(e)]
+    unread = [(e.kind, e.name) for e in TRACE_RECORDS if e.handling != "ignored" and not read_by(e)]
     assert unread == []
     assert read_by(entry_of("artifact", "fx_graph_cache_hit")) == "trace_caches.read_cache"
-    assert read_by(Entry("artifact", "a_2_15_artifact", "2.15", "", "parsed", "")) == ""  # the check can fail
+    assert read_by(RecordEntry("artifact", "a_2_15_artifact", "2.15", "", "parsed", "")) == ""  # the check can fail
 
 
 def test_the_document_is_the_catalog():
     assert (ROOT / "docs" / "trace_records.md").read_text() == document()
-    assert len({(e.kind, e.name) for e in CATALOG}) == len(CATALOG)
+    assert len({(e.kind, e.name) for e in TRACE_RECORDS}) == len(TRACE_RECORDS)
 
 
 def _records(text: bytes) -> dict[tuple, int]:

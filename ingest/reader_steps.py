@@ -1,0 +1,148 @@
+"""How the files of each run-level source become rows of the run (the register's `read` steps,
+`ingest/sources.py`), with the joins between sources that need the rows of those before them. The
+debug tree's graph folders are read by `ingest/debug_tree.py`, the sidecars by `ingest/joins.py`."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import PurePath
+
+from inductor_warehouse.ingest import joins
+from inductor_warehouse.ingest.assembly import Assembly, kind_of
+from inductor_warehouse.ingest.listing import Artifact, Run
+from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
+from inductor_warehouse.ingest.rows import Parsed, graph_row
+
+# the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
+# artifact's `rocm/`, a team's `nightly/huggingface/`)
+HARNESS_FOLDERS = 3
+
+
+
+def read_each(parse: Callable[[bytes], Parsed]) -> Callable[[Assembly, list[Artifact]], None]:
+    """The step of a source whose files are each parsed alone, from their bytes, into rows of the run."""
+    def read(ctx: Assembly, arts: list[Artifact]) -> None:
+        for a in arts:
+            if (data := ctx.reader.read(a)) is not None:
+                ctx.take(parse(data), a)
+    return read
+
+
+def read_manifest(ctx: Assembly, arts: list[Artifact]) -> None:
+    for a in arts:
+        data = ctx.reader.read(a)
+        if data is not None:
+            parsed = manifest.parse_manifest(data)
+            ctx.manifest = parsed.facts
+            ctx.take(parsed, a)
+
+
+def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
+    """Trace logs, streamed: a long one hands its rows over as it goes (their shared texts kept, the
+    rest spilled). Then what they say of the debug tree's graphs."""
+    spill = ctx.spill
+
+    def sink(rows: dict[str, list[dict]]) -> None:
+        ctx.keep_shared(rows)
+        spill(rows)  # type: ignore[misc]  # set whenever the sink is
+
+    for a in arts:
+        parsed = torch_trace.parse_torch_trace_chunks(ctx.reader.chunks(a), sink=sink if spill else None,
+                                                      known_graphs=ctx.debug_graphs)
+        ctx.take(parsed, a)
+        for k, v in parsed.facts.items():
+            ctx.trace.setdefault(k, v)
+    joins.trace_onto_graphs(ctx.tables["graphs"], ctx.trace)
+    joins.pre_grad_texts(ctx.tables, ctx.trace)
+
+
+def read_profiles(ctx: Assembly, arts: list[Artifact]) -> None:
+    for a in arts:
+        data = ctx.reader.read(a)
+        if data is not None:
+            parsed = profiler.parse_profiler(data)
+            joins.attribute_to_graphs(parsed.rows.get("timings", []), ctx.tables["graphs"])
+            ctx.take(parsed, a)
+            for k, v in parsed.facts.items():
+                ctx.facts.setdefault(k, v)
+
+
+def read_torch_logs(ctx: Assembly, arts: list[Artifact]) -> None:
+    """stderr's logs; graph breaks and recompiles come from the trace log when there is one: it has
+    them exactly. Then its autotune tables joined to the trace's spans."""
+    has_trace = bool(ctx.of(kind_of(torch_trace)))
+    for a in arts:
+        text = ctx.reader.text(a)
+        if text is None:
+            continue
+        parsed = torch_logs.parse_torch_logs(text.splitlines())
+        ctx.take(parsed, a, only=None if not has_trace else set(parsed.rows) - {"compile_events"})
+    joins.join_autotune(ctx.tables)
+
+
+def read_spyre_folders(ctx: Assembly, arts: list[Artifact]) -> None:
+    """torch-spyre's kernel folders: a graph each."""
+    folders: dict[str, list[Artifact]] = defaultdict(list)
+    for a in arts:
+        folders[str(a.path.parent)].append(a)
+    for _, files in sorted(folders.items()):
+        texts = {}
+        for a in files:
+            t = ctx.reader.text(a)
+            if t is not None:
+                texts[a.path.name] = t
+        graph_id = files[0].path.parent.name
+        parsed = spyre.parse_spyre_folder(texts)
+        ctx.take(parsed, files[0], graph_id)
+        kernels = parsed.rows.get("kernels", [])
+        ctx.take(Parsed.one("graphs", graph_row(graph_id, "spyre", folder=graph_id, kernel_count=len(kernels),
+                                                extern_kernel_count=0)), files[0])
+        for k in ("device", "backend"):
+            if parsed.facts.get(k):
+                ctx.facts.setdefault(k, parsed.facts[k])
+
+
+def read_harness(ctx: Assembly, arts: list[Artifact]) -> None:
+    """The harness's CSVs, each with what the JSON records beside it say of its models, the run's
+    labels and the names of the folders it lies in (the nearest HARNESS_FOLDERS)."""
+    run, reader = ctx.run, ctx.reader
+    labels = {**ctx.cli_labels, **(ctx.manifest.get("labels") or {})}
+    sidecars: dict[str, dict] = {}
+    for a in arts:
+        if a.path.name.endswith(".json") and (text := reader.text(a)) is not None:
+            parsed = harness.parse_harness_json(text)
+            ctx.take(parsed, a)
+            sidecars[a.path.name[:-len(".json")]] = parsed.facts.get("models") or {}
+    for a in arts:
+        if not a.path.name.endswith(".csv") or (text := reader.text(a)) is None:
+            continue
+        parsed = harness.parse_harness_csv(text, a.path.name, sidecars.get(a.path.name[:-len(".csv")]), labels,
+                                           tuple(p.name for p in list(a.path.parents)[:HARNESS_FOLDERS]))
+        job = _spelled(run, a.path.parent)
+        for row in parsed.rows.get("harness_results", ()):
+            row["file"], row["job"] = run.rel(a), job
+        ctx.take(parsed, a)
+        if parsed.facts.get("suite"):
+            ctx.facts.setdefault("harness_suite", parsed.facts["suite"])
+
+
+def _spelled(run: Run, folder: PurePath) -> str:
+    """A folder of the run's spelled as its source_path is (a path of this machine, or a URL of
+    object storage): the harness's rows find the runs of their job under it."""
+    top = run.folder
+    source = run.source_path.rsplit("/", 1)[0] if run.root_is_log else run.source_path
+    try:
+        rel = folder.relative_to(top).as_posix()
+    except ValueError:
+        return str(folder)
+    return source if rel == "." else f"{source}/{rel}"
+
+
+def read_triton_metadata(ctx: Assembly, arts: list[Artifact]) -> None:
+    """Triton's cache: each compiled kernel's metadata (its folder names it); then which of a
+    kernel's binaries ran."""
+    for a in arts:
+        if (data := ctx.reader.read(a)) is not None:
+            ctx.take(triton_cache.parse_triton_metadata(data, a.path.parent.name), a)
+    joins.choose_triton(ctx.tables.get("triton_kernels"))

@@ -1,0 +1,175 @@
+"""The register of artifact kinds: for each, its parser, how a file of it is recognised, its scope,
+the tables it feeds and how its files become rows of a run. The listing (`classify`) and the
+assembler (`ingest/assemble.py`) are loops over it; a new kind is a parser module and an entry here.
+
+A kind is its parser module's name: the word in `artifacts.kind`, `ingest_errors.kind` and the docs.
+A file is recognised by its place and name (`names`, `where`), or by its first bytes (`sniff`),
+never by a version string. Entries are read in the order listed, so a source that joins its rows
+onto another's comes after it; kinds that share a reader (a debug tree's graph folder) are read
+together, once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePath
+from types import ModuleType
+
+from inductor_warehouse.ingest import joins
+from inductor_warehouse.ingest.assembly import Assembly, kind_of
+from inductor_warehouse.ingest.debug_tree import read_graph_folders
+from inductor_warehouse.ingest.listing import Artifact, Entry
+from inductor_warehouse.ingest.parsers import (fusion_ir, fx_graph, fx_graph_runnable, glog, harness, kernel_information,
+                                               manifest, output_code, profiler, provenance, spyre, spyre_provenance,
+                                               torch_logs, torch_trace, triton_cache)
+from inductor_warehouse.ingest.reader_steps import (read_each, read_harness, read_manifest, read_profiles,
+                                                    read_spyre_folders, read_torch_logs, read_traces,
+                                                    read_triton_metadata)
+
+# where a kind's files lie, and what one file of it is about
+GRAPH = "graph folder"  # a compiled graph's folder (debug tree, Spyre kernel folder): its rows are the graph's
+RUN = "run"  # the run as a whole (its log, its manifest, its profile)
+SIDECAR = "sidecar"  # a file a compiler writes beside its code, joined onto the rows of that code
+JOB = "job"  # a benchmark harness's results, for every run of its job
+
+Step = Callable[[Assembly, list[Artifact]], None]
+# a file's first bytes -> the Artifact fields it sets when it is of the kind, or None when it is not
+Sniff = Callable[[str, bytes], "dict | None"]
+
+
+@dataclass(frozen=True)
+class Source:
+    parser: ModuleType  # its parser (ingest/parsers/<kind>.py): the kind is the module's name
+    scope: str  # GRAPH, RUN, SIDECAR or JOB
+    tables: frozenset[str]  # the tables its rows land in (tests/test_row_contract.py holds them)
+    read: Step  # its files -> rows of the run: ctx.take(parser's Parsed, file)
+    names: tuple[str, ...] = ()  # file names it is recognised by ...
+    where: Callable[[PurePath], bool] | None = None  # ... where it lies (or, with no names, what its name is)
+    sniff: Sniff | None = None  # else: recognised by its first bytes
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.parser)
+
+    def named(self, path: PurePath) -> bool:
+        if self.names and path.name not in self.names:
+            return False
+        return bool(self.names or self.where is not None) and (self.where is None or self.where(path))
+
+
+def _in_graph_folder(path: PurePath) -> bool:
+    return path.parent.parent.name == "torchinductor"
+
+
+def _by_suffix(suffixes: tuple[str, ...], test: Callable[[bytes], object]) -> Sniff:
+    return lambda name, head: {} if name.endswith(suffixes) and test(head) else None
+
+
+def _trace_sniff(name: str, head: bytes) -> dict | None:
+    return {"first_record": glog.first_prefix(head)} if torch_trace.is_torch_trace(head) else None
+
+
+def _harness_sniff(name: str, head: bytes) -> dict | None:
+    if name.endswith(".csv") and (kind := harness.harness_csv_kind(head)):
+        return {"harness_kind": kind}
+    return {} if name.endswith(".json") and harness.is_harness_json(head) else None
+
+
+def _torch_logs_sniff(name: str, head: bytes) -> dict | None:
+    if name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(head):
+        return {}
+    return {} if name in ("torch_logs.txt", "stderr.txt") else None  # a capture's stderr, by its name
+
+
+_SPYRE_FILE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
+_GRAPH_TABLES = frozenset({"graphs", "graph_texts"})
+
+SOURCES: tuple[Source, ...] = (
+    Source(manifest, RUN, frozenset(), read_manifest, names=("manifest.json",)),
+    # the debug tree: a graph folder's files, read together
+    Source(fx_graph, GRAPH, _GRAPH_TABLES | {"ops"}, read_graph_folders,
+           names=("fx_graph_readable.py", "fx_graph_transformed.py"), where=_in_graph_folder),
+    Source(fusion_ir, GRAPH, _GRAPH_TABLES | {"fusions", "layouts"}, read_graph_folders,
+           names=("ir_pre_fusion.txt", "ir_post_fusion.txt"), where=_in_graph_folder),
+    Source(output_code, GRAPH, _GRAPH_TABLES | {"kernels", "collectives", "lineage"}, read_graph_folders,
+           names=("output_code.py", "output_code.cpp"), where=_in_graph_folder),  # .cpp: AOTInductor's
+    Source(provenance, GRAPH, _GRAPH_TABLES | {"lineage"}, read_graph_folders,
+           names=("inductor_provenance_tracking_node_mappings.json",), where=_in_graph_folder),
+    Source(fx_graph_runnable, GRAPH, _GRAPH_TABLES, read_graph_folders, names=("fx_graph_runnable.py",),
+           where=_in_graph_folder),
+    Source(torch_trace, RUN, frozenset({
+        "graphs", "graph_texts", "ops", "kernels", "fusions", "lineage", "collectives", "compilations", "timings",
+        "compile_events", "guards", "cache_events", "autotune_choices", "shape_events", "cudagraph_events",
+        "op_estimates", "graph_executions", "trace_records", "triton_kernels"}), read_traces, sniff=_trace_sniff),
+    Source(profiler, RUN, frozenset({"timings"}), read_profiles, sniff=_by_suffix((".json",), profiler.is_profiler_trace)),
+    Source(torch_logs, RUN, frozenset({"fusion_decisions", "compile_events", "autotune_choices", "triton_kernels",
+                                       "cache_events"}), read_torch_logs, sniff=_torch_logs_sniff),
+    Source(spyre, GRAPH, frozenset({"graphs", "kernels", "layouts", "spyre_handles"}), read_spyre_folders,
+           where=lambda path: _SPYRE_FILE.match(path.name) is not None),
+    Source(kernel_information, SIDECAR, frozenset({"lineage"}), joins.read_kernel_information,
+           names=("kernel_information.json",)),
+    Source(spyre_provenance, SIDECAR, frozenset({"spyre_kernel_identities", "spyre_kernel_occurrences", "lineage",
+                                                 "spyre_compiles", "spyre_handles"}), joins.read_spyre_provenance,
+           names=("spyre_provenance.json",)),
+    Source(harness, JOB, frozenset({"harness_results"}), read_harness, sniff=_harness_sniff),
+    Source(triton_cache, SIDECAR, frozenset({"triton_kernels"}), read_triton_metadata,
+           sniff=_by_suffix((".json",), triton_cache.is_triton_metadata)),
+)
+KINDS = tuple(s.kind for s in SOURCES)
+
+# not a source's: a folder's own logs, files known to carry nothing the warehouse reads (counted as
+# skipped, never errors), and Triton's IR stages and binaries beside its metadata (not even sniffed)
+KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "debug.log"}
+TRITON_STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".hsaco", ".amdgcn", ".source", ".spv")
+OTHER = "other"  # listed (it counts towards a run's identity), parsed by none
+UNREADABLE = "unreadable"  # not a readable regular file: an error of its run
+EMPTY_GRAPH_FOLDER = "empty_graph_folder"  # a graph folder a killed process left empty
+
+
+def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | None:
+    """The artifact a listed file is, or None for a file the warehouse does not read; `head(path)`
+    reads its first SNIFF_BYTES (decompressed), None when it cannot."""
+    f, name, sources = e.path, e.path.name, SOURCES
+    if e.kind == "folder":
+        return Artifact(f, EMPTY_GRAPH_FOLDER, graph=name)
+    if e.kind == "unreadable":
+        return Artifact(f, UNREADABLE)
+    for source in sources:
+        if source.named(f):
+            return Artifact(f, source.kind, graph=f.parent.name if source.scope == GRAPH else None, size=e.size,
+                            mtime=e.mtime)
+    if (f.parent.name == "torchinductor" and f.parent.parent.name.startswith("run_")) or name in KNOWN_UNREAD:
+        return Artifact(f, OTHER, size=e.size, mtime=e.mtime)  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
+    if name.endswith(TRITON_STAGE_SUFFIXES) or name.startswith("__grp__"):
+        return None
+    first = head(f)
+    if first is None:
+        # object storage refused the read: recorded as unreadable (an error of its run), not
+        # skipped as unrecognised, which would drop a trace log without a word
+        return Artifact(f, UNREADABLE)
+    for source in sources:
+        if source.sniff is not None and (said := source.sniff(name, first)) is not None:
+            return Artifact(f, source.kind, size=e.size, mtime=e.mtime, **said)
+    return None
+
+
+def kind_named(name: str) -> str | None:
+    """The kind of a graph folder's file of this name (for a missing file's error)."""
+    return next((s.kind for s in SOURCES if name in s.names), None)
+
+
+def read_all(ctx: Assembly) -> None:
+    """Every source's files into the run's rows, in the register's order; kinds that share a reader
+    are read together, at the place of the first."""
+    readers: dict[Step, list[str]] = defaultdict(list)
+    for s in SOURCES:
+        readers[s.read].append(s.kind)
+    for read, kinds in readers.items():
+        read(ctx, [a for kind in kinds for a in ctx.of(kind)])
+
+
+__all__ = ["EMPTY_GRAPH_FOLDER", "GRAPH", "JOB", "KINDS", "OTHER", "RUN", "SIDECAR", "SOURCES", "UNREADABLE", "Source",
+           "classify", "kind_named", "kind_of", "read_all", "read_each", "torch_trace"]
