@@ -8,12 +8,6 @@
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
-WITH picked AS (
-    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers,
-                                                                                      'models': $models,
-                                                                                      'devices': $devices,
-                                                                                      'labels': $labels}))
-)
 SELECT
     e.kind,
     count(*)                                    AS events,
@@ -26,6 +20,8 @@ SELECT
     count(DISTINCT p.workload)                  AS workloads,
     count(DISTINCT p.model)                     AS models
 FROM compile_events e
-JOIN picked p USING (run_id)
+JOIN run_workloads p USING (run_id)
+WHERE p.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
+                                                        'labels': $labels}))
 GROUP BY ALL
 ORDER BY events DESC, kind;

@@ -7,12 +7,6 @@
 -- @param kind VARCHAR default=graph_break graph_break, uncounted_break, recompile, restart or failure
 -- @param cause VARCHAR the cause (as in dashboard/break_reasons)
 -- @param limit INTEGER default=200 at most this many events
-WITH picked AS (
-    SELECT r.* FROM run_workloads r WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers,
-                                                                                      'models': $models,
-                                                                                      'devices': $devices,
-                                                                                      'labels': $labels}))
-)
 SELECT
     p.model,
     p.workload,
@@ -24,7 +18,9 @@ SELECT
     e.reason,
     e.run_id
 FROM compile_event_reasons e
-JOIN picked p USING (run_id)
-WHERE e.kind = $kind AND e.cause = $cause
+JOIN run_workloads p USING (run_id)
+WHERE p.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
+                                                        'labels': $labels}))
+  AND e.kind = $kind AND e.cause = $cause
 ORDER BY version_key(p.compiler_version), p.compiler_version, p.model, p.workload, e.run_id, e.compile_id
 LIMIT $limit;

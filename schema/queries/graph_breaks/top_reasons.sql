@@ -9,23 +9,8 @@
 -- @param compiler VARCHAR only this compiler version
 -- @param origin VARCHAR only events whose code lives there: model, package, torch or stdlib
 -- @param limit INTEGER default=20 at most this many causes
-SELECT
-    e.cause,
-    min(e.cause_title)                         AS reason,
-    count(*)                                   AS graph_breaks,
-    count(*) FILTER (WHERE e.origin = 'model')   AS in_model,
-    count(*) FILTER (WHERE e.origin = 'package') AS in_packages,
-    count(*) FILTER (WHERE e.origin = 'torch')   AS in_torch,
-    count(*) FILTER (WHERE e.origin = 'stdlib')  AS in_stdlib,
-    count(DISTINCT e.run_id)                   AS runs,
-    count(DISTINCT r.workload)                 AS workloads,
-    count(DISTINCT r.model)                    AS models,
-    mode(regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line) AS top_user_frame
-FROM compile_event_reasons e
-JOIN run_workloads r USING (run_id)
-WHERE e.kind = 'graph_break'
-  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
-  AND ($origin IS NULL OR e.origin = $origin)
-GROUP BY e.cause
-ORDER BY graph_breaks DESC, e.cause
+SELECT cause, reason, events AS graph_breaks, in_model, in_packages, in_torch, in_stdlib, runs, workloads, models,
+       top_user_frame
+FROM event_causes(MAP {'models': $model, 'compilers': $compiler}, 'graph_break', $origin)
+ORDER BY graph_breaks DESC, cause
 LIMIT $limit;
