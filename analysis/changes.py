@@ -26,12 +26,14 @@ by how far it moved; phases not judged last.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from inductor_warehouse.analysis.kernel_diff import mark_meta_only
-from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, match_kernels
+from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, KernelChange, match_kernels
 from inductor_warehouse.analysis.metrics import EVENTS
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
 
@@ -51,18 +53,20 @@ NOT_JUDGED = "one run each: not judged"
 TIERS = {"failures": 0, "fallbacks": 0, "graph_breaks": 1, "uncounted_breaks": 1, "recompiles": 1, "restarts": 1,
          "harness": 1, "kernels": 2, "extern_kernels": 2, "kernel_identity": 3, "fusion_rate": 4,
          "post_fusion_nodes": 4, "pre_fusion_nodes": 4, "triton_config": 5, "compile_phase": 6}
+# a step of a series: (series key, the after run's index, the run before, the run after)
+Step: TypeAlias = tuple[str, int, Row, Row]
 
 
 @dataclass
 class Change:
     metric: str
-    before: object
-    after: object
+    before: float | str | None  # a number, or a text (a launch config, the harness's accuracy)
+    after: float | str | None
     detail: str = ""  # kernel identity: which kernels came, went or changed; a phase's or kernel's name
     size: float | None = None  # how far it moved, 0..1 (relative), where the values do not say it
     judged: bool = True  # False: timings of one run a side, shown so, ranked last
 
-    def effect(self) -> tuple:
+    def effect(self) -> tuple[int, float]:
         """Sort key, biggest effect first: (tier, -relative size)."""
         size = self.size
         if size is None and isinstance(self.before, (int, float)) and isinstance(self.after, (int, float)):
@@ -100,7 +104,7 @@ class ChangePoint:
 class SeriesReport:
     model: str
     ordered_by: str
-    series: dict[str, list[dict]]  # series key -> its runs, in order
+    series: dict[str, list[Row]]  # series key -> its runs, in order
     points: list[ChangePoint]
 
     def ranked(self) -> list[tuple[ChangePoint, Change]]:
@@ -109,7 +113,7 @@ class SeriesReport:
         return sorted(rows, key=lambda pc: (pc[1].effect(), pc[0].series, pc[0].position, pc[1].metric, pc[1].detail))
 
 
-def changes(con, model: str, series_label: str | None = None, metrics: tuple[str, ...] = CHOICES,
+def changes(con: Reader, model: str, series_label: str | None = None, metrics: tuple[str, ...] = CHOICES,
             pair_on: tuple[str, ...] | None = None, phase: str | None = None,
             phase_ratio: float = PHASE_RATIO) -> SeriesReport:
     """`phase`: only compile phases whose name contains it; `phase_ratio`: the relative move of a
@@ -121,7 +125,8 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     series = _series(con, model, series_label, keys)
     # kernel identities compared by one digest a run; read whole only beside a changed digest
     digests = _identity_digests(con, model) if IDENTITY in metrics else {}
-    at = (lambda r: str(r["labels"].get(series_label))) if series_label else (lambda r: r["compiler_version"] or "?")
+    at: Callable[[Row], str] = ((lambda r: str(r["labels"].get(series_label))) if series_label
+                                 else (lambda r: r["compiler_version"] or "?"))
     pairs = [(key, i, rs[i - 1], rs[i]) for key, rs in sorted(series.items()) for i in range(1, len(rs))]
     others = _triton_changes(con, model, pairs) if TRITON in metrics else {}
     for (key, b_at, h_at), found in (_phase_changes(con, model, series_label, keys, phase, phase_ratio).items()
@@ -130,7 +135,8 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
         step = next(((k, i, b, h) for k, i, b, h in pairs if k == key and at(b) == b_at and at(h) == h_at), None)
         if step is not None:
             others.setdefault((step[2]["run_id"], step[3]["run_id"]), []).extend(found)
-    steps = []  # (series key, position, before run, after run, metric changes, kernels changed?)
+    # (series key, position, before run, after run, metric changes, kernels changed?)
+    steps: list[tuple[str, int, Row, Row, list[Change], bool]] = []
     for key, i, b, h in pairs:
         found = [Change(m, b.get(m), h.get(m)) for m in metrics if m in METRICS and _differs(b.get(m), h.get(m))]
         found += others.get((b["run_id"], h["run_id"]), [])
@@ -138,7 +144,7 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
         if found or kernels_changed:
             steps.append((key, i + 1, b, h, found, kernels_changed))
     points = []
-    kernels: dict[str, list[dict]] = {}
+    kernels: dict[str, list[Row]] = {}
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
             before, after = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
@@ -153,11 +159,11 @@ def changes(con, model: str, series_label: str | None = None, metrics: tuple[str
     return SeriesReport(model, series_label or "compiler version", series, points)
 
 
-def _harness_changes(con, model: str, series_label: str | None) -> list[ChangePoint]:
+def _harness_changes(con: Reader, model: str, series_label: str | None) -> list[ChangePoint]:
     """The steps of the model's harness workloads (a series a suite, backend and workload, its points
     releases or the label's values) where one of HUD's per-model flags fires (harness/model_changes:
     each point's samples by the metric's one rule, as HUD's numbers and `iwh compare` take them)."""
-    steps: dict[tuple, ChangePoint] = {}
+    steps: dict[tuple[str, int], ChangePoint] = {}
     for r in run_query(con, "harness/model_changes", model=model, key=series_label):
         key = (f"{r['workload']} [suite={r['suite']} backend={r['backend']}]", r["position"])
         point = steps.setdefault(key, ChangePoint(key[0], r["position"], r["before_run"], r["after_run"],
@@ -166,32 +172,32 @@ def _harness_changes(con, model: str, series_label: str | None) -> list[ChangePo
     return list(steps.values())
 
 
-def _series(con, model: str, series_label: str | None, keys: tuple[str, ...]) -> dict[str, list[dict]]:
+def _series(con: Reader, model: str, series_label: str | None, keys: tuple[str, ...]) -> dict[str, list[Row]]:
     """Series key (the workload over `keys`) -> its runs in order; with a `series_label`, only the runs
     that have it."""
     # a run of benchmark-harness results alone compiled nothing: no point of a series
     runs = [r for r in select_runs(con, Selector(f"model={model}", {"model": model}, {}), pair_on=keys)
             if not r["harness_only"] and (not series_label or r["labels"].get(series_label) is not None)]
-    series: dict[str, list[dict]] = {}
+    series: dict[str, list[Row]] = {}
     for r in runs:
         series.setdefault(r["workload"], []).append(r)
     order = _by_label(series_label) if series_label else _by_version
     return {key: sorted(rs, key=order) for key, rs in series.items()}
 
 
-def _generated_kernels(con, run_id: str, read: dict[str, list[dict]]) -> list[dict]:
+def _generated_kernels(con: Reader, run_id: str, read: dict[str, list[Row]]) -> list[Row]:
     """A run's generated kernels (compare/kernels), read once however many change points it is in."""
     if run_id not in read:
         read[run_id] = [k for k in run_query(con, "compare/kernels", run=run_id) if k["generated"]]
     return read[run_id]
 
 
-def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, ...], phase: str | None,
+def _phase_changes(con: Reader, model: str, series_label: str | None, keys: tuple[str, ...], phase: str | None,
                    ratio: float) -> dict[tuple[str, str, str], list[Change]]:
     """(series key, before point, after point) -> the compile phases whose time moved between them
     (compile/phase_changes, over the same workload keys and order as the series): with more than one
     run a side, each top phase, those that moved with it folded under it; else one "not judged" line."""
-    moved: dict[tuple[str, str, str], list[dict]] = {}
+    moved: dict[tuple[str, str, str], list[Row]] = {}
     # every workload of the model (workloads=None), not the page the query gives by default
     for r in run_query(con, "compile/phase_changes", model=model, phase=phase, ratio=ratio,
                        min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys), workloads=None):
@@ -212,12 +218,12 @@ def _phase_changes(con, model: str, series_label: str | None, keys: tuple[str, .
     return out
 
 
-def _fold(rows: list[dict]) -> list[tuple[dict, list[str]]]:
+def _fold(rows: list[Row]) -> list[tuple[Row, list[str]]]:
     """The phases whose parent (or an ancestor) did not move the same way, each with the names of the
     phases nested in it that did: a parent's move already says theirs."""
     by_name = {r["phase"]: r for r in rows}
 
-    def top(r: dict) -> dict:
+    def top(r: Row) -> Row:
         seen = {r["phase"]}
         while (p := by_name.get(r.get("parent"))) is not None and p["direction"] == r["direction"] and p["phase"] not in seen:
             seen.add(p["phase"])
@@ -232,14 +238,14 @@ def _fold(rows: list[dict]) -> list[tuple[dict, list[str]]]:
     return [(by_name[name], sorted(under)) for name, under in nested.items()]
 
 
-def _phase_detail(r: dict, under: list[str]) -> str:
+def _phase_detail(r: Row, under: list[str]) -> str:
     text = f"{r['phase']}: {r['ratio']:.2f}x, {r['direction']} (median of {r['before_runs']} and {r['after_runs']} runs)"
     if under:
         text += f"; with it {plural(len(under), 'nested phase')}: {', '.join(under[:4])}{' ...' if len(under) > 4 else ''}"
     return text
 
 
-def _triton_changes(con, model: str, pairs: list[tuple]) -> dict[tuple[str, str], list[Change]]:
+def _triton_changes(con: Reader, model: str, pairs: list[Step]) -> dict[tuple[str, str], list[Change]]:
     """(before run, after run) -> its Triton kernels whose launch config differs (triton/config_changes)."""
     if not pairs:
         return {}
@@ -253,40 +259,40 @@ def _triton_changes(con, model: str, pairs: list[tuple]) -> dict[tuple[str, str]
     return out
 
 
-def launch_config(row: dict, side: str) -> str:
+def launch_config(row: Row, side: str) -> str:
     """`warps=8 stages=1 shared=0`: what triton/config_changes compares of one side (known parts)."""
     parts = (("warps", "num_warps"), ("stages", "num_stages"), ("shared", "shared_bytes"), ("regs", "n_regs"))
     return " ".join(f"{word}={row[f'{side}_{col}']}" for word, col in parts if row.get(f"{side}_{col}") is not None)
 
 
-def release_key(version: str | None) -> tuple:
+def release_key(version: str | None) -> tuple[tuple[int, ...], str]:
     """Compiler versions in release order: 2.6.0 before 2.13.0, a build's local part after its release."""
     v = version or ""
     return (tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]), v)
 
 
-def _by_version(r: dict) -> tuple:
+def _by_version(r: Row) -> tuple[tuple[int, ...], str, str, str]:
     return (*release_key(r.get("compiler_version")), str(r.get("started_at") or ""), r["run_id"])
 
 
-def _by_label(label: str):
-    def key(r: dict) -> tuple:
+def _by_label(label: str) -> Callable[[Row], tuple[str, str, str]]:
+    def key(r: Row) -> tuple[str, str, str]:
         return (str(r["labels"].get(label)), str(r.get("started_at") or ""), r["run_id"])
     return key
 
 
-def _differs(a, b) -> bool:
+def _differs(a: float | None, b: float | None) -> bool:
     if a is None or b is None:
         return (a is None) != (b is None)
     return abs(float(a) - float(b)) > 1e-9
 
 
-def _identity_digests(con, model: str) -> dict[str, int]:
+def _identity_digests(con: Reader, model: str) -> dict[str, int]:
     """Run id -> the digest of its generated kernels' identities (runs without any are absent)."""
     return {r["run_id"]: r["digest"] for r in run_query(con, "changes/kernel_identity_digests", model=model)}
 
 
-def identity_change(before: list[dict], after: list[dict], paired: list | None = None) -> str:
+def identity_change(before: list[Row], after: list[Row], paired: list[KernelChange] | None = None) -> str:
     """The generated kernels of two runs paired (compare's match_kernels), in words: how many changed
     their code, were renamed (and to what), came or went."""
     paired = match_kernels(before, after) if paired is None else paired

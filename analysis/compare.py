@@ -19,10 +19,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.configs import config_diff, configs_of
+from inductor_warehouse.analysis.canned_rows import Reader
+from inductor_warehouse.analysis.configs import Config, config_diff, configs_of
 from inductor_warehouse.analysis.hud import HudRow, harness_numbers, harness_rows, harness_set_pairs, hud_summary
 from inductor_warehouse.analysis.metrics import ModelPair, SummaryRow, failures_of, judge_pair, summary
-from inductor_warehouse.analysis.pairing import paired_groups, workload_text
+from inductor_warehouse.analysis.pairing import Groups, paired_groups, workload_text
 from inductor_warehouse.analysis.selectors import Selector, SelectorError, parse_selector
 from inductor_warehouse.analysis.words import plural
 
@@ -61,7 +62,7 @@ class CompareResult:
                 + (f"; {len(self.head_only)} on the head side only" if self.head_only else ""))
 
 
-def compare(con, base: str, head: str, model: str | None = None,
+def compare(con: Reader, base: str, head: str, model: str | None = None,
             rules: dict[str, regress.Rule] | None = None, pair_on: tuple[str, ...] | None = None) -> CompareResult:
     """Compare the runs `base` selects with those `head` selects, workload by workload; the
     benchmark harness's rows of runs that compiled nothing (a job's or a nightly's CSVs) pair as
@@ -105,11 +106,12 @@ def compare(con, base: str, head: str, model: str | None = None,
     return result
 
 
-def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
-              configs: dict[str, dict]) -> tuple[list[str], list[str]]:
+def _warnings(pairs: list[ModelPair], groups_b: Groups, groups_h: Groups, sel_b: Selector, sel_h: Selector,
+              configs: dict[str, Config]) -> tuple[list[str], list[str]]:
     """(warnings, notes): warnings where the sides differ in more than the compared variable; notes
     for what a release difference explains (config keys that exist on one side only)."""
-    warnings, notes = [], []
+    warnings: list[str] = []
+    notes: list[str] = []
     compared = sel_b.keys | sel_h.keys
     # a compiler build carries its CUDA and Triton versions with it
     expected = {"compiler_version", "cuda_version", "triton_version"} if "compiler" in compared else set()
@@ -151,7 +153,7 @@ def _warnings(pairs, groups_b, groups_h, sel_b: Selector, sel_h: Selector,
     return warnings, notes
 
 
-def _names(keys: Counter, n: int = 8) -> str:
+def _names(keys: Counter[str], n: int = 8) -> str:
     """The n keys most workloads share, ties by name: the same text every run (a set's order is not)."""
     top = sorted(keys.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
     return ", ".join(k for k, _ in top) + (" ..." if len(keys) > n else "")

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import orjson
 
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
+
+# an Inductor config as a run recorded it (inductor_configs.text): a JSON object of settings, any values
+Config: TypeAlias = dict[str, Any]
 
 
-def configs_of(con, groups: list[list[dict]]) -> dict[str, dict]:
+def configs_of(con: Reader, groups: list[list[Row]]) -> dict[str, Config]:
     """Config hash -> the parsed Inductor config, for the first run of each group that recorded one
     (what config_diff reads): a few texts, however many runs the sides hold."""
     hashes = sorted({h for h in (first_config(g) for g in groups) if h})
@@ -18,7 +22,7 @@ def configs_of(con, groups: list[list[dict]]) -> dict[str, dict]:
     return {r["config_hash"]: orjson.loads(r["text"]) for r in rows}
 
 
-def first_config(runs: list[dict]) -> str | None:
+def first_config(runs: list[Row]) -> str | None:
     return next((r["inductor_config_hash"] for r in runs if r.get("inductor_config_hash")), None)
 
 
@@ -34,7 +38,7 @@ class ConfigDiff:
 _ABSOLUTE_PATH = re.compile(r"^/(?:[^/]+/)*")
 
 
-def config_diff(base: list[dict], head: list[dict], configs: dict[str, dict]) -> ConfigDiff:
+def config_diff(base: list[Row], head: list[Row], configs: dict[str, Config]) -> ConfigDiff:
     """The Inductor config of the first run of each side that recorded one, key by key.
     `configs`: config hash -> parsed config (`configs_of`)."""
     b, h = configs.get(first_config(base) or ""), configs.get(first_config(head) or "")
@@ -47,5 +51,5 @@ def config_diff(base: list[dict], head: list[dict], configs: dict[str, dict]) ->
     )
 
 
-def _setting(value):
+def _setting(value: object) -> object:
     return _ABSOLUTE_PATH.sub(".../", value) if isinstance(value, str) else value

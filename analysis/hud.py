@@ -4,12 +4,12 @@ summary HUD shows, judged by HUD's rules."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-
 
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.metrics import HARNESS
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.words import model_key
 
 
@@ -33,20 +33,20 @@ class HudRow:
     head_workloads: int | None
 
 
-def harness_rows(con, run_ids) -> list[dict]:
+def harness_rows(con: Reader, run_ids: Iterable[str]) -> list[Row]:
     """The harness rows that measured the runs or that they hold (compare/harness)."""
     ids = sorted(set(run_ids))
     return run_query(con, "compare/harness", runs=",".join(ids)) if ids else []
 
 
-def harness_numbers(con, runs: list[dict], rows: list[dict] | None = None) -> int:
+def harness_numbers(con: Reader, runs: list[Row], rows: list[Row] | None = None) -> int:
     """Each run's benchmark harness samples (accuracy, speedup, compilation latency, compression
     ratio: a list a metric, one value a harness row that measured it), set on its dict; how many runs
     have any. A side's samples are judged by each metric's one rule (regress.best)."""
     if not runs:
         return 0
     rows = harness_rows(con, [r["run_id"] for r in runs]) if rows is None else rows
-    by_run: dict[str, list[dict]] = defaultdict(list)
+    by_run: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         if row["linked_run_id"] is not None:
             by_run[row["linked_run_id"]].append(row)
@@ -61,28 +61,28 @@ def harness_numbers(con, runs: list[dict], rows: list[dict] | None = None) -> in
     return sum(1 for r in runs if r["run_id"] in by_run)
 
 
-def harness_set_pairs(rows_b: list[dict], rows_h: list[dict],
-                      compared: set[str]) -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
+def harness_set_pairs(rows_b: list[Row], rows_h: list[Row],
+                      compared: set[str]) -> tuple[dict[str, list[Row]], dict[str, list[Row]]]:
     """Harness rows no compiled workload measured (a run of harness results alone: a CI job's CSVs,
     a nightly's), as workloads of their own on each side: key -> its rows, each row a sample as a
     run's numbers are (harness_numbers), keyed by suite, backend, the harness's mode (performance or
     accuracy) and the model's workload (device, mode, dtype, variant: harness_rows.workload), less
     what the selectors compare; shown with the parts that tell a model's workloads apart."""
-    sides: list[dict[str, list[dict]]] = []
+    sides: list[dict[str, list[Row]]] = []
     for rows in (rows_b, rows_h):
-        groups: dict[str, list[dict]] = defaultdict(list)
+        groups: dict[str, list[Row]] = defaultdict(list)
         for row in rows:
-            parts = {k: row[k] for k in ("suite", "backend", "device", "mode", "dtype", "variant")}
-            parts["harness"] = row["kind"]
-            parts = {k: str(v) for k, v in parts.items() if v is not None and k not in compared}
+            found = {k: row[k] for k in ("suite", "backend", "device", "mode", "dtype", "variant")}
+            found["harness"] = row["kind"]
+            parts = {k: str(v) for k, v in found.items() if v is not None and k not in compared}
             key = model_key(row["model"], parts)
-            sample = {"run_id": row["holder_run_id"], "model": row["model"], "parts": parts}
+            sample: Row = {"run_id": row["holder_run_id"], "model": row["model"], "parts": parts}
             for m in HARNESS:
                 measured = m == "compilation_latency" or (m == "accuracy") == (row["kind"] == "accuracy")
                 sample[m] = [row[m]] if measured and row[m] is not None else None
             groups[key].append(sample)
         sides.append(groups)
-    values: dict[tuple[str, str], set] = defaultdict(set)
+    values: dict[tuple[str, str], set[str | None]] = defaultdict(set)
     firsts = [samples[0] for groups in sides for samples in groups.values()]
     keys = {k for s in firsts for k in s["parts"]}
     for s in firsts:
@@ -96,7 +96,7 @@ def harness_set_pairs(rows_b: list[dict], rows_h: list[dict],
     return sides[0], sides[1]
 
 
-def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str, regress.Rule],
+def hud_summary(con: Reader, base_runs: list[str], head_runs: list[str], rules: dict[str, regress.Rule],
                 compared: frozenset[str] | set[str] = frozenset(), model: str | None = None) -> list[HudRow]:
     """HUD's suite numbers of each side's runs (compare/hud_summary), paired by suite and what it ran
     in (less what the selectors compare: a device, a variant, a backend), each judged once, exactly,
@@ -105,7 +105,7 @@ def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str
     rows = run_query(con, "compare/hud_summary", base_runs=",".join(base_runs), head_runs=",".join(head_runs),
                      model=model)
     parts = [k for k in ("mode", "dtype", "backend", "device", "variant") if k not in compared]
-    sides: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    sides: dict[tuple[str | None, str], dict[str, Row]] = defaultdict(dict)
     for r in rows:
         key = (r["suite"], " ".join(f"{k}={r[k]}" for k in parts if r[k] is not None))
         sides[key][r["side"]] = r
@@ -127,7 +127,7 @@ def hud_summary(con, base_runs: list[str], head_runs: list[str], rules: dict[str
     return out
 
 
-def _stable(v):
+def _stable(v: float | None) -> float | None:
     """A mean or geomean to 12 significant digits: DuckDB's parallel aggregation may sum in another
     order from run to run, which moves the last bits, and the output must be the same every run."""
     return float(f"{v:.12g}") if isinstance(v, float) else v

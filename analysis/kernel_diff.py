@@ -12,7 +12,7 @@ import re
 from inductor_warehouse.analysis.kernel_match import (ADDED, CHANGED, META, REMOVED, RENAMED, SAME, STATUSES, KernelChange,
                                                        match_kernels)
 from inductor_warehouse.analysis.pairing import paired_groups, workload_text
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.selectors import SelectorError, parse_selector
 
 
@@ -85,7 +85,7 @@ class KernelDiff:
         return [i for i, k in enumerate(self.kernels) if k.meta_only]
 
 
-def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] | None = None,
+def kernel_diff(con: Reader, base: str, head: str, model: str, pair_on: tuple[str, ...] | None = None,
                 workload: str | None = None) -> KernelDiff:
     """Kernels of `model` matched across the sides by name and normalised source hash, then by
     structure (`match_kernels`).
@@ -105,7 +105,7 @@ def kernel_diff(con, base: str, head: str, model: str, pair_on: tuple[str, ...] 
         raise SelectorError(f"workload {workload!r} is not on both sides; those that are: {', '.join(common)}")
     key = workload or common[0]
     b, h = groups_b[key][0]["run_id"], groups_h[key][0]["run_id"]
-    notes = []
+    notes: list[str] = []
     if len(common) > 1 and workload is None:
         notes.append(f"{len(common)} workloads of {model} on both sides; diffing {workload_text(groups_b[key])}, "
                      f"also: {', '.join(workload_text(groups_b[k]) for k in common if k != key)} (narrow the selectors)")
@@ -133,7 +133,8 @@ _META_ARG = re.compile(r"\b(?:triton_meta|inductor_meta)\s*=\s*\{")
 def without_meta(source: str) -> str:
     """A kernel's source less its `triton_meta={...}` and `inductor_meta={...}` arguments (braces
     balanced), whitespace closed up: what the kernel computes."""
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     for m in _META_ARG.finditer(source):
         if m.start() < i:
             continue
@@ -149,7 +150,7 @@ def without_meta(source: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r",\s*(?=[,)])", "", "".join(out)))
 
 
-def mark_meta_only(con, kernels: list[KernelChange]) -> list[KernelChange]:
+def mark_meta_only(con: Reader, kernels: list[KernelChange]) -> list[KernelChange]:
     """Pairs whose sources differ only in metadata: `meta changed` (was changed), or renamed with
     meta_only set; their code diff is hidden unless asked for."""
     for k in kernels:
@@ -162,15 +163,15 @@ def mark_meta_only(con, kernels: list[KernelChange]) -> list[KernelChange]:
     return kernels
 
 
-def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange]:
+def _autotune_changes(base: list[Row], head: list[Row]) -> list[AutotuneChange]:
     """Winners matched by what was tuned (op, shapes, strides, dtypes; the nth such op). A winner
     changed when another choice won, or the same template with another config; choices are compared
     without their per-graph counter (triton_mm_12 and triton_mm_3 are one template)."""
-    def keyed(rows):
-        seen: Counter = Counter()
+    def keyed(rows: list[Row]) -> dict[tuple[str, str | None, str | None, str | None, int], Row]:
+        seen: Counter[tuple[str, str | None, str | None, str | None]] = Counter()
         out = {}
         for r in rows:
-            k = (r["op"], r["shapes"], r["strides"], r["dtypes"])
+            k: tuple[str, str | None, str | None, str | None] = (r["op"], r["shapes"], r["strides"], r["dtypes"])
             seen[k] += 1
             out[k + (seen[k],)] = r
         return out
@@ -185,19 +186,24 @@ def _autotune_changes(base: list[dict], head: list[dict]) -> list[AutotuneChange
             status = SAME
         else:
             status = CHANGED
-        out.append(AutotuneChange(status, k[0], k[1], k[3], b and b["choice"], b and b["config"], b and b["time_ms"],
-                                  h and h["choice"], h and h["config"], h and h["time_ms"]))
+        out.append(AutotuneChange(status, k[0], k[1], k[3], *_winner(b), *_winner(h)))
     order = {CHANGED: 0, ADDED: 1, REMOVED: 2, SAME: 3}
     return sorted(out, key=lambda c: order[c.status])
 
 
-def _fusion_changes(base: list[dict], head: list[dict]) -> tuple[list[FusionChange], list[str]]:
+def _winner(row: Row | None) -> tuple[str | None, str | None, float | None]:
+    """An autotune row's winning choice, its config and time; Nones for a side that did not tune the op."""
+    return (row["choice"], row["config"], row["time_ms"]) if row is not None else (None, None, None)
+
+
+def _fusion_changes(base: list[Row], head: list[Row]) -> tuple[list[FusionChange], list[str]]:
     """Split and merged fusion groups per graph (graphs paired by compile id and phase).
 
     Member names (op0, op1, ...) number the pre-fusion nodes, so they name the same node on both
     sides only when the pre-fusion graphs have the same length; other graphs are noted, not diffed."""
     graphs_b, graphs_h = _by_graph(base), _by_graph(head)
-    changes, notes = [], []
+    changes: list[FusionChange] = []
+    notes: list[str] = []
     for g in sorted(set(graphs_b) & set(graphs_h), key=str):
         gb, gh = graphs_b[g], graphs_h[g]
         nb, nh = gb[0]["pre_fusion_nodes"], gh[0]["pre_fusion_nodes"]
@@ -216,18 +222,19 @@ def _fusion_changes(base: list[dict], head: list[dict]) -> tuple[list[FusionChan
     return changes, notes
 
 
-def _by_graph(rows: list[dict]) -> dict[tuple, list[dict]]:
-    out = defaultdict(list)
+def _by_graph(rows: list[Row]) -> dict[tuple[str, str | None], list[Row]]:
+    out: defaultdict[tuple[str, str | None], list[Row]] = defaultdict(list)
     for r in rows:
         out[(r["compile_id"] or r["graph_id"], r["phase"])].append(r)
     return out
 
 
-def kernel_source(con, source_hash: str | None) -> str | None:
+def kernel_source(con: Reader, source_hash: str | None) -> str | None:
     if not source_hash:
         return None
     rows = run_query(con, "explore/kernel_source", source_hash=source_hash)
-    return rows[0]["source"] if rows else None
+    source: str | None = rows[0]["source"] if rows else None
+    return source
 
 
 def change_label(change: KernelChange) -> str:
@@ -235,7 +242,7 @@ def change_label(change: KernelChange) -> str:
     return f"{change.phase or '-'}: {change.base_kernel} -> {change.head_kernel}"
 
 
-def code_diff(con, change: KernelChange) -> str:
+def code_diff(con: Reader, change: KernelChange) -> str:
     """Unified diff of a changed kernel's normalised source, base to head."""
     a = kernel_source(con, change.base_hash) or ""
     b = kernel_source(con, change.head_hash) or ""

@@ -4,8 +4,10 @@ kernel renamed by a release still pairs with itself."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from inductor_warehouse.analysis.canned_rows import Row
 
 # unchanged: same name, same code; changed: same name, other code; meta changed: same name, code
 # differing only in its metadata (a Triton kernel's triton_meta / inductor_meta: kernel_diff tells);
@@ -56,19 +58,19 @@ def _op_words(signature: str) -> frozenset[str]:
     return frozenset(w for w in _FUSED_PREFIX.sub("", signature).split("_") if w and w not in _LAYOUT_WORDS)
 
 
-def _structure(a: dict, b: dict) -> tuple[float, str]:
+def _structure(a: Row, b: Row) -> tuple[float, str]:
     """How alike two kernels are (Jaccard similarity, by what): the best agreement of any description
     both have: the source nodes their lineage links them to, the source nodes or ATen ops their code
     names, the scheduler nodes their fusion groups hold (in graphs of as many nodes: node names number
     a graph's nodes), the op words of their fused names. Releases describe kernels differently (2.6's
     C++ kernels have neither lineage nor op words in `cpp_fused_0`), so no one description decides."""
     best = (0.0, "")
-    described = [(a.get(c) or (), b.get(c) or (), what) for c, what in (
+    described: list[tuple[Iterable[str], Iterable[str], str]] = [(a.get(c) or (), b.get(c) or (), what) for c, what in (
         ("lineage_nodes", "lineage"), ("source_nodes", "source nodes"), ("aten_ops", "ATen ops"),
         ("scheduler_nodes", "scheduler nodes"))]
     described.append((_op_words(a["signature"] or ""), _op_words(b["signature"] or ""), "op words"))
-    for x, y, what in described:
-        x, y = set(x), set(y)
+    for xs, ys, what in described:
+        x, y = set(xs), set(ys)
         if what == "scheduler nodes" and not {n.partition(":")[0] for n in x} & {n.partition(":")[0] for n in y}:
             continue
         if x and y and len(x & y) / len(x | y) > best[0]:
@@ -81,7 +83,7 @@ def _counter(name: str | None) -> int:
     return int(m.group(1)) if m else 0
 
 
-def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
+def match_kernels(base: list[Row], head: list[Row]) -> list[KernelChange]:
     """Kernels of two runs paired, most certain first: the same name and code (unchanged); the same
     code under another name (renamed); the same name (changed code); then, among the generated
     kernels of a phase still unpaired, the most alike by structure (`_structure`, at least
@@ -90,10 +92,11 @@ def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
     left, right = list(base), list(head)
     out: list[KernelChange] = []
 
-    def sig(k):
-        return k["signature"] or k["kernel_name"]
+    def sig(k: Row) -> str:
+        name: str = k["signature"] or k["kernel_name"]
+        return name
 
-    def pair(test, how):
+    def pair(test: Callable[[Row, Row], bool], how: str) -> None:
         for kb in list(left):
             for kh in right:
                 if test(kb, kh):
@@ -106,7 +109,7 @@ def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
 
     # the same phase first, then any: a kernel can move between graphs of a run
     for same_phase in (True, False):
-        def phase_ok(kb, kh, same_phase=same_phase):
+        def phase_ok(kb: Row, kh: Row, same_phase: bool = same_phase) -> bool:
             return not same_phase or kb["phase"] == kh["phase"]
         pair(lambda kb, kh: phase_ok(kb, kh) and sig(kb) == sig(kh) and kb["source_hash"] == kh["source_hash"], "name")
         pair(lambda kb, kh: phase_ok(kb, kh) and kb["source_hash"] is not None
@@ -124,7 +127,7 @@ def match_kernels(base: list[dict], head: list[dict]) -> list[KernelChange]:
                                       c.base_kernel or "", c.head_kernel or ""))
 
 
-def _alike(left: list[dict], right: list[dict]) -> list[tuple[dict, dict, str]]:
+def _alike(left: list[Row], right: list[Row]) -> list[tuple[Row, Row, str]]:
     """(base kernel, head kernel, how) of the generated kernels of a phase alike by structure (at
     least STRUCTURE_MIN), most alike first, then of one category, then of the nearest counters."""
     candidates = []
@@ -139,7 +142,7 @@ def _alike(left: list[dict], right: list[dict]) -> list[tuple[dict, dict, str]]:
     return [(kb, kh, how) for *_, kb, kh, how in sorted(candidates, key=lambda c: c[:3])]
 
 
-def _change(status: str, kb: dict | None, kh: dict | None, how: str) -> KernelChange:
+def _change(status: str, kb: Row | None, kh: Row | None, how: str) -> KernelChange:
     ref = kh or kb
     assert ref is not None, "a change has a kernel on one side at least"
     return KernelChange(

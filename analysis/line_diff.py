@@ -10,14 +10,17 @@ the kernel diff pairs with the other side's kernels of the line, marked so (`on_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import polars as pl
 
 from inductor_warehouse.analysis.kernel_diff import KernelDiff, code_diff, kernel_diff
 from inductor_warehouse.analysis.kernel_match import ADDED, REMOVED, KernelChange
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, run_query
 
 SPLIT, MERGED = "split", "merged"
+# a run's kernels, (phase, kernel name) -> the source nodes their lineage names
+KernelNodes: TypeAlias = dict[tuple[str | None, str | None], set[str]]
 
 
 @dataclass
@@ -50,7 +53,7 @@ def parse_location(text: str) -> tuple[str, int]:
     return file, int(line)
 
 
-def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_on=None,
+def line_diff(con: Reader, base: str, head: str, model: str, file: str, line: int, pair_on: tuple[str, ...] | None = None,
               diff: KernelDiff | None = None) -> LineDiff:
     """The kernels of `file:line` in the base and head runs of `model` (selectors as `compare`'s);
     `diff`: the kernel diff of those sides, when the caller has it already."""
@@ -61,7 +64,7 @@ def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_
     with_lineage = {run: _has_lineage(con, run) for run in (b, h)}
     nodes = {run: {(r["phase"], r["kernel_name"]): set(r["lineage_nodes"] or ()) for r in
                    run_query(con, "compare/kernels", run=run)} for run in (b, h)}
-    out: list = []
+    out: list[LineKernel] = []
     externs: dict[str, set[str]] = {"base": set(), "head": set()}
     for c in diff.kernels:
         in_b = (c.phase, c.base_kernel) in mine[b]
@@ -69,8 +72,8 @@ def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_
         if not (in_b or in_h):
             continue
         if not c.generated:  # extern call sites of one op share its name: they are counted, not paired
-            externs["base"].update([c.base_kernel] if in_b else [])  # type: ignore[list-item]
-            externs["head"].update([c.head_kernel] if in_h else [])  # type: ignore[list-item]
+            externs["base"].update([c.base_kernel] if in_b and c.base_kernel is not None else [])
+            externs["head"].update([c.head_kernel] if in_h and c.head_kernel is not None else [])
             continue
         on = "both" if in_b and in_h else "base" if in_b else "head"
         out.append(LineKernel(c, c.status, on,
@@ -93,11 +96,11 @@ def line_diff(con, base: str, head: str, model: str, file: str, line: int, pair_
     return LineDiff(file, line, model, b, h, out, code, notes, diff)
 
 
-def _has_lineage(con, run: str) -> bool:
+def _has_lineage(con: Reader, run: str) -> bool:
     return bool(run_query(con, "lineage/source_line_kernels", run=run))
 
 
-def _split_merged(kernels: list[LineKernel], base_nodes: dict, head_nodes: dict) -> None:
+def _split_merged(kernels: list[LineKernel], base_nodes: KernelNodes, head_nodes: KernelNodes) -> None:
     """An added head kernel of the line that shares source nodes with a paired head kernel of the
     line is part of a split (one base kernel became several); a removed base kernel sharing nodes
     with a paired base kernel, of a merge."""
@@ -114,7 +117,7 @@ def _split_merged(kernels: list[LineKernel], base_nodes: dict, head_nodes: dict)
                 k.status = MERGED
 
 
-def line_code_diffs(con, result: LineDiff) -> list[tuple[str, str]]:
+def line_code_diffs(con: Reader, result: LineDiff) -> list[tuple[str, str]]:
     """(label, unified diff) of each pair of the line whose code differs."""
     return [(f"{k.change.phase or '-'}: {k.change.base_kernel} -> {k.change.head_kernel}", code_diff(con, k.change))
             for k in result.kernels if k.change.code_changed]

@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.words import model_key
 
 
@@ -35,15 +35,21 @@ class MetricDelta:
     how: str = ""
 
     @property
-    def delta(self) -> float | None:
+    def numbers(self) -> tuple[float, float] | None:
+        """(base, head) where both are numbers: None for a missing side or texts."""
         if not isinstance(self.base, (int, float)) or not isinstance(self.head, (int, float)):
             return None
-        return self.head - self.base
+        return self.base, self.head
+
+    @property
+    def delta(self) -> float | None:
+        n = self.numbers
+        return None if n is None else n[1] - n[0]
 
     @property
     def pct(self) -> float | None:
-        d = self.delta
-        return None if d is None or not self.base else 100.0 * d / abs(self.base)  # type: ignore[arg-type]  # a delta: numbers
+        n = self.numbers
+        return None if n is None or not n[0] else 100.0 * (n[1] - n[0]) / abs(n[0])
 
 
 @dataclass
@@ -61,7 +67,7 @@ class Failure:
 @dataclass
 class ModelPair:
     model: str
-    config: dict  # the workload labels beyond the model that tell this pair from the others shown
+    config: dict[str, str]  # the workload labels beyond the model that tell this pair from the others shown
     base_runs: list[str]
     head_runs: list[str]
     metrics: dict[str, MetricDelta]
@@ -89,7 +95,7 @@ class SummaryRow:
     improvements: int
 
 
-def failures_of(con, runs: list[dict]) -> dict[str, list[Failure]]:
+def failures_of(con: Reader, runs: list[Row]) -> dict[str, list[Failure]]:
     """Run id -> its failures, for the runs that have any (compare/failures)."""
     out: dict[str, list[Failure]] = defaultdict(list)
     if not runs:
@@ -102,10 +108,10 @@ def failures_of(con, runs: list[dict]) -> dict[str, list[Failure]]:
     return out
 
 
-def _values(runs: list[dict], metric: str) -> list:
+def _values(runs: list[Row], metric: str) -> regress.Samples:
     """A side's samples of a metric: a value a run, or, for the harness's numbers, a value a harness
     row that measured the run (a list on the run)."""
-    out = []
+    out: list[float | str] = []  # a metric column's values: numbers, or the harness's accuracy texts
     for r in runs:
         v = r.get(metric)
         if v is not None:
@@ -113,12 +119,13 @@ def _values(runs: list[dict], metric: str) -> list:
     return [str(v) for v in out] if metric == "accuracy" else [float(v) for v in out]
 
 
-def _shown_value(rule: regress.Rule, values: list):
+def _shown_value(rule: regress.Rule, values: regress.Samples) -> float | str | None:
     """The value a side shows, by its metric's one rule (regress.side_value)."""
     return regress.side_value(rule, values)
 
 
-def judge_pair(workload: str, base: list[dict], head: list[dict], rules, failures: dict[str, list[Failure]]) -> ModelPair:
+def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str, regress.Rule],
+               failures: dict[str, list[Failure]]) -> ModelPair:
     metrics = {}
     temperatures = (_temperatures(base), _temperatures(head))
     for m in METRICS:
@@ -140,22 +147,24 @@ def judge_pair(workload: str, base: list[dict], head: list[dict], rules, failure
                      [r["run_id"] for r in head], metrics, workload, new, fixed)
 
 
-def _temperatures(runs: list[dict]) -> tuple[str, ...]:
+def _temperatures(runs: list[Row]) -> tuple[str, ...]:
     """How a side's runs met the caches: "compiled" (caches off, or cold: every graph compiled),
     "warm" (every lookup hit), "partial". Compile times compare only between sides of the same."""
-    kinds = {"off": "compiled", "cold": "compiled", None: "compiled"}
-    return tuple(sorted({kinds.get(r.get("cache_temperature"), r.get("cache_temperature")) for r in runs}))  # type: ignore[misc]
+    seen: set[str | None] = {r.get("cache_temperature") for r in runs}
+    return tuple(sorted({"compiled" if t is None or t in ("off", "cold") else t for t in seen}))
 
 
 def summary(pairs: list[ModelPair]) -> list[SummaryRow]:
     rows = []
     for m in METRICS:
         deltas = [p.metrics[m] for p in pairs if p.metrics[m].base is not None and p.metrics[m].head is not None]
-        ratios = [d.head / d.base for d in deltas if d.delta is not None and d.base > 0 and d.head > 0]  # type: ignore[operator]
+        # every side of a metric outside UNSUMMED is a number (only the harness's accuracy is a text)
+        numbers = [n for d in deltas if (n := d.numbers) is not None]
+        ratios = [h / b for b, h in numbers if b > 0 and h > 0]
         rows.append(SummaryRow(
             metric=m, models=len(deltas),
-            base_total=sum(d.base for d in deltas) if deltas and m not in UNSUMMED else None,  # type: ignore[misc]
-            head_total=sum(d.head for d in deltas) if deltas and m not in UNSUMMED else None,  # type: ignore[misc]
+            base_total=sum(b for b, _ in numbers) if deltas and m not in UNSUMMED else None,
+            head_total=sum(h for _, h in numbers) if deltas and m not in UNSUMMED else None,
             geomean_ratio=math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None,
             regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
             improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),

@@ -16,7 +16,11 @@ Lineage rows say which nodes a kernel came from; rows from stack traces (`torch_
 from __future__ import annotations
 
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import TypedDict
+
+from inductor_warehouse.analysis.canned_rows import Row
 
 NODE = re.compile(r'^\s*([A-Za-z_]\w*)\s*(?::\s*"[^"]*")?\s*=\s')
 FILE_COMMENT = re.compile(r"#\s*File:\s*(.+?):(\d+) in ([^,]+), code: (.*)$")
@@ -28,6 +32,13 @@ HANDLE_COMMENT = re.compile(r"\[Provenance debug handles\]\s+(\S+):(\d+)")
 WORD = re.compile(r"[A-Za-z_][\w.]*")
 # lineage rows whose model line is the kernel's own (a stack trace), not a node's
 LINE_SOURCES = ("torch_trace", "kernel_information", "spyre_provenance")
+
+
+class ModelLine(TypedDict):
+    """A model source line: its file, its number and its code, where something carries it."""
+    file: str
+    line: int
+    code: str | None
 
 
 @dataclass
@@ -46,10 +57,10 @@ class Provenance:
     # (pre-grad node, post-grad node, kernel) chains, None where a link is unknown
     links: list[tuple[str | None, str | None, str | None]]
     kernel_lines: dict[str, list[str]]  # kernel -> model lines its stack traces name
-    model: dict[str, dict]  # `file:line` -> {file, line, code}
+    model: dict[str, ModelLine]  # `file:line` -> {file, line, code}
     kernels: list[str]  # every kernel the lineage or the code names, code order first
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "panels": {p.kind: {"lines": p.lines, "items": p.items, "model": {str(k): v for k, v in p.model_lines.items()}}
                        for p in (self.pre, self.post, self.code)},
@@ -73,14 +84,11 @@ class Provenance:
         out[kind].add(name)
         for pre, post, kernel in self.links:
             if {"kernel": kernel, "post": post, "pre": pre}[kind] == name:
-                out["pre"].add(pre)  # type: ignore[arg-type]
-                out["post"].add(post)  # type: ignore[arg-type]
-                out["kernel"].add(kernel)  # type: ignore[arg-type]
+                for group, member in (("pre", pre), ("post", post), ("kernel", kernel)):
+                    if member is not None:  # a link's unknown end
+                        out[group].add(member)
         if kind == "pre":  # a pre-grad node's post-grad nodes, then the kernels they became
-            posts = out["post"] - {None}
-            out["kernel"] |= {k for _, p, k in self.links if p in posts}  # type: ignore[misc]
-        for group in out.values():
-            group.discard(None)
+            out["kernel"] |= {k for _, p, k in self.links if p in out["post"] and k is not None}
         out["line"] |= {ln for k in out["kernel"] for ln in self.kernel_lines.get(k, ())}
         for panel, names in ((self.pre, out["pre"]), (self.post, out["post"])):
             by_item = _by_item(panel)
@@ -92,10 +100,10 @@ def _by_item(panel: Panel) -> dict[str, set[str]]:
     return {name: {panel.model_lines[i] for i in lines if i in panel.model_lines} for name, lines in panel.items.items()}
 
 
-def graph_panel(kind: str, text: str | None) -> tuple[Panel, dict[str, dict]]:
+def graph_panel(kind: str, text: str | None) -> tuple[Panel, dict[str, ModelLine]]:
     """A graph's lines, its nodes' lines, and the model line above each node; with the model lines met."""
     panel = Panel(kind, (text or "").split("\n"))
-    model: dict[str, dict] = {}
+    model: dict[str, ModelLine] = {}
     current = None
     for i, line in enumerate(panel.lines, 1):
         stripped = line.strip()
@@ -163,7 +171,7 @@ def code_panel(text: str | None, kernels: dict[str, set[int | None]]) -> Panel:
     return panel
 
 
-def _kernel_named(word: str, kernels) -> str | None:
+def _kernel_named(word: str, kernels: Container[str]) -> str | None:
     """The kernel a dotted word of the code names: itself (`extern_kernels.mm`), or less its
     attributes (`triton_poi_fused_0.run`), or AOTInductor's `call_<kernel>` wrapper."""
     while True:
@@ -207,7 +215,7 @@ def sources_panel(sources: dict[str, str]) -> Panel:
     return panel
 
 
-def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str],
+def build(texts: dict[str, str], lineage: list[Row], kernel_names: list[str],
           kernel_sources: dict[str, str] | None = None) -> Provenance:
     """The viewer's model of a graph from its texts (graph_texts kind -> text), its lineage rows
     (source_node, post_grad_node, kernel_name, debug_handle, user_file, user_line, source) and the
@@ -217,8 +225,8 @@ def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str],
     post, more = graph_panel("post_grad_graph", texts.get("post_grad_graph"))
     for k, v in more.items():
         model.setdefault(k, v)
-    handles: dict[str, set] = {k: set() for k in kernel_names}
-    links = []
+    handles: dict[str, set[int | None]] = {k: set() for k in kernel_names}
+    links: list[tuple[str | None, str | None, str | None]] = []
     kernel_lines: dict[str, list[str]] = {}
     for r in lineage:
         kernel = r.get("kernel_name")
@@ -250,7 +258,7 @@ def build(texts: dict[str, str], lineage: list[dict], kernel_names: list[str],
                       list(dict.fromkeys([*kernel_names, *handles])))
 
 
-def _model_order(item) -> tuple:
+def _model_order(item: tuple[str, ModelLine]) -> tuple[str, int]:
     return item[1]["file"], item[1]["line"]
 
 

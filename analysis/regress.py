@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TypeAlias, cast
 
 REGRESSION, IMPROVEMENT, UNCHANGED = "regression", "improvement", "unchanged"
 WITHIN, INSUFFICIENT, NOT_GATED, MISSING = "within threshold", "insufficient data", "reported", "n/a"
@@ -32,6 +33,8 @@ MIN_SAMPLES_FOR_TEST = 4
 SIGNIFICANCE = 0.05
 # HUD's passing accuracies (torchci's compilerUtils.ts): anything else failed
 PASSING_ACCURACY = frozenset({"pass", "pass_due_to_skip", "eager_variation"})
+# a side's samples of a metric: texts for a status rule (the harness's accuracy), numbers for any other
+Samples: TypeAlias = "list[float] | list[str]"
 
 
 @dataclass(frozen=True)
@@ -97,13 +100,17 @@ def parse_thresholds(specs: tuple[str, ...] | list[str]) -> dict[str, Rule]:
     return rules
 
 
-def judge(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
+def judge(rule: Rule, base: Samples, head: Samples) -> tuple[str, str]:
     """(verdict, how): verdict is regression / improvement / unchanged / within threshold /
     insufficient data / reported / n/a; `how` says which test decided."""
     if not base or not head:
         return MISSING, ""
     if rule.status:
-        return _judge_status(rule, base, head)  # type: ignore[arg-type]  # a status rule's values are texts
+        return _judge_status(rule, cast("list[str]", base), cast("list[str]", head))
+    return _judge_numbers(rule, cast("list[float]", base), cast("list[float]", head))
+
+
+def _judge_numbers(rule: Rule, base: list[float], head: list[float]) -> tuple[str, str]:
     if rule.zero_fails and (0 in base) != (0 in head):
         if rule.threshold is None:
             return NOT_GATED, "exact"
@@ -131,7 +138,7 @@ def _judge_status(rule: Rule, base: list[str], head: list[str]) -> tuple[str, st
     return (IMPROVEMENT if h_ok else REGRESSION), "exact"
 
 
-def side_value(rule: Rule, values: list):
+def side_value(rule: Rule, values: Samples) -> float | str | None:
     """The one value a side's samples of a metric make, by the metric's rule, wherever it is shown
     (`iwh compare`, the HUD numbers of views/61_harness.sql's harness_models, `iwh changes`, the
     pages): a status is the worst of N (status); a measured time the min of N; a measured ratio the
@@ -140,10 +147,11 @@ def side_value(rule: Rule, values: list):
     if not values:
         return None
     if rule.status:
-        return status(values)
-    if rule.zero_fails and 0 in values:
+        return status(cast("list[str]", values))
+    numbers = cast("list[float]", values)
+    if rule.zero_fails and 0 in numbers:
         return 0.0
-    return best(rule, values) if rule.timing else representative(values)
+    return best(rule, numbers) if rule.timing else representative(numbers)
 
 
 def status(values: list[str]) -> str:

@@ -4,6 +4,8 @@ for a PR comment. Pure functions of the dataclasses of analysis/compare.py, metr
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import polars as pl
@@ -14,6 +16,9 @@ from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
 from inductor_warehouse.schema import output
 from inductor_warehouse.schema.words import plural
 
+if TYPE_CHECKING:
+    from inductor_warehouse.analysis.changes import SeriesReport
+
 COUNTS = tuple(m for m in STRUCTURAL if m not in RATES)
 
 BOTH_SIDES, BASE_ONLY, HEAD_ONLY = "compared", "base only", "head only"
@@ -23,7 +28,7 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
     """One row per workload: base, head, delta, % and verdict of every metric as plain cells."""
     rows = []
     for p in result.pairs:
-        row: dict = {"model": p.model, "config": _config(p.config), "workload": p.workload, "status": BOTH_SIDES,
+        row: dict[str, object] = {"model": p.model, "config": _config(p.config), "workload": p.workload, "status": BOTH_SIDES,
                      "base_runs": " ".join(p.base_runs), "head_runs": " ".join(p.head_runs)}
         for m, d in p.metrics.items():
             row |= {f"{m}_base": _num(m, d.base), f"{m}_head": _num(m, d.head), f"{m}_delta": _num(m, d.delta),
@@ -31,12 +36,12 @@ def wide_frame(result: CompareResult) -> pl.DataFrame:
         rows.append(row)
     for status, keys in ((BASE_ONLY, result.base_only), (HEAD_ONLY, result.head_only)):
         rows += [{"model": k, "status": status} for k in keys]
-    schema = {"model": pl.String, "config": pl.String, "workload": pl.String, "status": pl.String,
-              "base_runs": pl.String, "head_runs": pl.String}
+    schema: dict[str, type[pl.DataType]] = {"model": pl.String, "config": pl.String, "workload": pl.String,
+                                            "status": pl.String, "base_runs": pl.String, "head_runs": pl.String}
     for m in METRICS:
-        t = pl.String if m == "accuracy" else pl.Int64 if m in COUNTS else pl.Float64
-        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,  # type: ignore[dict-item]
-                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}  # type: ignore[dict-item]
+        t: type[pl.DataType] = pl.String if m == "accuracy" else pl.Int64 if m in COUNTS else pl.Float64
+        schema |= {f"{m}_base": t, f"{m}_head": t, f"{m}_delta": pl.Float64 if t == pl.String else t,
+                   f"{m}_pct": pl.Float64, f"{m}_verdict": pl.String}
     return pl.DataFrame(rows, schema=schema)
 
 
@@ -137,13 +142,14 @@ def triton_frame(diff: KernelDiff) -> pl.DataFrame:
                                       "shared_bytes": pl.String, "n_regs": pl.String, "code_changed": pl.Boolean})
 
 
-def _pair(base, head) -> str:
+def _pair(base: object, head: object) -> str:
     """`8 -> 4`, `1` when both sides agree, `?` for a side the artifacts do not say."""
     b, h = ("?" if v is None else str(v) for v in (base, head))
     return b if b == h else f"{b} -> {h}"
 
 
-def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list | None = None) -> dict:
+def to_dict(result: CompareResult, diff: KernelDiff | None = None,
+            codes: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     out = dataclasses.asdict(result)
     for pair, p in zip(out["pairs"], result.pairs, strict=True):
         for m, d in p.metrics.items():
@@ -155,7 +161,8 @@ def to_dict(result: CompareResult, diff: KernelDiff | None = None, codes: list |
     return out
 
 
-def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, codes: list | None = None) -> str:
+def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None,
+           codes: list[tuple[str, str]] | None = None) -> str:
     if fmt == "json":
         return orjson.dumps(to_dict(result, diff, codes), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
                             default=_jsonable).decode() + "\n"
@@ -164,8 +171,8 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
             return kernel_frame(diff, include_unchanged=True).write_csv()
         return wide_frame(result).write_csv()
     md = fmt == "markdown"
-    show = output.markdown if md else output.table
-    h = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
+    show: Callable[[pl.DataFrame], str] = output.markdown if md else output.table
+    h: Callable[[str], str] = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
     parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
              f"({result.headline()})\n"]
     if result.regressions:
@@ -191,7 +198,8 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None, code
     return "".join(parts)
 
 
-def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
+def _kernel_section(diff: KernelDiff, codes: list[tuple[str, str]] | None, md: bool,
+                    show: Callable[[pl.DataFrame], str], h: Callable[[str], str]) -> str:
     counts = diff.counts()
     externs = diff.counts(generated_only=False)
     recoded = sum(1 for i in diff.code_changes if diff.kernels[i].status == "renamed" and diff.kernels[i].generated)
@@ -217,14 +225,14 @@ def _kernel_section(diff: KernelDiff, codes, md: bool, show, h) -> str:
     return "".join(parts)
 
 
-def _jsonable(v):
+def _jsonable(v: object) -> list[Any]:
     """Sets and frozensets as sorted lists: the same JSON every run."""
     if isinstance(v, (set, frozenset)):
         return sorted(v)
     raise TypeError(type(v).__name__)
 
 
-def _num(metric: str, v: float | str | None):
+def _num(metric: str, v: float | str | None) -> float | str | None:
     return None if v is None else (int(v) if metric in COUNTS else v)
 
 
@@ -249,15 +257,15 @@ def percent(v: float | None) -> str | None:
     return "0%" if round(v, 1) == 0 else f"{v:+.1f}%".replace(".0%", "%")
 
 
-def _config(config: dict) -> str:
+def _config(config: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(config.items()))
 
 
-def _round(v, n):
+def _round(v: float | None, n: int) -> float | None:
     return None if v is None else round(v, n)
 
 
-def changes_frame(report, top: int | None = None, table: bool = False) -> pl.DataFrame:
+def changes_frame(report: SeriesReport, top: int | None = None, table: bool = False) -> pl.DataFrame:
     """`iwh changes`: one row per metric that changed at a change point, biggest effect first
     (SeriesReport.ranked); the first `top` rows (all with None). `commits`: the torch commits between
     the two builds, and for scripts (table False) GitHub's compare URL of them."""
@@ -274,6 +282,6 @@ def changes_frame(report, top: int | None = None, table: bool = False) -> pl.Dat
     return frame.drop("compare_url") if table else frame  # a table names the range; its URL goes below it
 
 
-def _value(v) -> str | None:
+def _value(v: float | str | None) -> str | None:
     return None if v is None else (f"{v:.4g}" if isinstance(v, float) and not v.is_integer() else str(int(v))
                                    if isinstance(v, float) else str(v))

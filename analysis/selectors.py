@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.analysis.canned_rows import Reader, Row, connection, run_query
 
 
 # selector words that name a run column; any other key is a label
@@ -25,8 +25,8 @@ class SelectorError(ValueError):
 @dataclass(frozen=True)
 class Selector:
     text: str
-    params: dict
-    labels: dict
+    params: dict[str, str]  # run columns (COLUMN_KEYS' values) -> value
+    labels: dict[str, str]
 
     @property
     def keys(self) -> set[str]:
@@ -35,7 +35,8 @@ class Selector:
 
 def parse_selector(text: str) -> Selector:
     """`compiler=2.13.0+cpu`, `variant=default`, `mode=train,dtype=fp32`, a run id, or a mix."""
-    params, labels = {}, {}
+    params: dict[str, str] = {}
+    labels: dict[str, str] = {}
     for part in (p.strip() for p in text.split(",")):
         if not part:
             continue
@@ -65,7 +66,8 @@ def same_selection(a: str, b: str) -> bool:
     return (sa.params, sa.labels) == (sb.params, sb.labels)
 
 
-def select_runs(con, selector: Selector, model: str | None = None, pair_on: tuple[str, ...] | None = None) -> list[dict]:
+def select_runs(con: Reader, selector: Selector, model: str | None = None,
+                pair_on: tuple[str, ...] | None = None) -> list[Row]:
     """The runs a selector picks, with their metrics and `workload` over the `pair_on` labels
     (None: the workload labels of views/12_workloads.sql)."""
     params = dict(selector.params)
@@ -81,23 +83,22 @@ def select_runs(con, selector: Selector, model: str | None = None, pair_on: tupl
     return rows
 
 
-def workload_labels(con) -> tuple[str, ...]:
+def workload_labels(con: Reader) -> tuple[str, ...]:
     """The labels that name a workload (views/12_workloads.sql's workload_labels())."""
-    con = getattr(con, "con", con)
-    return tuple(r[0] for r in con.execute("SELECT unnest(workload_labels())").fetchall())
+    return tuple(r[0] for r in connection(con).execute("SELECT unnest(workload_labels())").fetchall())
 
 
-def nearest_values(con, sel: Selector, model: str | None) -> str:
+def nearest_values(con: Reader, sel: Selector, model: str | None) -> str:
     """Why a selector picks nothing, in the values that do exist: for each part that matches no run
     on its own, the existing values nearest to it; when every part matches alone, that only their
     combination is empty."""
-    by_key = defaultdict(list)
+    by_key: defaultdict[str, list[str]] = defaultdict(list)
     for r in run_query(con, "compare/selector_values"):
         by_key[r["key"]].append(r["value"])
     parts = [(k, v) for k, v in sel.params.items() if k != "run"] + list(sel.labels.items())
     if model is not None:
         parts.append(("model", model))
-    hints = []
+    hints: list[str] = []
     for key, value in parts:
         one = Selector(f"{key}={value}", {key: value} if key in COLUMN_KEYS.values() else {},
                        {} if key in COLUMN_KEYS.values() else {key: value})
@@ -124,7 +125,7 @@ def _nearest_versions(wanted: str, known: list[str], n: int = 5) -> list[str]:
 
     want = parts(wanted)
 
-    def distance(v: str) -> tuple:
+    def distance(v: str) -> tuple[int, int, str]:
         have = parts(v)
         common = next((i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b), min(len(want), len(have)))
         gap = abs(want[common] - have[common]) if common < min(len(want), len(have)) else 0

@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
 
 QUERIES = Path(__file__).parent / "queries"
 PARAM_RE = re.compile(r"^--\s*@param\s+(\w+)\s+(\w+)(?:\s+default=(\S+))?\s*(.*)$")
@@ -120,7 +124,7 @@ def get(name: str) -> Query:
     raise QueryError(f"no canned query {name!r}; `iwh queries` lists them")
 
 
-def run(con, name: str, params: dict | None = None):
+def run(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     """Run the canned query `name` on a DuckDB connection with `params` (one not given is NULL or its
     default) and return the connection, its result ready to fetch (`.fetchall()`, `.pl()`, `.df()`):
     the one way the API, analysis, the CLI and the dashboards run a canned query."""

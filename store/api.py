@@ -16,13 +16,14 @@ that a writer waits for: close it (or use `with`) when done.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 import polars as pl
 
 from inductor_warehouse.schema import queries
 from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded, run_typed
+from inductor_warehouse.store.connection import Params
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.opening import connect
 
@@ -50,14 +51,14 @@ class Warehouse:
     def path(self) -> str:
         return self.location.printable
 
-    def sql(self, text: str, params: dict | list | None = None, timeout: float | None = None) -> pl.DataFrame:
+    def sql(self, text: str, params: Params | None = None, timeout: float | None = None) -> pl.DataFrame:
         """Ad hoc SQL: one read statement, stopped after `timeout` seconds (None: the Warehouse's,
         else IWH_QUERY_TIMEOUT or 60; 0: no limit)."""
         statement = check_read_statement(text)
         return self._bounded(lambda con: run_typed(con, statement, lambda sql: frame(con, sql, params),
                                                    self._seconds(timeout), params))
 
-    def query(self, name: str, **params) -> pl.DataFrame:
+    def query(self, name: str, **params: Any) -> pl.DataFrame:
         """The canned query `name` with `params`, bounded as `sql` is (by the Warehouse's timeout)."""
         return self._bounded(lambda con: run_bounded(con, lambda: queries.run(con, name, params).pl(), self.timeout))
 
@@ -82,14 +83,14 @@ class Warehouse:
             self._con.close()
             self._con = None
 
-    def __enter__(self):
+    def __enter__(self) -> Warehouse:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None) -> pl.DataFrame:
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Params | None = None) -> pl.DataFrame:
     """Run one statement and return its result as a Polars frame (through Arrow, no copies)."""
     rel = con.sql(sql, params=params or None)
     return rel.pl() if rel is not None else pl.DataFrame()

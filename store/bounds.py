@@ -23,7 +23,7 @@ import duckdb
 
 from inductor_warehouse.schema.bound_plan import check_bound_plan
 from inductor_warehouse.schema.readonly import QueryRefused, ReadStatement, check_read_statement
-from inductor_warehouse.store.connection import one_row, quiet, sql_literal
+from inductor_warehouse.store.connection import Config, Params, one_row, quiet, sql_literal
 from inductor_warehouse.store.lake import LAKE
 
 __all__ = ["QueryRefused", "ReadStatement", "Stuck", "check_read_statement", "let_go", "query_seconds", "read_memory",
@@ -34,9 +34,9 @@ DEFAULT_MEMORY = "4GB"
 # a reader's connection, from its start: no extension loaded that this code did not load, no Python
 # variable read as a table (DuckDB scans a caller's data frames by name), no secret of the user's
 # DuckDB (persistent secrets in ~/.duckdb) loaded, and none shown unredacted
-READER_CONFIG = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
-                 "allow_community_extensions": False, "python_enable_replacements": False,
-                 "allow_persistent_secrets": False, "allow_unredacted_secrets": False}
+READER_CONFIG: Config = {"autoload_known_extensions": False, "autoinstall_known_extensions": False,
+                         "allow_community_extensions": False, "python_enable_replacements": False,
+                         "allow_persistent_secrets": False, "allow_unredacted_secrets": False}
 INTERRUPT_GRACE_S = 1.0  # how long an interrupted statement has to stop before its connection is let go
 T = TypeVar("T")
 
@@ -57,12 +57,12 @@ class Stuck(QueryRefused):
 
 
 def run_typed(con: duckdb.DuckDBPyConnection, statement: ReadStatement, work: Callable[[str], T],
-              seconds: float | None = None, params: dict | list | None = None) -> T:
+              seconds: float | None = None, params: Params | None = None) -> T:
     """`work(text)`, which runs the text of a statement someone typed (check_read_statement let it
     through) with `params`, once DuckDB's binder on `con` says what it reads (check_bound_plan); both
     within the time limit, as binding a lake's statement asks its catalog."""
     def checked() -> T:
-        (database,) = con.execute("SELECT current_database()").fetchone()  # type: ignore[misc]
+        (database,) = one_row(con, "SELECT current_database()")
         check_bound_plan(con, statement.text, database, params)
         return work(statement.text)
 
@@ -76,13 +76,14 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: 
     seconds = query_seconds() if seconds is None else seconds
     if seconds <= 0:
         return _translated(work, seconds)
-    done: dict = {}
+    done: dict[str, T] = {}
+    failed: list[BaseException] = []
 
     def run() -> None:
         try:
             done["value"] = _translated(work, seconds)
         except BaseException as e:
-            done["error"] = e
+            failed.append(e)
 
     thread = threading.Thread(target=run, name="iwh-query", daemon=True)
     thread.start()
@@ -93,8 +94,8 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: 
     if thread.is_alive():
         raise Stuck(f"the query was stopped after {seconds:g} s (the limit: IWH_QUERY_TIMEOUT or --timeout) while it "
                     "waited on a server that does not answer (the lake's catalog or storage)")
-    if "error" in done:
-        raise done["error"]
+    if failed:
+        raise failed[0]
     return done["value"]
 
 
@@ -123,7 +124,7 @@ def let_go(close: Callable[[], object]) -> None:
     threading.Thread(target=close, name="iwh-let-go", daemon=True).start()
 
 
-def reader_config(lake: bool, memory: str | None = None) -> dict:
+def reader_config(lake: bool, memory: str | None = None) -> Config:
     """A locked-down reader's settings when it connects. A file's settings are the database's, shared
     by every connection of this process to it, so they are given when it is opened; a lake's data
     paths are known only after the ATTACH (lock_down_lake)."""

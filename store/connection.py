@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import duckdb
+
+# a connection's settings, as duckdb.connect takes them
+Config: TypeAlias = dict[str, str | bool | int | float | list[str]]
+# the values bound to a statement's `?` or `$name` parameters: whatever DuckDB binds (numbers, text,
+# lists, NULL), so any value
+Params: TypeAlias = dict[str, Any] | list[Any]
 
 
 def quiet(con: duckdb.DuckDBPyConnection) -> None:

@@ -8,6 +8,7 @@ may act as another: `ALTER ROLE ... SET role`), and says which GRANT lets it (do
 from __future__ import annotations
 
 import re
+from typing import TypedDict
 
 from inductor_warehouse.store.location import Location, conninfo
 
@@ -16,6 +17,14 @@ _DENIED = re.compile(r"permission denied for (?P<what>table|schema|database|sequ
 _VERBS = {"INSERT INTO": "INSERT", "UPDATE": "UPDATE", "DELETE FROM": "DELETE"}
 WRITE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
 CONNECT_TIMEOUT_S = 10
+
+
+class _Facts(TypedDict, total=False):
+    """What the catalog said about the refused role; a key it could not be asked is absent."""
+    role: str
+    database: str
+    owner: str | None
+    missing: set[str]
 
 
 def permission_problem(loc: Location, e: BaseException, write: bool) -> str | None:
@@ -55,7 +64,7 @@ def _privilege(before: str, table: str) -> str:
     return found or "SELECT"
 
 
-def _ask(loc: Location, table: str | None, wanted: tuple[str, ...]) -> dict:
+def _ask(loc: Location, table: str | None, wanted: tuple[str, ...]) -> _Facts:
     """The role the catalog's session acts as, its database, the owner of `table` (or of the lake's
     tables) and which of the `wanted` privileges the role lacks on them; what cannot be asked is left out."""
     try:
@@ -63,7 +72,9 @@ def _ask(loc: Location, table: str | None, wanted: tuple[str, ...]) -> dict:
 
         with psycopg.connect(conninfo(loc.catalog[len("postgres:"):]), connect_timeout=CONNECT_TIMEOUT_S,
                              autocommit=True) as pg:
-            role, database = pg.execute("SELECT current_user, current_database()").fetchone()  # type: ignore[misc]
+            row = pg.execute("SELECT current_user, current_database()").fetchone()
+            assert row is not None, "a SELECT without FROM returns one row"
+            role, database = row
             rows = pg.execute(
                 "SELECT c.relname, pg_get_userbyid(c.relowner), "
                 + ", ".join(f"has_table_privilege(c.oid, '{p}')" for p in WRITE_PRIVILEGES)

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import os
 import uuid
+from typing import TYPE_CHECKING
 
 import duckdb
 
-from inductor_warehouse.store.connection import quiet, sql_literal
+from inductor_warehouse.store.connection import Config, quiet, sql_literal
 from inductor_warehouse.store.errors import WarehouseError, first_line
 from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.extensions import extension_directory, has_extension, load_s3, need_extra
 from inductor_warehouse.store.location import LAKE_PREFIX, Location, conninfo, redact, split_password
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
 
 LAKE = "wh"  # the alias a lake is attached under; `USE wh` makes its tables the unqualified ones
 # the lake's id: a key of DuckLake's own ducklake_metadata (which keeps keys it does not know, and
@@ -21,7 +26,7 @@ LAKE_ID_KEY = "iwh_lake_id"
 CONNECT_TIMEOUT_S = 10  # libpq waits for a catalog server that does not answer forever, unless told
 
 
-def open_lake(loc: Location, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
+def open_lake(loc: Location, read_only: bool, config: Config | None = None) -> duckdb.DuckDBPyConnection:
     need_lake_extras(loc)
     con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
                                              "autoinstall_known_extensions": False, **(config or {})})
@@ -110,7 +115,7 @@ def need_lake_extras(loc: Location) -> None:
         need_extra("s3", "a lake's s3:// data", ("duckdb_extension_httpfs",))
 
 
-def read_lake_id(pg) -> str | None:
+def read_lake_id(pg: psycopg.Connection[TupleRow]) -> str | None:
     """The lake's id in its PostgreSQL catalog (a psycopg connection); "" for a lake without one,
     None where the database holds no lake."""
     import psycopg
@@ -122,7 +127,7 @@ def read_lake_id(pg) -> str | None:
     return row[0] if row else ""
 
 
-def make_lake_id(pg, loc: Location) -> str:
+def make_lake_id(pg: psycopg.Connection[TupleRow], loc: Location) -> str:
     """Give the lake at `loc` its id, making the lake first where the database holds none (DuckLake
     makes its catalog when attached); only under the lock that keeps makers apart (LakeLock)."""
     if read_lake_id(pg) is None:

@@ -79,7 +79,7 @@ class Location:
         return self.printable
 
 
-def locate(text: str | os.PathLike | Location | None = None, data_path: str | None = None) -> Location:
+def locate(text: str | os.PathLike[str] | Location | None = None, data_path: str | None = None) -> Location:
     """The location `text` names, else `$IWH_DB`, else ./warehouse.duckdb."""
     if isinstance(text, Location):
         return text if data_path is None else Location(text.text, data_path)
@@ -95,7 +95,7 @@ def redact(text: str) -> str:
     return _URI_PASSWORD.sub(r"\1***\2", _PASSWORD.sub(_masked, text))
 
 
-def _masked(m: re.Match) -> str:
+def _masked(m: re.Match[str]) -> str:
     value, rest = m["value"], ""
     if not value.startswith("'"):
         ends = [e.start() for e in (_QUOTE_CLOSED.search(value), re.search(r"[&#]", value) if m["lead"] else None) if e]

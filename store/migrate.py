@@ -21,7 +21,7 @@ from inductor_warehouse.store.rollups import fill_missing
 
 
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
-    return one_row(con, "SELECT type FROM duckdb_databases() WHERE database_name = current_database()")[0] == "ducklake"
+    return bool(one_row(con, "SELECT type FROM duckdb_databases() WHERE database_name = current_database()")[0] == "ducklake")
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:

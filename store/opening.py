@@ -21,7 +21,7 @@ from inductor_warehouse.store.migrate import check_current, migrate
 from inductor_warehouse.store.protocol import Kept, open_file
 
 
-def connect(location: str | os.PathLike | Location | None = None, *, read_only: bool = False,
+def connect(location: str | os.PathLike[str] | Location | None = None, *, read_only: bool = False,
             wait: float | None = None, lockdown: bool = False, migrate_schema: bool = True,
             keep_open: bool = False, memory: str | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse at `location`: read-only, or for writing (created and migrated, its rollups

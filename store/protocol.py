@@ -42,17 +42,21 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import duckdb
 
-from inductor_warehouse.store.connection import quiet
+from inductor_warehouse.store.connection import Config, quiet
 from inductor_warehouse.store.errors import (SettingsConflict, WarehouseError, WarehouseLocked, WarehouseUnreadable,
                                              classify, holder, unreadable)
 from inductor_warehouse.store.file import check_whole, create_file, stamp_new
 from inductor_warehouse.store.lake import make_lake_id, read_lake_id, with_connect_timeout
 from inductor_warehouse.store.location import Location, conninfo, redact
 from inductor_warehouse.store.waits import Waiting, flock, intent_file, retry, someone_waits
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
 
 READ_WAIT_S = 60.0    # how long a reader waits for a file a writer is committing to
 WRITE_WAIT_S = 600.0  # how long a writer waits for another writer (or a long read) to finish
@@ -62,7 +66,7 @@ KEEP_S = float(os.environ.get("IWH_KEEP_OPEN_S", "30"))  # how long a kept reade
 HELD_CHECKPOINT_THRESHOLD = "1GB"  # a held file's WAL grows to this before DuckDB checkpoints it itself
 
 
-def open_file(loc: Location, read_only: bool, wait: float | None, config: dict) -> duckdb.DuckDBPyConnection:
+def open_file(loc: Location, read_only: bool, wait: float | None, config: Config) -> duckdb.DuckDBPyConnection:
     """The file warehouse at `loc` open (made first for a writer), once its lock is free."""
     created = not read_only and not os.path.exists(loc.path) and create_file(loc)
     wait = wait if wait is not None else READ_WAIT_S if read_only else WRITE_WAIT_S
@@ -92,7 +96,7 @@ def _let_waiting_writer_first(loc: Location, deadline: float, waiting: Waiting) 
         fh.close()  # only waited for the writer: readers do not hold writers back with it
 
 
-def _connect(loc: Location, read_only: bool, wait: float, config: dict, deadline: float,
+def _connect(loc: Location, read_only: bool, wait: float, config: Config, deadline: float,
              waiting: Waiting) -> duckdb.DuckDBPyConnection:
     locked: list[duckdb.Error] = []  # the last lock error: it names who holds the file
 
@@ -138,7 +142,7 @@ class Kept:
         threading.Thread(target=self._watch, name="iwh-kept-reader", daemon=True).start()
 
     @classmethod
-    def hold(cls, loc: Location, config: dict) -> None:
+    def hold(cls, loc: Location, config: Config) -> None:
         with cls._guard:
             kept = cls._all.get(loc.path)
             if kept is not None:
@@ -223,7 +227,7 @@ class HeldFile:
         if self.con is None or (self._watcher is not None and self._watcher.is_alive()):
             return
 
-        def watch():
+        def watch() -> None:
             while True:
                 time.sleep(WATCH_S)
                 with self.busy:
@@ -248,10 +252,10 @@ class LakeLock:
     def __init__(self, loc: Location, wait: float):
         self.loc, self.wait = loc, wait
         self.key: int | None = None
-        self._pg: Any = None  # a psycopg connection to the catalog's database
+        self._pg: psycopg.Connection[TupleRow] | None = None  # a connection to the catalog's database
         self._file: TextIO | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> LakeLock:
         deadline = time.monotonic() + self.wait
         if not self.loc.catalog.startswith("postgres:"):
             self._wait_for(self._try_file, deadline)
@@ -271,7 +275,7 @@ class LakeLock:
               lambda: WarehouseLocked(f"another writer held {self.loc.printable} for {self.wait:.0f} s; "
                                       "try again, or wait longer with --wait"))
 
-    def _session(self):
+    def _session(self) -> psycopg.Connection[TupleRow]:
         if self._pg is None:
             import psycopg
 
@@ -283,7 +287,9 @@ class LakeLock:
         return self._pg
 
     def _try_advisory(self, key: int) -> bool:
-        return bool(self._session().execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0])
+        row = self._session().execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()
+        assert row is not None, "a SELECT without FROM returns one row"
+        return bool(row[0])
 
     def _lake_id(self, deadline: float) -> str:
         """The lake's id, given to it by the first writer that finds none (the lake's maker, or the
@@ -309,7 +315,7 @@ class LakeLock:
         except BlockingIOError:
             return False
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self._pg is not None:
             self._pg.execute("SELECT pg_advisory_unlock(%s)", [self.key])
         elif self._file is not None:

@@ -8,10 +8,10 @@ warehouse or nothing, and its `_migrations` equal the source's.
 
 from __future__ import annotations
 
-
+import duckdb
 
 from inductor_warehouse.schema.ddl import current_tables
-from inductor_warehouse.store.connection import sql_literal, transaction
+from inductor_warehouse.store.connection import one_row, sql_literal, transaction
 from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.extensions import extension_directory
 from inductor_warehouse.store.lake import attach_lake, need_lake_extras
@@ -31,22 +31,22 @@ def copy_warehouse(source: str | Location, dest: str | Location, wait: float | N
     # the migrations and the views' digest are the destination's own, written when it was made
     tables = [name for name, _ in current_tables() if name not in ("_migrations", "_views")]
     with Writer(dst, wait=wait) as writer, writer.session() as con:
-        runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+        runs = one_row(con, "SELECT count(*) FROM runs")[0]
         if runs:
             raise WarehouseError(f"{dst.printable} already holds {runs} runs: copy into a new, empty warehouse")
         _attach_source(con, src)
         try:
-            copied = {}
+            copied: dict[str, int] = {}
             with transaction(con):
                 for table in tables:
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {SOURCE}.{table}")
-                    copied[table] = con.execute(f"SELECT count(*) FROM {SOURCE}.{table}").fetchone()[0]
+                    copied[table] = one_row(con, f"SELECT count(*) FROM {SOURCE}.{table}")[0]
         finally:
             con.execute(f"DETACH {SOURCE}")
     return copied
 
 
-def _attach_source(con, src: Location) -> None:
+def _attach_source(con: duckdb.DuckDBPyConnection, src: Location) -> None:
     if not src.is_lake:
         con.execute(f"ATTACH {sql_literal(src.path)} AS {SOURCE} (READ_ONLY)")
         return

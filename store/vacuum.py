@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+import duckdb
 
 from inductor_warehouse.store.connection import sql_literal
 from inductor_warehouse.store.lake import LAKE
@@ -49,5 +50,5 @@ def vacuum(location: str | Location, *, keep_days: float, dry_run: bool, wait: f
     return out
 
 
-def _paths(con, call: str) -> list[str]:
+def _paths(con: duckdb.DuckDBPyConnection, call: str) -> list[str]:
     return sorted(path for (path,) in con.execute(f"SELECT path FROM {call}").fetchall())

@@ -41,10 +41,10 @@ class Waiting:
             except OSError:
                 self.fh = None  # a read-only folder: nothing to coordinate with
 
-    def __enter__(self):
+    def __enter__(self) -> Waiting:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self.fh is not None:
             self.fh.close()
             self.fh = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 
 import duckdb
 
@@ -20,7 +21,7 @@ class Writer:
     """Write sessions on one warehouse; a session waits at most `wait` seconds for the write lock.
     The first session brings the warehouse up to date (`migrate`: its rollups whole too)."""
 
-    def __init__(self, location: str | os.PathLike | Location | None = None, *, wait: float | None = None):
+    def __init__(self, location: str | os.PathLike[str] | Location | None = None, *, wait: float | None = None):
         self.location = locate(location)
         self.wait = wait = WRITE_WAIT_S if wait is None else wait  # 0: fail at once, never wait
         if self.location.is_lake:
@@ -36,7 +37,7 @@ class Writer:
         return self.location.is_lake
 
     @contextlib.contextmanager
-    def session(self):
+    def session(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A connection holding the write lock; a failure of the warehouse itself (a full disk, a
         lost catalog) leaves it as a WarehouseError that says what happened to what."""
         try:
@@ -46,7 +47,7 @@ class Writer:
             raise write_failure(self.location, e) from e
 
     @contextlib.contextmanager
-    def _session(self):
+    def _session(self) -> Iterator[duckdb.DuckDBPyConnection]:
         if self._file is not None:
             with self._file.busy:
                 con = self._file.hold()
@@ -85,8 +86,8 @@ class Writer:
         if self._lock is not None:
             self._lock.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Writer:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
