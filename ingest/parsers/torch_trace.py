@@ -104,6 +104,8 @@ class TraceState:
         name = None
         if kind in NAMED_KINDS:
             name = meta.get("name") if isinstance(meta, dict) else None
+            if isinstance(name, (list, dict)):  # no dict key: counted by its text, as trace_records names it
+                name = str(name)
             named = (kind, name)
             self.named[named] = self.named.get(named, 0) + 1
         key = (kind, name)

@@ -90,12 +90,22 @@ class ChromiumSpans:
         cid = normalise_torch_compile_id(args.get("compile_id")) if isinstance(args, dict) else None
         thread = (event.get("pid"), event.get("tid"))
         key = (name, *thread)
+        # a pid or tid that is no JSON scalar is no dict key: the event is unusable (a try costs
+        # nothing until it fails; a check would cost every event)
         if ph == "B":
-            names = self.threads.setdefault(thread, [])
+            try:
+                names = self.threads.setdefault(thread, [])
+            except TypeError:
+                self.counters["chromium_event_unusable"] += 1
+                return
             self.open.setdefault(key, []).append((ts, cid or envelope_compile_id, names[-1] if names else None))
             names.append(name)
         elif ph == "E":
-            stack = self.open.get(key)
+            try:
+                stack = self.open.get(key)
+            except TypeError:
+                self.counters["chromium_event_unusable"] += 1
+                return
             if not stack:
                 self.counters["chromium_end_without_begin"] += 1
                 return
@@ -109,7 +119,11 @@ class ChromiumSpans:
         elif ph == "i" and self.noted is not None and name == "automatic_dynamic":
             self.noted(event, cid or envelope_compile_id)
         elif ph == "X" and isinstance(event.get("dur"), (int, float)):
-            names = self.threads.get(thread)  # type: ignore[assignment]
+            try:
+                names = self.threads.get(thread)  # type: ignore[assignment]
+            except TypeError:
+                self.counters["chromium_event_unusable"] += 1
+                return
             self._total(cid or envelope_compile_id, name, event["dur"], names[-1] if names else None)
         else:
             self.counters[f"chromium_ph:{ph}"] += 1

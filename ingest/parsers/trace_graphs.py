@@ -70,7 +70,7 @@ def read_graph_dump(graphs: Graphs, lineno, meta, cid, data):
     one `inductor_aot_code` (2.4 to 2.6); the wrapper and kernels together are one graph, as the
     debug tree's output_code.cpp is."""
     name = meta.get("name") if isinstance(meta, dict) else None
-    if name not in AOTI_CODE_NAMES:
+    if not isinstance(name, str) or name not in AOTI_CODE_NAMES:
         graphs.log.parsed.counters[f"graph_dump:{name}"] += 1
         return
     if AOTI_CODE in graphs.known_graphs:

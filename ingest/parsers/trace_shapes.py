@@ -67,7 +67,10 @@ def user_frame(stack, strings: dict) -> tuple[str | None, int | None, str | None
     if not isinstance(stack, list) or not stack:
         return None, None, None
     frames = [f for f in stack if isinstance(f, dict)]
-    named = [(strings.get(f.get("filename"), f.get("filename")), f) for f in frames]
+    named = []
+    for f in frames:
+        filename = f.get("filename")  # an index into the `str` records, or (older logs) the name itself
+        named.append((strings.get(filename, filename) if isinstance(filename, int) else filename, f))
     user = [(name, f) for name, f in named if isinstance(name, str) and not any(p in name for p in LIBRARY_PARTS)]
     if not (user or named):
         return None, None, None
