@@ -426,3 +426,56 @@ def test_payloads_with_tabs_inside_their_lines_verify_and_keep_them():
     assert parsed.counters["md5_verified"] == _count(_headers(DYNAMIC_213), '"has_payload": ')
     guards = [g["text"] for g in parsed.rows["guards"] if g.get("text")]
     assert guards and all("\t" in g for g in guards)
+
+
+def test_json_that_can_be_no_dict_key_where_a_scalar_belongs_is_counted_not_a_crash():
+    """A name, pid, tid or file index written as a list or an object (no dict key) once raised
+    TypeError out of the parser, losing the log. In the 2.13 log: the first graph break's artifact
+    name, the first span's pid and the first create_symbol's innermost user file become lists, and a
+    graph_dump named by an object is added; each is counted and every other row is kept."""
+    with gzip.open(DYNAMIC_213, "rb") as f:
+        lines = f.read().split(b"\n")
+    out, mutated, i = [], set(), 0
+    while i < len(lines):
+        line = lines[i]
+        payload = []
+        while i + 1 < len(lines) and lines[i + 1].startswith(b"\t"):
+            i += 1
+            payload.append(lines[i][1:])
+        i += 1
+        if "name" not in mutated and b'"name": "dynamo_graph_break_reason"' in line:
+            line = line.replace(b'"name": "dynamo_graph_break_reason"', b'"name": ["dynamo_graph_break_reason"]')
+            mutated.add("name")
+        elif "pid" not in mutated and b'{"chromium_event"' in line and b'"ph": "B"' in b"".join(payload):
+            payload = [re.sub(rb'"pid": (\d+)', rb'"pid": [\1]', p) for p in payload]
+            md5 = hashlib.md5(b"\n".join(payload)).hexdigest().encode()
+            line = re.sub(rb'"has_payload": "[0-9a-f]+"', b'"has_payload": "' + md5 + b'"', line)
+            mutated.add("pid")
+        elif "file" not in mutated and b'{"create_symbol"' in line:
+            line = line.replace(b'"user_stack": [{"line": 35, "name": "forward", "filename": 1,',
+                                b'"user_stack": [{"line": 35, "name": "forward", "filename": [1],', 1)
+            mutated.add("file")
+        out.append(line)
+        out.extend(b"\t" + p for p in payload)
+    assert mutated == {"name", "pid", "file"}
+    out.append(b'V1122 00:09:41.000000 18849 torch/_inductor/graph.py:1] {"graph_dump": {"name": {"a": 1}}, '
+               b'"frame_id": 0, "frame_compile_id": 0, "attempt": 0}')
+    good, bad = parse_torch_trace(lines), parse_torch_trace(out)
+    assert bad.problems == good.problems == []
+    assert bad.counters["md5_verified"] == good.counters["md5_verified"]
+    assert bad.counters["records"] == good.counters["records"] + 1
+    assert bad.counters["unknown_artifact:['dynamo_graph_break_reason']"] == 1
+    assert {"record_kind": "artifact", "name": "['dynamo_graph_break_reason']", "n": 1,
+            "handling": "unknown"} in bad.rows["trace_records"]
+    assert bad.counters["graph_dump:{'a': 1}"] == 1
+    # the span whose begin was unusable ends without one
+    assert bad.counters["chromium_event_unusable"] == good.counters["chromium_event_unusable"] + 1
+    assert bad.counters["chromium_end_without_begin"] == good.counters["chromium_end_without_begin"] + 1
+    # that create_symbol's user frame is the only other one of its stack: torch's F.linear
+    first = [(e["symbol"], e["user_file"], e["user_line"]) for e in bad.rows["shape_events"]][0]
+    assert first[0] == "s77" and first[1].endswith("torch/nn/modules/linear.py") and first[2] == 134
+    assert len(bad.rows["shape_events"]) == len(good.rows["shape_events"])
+    breaks = len(_events(good, "graph_break")) + len(_events(good, "uncounted_break"))
+    assert len(_events(bad, "graph_break")) + len(_events(bad, "uncounted_break")) == breaks - 1
+    for table in ("graphs", "kernels", "compilations", "guards", "ops"):
+        assert len(bad.rows[table]) == len(good.rows[table]) > 0, table

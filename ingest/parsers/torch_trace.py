@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import partial
-
+from typing import Any, TypeAlias
 
 from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
@@ -30,10 +30,10 @@ from inductor_warehouse.ingest.parsers.glog import MAX_PID
 from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
 from inductor_warehouse.ingest.parsers.trace_events import Compiles
-from inductor_warehouse.ingest.parsers.trace_framing import Framer, chunks_of_lines, is_torch_trace
+from inductor_warehouse.ingest.parsers.trace_framing import Envelope, Framer, chunks_of_lines, is_torch_trace
 from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, finish_graphs
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
-from inductor_warehouse.ingest.parsers.trace_readers import reader_of
+from inductor_warehouse.ingest.parsers.trace_readers import BoundReader, RecordKey, reader_of
 from inductor_warehouse.ingest.parsers.trace_shapes import Shapes
 from inductor_warehouse.ingest.rows import Parsed
 
@@ -44,6 +44,8 @@ __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "
 # few, and the graph ids of later records are looked up among them.
 SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage", "graph_texts")
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
+# sink({table: rows}): takes the rows made so far (rows are dicts: a table's row type says its keys)
+Sink: TypeAlias = Callable[[dict[str, list[dict[str, Any]]]], None]
 
 
 def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
@@ -51,7 +53,8 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
     return parse_torch_trace_chunks(chunks_of_lines(lines))
 
 
-def parse_torch_trace_chunks(chunks: Iterable[bytes], sink=None, known_graphs: frozenset = frozenset()) -> Parsed:
+def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
+                             known_graphs: frozenset[str] = frozenset()) -> Parsed:
     """Parse a TORCH_TRACE log given as consecutive pieces of its bytes, of any sizes (file reads).
 
     With `sink`, the rows made so far are handed to `sink({table: rows})` after every
@@ -80,7 +83,7 @@ class TraceState:
     """One log's readers' state, family by family (each handed to its readers, `trace_readers`), the
     records counted by kind, and the settling of the run at the log's end."""
 
-    def __init__(self, known_graphs: frozenset = frozenset()):
+    def __init__(self, known_graphs: frozenset[str] = frozenset()):
         self.log = log = TraceLog()
         self.parsed = parsed = log.parsed
         parsed.facts["graph_compile_ids"] = {}
@@ -93,17 +96,19 @@ class TraceState:
         self.families: dict[type, object] = {TraceLog: log, Shapes: self.shapes, Graphs: self.graphs,
                                               Caches: self.caches, Compiles: self.compiles, Spans: self.spans}
         self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
-        self.named: dict[tuple, int] = {}  # (kind, name) -> records, for the kinds whose metadata names them
-        self.bound: dict[tuple, Callable | None] = {}  # (kind, name) -> its reader, given its family's state
+        self.named: dict[RecordKey, int] = {}  # (kind, name) -> records, for the kinds whose metadata names them
+        self.bound: dict[RecordKey, BoundReader | None] = {}  # (kind, name) -> its reader, given its family's state
 
-    def record(self, lineno: int, kind, envelope: dict, cid, data: bytes, md5: str | None) -> None:
+    def record(self, lineno: int, kind: str | None, envelope: Envelope, cid: str | None, data: bytes, md5: str | None) -> None:
         """One whole record from the framer: counted, then read by its reader if it has one."""
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         self.log.payload_md5 = md5
-        meta = envelope.get(kind)
+        meta = envelope.get(kind)  # type: ignore[arg-type]  # no kind (None): no such key, no metadata
         name = None
         if kind in NAMED_KINDS:
             name = meta.get("name") if isinstance(meta, dict) else None
+            if isinstance(name, (list, dict)):  # no dict key: counted by its text, as trace_records names it
+                name = str(name)
             named = (kind, name)
             self.named[named] = self.named.get(named, 0) + 1
         key = (kind, name)
@@ -118,7 +123,7 @@ class TraceState:
 
     # -- the end of the log ----------------------------------------------------------------
 
-    def close(self, first_glog: tuple | None) -> Parsed:
+    def close(self, first_glog: tuple[int, int, str] | None) -> Parsed:
         parsed, compiles = self.parsed, self.compiles
         for event in compiles.pending_errors.values():  # errors of compiles whose metrics never came
             parsed.add("compile_events", event)
@@ -137,9 +142,9 @@ class TraceState:
         if codeless:
             facts["codeless_compiles"] = codeless
         cache_events = parsed.rows.get("cache_events", ())
-        settle_locations(cache_events, self.caches.counts)  # type: ignore[arg-type]
+        settle_locations(cache_events, self.caches.counts)
         states = facts["graph_cache_states"]
-        states.update(graph_cache_states(cache_events))  # type: ignore[arg-type]
+        states.update(graph_cache_states(cache_events))
         for g in parsed.rows.get("graphs", ()):
             g["cache_state"] = states.get(g["graph_id"])
             if g.get("pre_fusion_nodes") is None and not g.get("unknown_because"):
@@ -172,7 +177,7 @@ class TraceState:
                                          "handling": handling})
 
 
-def _unknown_because(graph: dict) -> str:
+def _unknown_because(graph: dict[str, Any]) -> str:
     """Why a graph the trace gave has no fusion counts (or kernel counts)."""
     if graph.get("cache_state") == "hit":
         return ("FX graph cache hit: Inductor loaded the compiled graph and did not schedule or fuse it, so "
@@ -182,7 +187,7 @@ def _unknown_because(graph: dict) -> str:
     return "no TORCH_COMPILE_DEBUG tree for this graph: the scheduler's IR, and so its fusion counts, are not in the log"
 
 
-def _started_at(first_glog: tuple, epoch: float | None) -> str | None:
+def _started_at(first_glog: tuple[int, int, str], epoch: float | None) -> str | None:
     """ISO time of the first record. glog writes no year: take the year of compilation_metrics'
     start_time, moved by one when that puts the first record more than half a year away."""
     if epoch is None:

@@ -14,12 +14,14 @@ nowhere else in the parser.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 SOURCE = "torch_trace"
 # the names of cache lookup artifacts: (cache, what happened)
@@ -28,6 +30,8 @@ _CACHE_NAMES = {"fx_graph": "fx_graph", "fx_graph_bundled": "bundled_fx_graph", 
                 "precompile": "precompile", "dynamo": "dynamo"}
 _GRAPH_CACHES = ("fx_graph", "bundled_fx_graph")  # the caches that serve a whole graph's code
 _OUTCOME_WORDS = {"hit", "miss", "bypass", "disabled"}
+# a compile id's lookups: (cache, outcome, local|remote) -> how many
+LookupCounts: TypeAlias = dict[tuple[str, str, str], int]
 # compilations' lookup counts: (cache, outcome, local|remote) -> the column that counts them
 _LOOKUP_COUNTS = {(cache, outcome, where): f"{prefix}_{where}_{word}"
                   for cache, prefix in (("fx_graph", "fx_cache"), ("aot_autograd", "aot_cache"))
@@ -40,29 +44,29 @@ class Caches:
     from its metrics, and the graph each compile id's latest output code made (trace_graphs.Graphs')."""
     log: TraceLog
     latest_graph: dict[str | None, str]
-    counts: dict[str | None, dict] = field(default_factory=dict)
+    counts: dict[str | None, LookupCounts] = field(default_factory=dict)
 
 
-def read_cache(caches: Caches, lineno, meta, cid, data):
+def read_cache(caches: Caches, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     # an FX graph cache lookup is logged after the output code it gave (hit) or made (miss)
     name = meta["name"]
     payload = caches.log.json(data, lineno, name) if data else None
     cache_rows(caches.log.parsed, name, payload, cid, caches.latest_graph.get(cid), lineno)
 
 
-def read_kernel_info(caches: Caches, lineno, meta, cid, data):
+def read_kernel_info(caches: Caches, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     payload = caches.log.json(data, lineno, "triton_kernel_info")
     kernel_autotune_rows(caches.log.parsed, payload, cid, caches.latest_graph.get(cid), lineno)
 
 
-def count_cache_lookups(caches: Caches, compile_id: str | None, compilation: dict) -> None:
+def count_cache_lookups(caches: Caches, compile_id: str | None, compilation: Mapping[str, Any]) -> None:
     """Add a compilations row's lookup counts to its compile id's (see `settle_locations`)."""
     counts = caches.counts.setdefault(compile_id, {})
     for key, column in _LOOKUP_COUNTS.items():
         counts[key] = counts.get(key, 0) + (compilation[column] or 0)
 
 
-def settle_locations(cache_events: list[dict], cache_counts: dict) -> None:
+def settle_locations(cache_events: Iterable[dict[str, Any]], cache_counts: dict[str | None, LookupCounts]) -> None:
     """compilation_metrics (2.11+) say which cache served a lookup: where only one did, that is it."""
     for e in cache_events:
         counts = cache_counts.get(without_attempt(e["compile_id"])) or cache_counts.get(e["compile_id"])
@@ -71,13 +75,13 @@ def settle_locations(cache_events: list[dict], cache_counts: dict) -> None:
             e["location"] = served[0] if len(served) == 1 else None
 
 
-def graph_cache_states(cache_events: list[dict]) -> dict[str, str]:
+def graph_cache_states(cache_events: Iterable[dict[str, Any]]) -> dict[str, str]:
     """graph id -> the outcome of its last FX graph cache lookup."""
     return {e["graph_id"]: e["outcome"] for e in cache_events
             if e["cache"] in _GRAPH_CACHES and e["graph_id"] is not None and e["outcome"]}
 
 
-def cache_rows(parsed: Parsed, name: str, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
+def cache_rows(parsed: Parsed, name: str, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> None:
     """One cache_events row for a cache artifact (see CACHE_ARTIFACT)."""
     m = CACHE_ARTIFACT.match(name)
     assert m is not None, "the reader is called only for the names CACHE_ARTIFACT matches"
@@ -99,7 +103,7 @@ def cache_rows(parsed: Parsed, name: str, payload, compile_id: str | None, graph
     })
 
 
-def kernel_autotune_rows(parsed: Parsed, payload, compile_id: str | None, graph_id: str | None, line: int) -> None:
+def kernel_autotune_rows(parsed: Parsed, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> None:
     """`triton_kernel_info` (2.8+): each kernel's autotune cache state (hit, miss, only 1 config,
     force_disabled): one cache_events row each; and its Triton facts: number of configs, compile
     time, and the config that runs where the record knows it (`best_config` on a cache hit,
@@ -133,11 +137,11 @@ def kernel_autotune_rows(parsed: Parsed, payload, compile_id: str | None, graph_
         })
 
 
-def _config_pairs(value) -> dict | None:
+def _config_pairs(value: Json) -> dict[str, Json] | None:
     """A Triton config as Inductor hashes it for its caches: [[name, value], ...]."""
     if not isinstance(value, list):
         return None
-    pairs = {}
+    pairs: dict[str, Json] = {}
     for item in value:
         if isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
             pairs[item[0]] = item[1]

@@ -8,16 +8,24 @@ else the envelope's.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
+from typing import TypeAlias, cast
+
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import normalise_torch_compile_id
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 SOURCE = "torch_trace"
 AUTOTUNE_SPAN = "_template_autotuning"
 CUDAGRAPH_RECORD_SPAN = "CUDAGraphNode.record"  # one span per cudagraph recorded (dynamo_timed)
+
+Event: TypeAlias = dict[str, Json]  # a chromium event, as the payload's JSON gives it
+_Thread: TypeAlias = tuple[Json, Json]  # (pid, tid), as the event gives them
+_Named: TypeAlias = tuple[str | None, str]  # (compile id, span name)
 
 
 class Spans:
@@ -29,7 +37,7 @@ class Spans:
         self.autotuned = 0
         self.spans = ChromiumSpans(log.parsed.counters, noted=self.data)
 
-    def data(self, chromium_event: dict, cid) -> None:
+    def data(self, chromium_event: Event, cid: str | None) -> None:
         """An event whose args are data: an autotuning span's end, or an automatic_dynamic instant."""
         args = chromium_event.get("args")
         if not isinstance(args, dict):
@@ -41,7 +49,7 @@ class Spans:
             autotune_winner_row(self.log.parsed, chromium_event["name"], args, cid, self.autotuned, self.log.lineno)
 
 
-def read_chromium(spans: Spans, lineno, meta, cid, data):
+def read_chromium(spans: Spans, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     try:
         chromium_event = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -69,17 +77,18 @@ class ChromiumSpans:
     the span that was open around its first one in the same thread (spans nest: inductor_compile
     holds code_gen). Memory is bounded by nesting depth plus distinct (compile id, name) pairs."""
 
-    def __init__(self, counters, noted=None):
+    def __init__(self, counters: Counter[str], noted: Callable[[Event, str | None], None] | None = None):
         self.counters = counters
-        self.open: dict[tuple, list] = {}
-        self.threads: dict[tuple, list[str]] = {}  # (pid, tid) -> the names of its open spans, outermost first
-        self.parents: dict[tuple, str | None] = {}  # (compile id, name) -> its first span's parent
-        self.totals: dict[tuple, list] = {}
+        # (name, pid, tid) -> its open spans' (begin ts, compile id, parent), innermost last
+        self.open: dict[tuple[str, Json, Json], list[tuple[float, str | None, str | None]]] = {}
+        self.threads: dict[_Thread, list[str]] = {}  # (pid, tid) -> the names of its open spans, outermost first
+        self.parents: dict[_Named, str | None] = {}  # (compile id, name) -> its first span's parent
+        self.totals: dict[_Named, list[float]] = {}  # (compile id, name) -> [total duration, spans]
         # noted(event, compile id): told of events whose args are data (an autotuning span's end,
         # an automatic_dynamic instant), beyond their time
         self.noted = noted
 
-    def add(self, event: dict, envelope_compile_id: str | None) -> None:
+    def add(self, event: Event, envelope_compile_id: str | None) -> None:
         ph = event.get("ph")
         name = event.get("name")
         ts = event.get("ts")
@@ -90,12 +99,22 @@ class ChromiumSpans:
         cid = normalise_torch_compile_id(args.get("compile_id")) if isinstance(args, dict) else None
         thread = (event.get("pid"), event.get("tid"))
         key = (name, *thread)
+        # a pid or tid that is no JSON scalar is no dict key: the event is unusable (a try costs
+        # nothing until it fails; a check would cost every event)
         if ph == "B":
-            names = self.threads.setdefault(thread, [])
+            try:
+                names = self.threads.setdefault(thread, [])
+            except TypeError:
+                self.counters["chromium_event_unusable"] += 1
+                return
             self.open.setdefault(key, []).append((ts, cid or envelope_compile_id, names[-1] if names else None))
             names.append(name)
         elif ph == "E":
-            stack = self.open.get(key)
+            try:
+                stack = self.open.get(key)
+            except TypeError:
+                self.counters["chromium_event_unusable"] += 1
+                return
             if not stack:
                 self.counters["chromium_end_without_begin"] += 1
                 return
@@ -109,12 +128,16 @@ class ChromiumSpans:
         elif ph == "i" and self.noted is not None and name == "automatic_dynamic":
             self.noted(event, cid or envelope_compile_id)
         elif ph == "X" and isinstance(event.get("dur"), (int, float)):
-            names = self.threads.get(thread)  # type: ignore[assignment]
+            try:
+                names = self.threads.get(thread)  # type: ignore[assignment]
+            except TypeError:
+                self.counters["chromium_event_unusable"] += 1
+                return
             self._total(cid or envelope_compile_id, name, event["dur"], names[-1] if names else None)
         else:
             self.counters[f"chromium_ph:{ph}"] += 1
 
-    def _total(self, compile_id, name, duration, parent) -> None:
+    def _total(self, compile_id: str | None, name: str, duration: float, parent: str | None) -> None:
         t = self.totals.get((compile_id, name))
         if t is None:
             self.totals[(compile_id, name)] = [float(duration), 1]
@@ -130,12 +153,13 @@ class ChromiumSpans:
         for (compile_id, name), (total, calls) in self.totals.items():
             parsed.add("timings", {
                 "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": name,
-                "duration_us": total, "calls": calls, "source": "chromium_event",
+                # the spans counted: an int, in a list beside a float total
+                "duration_us": total, "calls": cast(int, calls), "source": "chromium_event",
                 "parent": self.parents.get((compile_id, name)),
             })
 
 
-def automatic_dynamic_row(parsed: Parsed, args: dict, compile_id: str | None, line: int) -> None:
+def automatic_dynamic_row(parsed: Parsed, args: dict[str, Json], compile_id: str | None, line: int) -> None:
     """Chromium `automatic_dynamic` instant: a dimension of an input made dynamic after it changed."""
     parsed.add("shape_events", {
         "compile_id": compile_id, "kind": "automatic_dynamic", "symbol": None, "source": as_str(args.get("name")),
@@ -144,7 +168,7 @@ def automatic_dynamic_row(parsed: Parsed, args: dict, compile_id: str | None, li
     })
 
 
-def autotune_winner_row(parsed: Parsed, name: str, args: dict, compile_id: str | None, seq: int, line: int) -> None:
+def autotune_winner_row(parsed: Parsed, name: str, args: dict[str, Json], compile_id: str | None, seq: int, line: int) -> None:
     """The end of an `<op>_template_autotuning` span: the winner of that op's autotuning, from its
     `autotune_choices_stats` (2.9+; earlier spans say which op and shapes, not who won)."""
     stats = args.get("autotune_choices_stats")

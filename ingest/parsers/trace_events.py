@@ -22,7 +22,7 @@ from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
 from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
 from inductor_warehouse.ingest.parsers.user_code import innermost_user_frame
-from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
+from inductor_warehouse.ingest.rows import CompileEventRow, Json, Parsed
 
 SOURCE = "torch_trace"
 _GRAPH_BREAK_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$")
@@ -43,8 +43,8 @@ class Compiles:
     log: TraceLog
     strings: dict[int, str]
     caches: Caches
-    started: set = field(default_factory=set)  # frame compile ids a dynamo_start opened
-    finished: set = field(default_factory=set)  # and those a compilation_metrics closed
+    started: set[str | None] = field(default_factory=set)  # frame compile ids a dynamo_start opened
+    finished: set[str | None] = field(default_factory=set)  # and those a compilation_metrics closed
     # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
     # or compilation_metrics: where a frame's events happened
     frame_files: dict[str | None, str] = field(default_factory=dict)
@@ -53,7 +53,7 @@ class Compiles:
     epoch: float | None = None  # the first compilation_metrics' start time: the year of the glog prefix
 
 
-def read_dynamo_start(compiles: Compiles, lineno, meta, cid, data):
+def read_dynamo_start(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """The file of the code a frame compiles (written before a compile's events), for where its events
     happened: the innermost frame of the stack outside torch's own code, so that a compiled module's
     frame (torch's `inner` wrapper, nn.Module's call) is the code that called it."""
@@ -61,7 +61,7 @@ def read_dynamo_start(compiles: Compiles, lineno, meta, cid, data):
     stack = meta.get("stack") if isinstance(meta, dict) else None
     if not isinstance(stack, list):
         return
-    names = []
+    names: list[str] = []
     for frame in stack:
         name = frame.get("filename") if isinstance(frame, dict) else None
         name = compiles.strings.get(name) if isinstance(name, int) else name
@@ -71,15 +71,15 @@ def read_dynamo_start(compiles: Compiles, lineno, meta, cid, data):
         compiles.frame_files[frame_key(cid)] = next((n for n in reversed(names) if origin(n) != "torch"), names[-1])
 
 
-def read_graph_break(compiles: Compiles, lineno, meta, cid, data):
+def read_graph_break(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     graph_break_row(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 
-def read_recompile(compiles: Compiles, lineno, meta, cid, data):
+def read_recompile(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     recompile_rows(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 
-def read_dynamo_error(compiles: Compiles, lineno, meta, cid, data):
+def read_dynamo_error(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     error = dynamo_error_event(cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
     key = without_attempt(cid)
     if key in compiles.failed_compiles or key in compiles.pending_errors:
@@ -114,7 +114,7 @@ def event(compile_id: str | None, kind: str, reason: str | None, user_file: str 
             "cause_id": cause_id, "cause_title": cause_title}
 
 
-def failure_event(record_kind: str, metrics: dict, compile_id: str | None) -> CompileEventRow | None:
+def failure_event(record_kind: str, metrics: dict[str, Json], compile_id: str | None) -> CompileEventRow | None:
     """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
     then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
     backward that fails is no frame falling back."""

@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable
+from typing import TypeAlias
 
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import compile_id_of
 from inductor_warehouse.ingest.parsers.glog import GLOG, MAX_PID, PREFIX
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 _SNIFF = re.compile(PREFIX.encode() + rb"\{")
 _CONTEXT_KEYS = frozenset({
@@ -36,8 +37,15 @@ _RECORD_FIRST_BYTES = frozenset(b"[VIWEC")  # what a glog line starts with: neve
 _LINES_PER_CHUNK_BYTES = 1 << 20
 _MAX_REPEATED_PROBLEMS = 100  # per kind of problem; a file of garbage gives 100 errors, then a count
 
+# a record's envelope: its kind's metadata and its context, JSON
+Envelope: TypeAlias = dict[str, Json]
 # emit(line number, kind, envelope, compile id, payload bytes, payload md5 or None), once a record
-Emit = Callable[[int, str | None, dict, str | None, bytes, str | None], None]
+Emit: TypeAlias = Callable[[int, str | None, Envelope, str | None, bytes, str | None], None]
+# a record's header: (line number, kind, envelope, compile id)
+Header: TypeAlias = tuple[int, str | None, Envelope, str | None]
+# the envelope's frame_id, frame_compile_id, attempt and compiled_autograd_id, as written (text
+# where one is no dict key: Framer.start)
+_IdKey: TypeAlias = tuple[Json, Json, Json, Json]
 
 
 def is_torch_trace(head: bytes) -> bool:
@@ -76,11 +84,11 @@ class Framer:
         self.held: list[bytes] = []  # bytes after the last record start seen: a record that may go on
         self.nbytes = 0
         self.lineno = 0  # lines scanned so far
-        self.compile_ids: dict[tuple, str | None] = {}
-        self.first_glog: tuple | None = None  # (month, day, time) of the first record
+        self.compile_ids: dict[_IdKey, str | None] = {}
+        self.first_glog: tuple[int, int, str] | None = None  # (month, day, time) of the first record
         self.crlf = False
         self.problem_counts: dict[str, int] = {}
-        self.header: tuple | None = None  # (line number, kind, envelope, compile id) of the open record
+        self.header: Header | None = None  # of the open record
         self.payload: list[bytes] | None = None  # the open record's payload lines, in blocks (see segment)
         self.payload_newlines = 0  # b"\n" inside the open record's blocks: each starts a payload line
         self.skipping = False  # payload lines of a record whose header was bad
@@ -183,7 +191,7 @@ class Framer:
         self.payload = []
         self.payload_newlines = 0
 
-    def start(self, lineno: int, m: re.Match, envelope: dict) -> tuple:
+    def start(self, lineno: int, m: re.Match[bytes], envelope: Envelope) -> Header:
         """The record's header: its line, kind, envelope and compile id; the run's pid and rank from the first."""
         facts = self.parsed.facts
         if self.first_glog is None:

@@ -20,7 +20,7 @@ from inductor_warehouse.ingest.parsers import fx_graph, output_code, provenance
 from inductor_warehouse.ingest.parsers.aoti_code import parse_aoti_code
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
-from inductor_warehouse.ingest.rows import Parsed, graph_row
+from inductor_warehouse.ingest.rows import Json, Parsed, graph_row
 
 # graph_dump names of AOTInductor's generated code; AOTI_CODE in known_graphs says the debug tree
 # of the same process holds it (output_code.cpp), so the trace's copy is not parsed again
@@ -35,19 +35,20 @@ class Graphs:
     waiting for their code, pre-grad graphs, exported programs, AOTAutograd's compiles and
     AOTInductor's wrapper waiting for its kernel file."""
     log: TraceLog
-    known_graphs: frozenset = frozenset()
+    known_graphs: frozenset[str] = frozenset()
     output_codes: int = 0
     latest_graph: dict[str | None, str] = field(default_factory=dict)  # compile id -> graph id of its latest output code
     # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
-    pending_ops: dict = field(default_factory=dict)
+    pending_ops: dict[str | None, deque[tuple[int, str]]] = field(default_factory=dict)
     exports: int = 0  # exported programs seen
-    aot_compiles: dict = field(default_factory=dict)  # compile ids AOTAutograd handed a graph on, in order
-    aoti_wrapper: tuple | None = None  # (line, compile id, text, md5) of AOTInductor's wrapper code
-    pre_grad: dict = field(default_factory=dict)  # compile id -> its pre-grad graph's text (the latest logged)
-    pre_grad_used: set = field(default_factory=set)  # compile ids whose pre-grad graph a graph of this log took
+    aot_compiles: dict[str | None, None] = field(default_factory=dict)  # compile ids AOTAutograd handed a graph on, in order
+    # (line, compile id, text, md5) of AOTInductor's wrapper code
+    aoti_wrapper: tuple[int, str | None, str, str | None] | None = None
+    pre_grad: dict[str | None, str] = field(default_factory=dict)  # compile id -> its pre-grad graph's text (the latest logged)
+    pre_grad_used: set[str | None] = field(default_factory=set)  # compile ids whose pre-grad graph a graph of this log took
 
 
-def read_output_code(graphs: Graphs, lineno, meta, cid, data):
+def read_output_code(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     parsed = graphs.log.parsed
     text = data.decode("utf-8", "replace")
     known = output_code.aot_graph_id(text[:200])
@@ -65,12 +66,12 @@ def read_output_code(graphs: Graphs, lineno, meta, cid, data):
                text)
 
 
-def read_graph_dump(graphs: Graphs, lineno, meta, cid, data):
+def read_graph_dump(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """AOTInductor's code: `inductor_aot_wrapper_code` then `inductor_aot_kernel_code` (2.7+), or
     one `inductor_aot_code` (2.4 to 2.6); the wrapper and kernels together are one graph, as the
     debug tree's output_code.cpp is."""
     name = meta.get("name") if isinstance(meta, dict) else None
-    if name not in AOTI_CODE_NAMES:
+    if not isinstance(name, str) or name not in AOTI_CODE_NAMES:
         graphs.log.parsed.counters[f"graph_dump:{name}"] += 1
         return
     if AOTI_CODE in graphs.known_graphs:
@@ -86,7 +87,7 @@ def read_graph_dump(graphs: Graphs, lineno, meta, cid, data):
     code_graph(graphs, parse_aoti_code(whole), start, cid, hashlib.md5(whole.encode()).hexdigest(), whole)
 
 
-def read_exported_program(graphs: Graphs, lineno, meta, cid, data):
+def read_exported_program(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """torch.export's program (with TORCH_DTRACE): a graph of its own, with its ops; no Inductor
     compile made it, so it has no kernel counts."""
     text = data.decode("utf-8", "replace")
@@ -101,19 +102,19 @@ def read_exported_program(graphs: Graphs, lineno, meta, cid, data):
         unknown_because="a torch.export program: no Inductor compile, so no kernels or fusions to count"))
 
 
-def read_aot_graph(graphs: Graphs, lineno, meta, cid, data):
+def read_aot_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it had no kernels."""
     if cid not in graphs.aot_compiles:
         graphs.aot_compiles[cid] = None
 
 
-def read_pre_grad_graph(graphs: Graphs, lineno, meta, cid, data):
+def read_pre_grad_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """The graph Inductor received (`before_pre_grad_graph`; `inductor_pre_grad_graph` in 2.7): the
     provenance mappings' pre-grad nodes are its lines. Kept for the graphs of its compile id."""
     graphs.pre_grad[cid] = data.decode("utf-8", "replace")
 
 
-def add_pre_grad_text(graphs: Graphs, graph_id: str, cid) -> None:
+def add_pre_grad_text(graphs: Graphs, graph_id: str, cid: str | None) -> None:
     text = graphs.pre_grad.get(cid)
     if text is not None:
         graphs.pre_grad_used.add(cid)
@@ -124,11 +125,11 @@ def add_text(graphs: Graphs, graph_id: str, kind: str, text: str) -> None:
     graphs.log.parsed.add("graph_texts", {"graph_id": graph_id, "kind": kind, "text": text, "source": "torch_trace"})
 
 
-def read_post_grad_graph(graphs: Graphs, lineno, meta, cid, data):
+def read_post_grad_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     graphs.pending_ops.setdefault(cid, deque()).append((lineno, data.decode("utf-8", "replace")))
 
 
-def read_stack_traces(graphs: Graphs, lineno, meta, cid, data):
+def read_stack_traces(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     name = "inductor_provenance_tracking_kernel_stack_traces"
     graph_id = _graph_for_provenance(graphs, cid, name)
     value = graphs.log.json(data, lineno, name)
@@ -136,7 +137,7 @@ def read_stack_traces(graphs: Graphs, lineno, meta, cid, data):
         stack_trace_rows(graphs.log.parsed, graph_id, value)
 
 
-def read_node_mappings(graphs: Graphs, lineno, meta, cid, data):
+def read_node_mappings(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     graph_id = _graph_for_provenance(graphs, cid, "inductor_provenance_tracking_node_mappings")
     if graph_id is None:
         graph_id = graph_without_code(graphs, cid)
@@ -173,7 +174,7 @@ def finish_graphs(graphs: Graphs) -> None:
                                              if cid not in graphs.pre_grad_used}
 
 
-def code_graph(graphs: Graphs, sub: Parsed, lineno: int, cid, code_hash: str, code: str) -> None:
+def code_graph(graphs: Graphs, sub: Parsed, lineno: int, cid: str | None, code_hash: str, code: str) -> None:
     """A graph (and its kernels, and the post-grad graph waiting for it) from a compile's code;
     the code, the post-grad and pre-grad graphs kept as its texts."""
     parsed = graphs.log.parsed
@@ -224,7 +225,7 @@ def add_ops(graphs: Graphs, graph_text: str, lineno: int, graph_id: str, stage: 
         graphs.log.parsed.add("ops", r)  # type: ignore[call-overload]  # a row of fx_graph's (rows hold dicts)
 
 
-def graph_without_code(graphs: Graphs, cid) -> str | None:
+def graph_without_code(graphs: Graphs, cid: str | None) -> str | None:
     """A graph for what a log says of a compile whose output code it never logged (AOTInductor
     and provenance-only logs): its ops and lineage are kept, its kernel counts unknown (NULL).
     Not when a debug tree of the same process holds the graphs: it has them, code or not."""
@@ -237,7 +238,7 @@ def graph_without_code(graphs: Graphs, cid) -> str | None:
     return graph_id
 
 
-def _adopt_codeless(graphs: Graphs, cid, graph_id: str) -> None:
+def _adopt_codeless(graphs: Graphs, cid: str | None, graph_id: str) -> None:
     """Code logged after its compile's node mappings (AOTInductor in 2.7: the mappings come before
     the wrapper) joins the graph those mappings made without code: one graph, not two."""
     codeless = f"trace_{cid}_nocode" if cid is not None else "trace_nocode"
@@ -253,7 +254,7 @@ def _adopt_codeless(graphs: Graphs, cid, graph_id: str) -> None:
                 r["graph_id"] = graph_id
 
 
-def _graph_for_provenance(graphs: Graphs, cid, name):
+def _graph_for_provenance(graphs: Graphs, cid: str | None, name: str) -> str | None:
     graph_id = graphs.latest_graph.get(cid)
     if graph_id is None:
         graphs.log.parsed.counters[f"{name}_without_output_code"] += 1

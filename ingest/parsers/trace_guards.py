@@ -6,7 +6,7 @@ import re
 
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 
 # a leaf guard line; those after the first are found by their newline, which is cheaper than `^`
@@ -15,11 +15,11 @@ _LEAF_GUARD = re.compile(r"[| ]*\+- [A-Z][A-Z0-9_]*:")
 _LEAF_GUARD_AFTER_NEWLINE = re.compile(r"\n[| ]*\+- [A-Z][A-Z0-9_]*:")
 
 
-def read_cpp_guards(log: TraceLog, lineno, meta, cid, data):
+def read_cpp_guards(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     guard_row(log.parsed, cid, *log.text_and_md5(data), is_json_list=False)
 
 
-def read_json_guards(log: TraceLog, lineno, meta, cid, data):
+def read_json_guards(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     guard_row(log.parsed, cid, *log.text_and_md5(data), is_json_list=True)
 
 

@@ -6,11 +6,9 @@ trace_caches.Caches, trace_chromium.Spans), handed to its readers explicitly
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 
 class TraceLog:
@@ -28,7 +26,7 @@ class TraceLog:
         except UnicodeDecodeError:
             return data.decode("utf-8", "replace"), None
 
-    def json(self, text: bytes | str, lineno: int, what: str) -> Any:
+    def json(self, text: bytes | str, lineno: int, what: str) -> Json:
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError as e:

@@ -17,7 +17,7 @@ from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event, failure_event, store_failure
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_bool, as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Parsed, CompilationRow
+from inductor_warehouse.ingest.rows import CompilationRow, Json, Parsed
 
 # compilations columns by type; values of another type are coerced or dropped so that every
 # column keeps one Python type for the pyarrow bulk load.
@@ -69,7 +69,8 @@ _RUN_FACTS = (("compiler_version", "pytorch_version"), ("python_version", "pytho
               ("triton_version", "triton_version"), ("cuda_version", "cuda_version"))
 
 
-def read_metrics(compiles: Compiles, lineno, metrics, cid, data, record_kind="compilation_metrics"):
+def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None, data: bytes,
+                 record_kind: str = "compilation_metrics") -> None:
     parsed = compiles.log.parsed
     if not isinstance(metrics, dict):
         parsed.problem(f"{record_kind} metadata is not an object", lineno, "error")
@@ -95,11 +96,11 @@ def read_metrics(compiles: Compiles, lineno, metrics, cid, data, record_kind="co
             facts[fact] = v
 
 
-def read_bwd_metrics(compiles: Compiles, lineno, metrics, cid, data):
+def read_bwd_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None, data: bytes) -> None:
     read_metrics(compiles, lineno, metrics, cid, data, "bwd_compilation_metrics")
 
 
-def read_runtime_metrics(log: TraceLog, lineno, metrics, cid, data):
+def read_runtime_metrics(log: TraceLog, lineno: int, metrics: Json, cid: str | None, data: bytes) -> None:
     # runtime work of a compiled graph (cudagraphify, autotuning at run time): only a cudagraph
     # skip is kept; the compile's own metrics hold the rest
     if isinstance(metrics, dict):
@@ -107,7 +108,7 @@ def read_runtime_metrics(log: TraceLog, lineno, metrics, cid, data):
         cudagraph_skip_row(log.parsed, metrics, own if isinstance(own, str) and own else cid, "compilation_metrics")
 
 
-def read_torch_version(log: TraceLog, lineno, meta, cid, data):
+def read_torch_version(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     value = log.json(data, lineno, "torch_version")
     if isinstance(value, dict):
         facts = log.parsed.facts
@@ -117,7 +118,7 @@ def read_torch_version(log: TraceLog, lineno, meta, cid, data):
             facts["compiler_commit"] = value["commit"]
 
 
-def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id: str | None) -> None:
+def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict[str, Json], compile_id: str | None) -> None:
     row: CompilationRow = {"compile_id": compile_id, "record_kind": record_kind}
     for c in _STR_COLS:
         row[c] = as_str(metrics.get(c))  # type: ignore[literal-required]
@@ -149,7 +150,7 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict, compile_id
         parsed.add("compile_events", event(compile_id, "restart", reason, None, None, row["co_filename"]))
 
 
-def cudagraph_skip_row(parsed: Parsed, metrics: dict, compile_id: str | None, source: str) -> None:
+def cudagraph_skip_row(parsed: Parsed, metrics: dict[str, Json], compile_id: str | None, source: str) -> None:
     """A compile's `cudagraph_skip_reason` (2.7+), without its "skipping cudagraphs due to " lead."""
     reason = metrics.get("cudagraph_skip_reason")
     if isinstance(reason, str) and reason:

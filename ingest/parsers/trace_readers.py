@@ -13,8 +13,9 @@ NAMED_KINDS); FAMILIES read the names of a kind that no exact key takes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import partial
+from typing import Any, TypeAlias
 
 from inductor_warehouse.ingest.parsers.trace_caches import CACHE_ARTIFACT, Caches, read_cache, read_kernel_info
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, read_chromium
@@ -50,8 +51,17 @@ from inductor_warehouse.ingest.parsers.trace_schedule import (
 )
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_shapes import SHAPE_KINDS, Shapes, read_describe_tensor, read_shape, read_str
+from inductor_warehouse.ingest.rows import Json
 
-READERS: dict[tuple, tuple[type, Callable]] = {
+# reader(family, line, metadata, compile id, payload); the family's type is the one the table pairs
+# it with (Shapes for read_str, ...), which one alias cannot say: Any
+Reader: TypeAlias = Callable[[Any, int, Json, str | None, bytes], None]
+# a reader given its family's state (TraceState.bound)
+BoundReader: TypeAlias = Callable[[int, Json, str | None, bytes], None]
+# (record kind, name): the name is the metadata's (None for the kinds not in trace_records.NAMED_KINDS)
+RecordKey: TypeAlias = tuple[str | None, Hashable]
+
+READERS: dict[RecordKey, tuple[type, Reader]] = {
     ("str", None): (Shapes, read_str),
     **{(kind, None): (Shapes, partial(read_shape, kind=kind)) for kind in SHAPE_KINDS},
     ("describe_tensor", None): (Shapes, read_describe_tensor),
@@ -84,13 +94,13 @@ READERS: dict[tuple, tuple[type, Callable]] = {
     ("artifact", "graph_execution"): (TraceLog, read_graph_execution),
 }
 # kind -> (the pattern of the names read, None for every name; (family, reader))
-FAMILIES: dict[str, tuple[re.Pattern | None, tuple[type, Callable]]] = {
+FAMILIES: dict[str, tuple[re.Pattern[str] | None, tuple[type, Reader]]] = {
     "artifact": (CACHE_ARTIFACT, (Caches, read_cache)),
     "graph_dump": (None, (Graphs, read_graph_dump)),  # AOTInductor's code; other dumps are only counted
 }
 
 
-def reader_of(kind, name) -> tuple[type, Callable] | None:
+def reader_of(kind: str | None, name: Hashable) -> tuple[type, Reader] | None:
     """The reader of a record of `kind` (and `name`, for the named kinds) with the family whose state
     it takes, or None."""
     reader = READERS.get((kind, name))

@@ -15,6 +15,7 @@ release adds an artifact, it shows.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fnmatch import translate
 from functools import cache, lru_cache
@@ -38,7 +39,7 @@ class RecordEntry:
     what: str  # the tables it feeds, or why it is left alone
 
 
-def _e(kind, name, first, last, handling, what):
+def _e(kind: str, name: str, first: str, last: str, handling: str, what: str) -> RecordEntry:
     return RecordEntry(kind, name, first, last, handling, what)
 
 
@@ -252,14 +253,14 @@ TRACE_RECORDS: tuple[RecordEntry, ...] = (
 
 
 @cache
-def _index() -> tuple[dict, list]:
+def _index() -> tuple[dict[tuple[str, str], RecordEntry], list[tuple[str, re.Pattern[str], RecordEntry]]]:
     exact = {(e.kind, e.name): e for e in TRACE_RECORDS if "*" not in e.name}
     patterns = [(e.kind, re.compile(translate(e.name)), e) for e in TRACE_RECORDS if "*" in e.name]
     return exact, patterns
 
 
 @lru_cache(maxsize=4096)
-def entry_of(kind: str | None, name: str | None) -> RecordEntry | None:
+def entry_of(kind: str | None, name: Hashable) -> RecordEntry | None:
     """The record table entry of a record: its kind, and its name for NAMED_KINDS (exact names first)."""
     exact, patterns = _index()
     key = (kind, str(name) if kind in NAMED_KINDS else "")
@@ -268,7 +269,7 @@ def entry_of(kind: str | None, name: str | None) -> RecordEntry | None:
     return next((e for k, rx, e in patterns if k == kind and rx.match(key[1])), None)
 
 
-def handling_of(kind: str | None, name) -> str:
+def handling_of(kind: str | None, name: Hashable) -> str:
     e = entry_of(kind, name)
     return e.handling if e is not None else UNKNOWN
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from inductor_warehouse.ingest.parsers.compile_ids import normalise_torch_compile_id
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
+from inductor_warehouse.ingest.rows import Json
 
 
-def read_collective_schedule(log: TraceLog, lineno, meta, cid, data):
+def read_collective_schedule(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """The collectives Inductor scheduled for a compile, in order (2.9+)."""
     value = log.json(data, lineno, "inductor_collective_schedule")
     for seq, op in enumerate(value if isinstance(value, list) else ()):
@@ -15,7 +16,7 @@ def read_collective_schedule(log: TraceLog, lineno, meta, cid, data):
                                          "op": None if op is None else str(op), "source": "collective_schedule"})
 
 
-def read_runtime_estimates(log: TraceLog, lineno, meta, cid, data):
+def read_runtime_estimates(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """Inductor's runtime estimate and output shapes of each scheduled op (2.9+, log_tlparse)."""
     value = log.json(data, lineno, "inductor_runtime_and_tensor_meta")
     ops = value.get("ops") if isinstance(value, dict) else None
@@ -31,7 +32,7 @@ def read_runtime_estimates(log: TraceLog, lineno, meta, cid, data):
             })
 
 
-def read_graph_execution(log: TraceLog, lineno, meta, cid, data):
+def read_graph_execution(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """The order compiled graphs ran in (2.9+, under record_and_log_graph_execution_order)."""
     value = log.json(data, lineno, "graph_execution")
     order = value.get("graph_execution_order") if isinstance(value, dict) else None

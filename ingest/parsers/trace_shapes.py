@@ -9,7 +9,7 @@ import re
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
 from inductor_warehouse.ingest.parsers.user_code import LIBRARY_PARTS
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 SHAPE_KINDS = {"create_symbol": "symbol", "create_unbacked_symbol": "unbacked_symbol",
                "symbolic_shape_specialization": "specialization", "guard_added_fast": "guard", "guard_added": "guard"}
@@ -23,17 +23,17 @@ class Shapes:
     strings: dict[int, str] = field(default_factory=dict)
 
 
-def read_str(shapes: Shapes, lineno, meta, cid, data):
+def read_str(shapes: Shapes, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     """One entry of the log's file-name table, which stacks refer to by index."""
     if isinstance(meta, list) and len(meta) == 2 and isinstance(meta[1], int):
         shapes.strings[meta[1]] = str(meta[0])
 
 
-def read_shape(shapes: Shapes, lineno, meta, cid, data, kind):
+def read_shape(shapes: Shapes, lineno: int, meta: Json, cid: str | None, data: bytes, kind: str) -> None:
     shape_row(shapes.log.parsed, kind, meta, cid, shapes.strings, lineno)
 
 
-def read_describe_tensor(shapes: Shapes, lineno, meta, cid, data):
+def read_describe_tensor(shapes: Shapes, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     # the device of the first tensor Dynamo saw: what a run killed before Inductor wrote code ran on
     if "tensor_device" not in shapes.log.parsed.facts and isinstance(meta, dict):
         m = _TENSOR_DEVICE.match(str(meta.get("device") or ""))
@@ -41,7 +41,7 @@ def read_describe_tensor(shapes: Shapes, lineno, meta, cid, data):
             shapes.log.parsed.facts["tensor_device"] = m.group(1)
 
 
-def shape_row(parsed: Parsed, kind: str, meta, compile_id: str | None, strings: dict, line: int) -> None:
+def shape_row(parsed: Parsed, kind: str, meta: Json, compile_id: str | None, strings: dict[int, str], line: int) -> None:
     """One shape_events row for a shape-environment record (SHAPE_KINDS)."""
     if not isinstance(meta, dict):
         parsed.counters[f"{kind}_unusable"] += 1
@@ -61,13 +61,16 @@ def shape_row(parsed: Parsed, kind: str, meta, compile_id: str | None, strings: 
     })
 
 
-def user_frame(stack, strings: dict) -> tuple[str | None, int | None, str | None]:
+def user_frame(stack: Json, strings: dict[int, str]) -> tuple[str | None, int | None, str | None]:
     """The innermost frame of a user stack that is not library code (file names are indices into
     the log's `str` records), else its innermost frame."""
     if not isinstance(stack, list) or not stack:
         return None, None, None
     frames = [f for f in stack if isinstance(f, dict)]
-    named = [(strings.get(f.get("filename"), f.get("filename")), f) for f in frames]
+    named = []
+    for f in frames:
+        filename = f.get("filename")  # an index into the `str` records, or (older logs) the name itself
+        named.append((strings.get(filename, filename) if isinstance(filename, int) else filename, f))
     user = [(name, f) for name, f in named if isinstance(name, str) and not any(p in name for p in LIBRARY_PARTS)]
     if not (user or named):
         return None, None, None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 
 
-def as_int(v):
+def as_int(v: object) -> int | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
@@ -15,17 +15,17 @@ def as_int(v):
     return None
 
 
-def as_float(v):
+def as_float(v: object) -> float | None:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return float(v)
     return None
 
 
-def as_str(v):
+def as_str(v: object) -> str | None:
     if v is None or isinstance(v, str):
         return v
     return orjson.dumps(v).decode()
 
 
-def as_bool(v):
+def as_bool(v: object) -> bool | None:
     return v if isinstance(v, bool) else None
