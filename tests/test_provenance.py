@@ -101,3 +101,24 @@ def test_every_corpus_mapping(archive):
     assert files
     for path in files:
         test_every_mapping_is_covered(path)
+
+
+def test_a_provenance_artifact_without_payload_is_no_problem(tmp_path):
+    """torch's FX graph cache hit (codecache's cache_hit_post_compile) logs both provenance artifacts
+    with the cached graph's strings, None where the graph was compiled without provenance tracking:
+    records with no payload line. Real ones: the H100 Llama capture (tests/fixtures/SOURCES.md), read
+    apart from the parser; nothing to store, nothing wrong."""
+    import re
+    import tarfile
+
+    from inductor_warehouse.ingest.parsers.torch_trace import parse_torch_trace
+
+    with tarfile.open(FIXTURES / "captures" / "dynamo-counts-gpu.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    log = next((tmp_path / "gpu-torch2.11" / "llama_attentions" / "trace").glob("*.log"))
+    lines = log.read_text().splitlines()
+    empty = [i for i, line in enumerate(lines) if re.search(r'"name": "inductor_provenance_tracking_\w+"', line)
+             and (i + 1 == len(lines) or not lines[i + 1].startswith("\t"))]
+    assert len(empty) == 4
+    parsed = parse_torch_trace(open(log, "rb"))
+    assert [p.message for p in parsed.problems if "provenance" in p.message] == []

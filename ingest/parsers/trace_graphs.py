@@ -130,6 +130,8 @@ def read_post_grad_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | Non
 
 
 def read_stack_traces(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
+    if not data.strip():
+        return  # a cache hit of a graph compiled without provenance tracking logs the artifact with no payload
     name = "inductor_provenance_tracking_kernel_stack_traces"
     graph_id = _graph_for_provenance(graphs, cid, name)
     value = graphs.log.json(data, lineno, name)
@@ -138,6 +140,8 @@ def read_stack_traces(graphs: Graphs, lineno: int, meta: Json, cid: str | None, 
 
 
 def read_node_mappings(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
+    if not data.strip():
+        return  # a cache hit of a graph compiled without provenance tracking logs the artifact with no payload
     graph_id = _graph_for_provenance(graphs, cid, "inductor_provenance_tracking_node_mappings")
     if graph_id is None:
         graph_id = graph_without_code(graphs, cid)
