@@ -98,7 +98,7 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
                 commit(batch, 0 if threads else None)
         except BaseException:
             # runs parsed but never written must not leave their spill folders behind
-            for d in batch + ([data] if data is not None and all(d is not data for d in batch) else []):
+            for d in batch + ([data] if isinstance(data, Loaded) and all(d is not data for d in batch) else []):
                 spill.discard(d)
             raise
         if bar:
