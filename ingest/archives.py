@@ -21,16 +21,17 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
+import os
 from pathlib import Path, PurePath, PurePosixPath
 
 from inductor_warehouse.ingest.discover import group
-from inductor_warehouse.ingest.listing import SNIFF_BYTES, Entry, Run, gunzip_head, relocated, under
+from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, Run, gunzip_head, relocated, under
 from inductor_warehouse.ingest.reading import CHUNK
 
 SUFFIX = ".zip"
 
 
-def is_archive(path) -> bool:
+def is_archive(path: str | os.PathLike[str]) -> bool:
     p = Path(str(path))
     return p.suffix == SUFFIX and p.is_file() and zipfile.is_zipfile(p)
 
@@ -52,9 +53,9 @@ def split(path: PurePath) -> tuple[Path, str] | None:
     return None
 
 
-def discover_archive(archive: Path) -> tuple[list[Run], Counter, list[str]]:
+def discover_archive(archive: Path) -> tuple[list[Run], Counter[str], list[str]]:
     """The runs an archive's members make, as discovery groups a folder's files."""
-    skipped: Counter = Counter()
+    skipped: Counter[str] = Counter()
     try:
         with zipfile.ZipFile(archive) as zf:
             infos = [i for i in zf.infolist() if not i.is_dir()]
@@ -100,7 +101,7 @@ def unpacked(run: Run) -> Iterator[Run]:
     paths and mtimes), deleted when done."""
     tmp = Path(tempfile.mkdtemp(prefix="iwh-zip-"))
     try:
-        by_archive: dict[Path, list] = {}
+        by_archive: dict[Path, list[tuple[Artifact, str]]] = {}
         for a in run.artifacts:
             archive, member = split(a.path)  # type: ignore[misc]  # a run of an archive: each path is in one
             by_archive.setdefault(archive, []).append((a, member))

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from inductor_warehouse.ingest import joins, sources
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.reading import Reader
-from inductor_warehouse.ingest.rows import IngestErrorRow
+from inductor_warehouse.ingest.parsers.manifest import Label
+from inductor_warehouse.ingest.rows import ArtifactRow, IngestErrorRow, Row, RunRow
 from inductor_warehouse.ingest.run_row import run_row
 
 # the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
@@ -27,17 +29,18 @@ HARNESS_FOLDERS = 3
 
 @dataclass
 class RunData:
-    run: dict
-    tables: dict[str, list[dict]]
+    run: RunRow
+    tables: dict[str, list[Row]]
     errors: list[IngestErrorRow]
-    artifacts: list[dict]
+    artifacts: list[ArtifactRow]
     shared: dict[str, dict[str, str]]  # SHARED_TEXTS table -> {hash: text}: kept once however many runs have it
-    counters: Counter = field(default_factory=Counter)
+    counters: Counter[str] = field(default_factory=Counter)
     bytes_read: int = 0
     fed: set[tuple[str, str]] = field(default_factory=set)  # (source kind, table): where rows came from
 
 
-def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = None, spill=None) -> RunData:
+def assemble(run: Run, cli_model: str | None = None, cli_labels: Mapping[str, Label] | None = None,
+             spill: Callable[[dict[str, list[Row]]], None] | None = None) -> RunData:
     """`spill({table: rows})`, when given, takes rows of long trace logs before the run is done
     (the loader writes them to disk), so a run's memory does not grow with its log."""
     t0 = time.perf_counter()
@@ -54,7 +57,7 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     joins.empty_graph_folders(ctx.of(sources.EMPTY_GRAPH_FOLDER), ctx.tables["graphs"], ctx.trace if has_trace else None,
                               ctx.manifest.get("labels") or {}, reader, ctx.take, ctx.counters)
 
-    artifacts = []
+    artifacts: list[ArtifactRow] = []
     for a in run.artifacts:
         if a.kind not in (sources.UNREADABLE, sources.EMPTY_GRAPH_FOLDER) and run.rel(a) not in reader.hashes:
             reader.read(a)  # unparsed files still count towards the run's identity
@@ -66,5 +69,5 @@ def assemble(run: Run, cli_model: str | None = None, cli_labels: dict | None = N
     row["ingest_seconds"] = time.perf_counter() - t0
 
     ctx.keep_shared(ctx.tables)
-    return RunData(dict(row), dict(ctx.tables), reader.errors, artifacts, ctx.shared, ctx.counters, reader.bytes_read,
+    return RunData(row, dict(ctx.tables), reader.errors, artifacts, ctx.shared, ctx.counters, reader.bytes_read,
                    ctx.fed)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.reading import Reader
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.parsers.manifest import Label
+from inductor_warehouse.ingest.rows import Facts, Parsed, Row
 
 
 def kind_of(parser: ModuleType) -> str:
@@ -27,19 +28,19 @@ class Assembly:
     by_kind: dict[str, list[Artifact]]
     # the source kind a file of this name is (the register's: sources.kind_named), None for none
     kind_named: Callable[[str], str | None] = lambda name: None
-    cli_labels: dict = field(default_factory=dict)
+    cli_labels: Mapping[str, Label] = field(default_factory=dict)
     # `spill({table: rows})`: takes a long log's rows before the run is done (the loader writes them to disk)
-    spill: Callable[[dict[str, list[dict]]], None] | None = None
-    tables: defaultdict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
-    counters: Counter = field(default_factory=Counter)
-    facts: dict = field(default_factory=dict)  # what the run's files say of the run (device, backend, ...)
-    manifest: dict = field(default_factory=dict)  # the manifest's facts (model, labels)
-    trace: dict = field(default_factory=dict)  # the trace logs' facts
+    spill: Callable[[dict[str, list[Row]]], None] | None = None
+    tables: defaultdict[str, list[Row]] = field(default_factory=lambda: defaultdict(list))
+    counters: Counter[str] = field(default_factory=Counter)
+    facts: Facts = field(default_factory=dict)  # what the run's files say of the run (device, backend, ...)
+    manifest: Facts = field(default_factory=dict)  # the manifest's facts (model, labels)
+    trace: Facts = field(default_factory=dict)  # the trace logs' facts
     debug_graphs: frozenset[str] = frozenset()  # graph ids read from a debug tree
     shared: dict[str, dict[str, str]] = field(default_factory=dict)  # SHARED_TEXTS table -> {hash: text}
     fed: set[tuple[str, str]] = field(default_factory=set)  # (source kind, table) pairs rows came by
 
-    def take(self, parsed: Parsed, art: Artifact, graph_id: str | None = None, only: set | None = None) -> None:
+    def take(self, parsed: Parsed, art: Artifact, graph_id: str | None = None, only: set[str] | None = None) -> None:
         """A parser's rows into the run's (tagged with `graph_id` where they have none; only the
         tables `only` names, when given), its problems as errors of `art`, its counters counted."""
         for table, rows in parsed.rows.items():
@@ -58,7 +59,7 @@ class Assembly:
     def of(self, kind: str) -> list[Artifact]:
         return self.by_kind.get(kind, [])
 
-    def keep_shared(self, tables) -> None:
+    def keep_shared(self, tables: Mapping[str, list[Row]]) -> None:
         """Texts that repeat from run to run leave their rows for a table of their own, keyed by a
         hash: kernel source (by its normalised hash, which the parser set), guard trees and graph
         texts (by their md5), which many runs share."""

@@ -32,10 +32,11 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Any, BinaryIO, Protocol, TextIO
 
 
 MANIFEST = "manifest.json"
@@ -50,6 +51,8 @@ CAPTURE_ENV = {
     "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1",
     "TORCH_LOGS": "graph_breaks,recompiles,fusion,cudagraphs",
 }
+# A value manifest.json and run_facts.json hold: JSON scalars only.
+Scalar = str | int | float | bool | None
 # Keys capture itself owns: neither labels nor run facts may overwrite them.
 CORE_KEYS = ("model", "command", "started_at", "exit_code", "wall_s", "host", "python", "torch", "caches")
 
@@ -90,14 +93,14 @@ class CaptureResult:
     exit_code: int
     wall_s: float
     timed_out: bool
-    manifest: dict
+    manifest: dict[str, Any]  # what manifest.json says: JSON scalars (Scalar) by key
 
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
 
 
-def capture_env(out: Path, extra: dict | None = None, cache_dir: Path | None = None) -> dict[str, str]:
+def capture_env(out: Path, extra: Mapping[str, object] | None = None, cache_dir: Path | None = None) -> dict[str, str]:
     """The command's environment. Caches are forced off, so every graph is compiled and writes its
     artifacts, unless `cache_dir` is given: then the FX graph, AOTAutograd and autotune caches work as
     users leave them, in that folder (share it between runs to capture a warm compile)."""
@@ -128,7 +131,7 @@ def capture(
     out: Path,
     model: str | None,
     labels: dict[str, str],
-    python_env: dict | None = None,
+    python_env: Mapping[str, object] | None = None,
     *,
     echo: bool = True,
     timeout_s: float | None = None,
@@ -193,7 +196,7 @@ def _keep_triton_metadata(folder: Path, before: dict[Path, int], dest: Path) -> 
 
 
 def _run_teed(
-    cmd: list[str], env: dict, out: Path, *, echo: bool, timeout_s: float | None
+    cmd: list[str], env: dict[str, str], out: Path, *, echo: bool, timeout_s: float | None
 ) -> tuple[int, bool]:
     with open(out / "stdout.txt", "wb") as stdout_file, open(out / "torch_logs.txt", "wb") as stderr_file:
         try:
@@ -232,7 +235,7 @@ class _Buffered(Protocol):
     def read1(self, n: int, /) -> bytes: ...
 
 
-def _tee(source: _Buffered, sink: BinaryIO, live) -> None:
+def _tee(source: _Buffered, sink: BinaryIO, live: TextIO | None) -> None:
     for chunk in iter(lambda: source.read1(65536), b""):
         sink.write(chunk)
         if live is not None:
@@ -240,7 +243,7 @@ def _tee(source: _Buffered, sink: BinaryIO, live) -> None:
     source.close()  # type: ignore[attr-defined]
 
 
-def _write_live(stream, chunk: bytes) -> None:
+def _write_live(stream: TextIO, chunk: bytes) -> None:
     raw = getattr(stream, "buffer", None)
     if raw is not None:
         stream.flush()
@@ -260,9 +263,9 @@ def _manifest(
     exit_code: int,
     wall_s: float,
     timed_out: bool,
-) -> dict:
+) -> dict[str, Scalar]:
     python, torch = _interpreter_versions(cmd)
-    manifest: dict = {}
+    manifest: dict[str, Scalar] = {}
     manifest.update(_run_facts(out / RUN_FACTS))
     manifest.update(labels)
     manifest.update(
@@ -280,7 +283,7 @@ def _manifest(
     return {k: v for k, v in manifest.items() if v is not None}
 
 
-def _run_facts(path: Path) -> dict:
+def _run_facts(path: Path) -> dict[str, Scalar]:
     """Scalar facts the command wrote about itself, taken out of their file into the manifest."""
     try:
         facts = json.loads(path.read_text())

@@ -8,17 +8,20 @@ concatenates and inserts.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 import orjson
 import pyarrow as pa
 
-from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
+from inductor_warehouse.ingest.rows import IngestErrorRow, Json, RunRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES
+
+if TYPE_CHECKING:
+    from inductor_warehouse.ingest.assemble import RunData
 
 _ARROW = {
     "VARCHAR": pa.string(), "JSON": pa.string(), "TIMESTAMP": pa.string(), "INTEGER": pa.int64(),
@@ -43,7 +46,7 @@ class RowKeyError(Exception):
 class Columns:
     """The warehouse's columns and their types, table by table, as its catalog says."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.columns: dict[str, dict[str, str]] = {}
         for table, column, dtype in con.execute(
             "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -74,7 +77,7 @@ class Columns:
         return pa.Table.from_arrays(arrays, names=names)
 
 
-def _column(values: list, arrow_type: pa.DataType, column: str, misfits: list[IngestErrorRow] | None) -> pa.Array:
+def _column(values: list[Any], arrow_type: pa.DataType, column: str, misfits: list[IngestErrorRow] | None) -> pa.Array:
     try:
         if pa.types.is_integer(arrow_type):
             # pa.array(..., type=int64) would truncate 2.5 to 2: let Arrow infer, and accept only integers
@@ -107,18 +110,18 @@ def _warning(message: str) -> IngestErrorRow:
     return error_row("", "load", message, severity="warning")
 
 
-def _long_names(values: list):
+def _long_names(values: list[Any]) -> Iterator[str]:
     """The values past NAME_BYTES of UTF-8. A str of n characters is n to 4n bytes: only the longest
     are encoded (not pyarrow.compute, whose import would slow every command's start)."""
     return (v for v in values if isinstance(v, str) and len(v) * 4 > NAME_BYTES
             and len(v.encode("utf-8", "surrogatepass")) > NAME_BYTES)
 
 
-def _has_long_name(values: list) -> bool:
+def _has_long_name(values: list[Any]) -> bool:
     return next(_long_names(values), None) is not None
 
 
-def _cut_names(values: list, column: str, misfits: list[IngestErrorRow] | None) -> pa.Array:
+def _cut_names(values: list[Any], column: str, misfits: list[IngestErrorRow] | None) -> pa.Array:
     long = list(_long_names(values))
     if misfits is not None:
         misfits.append(_warning(f"{len(long)} value(s) of {column} are longer than {NAME_BYTES >> 10} KB, too long "
@@ -131,7 +134,7 @@ def _cut(name: str) -> str:
     return name.encode("utf-8", "surrogatepass")[:NAME_BYTES].decode("utf-8", "ignore")
 
 
-def _fit(v, arrow_type: pa.DataType):
+def _fit(v: Any, arrow_type: pa.DataType) -> object:
     """`v` as the column's type, or None when it has no faithful value of that type."""
     if v is None:
         return None
@@ -152,7 +155,7 @@ def _fit(v, arrow_type: pa.DataType):
         return None
 
 
-def _json(v):
+def _json(v: Json) -> str | None:
     if v is None or isinstance(v, str):
         return v
     return orjson.dumps(v, default=str).decode()
@@ -161,23 +164,24 @@ def _json(v):
 @dataclass
 class Loaded:
     """One run, ready for the writer: its fact tables as Arrow, the rest small."""
-    run: dict
+    run: RunRow
     tables: dict[str, pa.Table]
     shared: dict[str, dict[str, str]]
     errors: list[IngestErrorRow]
-    counters: Counter
+    counters: Counter[str]
     bytes_read: int
     graphs: int
     kernels: int
-    spilled: list[tuple[str, str]] = field(default_factory=list)  # (table, Parquet file) of rows parsed early
+    # (table, Parquet file) of rows parsed early; (table, the file's bytes) while packed (ingest/spill.py)
+    spilled: Sequence[tuple[str, str | bytes]] = field(default_factory=list)
     spill_dir: str | None = None
 
     # from a parse worker to the writer each table goes as one Arrow IPC stream, which the writer
     # reads back faster than a table pickled column by column
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "tables": {name: _ipc(tbl) for name, tbl in self.tables.items()}}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         state["tables"] = {name: pa.ipc.open_stream(buf).read_all() for name, buf in state["tables"].items()}
         self.__dict__.update(state)
 
@@ -189,12 +193,20 @@ def _ipc(tbl: pa.Table) -> pa.Buffer:
     return sink.getvalue()
 
 
-def loaded(data, columns: Columns, now: str, spill) -> Loaded:
+class Spilled(Protocol):
+    """What a run's spill (ingest/spill.py `Spill`, which imports this module) holds once the run is read."""
+    dir: str | None
+    parts: list[tuple[str, str]]
+    generated_kernels: int
+    misfits: list[IngestErrorRow]
+
+
+def loaded(data: RunData, columns: Columns, now: str, spill: Spilled) -> Loaded:
     """The assembled run `data` (ingest/assemble.py RunData) as Arrow, stamped `now`; `spill` (ingest/spill.py)
     holds what it handed over early, and collects the values that did not fit."""
     run_id = data.run["run_id"]
     data.run["ingested_at"] = now
-    rows = dict(data.tables)
+    rows: dict[str, Sequence[Mapping[str, Any]]] = dict(data.tables)
     rows["artifacts"] = data.artifacts
     misfits = spill.misfits
     tables = {t: columns.arrow(t, [(run_id, rows[t])], misfits) for t in FACT_TABLES

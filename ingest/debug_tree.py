@@ -14,7 +14,7 @@ from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import (aoti_code, fusion_ir, fx_graph, fx_graph_runnable, output_code, provenance,
                                                torch_trace)
 from inductor_warehouse.ingest.reading import Reader, parse_file
-from inductor_warehouse.ingest.rows import Parsed, graph_row
+from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
 GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference|forward|backward)_(?P<nth>\d+)\.(?P<ctr>\d+)$")
 # A graph folder that lacks one of these was cut short (the process was killed, a disk filled).
@@ -123,19 +123,19 @@ def _graph_texts(files: dict[str, Artifact], reader: Reader, texts: dict[str, st
     return parsed
 
 
-def folder_graph(folder: str) -> tuple[str, re.Match | None]:
+def folder_graph(folder: str) -> tuple[str, re.Match[str] | None]:
     """The graph id a graph folder's name says (`<model>__<aot id>_<phase>_<n>.<counter>`), or the
     name itself when it says none; with the name's match."""
     m = GRAPH_DIR_RE.match(folder)
     return (f"{m.group('aot_id')}_{m.group('phase')}" if m else folder), m
 
 
-def compile_order(folder: str) -> tuple:
+def compile_order(folder: str) -> tuple[int, str]:
     m = GRAPH_DIR_RE.match(folder.rsplit("/", 1)[-1])
     return (int(m.group("ctr")) if m else 1 << 30, folder)
 
 
-def _link_fusions_to_kernels(fusions: list[dict], call_buffers: list[tuple[str, list[str]]]) -> None:
+def _link_fusions_to_kernels(fusions: list[Row], call_buffers: list[tuple[str, list[str]]]) -> None:
     """Name the generated kernel each scheduler node became.
 
     The IR names extern kernels itself. A generated kernel is the first launch in `call()` that

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePath
@@ -40,16 +40,18 @@ from inductor_warehouse.ingest.parsers import torch_trace
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 RANK_FILE_RE = re.compile(r"rank_(\d+)")
+# the process that wrote a debug folder or a trace log: (pid, (month, day, hour, minute) it started, rank)
+ProcessKey = tuple[int, tuple[int, int, int, int], int | None]
 
 
 @dataclass
 class Discovery:
     runs: list[Run]
-    skipped: Counter  # reason -> count
+    skipped: Counter[str]  # reason -> count
     missing: list[str]  # paths given that do not exist
 
 
-def discover(paths: list[str | os.PathLike]) -> Discovery:
+def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
     files: list[Path] = []
     missing: list[str] = []
     for p in paths:
@@ -68,12 +70,14 @@ def discover(paths: list[str | os.PathLike]) -> Discovery:
     return Discovery(runs, skipped, missing)
 
 
-def group(entries: Iterable[Entry], head: Callable[[PurePath], bytes | None], mapper=map) -> tuple[list[Run], Counter]:
+def group(entries: Iterable[Entry], head: Callable[[PurePath], bytes | None],
+          mapper: Callable[[Callable[[Entry], Artifact | None], Iterable[Entry]], Iterator[Artifact | None]] = map,
+          ) -> tuple[list[Run], Counter[str]]:
     """Runs from a listing sorted by path. `head(path)` reads a file's first SNIFF_BYTES (decompressed),
     None when it cannot; `mapper` may classify the entries concurrently (a sniff of object storage
     is a request)."""
     entries = list(entries)
-    skipped: Counter = Counter()
+    skipped: Counter[str] = Counter()
     manifest_roots = {e.path.parent for e in entries if e.path.name == "manifest.json"}
 
     by_root: dict[PurePath | None, list[Artifact]] = {}
@@ -105,7 +109,7 @@ def _nearest(f: PurePath, roots: set[PurePath]) -> PurePath | None:
     return None
 
 
-def _process_key(a: Artifact) -> tuple | None:
+def _process_key(a: Artifact) -> ProcessKey | None:
     """(pid, start time) of the process that wrote a debug folder or a trace log."""
     if a.kind == "torch_trace":
         if a.first_record is None:
@@ -157,7 +161,7 @@ def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     return units
 
 
-def _runs_without_manifest(arts: list[Artifact], skipped: Counter) -> list[Run]:
+def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str]) -> list[Run]:
     # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
     units = _split_by_process(arts) + _spyre_runs([a for a in arts if a.kind == "spyre"])
     # a provenance sidecar with no run beside it (copied out on its own) is a run: what lies beside
@@ -202,7 +206,7 @@ def _tell_harness_kinds(processes: list[Run], held_apart: list[Artifact]) -> Non
         u.job_harness_kinds = frozenset().union(*(kinds.get(f, ()) for f in (u.folder, *u.folder.parents)))
 
 
-def _harness_runs(arts: list[Artifact], skipped: Counter | None = None, processes: Iterable[Run] = ()) -> list[Run]:
+def _harness_runs(arts: list[Artifact], skipped: Counter[str] | None = None, processes: Iterable[Run] = ()) -> list[Run]:
     """The harness files of each folder as one run, rooted at the folder's first CSV: a folder
     root would share its source path with the processes joined at that folder. Beside the
     processes of a job (a folder several processes share), the run is one of that job."""
@@ -233,7 +237,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
         if d is not None:
             debug.setdefault(d, []).append(a)
     units: list[Run] = []
-    debug_keys = {}
+    debug_keys: dict[PurePath, ProcessKey | None] = {}
     for d, files in sorted(debug.items()):
         run = Run(d, files)
         key = _process_key(files[0])
@@ -246,7 +250,7 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
         match = None
         if key:
             for u in units:
-                dk = debug_keys.get(u.root)  # type: ignore[call-overload]
+                dk = debug_keys.get(u.root)
                 if dk and dk[0] == key[0] and _close(dk[1], key[1]) and not any(
                     x.kind == "torch_trace" for x in u.artifacts
                 ):
@@ -292,7 +296,7 @@ def _own_roots(units: list[Run]) -> None:
                     u.job, u.job_root = root.name, root
 
 
-def _close(a: tuple, b: tuple) -> bool:
+def _close(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
     """Two (month, day, hour, minute) stamps within 30 minutes of each other."""
     try:
         ta = datetime(2000, a[0], a[1], a[2], a[3])

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar, cast
 
 import pyarrow as pa
 
@@ -17,6 +18,8 @@ from inductor_warehouse.ingest import forked, ray_tasks, remote, spill
 from inductor_warehouse.ingest.convert import Loaded
 from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.remote import FetchError
+
+C = TypeVar("C")  # what every run's parse is given besides its run (the loader's: ingest/load.py `Context`)
 
 
 @dataclass
@@ -26,7 +29,7 @@ class Failed:
     error: BaseException
 
 
-def parse_all(runs: list[Run], jobs: int, context: tuple, parse: Callable[[tuple], Loaded],
+def parse_all(runs: list[Run], jobs: int, context: C, parse: Callable[[tuple[Run, C]], Loaded],
               executor: str = "local", ray_address: str | None = None) -> Iterator[Loaded | Failed]:
     """`parse((run, context))` of every run, in the order they end."""
     work = [(r, context) for r in runs]
@@ -49,14 +52,14 @@ def parse_all(runs: list[Run], jobs: int, context: tuple, parse: Callable[[tuple
         elif error is not None:
             raise error
         else:
-            yield data
+            yield cast("Loaded | Failed", data)  # an item's result whenever it has no exception
 
 
-def _size(w: tuple) -> int:
+def _size(w: tuple[Run, object]) -> int:
     return sum(a.size for a in w[0].artifacts)
 
 
-def _contained(parse, args) -> Loaded | Failed:
+def _contained(parse: Callable[[tuple[Run, C]], Loaded], args: tuple[Run, C]) -> Loaded | Failed:
     """A run of object storage that cannot be fetched fails alone; a parser's bug still stops the
     ingest (the fuzzer counts on it)."""
     try:
@@ -73,7 +76,8 @@ def _worker() -> None:
     gc.set_threshold(20_000, 10, 10)
 
 
-def _on_ray(work: list[tuple], jobs: int, address: str | None, parse) -> Iterator[Loaded | Failed]:
+def _on_ray(work: list[tuple[Run, C]], jobs: int, address: str | None,
+            parse: Callable[[tuple[Run, C]], Loaded]) -> Iterator[Loaded | Failed]:
     """Each run a Ray task. A task that raises, or whose worker dies, fails its run alone: on a
     cluster a lost worker is weather, not a bug to stop a backfill of thousands of runs for."""
     if not work:
@@ -84,10 +88,15 @@ def _on_ray(work: list[tuple], jobs: int, address: str | None, parse) -> Iterato
     settings = {k: v for k, v in os.environ.items() if k.startswith("AWS_")} if any(w[0].source for w in work) else None
     tasks = [(parse, w, settings) for w in work]
     for (_, (run, _), _), data, error in ray_tasks.imap_unordered(_in_task, tasks, address=address, cpus=jobs):
-        yield Failed(run.source_path, error) if error is not None else spill.unpack(data)
+        # an item's result whenever it has no exception
+        yield Failed(run.source_path, error) if error is not None else spill.unpack(cast(Loaded, data))
 
 
-def _in_task(task: tuple) -> Loaded:
+# a Ray task's argument: the parse, its run and context, the AWS_* settings it reads object storage with
+Task = tuple[Callable[[tuple[Run, C]], Loaded], tuple[Run, C], dict[str, str] | None]
+
+
+def _in_task(task: Task[C]) -> Loaded:
     """A run's parse in a Ray task; its spilled parts, files of the worker's machine, travel back as bytes."""
     parse, args, settings = task
     if settings is not None:

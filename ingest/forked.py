@@ -25,22 +25,26 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Generic, TypeVar, cast
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+
+T = TypeVar("T")  # a work item
+R = TypeVar("R")  # what `fn` makes of one
 
 
 class WorkerDied(Exception):
     """The worker process parsing an item ended without a result."""
 
 
-def imap_unordered(fn: Callable, items: Sequence, *, jobs: int,
-                   initializer: Callable[[], None] | None = None) -> Iterator[tuple[Any, Any, BaseException | None]]:
+def imap_unordered(fn: Callable[[T], R], items: Sequence[T], *, jobs: int,
+                   initializer: Callable[[], None] | None = None) -> Iterator[tuple[T, R | None, BaseException | None]]:
     """(item, fn(item), None) or (item, None, the exception) for each item, in the order they end,
     `fn` run in `jobs` worker processes (forked where the platform can), items handed out in order.
     `initializer` runs once in each worker. A caller that stops early stops the workers."""
     folder = tempfile.mkdtemp(prefix="iwh-parse-")
-    ended: queue.SimpleQueue = queue.SimpleQueue()
+    ended: queue.SimpleQueue[tuple[int | None, BaseException | None]] = queue.SimpleQueue()
     crew = _Crew(fn, initializer, folder, min(jobs, len(items)))
     thread = threading.Thread(target=crew.hand_out, args=(items, ended),
                               name="iwh-parse-dispatch", daemon=True)
@@ -49,7 +53,7 @@ def imap_unordered(fn: Callable, items: Sequence, *, jobs: int,
         for _ in range(len(items)):
             i, error = ended.get()
             if i is None:  # the dispatching thread itself failed (no process could be started)
-                raise error
+                raise cast(BaseException, error)  # the dispatcher's failure always comes with its exception
             if error is not None:
                 yield items[i], None, error
                 continue
@@ -69,16 +73,17 @@ def imap_unordered(fn: Callable, items: Sequence, *, jobs: int,
         shutil.rmtree(folder, ignore_errors=True)
 
 
-class _Crew:
+class _Crew(Generic[T]):
     """The worker processes, and the thread that hands each the next item as it ends one."""
 
-    def __init__(self, fn: Callable, initializer, folder: str, size: int):
+    def __init__(self, fn: Callable[[T], object], initializer: Callable[[], None] | None, folder: str,
+                 size: int) -> None:
         self.fn, self.initializer, self.folder, self.size = fn, initializer, folder, size
-        self.ctx: Any = get_context("fork" if sys.platform != "win32" else "spawn")
+        self.ctx = get_context("fork") if sys.platform != "win32" else get_context("spawn")
         self.lock = threading.Lock()
         self.stopping = False
-        self.procs: list = []
-        self.proc_of: dict[Connection, Any] = {}
+        self.procs: list[BaseProcess] = []
+        self.proc_of: dict[Connection, BaseProcess] = {}
 
     def start(self) -> Connection | None:
         parent, child = self.ctx.Pipe()
@@ -93,13 +98,13 @@ class _Crew:
         self.proc_of[parent] = proc
         return parent
 
-    def hand_out(self, items: Sequence, ended: queue.SimpleQueue) -> None:
+    def hand_out(self, items: Sequence[T], ended: queue.SimpleQueue[tuple[int | None, BaseException | None]]) -> None:
         try:
             self._hand_out(items, ended)
         except BaseException as e:
             ended.put((None, e))
 
-    def _hand_out(self, items: Sequence, ended: queue.SimpleQueue) -> None:
+    def _hand_out(self, items: Sequence[T], ended: queue.SimpleQueue[tuple[int | None, BaseException | None]]) -> None:
         todo = deque(range(len(items)))
         busy: dict[Connection, int] = {}
         idle = [c for c in (self.start() for _ in range(self.size)) if c is not None]
@@ -131,7 +136,7 @@ class _Crew:
         for conn in idle + list(busy):
             conn.close()
 
-    def _replace(self, conn: Connection, idle: list) -> None:
+    def _replace(self, conn: Connection, idle: list[Connection]) -> None:
         conn.close()
         fresh = self.start()
         if fresh is not None:
@@ -155,7 +160,8 @@ def _how(exitcode: int | None) -> str:
     return f"exit status {exitcode}"
 
 
-def _serve(conn: Connection, fn: Callable, initializer, folder: str, writer: int) -> None:
+def _serve(conn: Connection, fn: Callable[[T], object], initializer: Callable[[], None] | None, folder: str,
+           writer: int) -> None:
     _die_with(writer)
     # Ctrl-C is the writer's to handle: it stops the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -217,4 +223,5 @@ class _Traceback(Exception):
     """The worker's traceback, as the cause of the exception it handed over (as Pool does)."""
 
     def __str__(self) -> str:
-        return "\n" + self.args[0]
+        trace: str = self.args[0]
+        return "\n" + trace

@@ -7,16 +7,18 @@ logs' kernel configs), and what the trace says of the debug tree's empty graph f
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
 
 from inductor_warehouse.ingest.debug_tree import compile_order, folder_graph
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import kernel_information, spyre_provenance
 from inductor_warehouse.ingest.reading import Reader
-from inductor_warehouse.ingest.rows import Parsed, graph_row
+from inductor_warehouse.ingest.parsers.manifest import Label
+from inductor_warehouse.ingest.rows import Facts, Parsed, Row, graph_row
 
 
-def trace_onto_graphs(graphs: list[dict], trace: dict) -> None:
+def trace_onto_graphs(graphs: list[Row], trace: Facts) -> None:
     """Compile ids and cache outcomes the trace log knows of graphs that do not say them."""
     compile_ids = trace.get("graph_compile_ids") or {}
     cache_states = trace.get("graph_cache_states") or {}
@@ -27,7 +29,7 @@ def trace_onto_graphs(graphs: list[dict], trace: dict) -> None:
             g["cache_state"] = cache_states[g["graph_id"]]
 
 
-def pre_grad_texts(tables: dict[str, list[dict]], trace: dict) -> None:
+def pre_grad_texts(tables: dict[str, list[Row]], trace: Facts) -> None:
     """The trace's pre-grad graphs that no graph of the trace took (a debug tree's graphs whose code
     the trace does not repeat: AOTInductor's), given to the graphs of their compile id (none for
     AOTInductor) that have none."""
@@ -42,8 +44,8 @@ def pre_grad_texts(tables: dict[str, list[dict]], trace: dict) -> None:
                                           "source": "torch_trace"})
 
 
-def empty_graph_folders(arts: list[Artifact], graphs: list[dict], trace: dict | None, labels: dict, reader: Reader,
-                        take, counters: Counter) -> None:
+def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | None, labels: Mapping[str, Label],
+                        reader: Reader, take: Callable[[Parsed, Artifact], None], counters: Counter[str]) -> None:
     """What each empty graph folder is, from the trace (`trace`: its facts, None without a trace log):
     a cache hit's, a graph whose code is in the trace, a compile cut short (an error), or a compile
     that finished with nothing to generate (a graphs row of 0 kernels)."""
@@ -76,7 +78,7 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[dict], trace: dict | 
             )), a)
 
 
-def _unfinished(labels: dict, trace: dict) -> str | None:
+def _unfinished(labels: Mapping[str, Label], trace: Facts) -> str | None:
     """Why the run's compiles did not all finish, when its files say so: the manifest's exit code or
     time-out, or a compile the trace began (dynamo_start) and never reported (compilation_metrics)."""
     if labels.get("timed_out") is True:
@@ -89,7 +91,7 @@ def _unfinished(labels: dict, trace: dict) -> str | None:
     return None
 
 
-def join_autotune(tables: dict[str, list[dict]]) -> None:
+def join_autotune(tables: dict[str, list[Row]]) -> None:
     """The trace names each autotuned op's winner and compile id; stderr's tables list its top
     candidates. Both come in the order the ops were tuned: a table gets the compile id of the trace
     span of the same place (op and shapes agreeing), and the trace's winner row stays only where no
@@ -108,7 +110,7 @@ def join_autotune(tables: dict[str, list[dict]]) -> None:
     tables["autotune_choices"] = [r for r in rows if r["source"] == "torch_logs" or r["seq"] not in printed]
 
 
-def attribute_to_graphs(timings: list[dict], graphs: list[dict]) -> None:
+def attribute_to_graphs(timings: list[Row], graphs: list[Row]) -> None:
     """Kernel times the profiler tied to a (compile id, phase) belong to the graph of that pair."""
     by_key = {(g.get("compile_id"), g.get("phase")): g["graph_id"] for g in graphs if g.get("compile_id")}
     for t in timings:
@@ -154,21 +156,21 @@ def read_spyre_provenance(ctx: Assembly, arts: list[Artifact]) -> None:
                 kernel["signature"] = f"{identities[kernel['graph_id']]}:{kernel.get('signature')}"
 
 
-def choose_triton(rows: list[dict] | None) -> None:
+def choose_triton(rows: list[Row] | None) -> None:
     """Which of a kernel's Triton binaries ran: the one whose warps and stages are the config the
     trace or the autotuner's log names for it; the only one, when one was built and the trace says
     one config. Kernels of the same name in several graphs share their facts: the name is the key
     Triton's cache and Inductor's logs have in common."""
     if not rows:
         return
-    told: dict[str, set] = defaultdict(set)
+    told: dict[str, set[tuple[int, int | None]]] = defaultdict(set)
     only_one = set()
     for r in rows:
         if r["source"] != "triton_cache" and r.get("chosen") and r.get("num_warps") is not None:
             told[r["kernel_name"]].add((r["num_warps"], r.get("num_stages")))
         if r.get("num_configs") == 1:
             only_one.add(r["kernel_name"])
-    binaries: dict[str, list[dict]] = defaultdict(list)
+    binaries: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         if r["source"] == "triton_cache":
             binaries[r["kernel_name"]].append(r)

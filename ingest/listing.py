@@ -10,6 +10,8 @@ import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
+from inductor_warehouse.ingest.parsers.glog import Prefix
+
 SNIFF_BYTES = 8192
 
 
@@ -21,7 +23,7 @@ class Artifact:
     size: int = 0
     mtime: float = 0.0
     # a trace log's first glog prefix (rank, month, day, hour, minute, pid), read with the sniff
-    first_record: tuple | None = None
+    first_record: Prefix | None = None
     # a benchmark harness CSV's kind (performance, accuracy, ...), told by its header in the sniff
     harness_kind: str | None = None
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
 from inductor_warehouse.ingest.listing import Run
+from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.remote import discover_anywhere, fetched
 from inductor_warehouse.ingest.summary import IngestSummary, Progress
 from inductor_warehouse.store.location import Location
@@ -29,15 +31,18 @@ from inductor_warehouse.store.writer import Writer
 # corpus; a commit costs more than a small run's inserts, so a batch holds many runs.
 BATCH_BYTES = 64 << 20
 BATCH_RUNS = 64
+# what each run's parse is given besides its run: the warehouse's columns, the model and labels the
+# command line gave, the ingest's one timestamp
+Context = tuple[Columns, str | None, Mapping[str, Label] | None, str]
 
 
 def ingest_paths(  # noqa: C901 - the pipeline's stages in order
-    paths: list,
+    paths: Sequence[str | os.PathLike[str]],
     db: str | Location | None,
     *,
     jobs: int = 1,
     model: str | None = None,
-    labels: dict | None = None,
+    labels: Mapping[str, Label] | None = None,
     progress: bool = False,
     force: bool = False,
     wait: float | None = None,
@@ -69,12 +74,12 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
         here = executor == "local" or not (ray_address or os.environ.get("RAY_ADDRESS"))
         threads = 1 if jobs > 1 and len(todo) > 1 and here else None
 
-        def commit(batch: list[Loaded], threads) -> None:
+        def commit(batch: list[Loaded], threads: int | None) -> None:
             for d, row in write.commit(writer, columns, batch, threads, now):
                 summary.refuse(d, row)
 
         batch: list[Loaded] = []
-        data = None
+        data: Loaded | executors.Failed | None = None
         try:
             for data in parse_all(todo, jobs, (columns, model, labels, now), executor, ray_address):
                 if isinstance(data, executors.Failed):
@@ -98,7 +103,7 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
                 commit(batch, 0 if threads else None)
         except BaseException:
             # runs parsed but never written must not leave their spill folders behind
-            for d in batch + ([data] if data is not None and all(d is not data for d in batch) else []):
+            for d in batch + ([data] if isinstance(data, Loaded) and all(d is not data for d in batch) else []):
                 spill.discard(d)
             raise
         if bar:
@@ -107,12 +112,13 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
     return summary
 
 
-def parse_all(runs: list[Run], jobs: int, context: tuple, executor: str = "local", ray_address: str | None = None):
+def parse_all(runs: list[Run], jobs: int, context: Context, executor: str = "local",
+              ray_address: str | None = None) -> Iterator[Loaded | executors.Failed]:
     """Every run parsed (`_parse_one`) by the executor named, as each ends."""
     return executors.parse_all(runs, jobs, context, _parse_one, executor, ray_address)
 
 
-def _parse_one(args) -> Loaded:
+def _parse_one(args: tuple[Run, Context]) -> Loaded:
     """One run, fetched where it lies, assembled and converted: `args` is (run, (columns, model,
     labels, now))."""
     run, (columns, model, labels, now) = args

@@ -11,19 +11,27 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, cast
 import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
+
+    from inductor_warehouse.ingest.ray_local import LocalRay
+
+T = TypeVar("T")  # a work item
+R = TypeVar("R")  # what `fn` makes of one
 
 
 class RayUnavailable(Exception):
     """Ray is not installed, or the cluster cannot be reached."""
 
 
-def imap_unordered(fn: Callable, items: Iterable, *, address: str | None,
-                   cpus: int) -> Iterator[tuple[Any, Any, BaseException | None]]:
+def imap_unordered(fn: Callable[[T], R], items: Iterable[T], *, address: str | None,
+                   cpus: int) -> Iterator[tuple[T, R | None, BaseException | None]]:
     """(item, fn(item), None) or (item, None, the exception) for each item, in the order tasks end.
 
     `address` names a cluster (`host:port` of its head, or `ray://host:port` through Ray Client);
@@ -40,9 +48,11 @@ def imap_unordered(fn: Callable, items: Iterable, *, address: str | None,
         task = ray.remote(fn)
         # a bounded number of tasks in flight: results wait in the object store only as long as
         # the writer is behind by a batch or so, however many runs the backfill has
-        slots = max(2, 2 * int(ray.cluster_resources().get("CPU", cpus)))
+        # Ray's function is unannotated; its docs: resource name -> the cluster's total of it
+        resources = cast(Callable[[], dict[str, float]], ray.cluster_resources)()
+        slots = max(2, 2 * int(resources.get("CPU", cpus)))
         todo = iter(items)
-        pending: dict = {}
+        pending: dict[ObjectRef[R], T] = {}
 
         def submit(n: int) -> None:
             for item in todo:
@@ -79,7 +89,7 @@ def _installed() -> bool:
         return False
 
 
-def _init(address: str | None, cpus: int):
+def _init(address: str | None, cpus: int) -> LocalRay | None:
     """Join the cluster at `address`, or a local Ray of this ingest's own (returned, to be stopped).
     Ray is imported once the local Ray's keeper said how to join it: Ray reads its auth mode from the
     environment when it is imported."""

@@ -12,7 +12,8 @@ from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
-from inductor_warehouse.ingest.rows import Parsed, graph_row
+from inductor_warehouse.ingest.parsers.harness_names import Fields
+from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
 # the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
 # artifact's `rocm/`, a team's `nightly/huggingface/`)
@@ -43,7 +44,7 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
     rest spilled). Then what they say of the debug tree's graphs."""
     spill = ctx.spill
 
-    def sink(rows: dict[str, list[dict]]) -> None:
+    def sink(rows: dict[str, list[Row]]) -> None:
         ctx.keep_shared(rows)
         spill(rows)  # type: ignore[misc]  # set whenever the sink is
 
@@ -108,7 +109,7 @@ def read_harness(ctx: Assembly, arts: list[Artifact]) -> None:
     labels and the names of the folders it lies in (the nearest HARNESS_FOLDERS)."""
     run, reader = ctx.run, ctx.reader
     labels = {**ctx.cli_labels, **(ctx.manifest.get("labels") or {})}
-    sidecars: dict[str, dict] = {}
+    sidecars: dict[str, dict[str, Fields]] = {}
     for a in arts:
         if a.path.name.endswith(".json") and (text := reader.text(a)) is not None:
             parsed = harness.parse_harness_json(text)

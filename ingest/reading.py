@@ -9,16 +9,21 @@ import gzip
 import hashlib
 import io
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import PurePath
+from typing import TYPE_CHECKING, BinaryIO
 
 from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.rows import IngestErrorRow, Parsed, error_row
 
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
 CHUNK = 1 << 20
 
 
-def file_hash(path) -> str | None:
+def file_hash(path: PurePath) -> str | None:
     """The content hash the warehouse records for an artifact (of its bytes as stored, .gz included)."""
     hasher = hashlib.blake2b(digest_size=16)
     try:
@@ -33,14 +38,14 @@ def file_hash(path) -> str | None:
 class Reader:
     """Reads artifacts whole or line by line, hashing every byte read."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run) -> None:
         self.run = run
         self.hashes: dict[str, str] = {}
         self.errors: list[IngestErrorRow] = []
         self.bytes_read = 0
 
-    def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error", kind=None,
-              path: str | None = None):
+    def error(self, art: Artifact, message: str, line: int | None = None, severity: str = "error",
+              kind: str | None = None, path: str | None = None) -> None:
         self.errors.append(error_row(path or self.run.rel(art), kind or art.kind, message, line, severity))
 
     def read(self, art: Artifact) -> bytes | None:
@@ -91,25 +96,27 @@ class Reader:
 
 
 class _HashingFile(io.RawIOBase):
-    def __init__(self, fh, hasher, reader: Reader):
+    def __init__(self, fh: BinaryIO, hasher: hashlib.blake2b, reader: Reader) -> None:
         self.fh, self.hasher, self.reader = fh, hasher, reader
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def read(self, n=-1):
+    def read(self, n: int = -1) -> bytes:
         data = self.fh.read(n)
         self.hasher.update(data)
         self.reader.bytes_read += len(data)
         return data
 
-    def readinto(self, b):
-        data = self.read(len(b))
-        b[: len(data)] = data
+    def readinto(self, b: WriteableBuffer) -> int:
+        view = memoryview(b).cast("B")  # io hands a writable byte buffer: a view of it takes a slice
+        data = self.read(len(view))
+        view[: len(data)] = data
         return len(data)
 
 
-def parse_file(art: Artifact | None, reader: Reader, fn, keep: dict | None = None) -> Parsed | None:
+def parse_file(art: Artifact | None, reader: Reader, fn: Callable[[str], Parsed],
+               keep: dict[str, str] | None = None) -> Parsed | None:
     """`fn` of the artifact's text; None when there is no artifact or no text to read. `keep`, when
     given, receives the text under the file's name (for a caller that stores the text too)."""
     if art is None:

@@ -22,10 +22,11 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path, PurePath, PurePosixPath
+from typing import Any
 
 from inductor_warehouse.ingest import archives
 from inductor_warehouse.ingest.discover import Discovery, discover, group
@@ -38,6 +39,9 @@ SCHEME = "s3://"
 # A run is hundreds of small files, each a request whose latency dwarfs its transfer: fetched and
 # sniffed a few at a time.
 THREADS = 8
+# boto3 ships no types: its S3 client's class is made at run time, and a listed object is a dict of
+# its fields (Key, Size, LastModified, ...)
+S3Object = dict[str, Any]
 
 
 class RemoteError(Exception):
@@ -48,11 +52,11 @@ class FetchError(RemoteError):
     """One object of a run cannot be read: that run fails, the others go on."""
 
 
-def is_remote(path) -> bool:
+def is_remote(path: str | os.PathLike[str]) -> bool:
     return str(path).startswith(SCHEME)
 
 
-def discover_anywhere(paths: list) -> Discovery:
+def discover_anywhere(paths: Sequence[str | os.PathLike[str]]) -> Discovery:
     """Runs under local paths, zip archives (ingest/archives.py: as CI's artifacts are downloaded)
     and s3:// URLs alike."""
     local = [p for p in paths if not is_remote(p) and not archives.is_archive(p)]
@@ -96,7 +100,7 @@ def url_of(path: PurePath) -> str:
     return f"{SCHEME}{bucket}/{key}"
 
 
-def _discover_s3(url: str) -> tuple[list[Run], Counter, list[str]]:
+def _discover_s3(url: str) -> tuple[list[Run], Counter[str], list[str]]:
     bucket, prefix = _split(url)
     prefix = prefix.rstrip("/")
     entries, skipped = _entries(bucket, prefix, _list(bucket, prefix))
@@ -110,12 +114,12 @@ def _discover_s3(url: str) -> tuple[list[Run], Counter, list[str]]:
     return runs, skipped, []
 
 
-def _list(bucket: str, prefix: str) -> list[dict]:
+def _list(bucket: str, prefix: str) -> list[S3Object]:
     """Every object under the prefix: the object named by it, or those in the folder it names."""
     s3 = client()  # first: without boto3 (and botocore) it says which extra to install
     from botocore.exceptions import BotoCoreError, ClientError
 
-    objects = []  # type: ignore[var-annotated]
+    objects: list[S3Object] = []
     try:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         for page in pages:
@@ -126,10 +130,10 @@ def _list(bucket: str, prefix: str) -> list[dict]:
     return objects
 
 
-def _entries(bucket: str, prefix: str, objects: list[dict]) -> tuple[list[Entry], Counter]:
+def _entries(bucket: str, prefix: str, objects: list[S3Object]) -> tuple[list[Entry], Counter[str]]:
     """The listing as local discovery's walk would see it: hidden folders left out, and a folder
     marker (a key ending in /, as some uploaders write) kept only as an empty graph folder."""
-    skipped: Counter = Counter()
+    skipped: Counter[str] = Counter()
     objects = sorted(objects, key=lambda o: o["Key"])
     entries = []
     for i, o in enumerate(objects):
@@ -232,7 +236,7 @@ def configure(settings: dict[str, str]) -> None:
         _CLIENTS.clear()
 
 
-def client():
+def client() -> Any:
     """This process's S3 client (one per process: a client made before a fork is not the child's to use)."""
     pid = os.getpid()
     if pid not in _CLIENTS:

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, overload
 
 import orjson
 
+if TYPE_CHECKING:
+    from typing_extensions import Required  # typing's from 3.11; quoted below, so never imported at run time
+
 
 @dataclass
 class Problem:
@@ -27,14 +30,21 @@ class Problem:
     severity: str = "error"  # "error" | "warning"
 
 
+# A row of any table as the stages after the parser handle it (tagged with its graph, its texts
+# taken out, converted for Arrow): column -> value, of the types the table's TypedDict below says.
+Row: TypeAlias = dict[str, Any]
+# What a parser learned of its run or graph (compiler_version, device, aot_id, ...), by name: each
+# fact a value of its own type (a text, a number, a map of graph ids), read by name by the assembler.
+Facts: TypeAlias = dict[str, Any]
+
+
 @dataclass
 class Parsed:
-    rows: defaultdict[str, list[dict]] = field(default_factory=lambda: defaultdict(list))
+    rows: defaultdict[str, list[Row]] = field(default_factory=lambda: defaultdict(list))
     problems: list[Problem] = field(default_factory=list)
-    # run- or graph-level facts a parser learned (compiler_version, device, aot_id, ...)
-    facts: dict = field(default_factory=dict)
+    facts: Facts = field(default_factory=dict)
     # things worth reporting that are not errors (unknown record kinds, skipped blocks, ...)
-    counters: Counter = field(default_factory=Counter)
+    counters: Counter[str] = field(default_factory=Counter)
 
     # Each table takes rows of its own type (ROW_TYPES below), checked where a parser adds them; one
     # function at run time, on the parse's hot path.
@@ -104,7 +114,7 @@ class Parsed:
     def problem(self, message: str, line: int | None = None, severity: str = "error") -> None:
         self.problems.append(Problem(message, line, severity))
 
-    def json_object(self, data: str | bytes, what: str) -> dict | None:
+    def json_object(self, data: str | bytes, what: str) -> dict[str, Json] | None:
         """`data` as a JSON object, or None with the problem recorded (bad JSON, or not an object)."""
         try:
             doc = orjson.loads(data)
@@ -137,10 +147,11 @@ Json: TypeAlias = Any
 # (tests/test_row_contract.py holds them to schema/current.sql and to what the parsers emit). Not
 # declared: run_id and run_key, which the loader sets (but the run's own id, and an error row's,
 # which may have none); the rollups, which the loader computes; and the shared texts, which the
-# assembler takes out of kernels and guards rows (ingest/assemble.py `_pop_shared`).
+# assembler takes out of kernels and guards rows (ingest/assembly.py `keep_shared`). A run row
+# always has its id and where it lies (ingest/run_row.py): the loader keys the run by them.
 RunRow = TypedDict("RunRow", {
-    "run_id": Str, "model": Str, "compiler_version": Str, "compiler_commit": Str, "device": Str, "device_name": Str,
-    "backend": Str, "rank": Int, "labels": Json, "source_path": Str, "started_at": Str, "ingested_at": Str,
+    "run_id": "Required[str]", "model": Str, "compiler_version": Str, "compiler_commit": Str, "device": Str, "device_name": Str,
+    "backend": Str, "rank": Int, "labels": Json, "source_path": "Required[str]", "started_at": Str, "ingested_at": Str,
     "pid": Int, "python_version": Str, "triton_version": Str, "cuda_version": Str, "artifact_bytes": Int,
     "ingest_seconds": Float, "job": Str,
 }, total=False)
@@ -291,7 +302,7 @@ def error_row(path: str, kind: str, message: str, line: int | None = None, sever
     return {"path": path, "kind": kind, "line": line, "message": message, "severity": severity}
 
 
-def graph_row(graph_id: str, source: str, **facts) -> GraphRow:
+def graph_row(graph_id: str, source: str, **facts: str | int | None) -> GraphRow:
     """A graphs row with every column present, None where `facts` says nothing: the one place a
     graph row is spelled, whichever source found the graph."""
     unknown = facts.keys() - GraphRow.__annotations__.keys()

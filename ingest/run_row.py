@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from datetime import datetime
 
 from inductor_warehouse.ingest.discover import DEBUG_RUN_RE
 from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.parsers import harness
-from inductor_warehouse.ingest.rows import RunRow
+from inductor_warehouse.ingest.parsers.manifest import Label
+from inductor_warehouse.ingest.rows import Facts, Row, RunRow
 
 
-def run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict, hashes: dict[str, str],
-            tables: dict[str, list[dict]]) -> RunRow:
+def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str, Label] | None,
+            trace: Facts, facts: Facts, hashes: dict[str, str], tables: dict[str, list[Row]]) -> RunRow:
     """The run's row: who named its model, what it ran on, with which compiler, from the most
     direct source that says it (the manifest, the command line, the trace log, the other files, the
     folder); its id is the hash of every file's content hash."""
-    labels = dict(man.get("labels") or {})
+    labels: dict[str, Label] = dict(man.get("labels") or {})
     for k, v in (cli_labels or {}).items():
         labels.setdefault(k, v)
     if run.job and "job" not in labels:
@@ -34,7 +36,7 @@ def run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict
     own, job_model = (None, man.get("model")) if run.job_root is not None else (man.get("model"), None)
     model = (own or cli_model or trace.get("benchmark_model") or facts.get("benchmark_model") or job_model
              or facts.get("harness_suite") or _default_model(run))
-    started = trace.get("started_at") or _debug_started(run) or labels.get("started_at")
+    started = trace.get("started_at") or _debug_started(run) or _str(labels.get("started_at"))
     fingerprint = hashlib.blake2b(digest_size=16)
     for rel, h in sorted(hashes.items()):
         fingerprint.update(f"{rel}\0{h}\n".encode())
@@ -63,7 +65,8 @@ def run_row(run: Run, man: dict, cli_model, cli_labels, trace: dict, facts: dict
 DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps": "mps", "spyre": "spyre"}
 
 
-def _device(run: Run, labels: dict, trace: dict, facts: dict, tables: dict[str, list[dict]]) -> str | None:
+def _device(run: Run, labels: dict[str, Label], trace: Facts, facts: Facts,
+            tables: dict[str, list[Row]]) -> str | None:
     """What the run ran on, from the most direct word there is: the manifest, the generated code,
     the IR's buffer layouts, the tensors the trace describes, a CPU-only torch build (`+cpu`), then
     the run's folder names (`cpu-torch2.13/`, `gpu-h200/`). A run killed before any kernel was written
@@ -85,7 +88,7 @@ def _folder_device(run: Run) -> str | None:
     return words.pop() if len(words) == 1 else None
 
 
-def _str(v) -> str | None:
+def _str(v: Label) -> str | None:
     return None if v is None else str(v)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 from types import ModuleType
+from typing import TypedDict
 
 from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.assembly import Assembly, kind_of
@@ -37,7 +38,13 @@ JOB = "job"  # a benchmark harness's results, for every run of its job
 
 Step = Callable[[Assembly, list[Artifact]], None]
 # a file's first bytes -> the Artifact fields it sets when it is of the kind, or None when it is not
-Sniff = Callable[[str, bytes], "dict | None"]
+Sniff = Callable[[str, bytes], "Sniffed | None"]
+
+
+class Sniffed(TypedDict, total=False):
+    """The Artifact fields a file's first bytes set."""
+    first_record: glog.Prefix | None
+    harness_kind: str
 
 
 @dataclass(frozen=True)
@@ -68,17 +75,17 @@ def _by_suffix(suffixes: tuple[str, ...], test: Callable[[bytes], object]) -> Sn
     return lambda name, head: {} if name.endswith(suffixes) and test(head) else None
 
 
-def _trace_sniff(name: str, head: bytes) -> dict | None:
+def _trace_sniff(name: str, head: bytes) -> Sniffed | None:
     return {"first_record": glog.first_prefix(head)} if torch_trace.is_torch_trace(head) else None
 
 
-def _harness_sniff(name: str, head: bytes) -> dict | None:
+def _harness_sniff(name: str, head: bytes) -> Sniffed | None:
     if name.endswith(".csv") and (kind := harness.harness_csv_kind(head)):
         return {"harness_kind": kind}
     return {} if name.endswith(".json") and harness.is_harness_json(head) else None
 
 
-def _torch_logs_sniff(name: str, head: bytes) -> dict | None:
+def _torch_logs_sniff(name: str, head: bytes) -> Sniffed | None:
     if name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(head):
         return {}
     return {} if name in ("torch_logs.txt", "stderr.txt") else None  # a capture's stderr, by its name

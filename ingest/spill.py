@@ -12,20 +12,20 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from inductor_warehouse.ingest.convert import Columns, Loaded
-    from inductor_warehouse.ingest.rows import IngestErrorRow
+    from inductor_warehouse.ingest.rows import IngestErrorRow, Row
 
 
 class Spill:
     """The `spill` callable the assembler gives its trace parser, for one run."""
 
-    def __init__(self, columns: Columns):
+    def __init__(self, columns: Columns) -> None:
         self.columns = columns
         self.dir: str | None = None
         self.parts: list[tuple[str, str]] = []  # (table, Parquet file), in hand-over order
         self.generated_kernels = 0
         self.misfits: list[IngestErrorRow] = []
 
-    def __call__(self, rows: dict[str, list[dict]]) -> None:
+    def __call__(self, rows: dict[str, list[Row]]) -> None:
         for table, part in rows.items():
             if not part:
                 continue
@@ -53,7 +53,7 @@ def pack(data: Loaded) -> Loaded:
     """The run's spilled parts as bytes, their folder gone: files of a Ray worker's machine travel
     back with the run."""
     if data.spilled:
-        parts: list = []  # (table, the part's bytes) while packed; (table, its file) once unpacked
+        parts: list[tuple[str, str | bytes]] = []  # (table, the part's bytes) while packed; (table, its file) once unpacked
         for table, path in data.spilled:
             with open(path, "rb") as fh:
                 parts.append((table, fh.read()))
@@ -66,7 +66,7 @@ def unpack(data: Loaded) -> Loaded:
     """The run's packed parts as files of a folder of this machine's, for the writer."""
     if data.spilled:
         data.spill_dir = tempfile.mkdtemp(prefix="iwh-spill-")
-        parts: list = []
+        parts: list[tuple[str, str | bytes]] = []
         for i, (table, content) in enumerate(data.spilled):
             path = f"{data.spill_dir}/{i}-{table}.parquet"
             with open(path, "wb") as fh:

@@ -30,14 +30,14 @@ class IngestSummary:
     errors: int = 0
     bytes: int = 0
     seconds: float = 0.0
-    skipped_files: Counter = field(default_factory=Counter)
-    counters: Counter = field(default_factory=Counter)
+    skipped_files: Counter[str] = field(default_factory=Counter)
+    counters: Counter[str] = field(default_factory=Counter)
     missing: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
-    error_rows: list[dict] = field(default_factory=list)
+    error_rows: list[dict[str, Any]] = field(default_factory=list)  # ingest_errors rows, with their run's source path
     replaced: int = 0  # runs of this ingest that a later run of it replaced (counted once, as stored)
     # ("path", source path) and ("id", run id) -> the run of this ingest written under them
-    written: dict = field(default_factory=dict, repr=False)
+    written: dict[tuple[str, str], Loaded] = field(default_factory=dict, repr=False)
 
     def line(self) -> str:
         mb = self.bytes / 1e6
@@ -123,14 +123,14 @@ class IngestSummary:
         self.error_rows.append(dict(row, source_path=source_path))
 
 
-def _keys(data: Loaded) -> tuple:
+def _keys(data: Loaded) -> tuple[tuple[str, str], tuple[str, str]]:
     return ("path", data.run["source_path"]), ("id", data.run["run_id"])
 
 
 class Progress:
     """A one-line progress bar on a terminal (stderr), silent elsewhere."""
 
-    def __init__(self, total: int):
+    def __init__(self, total: int) -> None:
         self.total, self.n, self.t0 = total, 0, time.perf_counter()
         self.tty = sys.stderr.isatty() and total > 0
 

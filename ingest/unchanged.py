@@ -8,18 +8,20 @@ writer to record (`ingest/write.py`), so the next ingest needs no hashing.
 
 from __future__ import annotations
 
+import duckdb
+
 from inductor_warehouse.ingest.reading import file_hash
 from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.archives import in_archive, member_hash
 from inductor_warehouse.ingest.remote import object_hash
 
 
-def changed(con, runs: list[Run]) -> tuple[list[Run], list[tuple[float, str, str]]]:
+def changed(con: duckdb.DuckDBPyConnection, runs: list[Run]) -> tuple[list[Run], list[tuple[float, str, str]]]:
     """The runs whose files differ from what the warehouse recorded for the same folder, and the
     (new mtime, run id, path) of the files of unchanged runs that were touched."""
     if not runs:
         return runs, []
-    known: dict[str, dict[str, tuple]] = {}
+    known: dict[str, dict[str, tuple[int, float, str | None, str]]] = {}  # (size, mtime, content hash, run id)
     rows = con.execute(
         "SELECT r.source_path, r.run_id, a.path, a.bytes, a.mtime, a.content_hash "
         "FROM runs r JOIN artifacts a USING (run_id) WHERE r.source_path IN (SELECT unnest(?))",

@@ -9,13 +9,14 @@ by one, and a run it still refuses becomes one `ingest_errors` row instead.
 
 from __future__ import annotations
 
+import duckdb
 import pyarrow as pa
 
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
 from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
-from inductor_warehouse.store.connection import transaction
+from inductor_warehouse.store.connection import one_row, transaction
 from inductor_warehouse.store.errors import classify, first_line, write_failure
 from inductor_warehouse.store.rollups import fill_harness_points, fill_harness_workloads, fill_rollups
 from inductor_warehouse.store.writer import Writer
@@ -25,7 +26,8 @@ from inductor_warehouse.store.writer import Writer
 _KEYS_PER_DELETE = 50
 
 
-def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: str) -> list[tuple[Loaded, IngestErrorRow]]:
+def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads: int | None,
+           now: str) -> list[tuple[Loaded, IngestErrorRow]]:
     """Write a batch in one session; return the runs the warehouse refused, each with the error row
     written in its place. `threads`: DuckDB's threads from now on (0: its default, every core;
     None: as they are)."""
@@ -56,7 +58,7 @@ def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads, now: 
     return refused
 
 
-def write(con, batch: list[Loaded]) -> None:
+def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
     """One transaction for the batch. A long log's rows come from the Parquet parts it was spilled
     to while it was parsed: DuckDB streams them in, so memory stays bounded."""
     shared: dict[str, dict[str, str]] = {}
@@ -71,7 +73,7 @@ def write(con, batch: list[Loaded]) -> None:
         ).fetchall()]
         # the batch's runs take the next run keys, never those of the runs they replace: a run's
         # rows are found by its key
-        first = con.execute("SELECT coalesce(max(run_key), 0) FROM runs").fetchone()[0]
+        first = one_row(con, "SELECT coalesce(max(run_key), 0) FROM runs")[0]
         keys = {id(d): first + i for i, d in enumerate(batch, 1)}
         # a run not in `runs` has no rows anywhere (a run is written in one transaction), but for
         # the error row of an earlier attempt the warehouse refused
@@ -110,7 +112,7 @@ def _keyed(tbl: pa.Table, key: int) -> pa.Table:
     return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
 
 
-def delete_runs(con, run_ids: list[str]) -> None:
+def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:
     """Every row of these runs, found by run key (by run id, random hashes, each DELETE would read its
     whole table). Rows of an id with no key in `runs` (a run the warehouse refused, rows a crash of
     an older version left) are found by id."""
@@ -128,13 +130,13 @@ def delete_runs(con, run_ids: list[str]) -> None:
             con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT unnest(?))", [unkeyed])
 
 
-def record_mtimes(con, touched: list[tuple[float, str, str]]) -> None:
+def record_mtimes(con: duckdb.DuckDBPyConnection, touched: list[tuple[float, str, str]]) -> None:
     """New mtimes of files whose content is unchanged (a copy, a checkout): (mtime, run id, path)."""
     if touched:
         con.executemany("UPDATE artifacts SET mtime = ? WHERE run_id = ? AND path = ?", touched)
 
 
-def recover(con) -> None:
+def recover(con: duckdb.DuckDBPyConnection) -> None:
     """Rows of runs a crashed ingest of an older version was writing in parts (one transaction a
     part, under a `_loading` marker): deleted, so the run is ingested afresh."""
     stale = [r[0] for r in con.execute("SELECT run_id FROM _loading").fetchall()]
@@ -144,7 +146,7 @@ def recover(con) -> None:
             con.execute("DELETE FROM _loading")
 
 
-def insert(con, table: str, tbl: pa.Table, where: str = "") -> None:
+def insert(con: duckdb.DuckDBPyConnection, table: str, tbl: pa.Table, where: str = "") -> None:
     """Insert the Arrow table's rows (those `where` keeps) into `table`, by column name.
 
     Handed to DuckDB as an Arrow C stream, not a pa.Table, which DuckDB scans through
@@ -164,7 +166,7 @@ def _raise_if_fatal(writer: Writer, e: Exception) -> None:
         raise write_failure(writer.location, e) from e
 
 
-def refuse(con, columns: Columns, d: Loaded, e: Exception, now: str) -> IngestErrorRow:
+def refuse(con: duckdb.DuckDBPyConnection, columns: Columns, d: Loaded, e: Exception, now: str) -> IngestErrorRow:
     """A run the warehouse would not take: none of its rows stay, one error row (returned) says why,
     and its files are not recorded, so the next ingest tries again."""
     row = error_row("", "load", f"the warehouse refused this run's rows, none were written: {type(e).__name__}: "
@@ -189,7 +191,7 @@ def fail(writer: Writer, columns: Columns, source_path: str, e: BaseException, n
     return row
 
 
-def forget_failures(con, source_paths: list[str]) -> None:
+def forget_failures(con: duckdb.DuckDBPyConnection, source_paths: list[str]) -> None:
     """The parse-failure rows of earlier attempts at these runs."""
     con.execute("DELETE FROM ingest_errors WHERE run_id IS NULL AND kind = 'parse' AND path IN (SELECT unnest(?))",
                 [source_paths])

@@ -143,3 +143,21 @@ def test_a_failed_create_leaves_no_file(tmp_path, monkeypatch, request, failure)
     # (the writer's lock files stay, as after any write: they are locks, not warehouse files)
     assert [p.name for p in tmp_path.rglob("*") if p.name.startswith("wh.duckdb")
             and not p.name.endswith((".iwh-writer", ".iwh-waiting"))] == []
+
+
+def test_an_interrupted_record_of_a_failed_parse_goes_on_as_itself(tmp_path, monkeypatch):
+    """A run whose parse failed comes as a `Failed`, which has no spill folder: when recording its
+    failure is interrupted, the interrupt goes on as itself (the clean-up took it for a parsed run
+    and raised AttributeError in its place)."""
+    from inductor_warehouse.ingest import executors, load, write
+
+    def failed(*args, **kwargs):
+        yield executors.Failed("s3://bucket/run", RuntimeError("cannot fetch"))
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(load, "parse_all", failed)
+    monkeypatch.setattr(write, "fail", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_paths([FIXTURES / "runs" / "cpu-torch2.13"], str(tmp_path / "wh.duckdb"))

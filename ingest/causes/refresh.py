@@ -11,11 +11,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inductor_warehouse.ingest.rows import Json
 
 HERE = Path(__file__).resolve().parent
 
 
-def merged(registries: list[dict]) -> dict[str, list[str]]:
+def merged(registries: list[dict[str, list[dict[str, Json]]]]) -> dict[str, list[str]]:
+    """gb id -> its gb_type titles, from registries of {gb id: [{"Gb_type": ..., ...}, ...]}."""
     ids: dict[str, list[str]] = {}
     for registry in registries:
         for gid, entries in registry.items():

@@ -11,7 +11,7 @@ import orjson
 from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
                                                            SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
                                                            generated_row, plain_line_breaks, source_node_lists)
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
 # The wrapper runs the model in `AOTInductorModel::run_impl(` (and `_const_run_impl(` for constant
 # folding) until the `}` that closes it at the line start.
@@ -35,8 +35,8 @@ def parse_aoti_code(text: str) -> Parsed:  # noqa: C901 - one loop over the C++ 
     no aot_id or phase facts."""
     parsed = Parsed()
     text = plain_line_breaks(text)
-    generated: dict[str, dict] = {}
-    devices: Counter = Counter()
+    generated: dict[str, KernelRow] = {}
+    devices: Counter[str] = Counter()
     for m in _AOTI_TRITON.finditer(text):
         body_start = m.end()
         close = text.find(QUOTES, body_start)
@@ -69,8 +69,8 @@ def parse_aoti_code(text: str) -> Parsed:  # noqa: C901 - one loop over the C++ 
         generated[name] = generated_row(name, "cpp", len(generated), None, source, lineno, None if end == -1 else "}")
         devices["cpu"] += 1
 
-    externs: list[dict] = []
-    calls: Counter = Counter()
+    externs: list[KernelRow] = []
+    calls: Counter[str] = Counter()
     handles: dict[str, int] = {}
     comment = handle = None
     in_run = saw_run = False

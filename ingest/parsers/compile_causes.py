@@ -76,7 +76,7 @@ def origin(path: str | None) -> str | None:
 
 
 @functools.cache
-def _registry() -> tuple[dict[str, str], dict[str, str], list[tuple[re.Pattern, str]]]:
+def _registry() -> tuple[dict[str, str], dict[str, str], list[tuple[re.Pattern[str], str]]]:
     ids = json.loads((CAUSES / "graph_break_registry.json").read_text())["ids"]
     titles = {gid: names[0] for gid, names in ids.items()}
     by_title = {name: gid for gid, names in sorted(ids.items()) for name in names}

@@ -8,7 +8,7 @@ from typing import overload
 _ATTEMPT_SUFFIX = re.compile(r"_\d+$")
 
 
-def compile_id_of(frame_id, frame_compile_id, attempt, ca_id) -> str | None:
+def compile_id_of(frame_id: object, frame_compile_id: object, attempt: object, ca_id: object) -> str | None:
     """The compile id as the trace writes it, without brackets: `0/0`, `1/0_1`, `!0/7/0`, `!0/-/-`."""
     if frame_id is None and frame_compile_id is None and ca_id is None:
         return None
@@ -20,7 +20,7 @@ def compile_id_of(frame_id, frame_compile_id, attempt, ca_id) -> str | None:
     return cid
 
 
-def normalise_torch_compile_id(text) -> str | None:
+def normalise_torch_compile_id(text: object) -> str | None:
     """Compile ids inside payloads use torch's str(CompileId): `!0` for a compiled-autograd graph
     without a frame, `None` for no context. Map them onto the envelope spelling."""
     if not isinstance(text, str) or not text or text == "None":

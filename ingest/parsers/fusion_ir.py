@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Parsed, Row
 
 _HEADER = re.compile(r"^(?P<name>\w+): (?P<cls>\w+)\((?P<inner>[\w,]*)\)$")
 _ATTR = re.compile(r"^(?P<name>\w+)\.(?P<attr>[\w.]+(?:\[\d+\])?) =(?: (?P<value>.*))?$")
@@ -45,8 +45,9 @@ _NOT_A_NAME = frozenset(("", " ", "]", "\t"))
 def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's line kinds
     parsed = Parsed()
     fusions = parsed.rows["fusions"]
-    layouts: dict[str, dict] = {}
-    top: dict | None = None  # the top-level record being read
+    # rows being built (a fusion's members and buffers grow as the IR is read): FusionRow and LayoutRow
+    layouts: dict[str, Row] = {}
+    top: Row | None = None  # the top-level record being read
     current: str | None = None  # name of the record (top-level or member) being read
     member_of: str | None = None  # set by `<fused>.snodes[i] =`: the next header is its member
     in_outputs = False
@@ -122,7 +123,7 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
     return parsed
 
 
-def _fusion(m: re.Match) -> dict:
+def _fusion(m: re.Match[str]) -> Row:
     return {
         "group_name": m["name"],
         "node_class": m["cls"],
@@ -134,7 +135,7 @@ def _fusion(m: re.Match) -> dict:
     }
 
 
-def _output_line(line: str, current: str | None, top: dict | None, layouts: dict) -> None:
+def _output_line(line: str, current: str | None, top: Row | None, layouts: dict[str, Row]) -> None:
     # only lines indented by exactly four spaces name a buffer or its layout (deeper ones are its users)
     if line[4:5] in _NOT_A_NAME:
         return
@@ -155,7 +156,7 @@ def _output_line(line: str, current: str | None, top: dict | None, layouts: dict
         _add_layout(layouts, m["buffer"], m["layout"], row["ir_class"] if row else None)
 
 
-def _add_layout(layouts: dict, buffer: str, text: str, ir_class: str | None) -> None:
+def _add_layout(layouts: dict[str, Row], buffer: str, text: str, ir_class: str | None) -> None:
     row = layouts.get(buffer)
     if row is None:
         layouts[buffer] = row = _layout_row(buffer, ir_class)
@@ -165,12 +166,12 @@ def _add_layout(layouts: dict, buffer: str, text: str, ir_class: str | None) -> 
         row.update(_parse_layout(text))
 
 
-def _layout_row(buffer: str, ir_class: str | None) -> dict:
+def _layout_row(buffer: str, ir_class: str | None) -> Row:
     return {"buffer": buffer, "layout_kind": None, "device": None, "dtype": None, "size": None,
             "stride": None, "offset": None, "ir_class": ir_class}
 
 
-def _parse_layout(text: str) -> dict:
+def _parse_layout(text: str) -> Row:
     """`FixedLayout('cpu', torch.float32, size=[4, s77], stride=[s77, 1])` and its siblings."""
     kind, device, dtype, size, stride, offset = _layout_parts(text)
     if device is _UNPARSED:
@@ -183,7 +184,7 @@ _UNPARSED = object()
 
 
 @functools.lru_cache(maxsize=8192)
-def _layout_parts(text: str) -> tuple:
+def _layout_parts(text: str) -> tuple[str, object, str | None, tuple[str, ...] | None, tuple[str, ...] | None, str | None]:
     """A layout's parts, kept for the texts seen last: most buffers share their layout's text
     with others of their graph and of the process's other graphs."""
     m = _LAYOUT.match(text)

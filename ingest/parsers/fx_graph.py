@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import OpRow, Parsed
 
 _NODE = re.compile(r'^\s+(?P<name>\w+)(?:: "(?P<type>[^"]*)")? = ')
 # most nodes call a function: node and target in one match (what _classify makes of a call)
@@ -45,12 +45,14 @@ _NO_SOURCE = "# No stacktrace found"
 _PARAM = re.compile(r'(?P<name>\w+)(?:\s*:\s*"(?P<type>[^"]*)")?')
 _DECLARED_INPUTS = re.compile(r'^(?:\w+: "[^"]*";\s*)+$')
 _UNPACKED_INPUTS = re.compile(r"^(?:\w+, )+= fx_pytree\.tree_flatten_spec\(")
+# a node's place in the user's code: (file, line, code)
+Source = tuple[str | None, int | None, str | None]
 
 
 def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's line kinds
     parsed = Parsed()
-    ops = parsed.rows["ops"]
-    source: tuple[str | None, int | None, str | None] = (None, None, None)
+    ops = parsed.rows["ops"]  # rows of parsed.add("ops", ...): their count numbers the next
+    source: Source = (None, None, None)
     signature: list[str] | None = None
     saw_forward = saw_return = False
 
@@ -59,7 +61,7 @@ def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's
         if signature is not None:
             signature.append(stripped.split("  #", 1)[0])
             if stripped.endswith("):"):
-                _placeholders(" ".join(signature), ops)
+                _placeholders(" ".join(signature), parsed)
                 signature = None
             continue
         if not stripped:
@@ -67,7 +69,7 @@ def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's
         if stripped.startswith("def forward("):
             saw_forward = True
             if stripped.endswith("):"):
-                _placeholders(stripped, ops)
+                _placeholders(stripped, parsed)
             else:  # AOT-style graphs put each argument on its own line
                 signature = [stripped]
             continue
@@ -80,11 +82,11 @@ def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's
             continue
         if stripped.startswith("return "):
             saw_return = True
-            ops.append(_row(len(ops), "output", "output", None, None, (None, None, None)))
+            parsed.add("ops", _row(len(ops), "output", "output", None, None, (None, None, None)))
             continue
         m = _CALL_NODE.match(line)
         if m is not None:
-            ops.append(_row(len(ops), m["name"], "call_function", m["callee"], m["type"], source))
+            parsed.add("ops", _row(len(ops), m["name"], "call_function", m["callee"], m["type"], source))
             continue
         m = _NODE.match(line)
         if m is None:
@@ -92,7 +94,7 @@ def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's
             if stripped.startswith("class ") or _UNPACKED_INPUTS.match(stripped):
                 continue
             if _DECLARED_INPUTS.match(stripped):
-                _placeholders(f"({stripped.rstrip().rstrip(';').replace(';', ',')})", ops)
+                _placeholders(f"({stripped.rstrip().rstrip(';').replace(';', ',')})", parsed)
                 continue
             parsed.problem(f"unrecognised graph line: {stripped[:120]}", lineno, "warning")
             continue
@@ -100,7 +102,7 @@ def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's
         if kind is None:
             parsed.counters["fx_graph: node with unknown right-hand side"] += 1
             kind = "call_function"
-        ops.append(_row(len(ops), m["name"], kind, target, m["type"], source))
+        parsed.add("ops", _row(len(ops), m["name"], kind, target, m["type"], source))
 
     if signature is not None:
         parsed.problem("forward() signature never closed (file cut short?)", None)
@@ -111,11 +113,12 @@ def parse_fx_graph(text: str) -> Parsed:  # noqa: C901 - one loop over a graph's
     return parsed
 
 
-def _placeholders(signature: str, ops: list[dict]) -> None:
+def _placeholders(signature: str, parsed: Parsed) -> None:
     inner = signature[signature.index("(") + 1 : signature.rindex(")")]
+    ops = parsed.rows["ops"]
     for m in _PARAM.finditer(inner):
         if m["name"] != "self":
-            ops.append(_row(len(ops), m["name"], "placeholder", None, m["type"], (None, None, None)))
+            parsed.add("ops", _row(len(ops), m["name"], "placeholder", None, m["type"], (None, None, None)))
 
 
 def _strip_freed(rhs: str) -> str:
@@ -144,7 +147,7 @@ def _classify(rhs: str) -> tuple[str | None, str | None]:
     return None, rhs
 
 
-def _row(idx: int, name: str, kind: str, target, type_text, source) -> dict:
+def _row(idx: int, name: str, kind: str, target: str | None, type_text: str | None, source: Source) -> OpRow:
     dtype, shape = _dtype_and_shape(type_text) if type_text else (None, None)
     return {
         "idx": idx,

@@ -29,12 +29,14 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.harness_names import (FIELDS, SUITES, Named, file_fields, folder_fields,
+from inductor_warehouse.ingest.parsers.harness_names import (FIELDS, SUITES, Fields, Named, file_fields, folder_fields,
                                                              unread_words)
+from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.rows import HarnessResultRow, Parsed
 
 SOURCE = "harness"
@@ -129,7 +131,7 @@ def is_harness_json(head: bytes) -> bool:
 def parse_harness_json(text: str) -> Parsed:
     """Per model, what the records say of it: {"models": {name: {mode, dtype, backend, suite}}}."""
     parsed = Parsed()
-    models: dict[str, dict] = {}
+    models: dict[str, Fields] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -155,8 +157,8 @@ def parse_harness_json(text: str) -> Parsed:
     return parsed
 
 
-def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None = None,
-                      given: dict | None = None, folders: tuple[str, ...] = ()) -> Parsed:
+def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | None = None,
+                      given: Mapping[str, Label] | None = None, folders: tuple[str, ...] = ()) -> Parsed:
     """One harness_results row per CSV row, every column kept (`columns`, as written). A row's suite,
     backend, mode, dtype and device come from, in order: its own `dev` column (the device), what the
     JSON records beside the CSV say of its model (`sidecar`, parse_harness_json), the file's name,
@@ -206,7 +208,7 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, dict] | None 
     return parsed
 
 
-def _header(parsed: Parsed, reader) -> list[str] | None:
+def _header(parsed: Parsed, reader: Iterator[list[str]]) -> list[str] | None:
     """The CSV's header, its kind in parsed.facts; None (and the problem said) when the file is none
     of the harness's or is damaged."""
     try:
@@ -239,14 +241,14 @@ def _cut(fields: list[str], header: list[str], unterminated: bool) -> str | None
     return None
 
 
-def _named(filename: str, given: dict, folders: tuple[str, ...]) -> dict:
+def _named(filename: str, given: Mapping[str, Label], folders: tuple[str, ...]) -> Fields:
     """The fields a file's name, the run's labels and its folders say, the first that says one winning."""
     named = Named()
     for key, value in file_fields(filename).items():
         named.put(key, value, "file name")
     for key in FIELDS:
-        value = given.get(key)
-        named.put(key, str(value) if value is not None and value != "" else None, "labels")
+        label = given.get(key)
+        named.put(key, str(label) if label is not None and label != "" else None, "labels")
     below = folder_fields(list(folders))
     for key, value in below.values.items():
         named.put(key, value, below.said_by.get(key, "folder"))
@@ -279,7 +281,7 @@ def _row(parsed: Parsed, kind: str, header: list[str], fields: list[str], lineno
     return row
 
 
-def _number(values: dict, column: str, integer: bool, bad: list):
+def _number(values: dict[str, str], column: str, integer: bool, bad: list[tuple[str, str, bool]]) -> float | None:
     text = values.get(column)
     if text is None or text == "":
         return None
@@ -298,5 +300,5 @@ def _number(values: dict, column: str, integer: bool, bad: list):
     return v
 
 
-def _text(v) -> str | None:
+def _text(v: object) -> str | None:
     return v if isinstance(v, str) and v else None

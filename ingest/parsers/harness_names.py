@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 FIELDS = ("suite", "backend", "mode", "dtype", "device")
+# what a name (or a JSON record) says of the FIELDS: field -> its value, None where it says none
+Fields: TypeAlias = dict[str, str | None]
 SUITES = {"timm_models": "timm_models", "timm": "timm_models", "huggingface": "huggingface",
           "torchbench": "torchbench"}
 MODES = {"training": "training", "inference": "inference"}
@@ -64,8 +67,8 @@ _DATE = re.compile(r"^(19|20)\d{6}$|^\d{4}-\d\d-\d\d$")
 @dataclass
 class Named:
     """The fields a name said, and where each came from (`file name`, `folder <name>`)."""
-    values: dict = field(default_factory=lambda: dict.fromkeys(FIELDS))
-    said_by: dict = field(default_factory=dict)
+    values: Fields = field(default_factory=lambda: dict.fromkeys(FIELDS))
+    said_by: dict[str, str] = field(default_factory=dict)
 
     def put(self, key: str, value: str | None, source: str) -> None:
         if value and self.values.get(key) is None:
@@ -73,7 +76,7 @@ class Named:
             self.said_by[key] = source
 
 
-def _word(token: str, table: dict) -> str | None:
+def _word(token: str, table: dict[str, str]) -> str | None:
     """`token` in a vocabulary, also with a shard number glued on (`inference_timm_models0.csv`)."""
     return table.get(token) or table.get(token.rstrip("0123456789")) if token else None
 
@@ -82,14 +85,14 @@ def _device(token: str) -> str | None:
     return "cuda" if CUDA_PLATFORM.match(token) else DEVICES.get(token)
 
 
-def _read(filename: str) -> tuple[dict, list[str]]:
+def _read(filename: str) -> tuple[Fields, list[str]]:
     """(fields, words): what a harness file's name says, and the words of it that stand where a
     backend is and name none (file_fields, unread_words)."""
     stem = filename.rsplit("/", 1)[-1]
     for ext in (".csv", ".json"):
         stem = stem.removesuffix(ext)
     tokens = [t for t in stem.lower().split("_") if t]
-    out = dict.fromkeys(FIELDS)
+    out: Fields = dict.fromkeys(FIELDS)
     prefix = next((p for p in BACKEND_PREFIXES if tuple(tokens[:len(p)]) == p), None)
     config: list[str] = []
     suite_seen = False
@@ -132,7 +135,7 @@ def _read(filename: str) -> tuple[dict, list[str]]:
     return out, unread
 
 
-def file_fields(filename: str) -> dict:
+def file_fields(filename: str) -> Fields:
     """suite, backend, mode, dtype and device named by a harness file's name (None where it names none)."""
     return _read(filename)[0]
 
@@ -150,7 +153,7 @@ def folder_fields(folders: list[str]) -> Named:
     named = Named()
     for folder in folders:
         tokens = [t for t in re.split(r"[-_.\s]+", folder.lower()) if t]
-        found: dict[str, set] = {k: set() for k in FIELDS}
+        found: dict[str, set[str]] = {k: set() for k in FIELDS}
         for j, t in enumerate(tokens):
             pair = f"{t}_{tokens[j + 1]}" if j + 1 < len(tokens) else ""
             for key, value in (("suite", SUITES.get(pair) or SUITES.get(t)), ("mode", MODES.get(t)),

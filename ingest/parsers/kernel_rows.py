@@ -12,7 +12,7 @@ from collections import Counter
 import orjson
 
 from inductor_warehouse.ingest.normalize import kernel_signature, source_hash
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import CollectiveRow, Json, KernelRow, Parsed
 
 SOURCE_NODES = re.compile(r"#\s*(?:\w+ )*Source Nodes: \[(?P<nodes>.*?)\], Original ATen: \[(?P<aten>.*)\]\s*$")
 SOURCE_NODES_TAG = "Source Nodes: ["
@@ -42,6 +42,8 @@ _DETAILS = {
 _MUTATED = re.compile(r"'mutated_arg_names': \[(?P<v>[^\]]*)\]")
 _BACKENDS = {"triton": "triton", "cpp": "cpp", "cpp_pybinding": "cpp"}
 _JIT = "\n@triton.jit"
+# a `Source Nodes` comment's lists: (post-grad nodes, ATen ops)
+SourceNodes = tuple[list[str], list[str]]
 
 
 def plain_line_breaks(text: str) -> str:
@@ -51,15 +53,16 @@ def plain_line_breaks(text: str) -> str:
     return text
 
 
-def add_kernels(parsed: Parsed, generated: dict[str, dict], externs: list[dict]) -> None:
+def add_kernels(parsed: Parsed, generated: dict[str, KernelRow], externs: list[KernelRow]) -> None:
     """rows['kernels']: the generated kernels in definition order, then the extern call sites; and
     rows['collectives'] from those."""
-    parsed.rows["kernels"] = list(generated.values()) + externs
-    if collectives := collective_rows(externs):
-        parsed.rows["collectives"] = collectives
+    for row in (*generated.values(), *externs):
+        parsed.add("kernels", row)
+    for collective in collective_rows(externs):
+        parsed.add("collectives", collective)
 
 
-def source_node_lists(m: re.Match) -> tuple[list[str], list[str]]:
+def source_node_lists(m: re.Match[str]) -> SourceNodes:
     return _names(m["nodes"]), _names(m["aten"])
 
 
@@ -67,9 +70,10 @@ def _names(text: str) -> list[str]:
     return [x for x in map(str.strip, text.split(",")) if x]
 
 
-def generated_row(name, method, site, comment, source, lineno, closing) -> dict:
+def generated_row(name: str, method: str, site: int, comment: SourceNodes | None, source: str | None, lineno: int,
+                  closing: str | None) -> KernelRow:
     backend = _BACKENDS.get(method, method)
-    details: dict = {}
+    details: dict[str, Json] = {}
     category = num_load = num_store = num_reduction = size_hints = None
     if source is not None:
         if backend == "triton":
@@ -116,13 +120,14 @@ def generated_row(name, method, site, comment, source, lineno, closing) -> dict:
 _COLLECTIVE = re.compile(r"(?:\.|_)(?:_c10d_functional(?:_autograd)?|c10d|symm_mem)[._]")
 
 
-def collective_rows(kernels: list[dict]) -> list[dict]:
+def collective_rows(kernels: list[KernelRow]) -> list[CollectiveRow]:
     """rows['collectives']: the collective extern calls, in call order."""
     return [{"seq": i, "op": k["kernel_name"], "source": "output_code", "compile_id": None, "line": k["line"]}
-            for i, k in enumerate(k for k in kernels if not k["generated"] and _COLLECTIVE.search(k["kernel_name"]))]
+            for i, k in enumerate(k for k in kernels  # an extern row's name is its callee's, never None
+                                  if not k["generated"] and _COLLECTIVE.search(k["kernel_name"] or ""))]
 
 
-def extern_row(callee: str, site: int, comment, debug_handle, lineno: int) -> dict:
+def extern_row(callee: str, site: int, comment: SourceNodes | None, debug_handle: int | None, lineno: int) -> KernelRow:
     nodes, aten = comment if comment else (None, None)
     return {
         "kernel_name": callee,
@@ -151,7 +156,7 @@ def _decorator_text(source: str) -> str:
     return source if end == -1 else source[:end]
 
 
-def _detail(text: str, before: str, value: re.Pattern, after: str) -> str | None:
+def _detail(text: str, before: str, value: re.Pattern[str], after: str) -> str | None:
     """The first value written right after `before` (and followed by `after`) in `text`."""
     at = text.find(before)
     while at != -1:
@@ -186,7 +191,7 @@ def _size_hints(source: str) -> str | None:
         return None
 
 
-def device_facts(parsed: Parsed, generated: dict, devices: Counter) -> None:
+def device_facts(parsed: Parsed, generated: dict[str, KernelRow], devices: Counter[str]) -> None:
     accelerators = [d for d, _ in devices.most_common() if d != "cpu"]
     if accelerators:
         parsed.facts["device"] = accelerators[0]

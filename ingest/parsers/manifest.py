@@ -6,7 +6,12 @@ they are counted and left out).
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from inductor_warehouse.ingest.rows import Parsed
+
+# a label's value, as a manifest may hold it (the command line's are strings)
+Label: TypeAlias = str | int | float | bool | None
 
 
 def parse_manifest(data: bytes) -> Parsed:
@@ -17,7 +22,7 @@ def parse_manifest(data: bytes) -> Parsed:
     model = doc.get("model")
     if model is not None:
         parsed.facts["model"] = str(model)
-    labels = {}
+    labels: dict[str, Label] = {}
     for key, value in doc.items():
         if key == "model":
             continue

@@ -40,8 +40,9 @@ import orjson
 
 from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
                                                            SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
-                                                           generated_row, plain_line_breaks, source_node_lists)
-from inductor_warehouse.ingest.rows import Parsed
+                                                           SourceNodes, generated_row, plain_line_breaks,
+                                                           source_node_lists)
+from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
 __all__ = ["aot_graph_id", "parse_output_code"]
 
@@ -76,15 +77,15 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
         parsed.facts["aot_id"] = int(m["aot_id"])
         parsed.facts["phase"] = m["phase"]
 
-    generated: dict[str, dict] = {}
-    externs: list[dict] = []
-    calls: Counter = Counter()
+    generated: dict[str, KernelRow] = {}
+    externs: list[KernelRow] = []
+    calls: Counter[str] = Counter()
     call_buffers: list[tuple[str, list[str]]] = []  # generated-kernel launches in call order
     handles: dict[str, list[int]] = {}
-    call_site_sources: dict[str, tuple] = {}
-    devices: Counter = Counter()
-    comment: tuple | None = None  # source-node comment waiting for its definition or call
-    handle: tuple | None = None  # provenance handle waiting for its call
+    call_site_sources: dict[str, SourceNodes] = {}
+    devices: Counter[str] = Counter()
+    comment: SourceNodes | None = None  # source-node comment waiting for its definition or call
+    handle: tuple[str, int] | None = None  # provenance handle waiting for its call
     call_indent: int | None = None
     saw_call = False
     partitions = 0
@@ -222,7 +223,7 @@ def _kernel_source(text: str, line_start: int, line: str, start: int, after: int
     return text[begin:close], text[close:eol], eol + 1
 
 
-def _last_source_nodes(text: str, start: int, end: int) -> tuple | None:
+def _last_source_nodes(text: str, start: int, end: int) -> SourceNodes | None:
     """The lists of the last `Source Nodes` comment line in text[start:end] that parses."""
     at = text.rfind(SOURCE_NODES_TAG, start, end)
     while at != -1:

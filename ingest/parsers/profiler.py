@@ -31,8 +31,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 
-
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 SOURCE = "profiler"
 # torch-spyre's kernel events, whatever their category: `spyre_kernel_v1_<summary>_<identity key>#<step>`
@@ -41,6 +40,14 @@ _REGION = "Torch-Compiled Region: "
 _LAUNCH_CATEGORIES = frozenset(("cuda_runtime", "cuda_driver"))
 _FORWARD, _BACKWARD = "CompiledFunction", "CompiledFunctionBackward"
 _GRAPH_CALL = "## Call CompiledFxGraph"
+
+# A CPU event's (tid, ts), as the trace says them (a tid may be a number or a name); a cpu_op's
+# (start, end, name); a kernel event's (name, dur, correlation); a row's (compile id, phase,
+# kernel name, launched_by, launch_index).
+Where = tuple[Json, Json]
+Span = tuple[float, float, str]
+Kernel = tuple[Json, float, Json]
+_Key = tuple[str | None, str | None, Json, str | None, int | None]
 
 
 def is_profiler_trace(head: bytes) -> bool:
@@ -66,12 +73,12 @@ def parse_profiler(data: bytes) -> Parsed:
     kernels, launches, ranges, flows, ops = _collect(events, parsed)
     scopes = _Scopes(ranges, flows)
     callers = _Callers(ops)
-    totals: dict[tuple, list] = defaultdict(lambda: [0, 0.0])
+    totals: dict[_Key, list[float]] = defaultdict(lambda: [0, 0.0])  # [calls, duration]
     for name, dur, correlation in kernels:
         launch = launches.get(correlation)
         if launch is None:
             parsed.counters["profiler.kernel_without_launch"] += 1
-            key = (None, None, name, None, None)
+            key: _Key = (None, None, name, None, None)
         else:
             compile_id, phase = scopes.attribute(*launch)
             op, index = callers.of(*launch) if compile_id is not None else (None, None)
@@ -90,7 +97,7 @@ def parse_profiler(data: bytes) -> Parsed:
                 "kind": "kernel",
                 "name": name,
                 "duration_us": duration,
-                "calls": calls,
+                "calls": int(calls),
                 "source": SOURCE,
                 "phase": phase,
                 "launched_by": op,
@@ -102,19 +109,21 @@ def parse_profiler(data: bytes) -> Parsed:
     return parsed
 
 
-def _device_facts(trace: dict, parsed: Parsed) -> None:
+def _device_facts(trace: dict[str, Json], parsed: Parsed) -> None:
     devices = trace.get("deviceProperties")
     if isinstance(devices, list) and devices and isinstance(devices[0], dict) and devices[0].get("name"):
         parsed.facts["device_name"] = devices[0]["name"]
 
 
-def _collect(events: list, parsed: Parsed):
+def _collect(events: list[Json], parsed: Parsed) -> tuple[list[Kernel], dict[Json, Where], dict[Json, list[Span]],
+                                                        dict[Json, dict[str, Where]], dict[Json, list[Span]]]:
     """One pass: kernels (name, dur, correlation), launches {correlation: (tid, ts)}, the
     compiled-code ranges per CPU thread, fwdbwd flow ends, and every cpu_op range per thread."""
-    kernels, launches = [], {}
-    ranges: dict = defaultdict(list)  # tid -> [(ts, end, name)]
-    ops: dict = defaultdict(list)  # tid -> [(ts, end, name)], every cpu_op
-    flows: dict = defaultdict(dict)  # flow id -> {'s' | 'f': (tid, ts)}
+    kernels: list[Kernel] = []
+    launches: dict[Json, Where] = {}
+    ranges: dict[Json, list[Span]] = defaultdict(list)  # tid -> [(ts, end, name)]
+    ops: dict[Json, list[Span]] = defaultdict(list)  # tid -> [(ts, end, name)], every cpu_op
+    flows: dict[Json, dict[str, Where]] = defaultdict(dict)  # flow id -> {'s' | 'f': (tid, ts)}
     for index, ev in enumerate(events):
         if not isinstance(ev, dict):
             parsed.problem(f"traceEvents[{index}] is not an object", severity="warning")
@@ -150,14 +159,14 @@ class _Callers:
     """Answers: which op did the compiled graph call around a CPU (tid, ts), and which of the graph
     call's calls of that op is it? (op name, index), or (None, None) outside any op of a graph call."""
 
-    def __init__(self, ops: dict):
+    def __init__(self, ops: dict[Json, list[Span]]) -> None:
         # per thread: the direct children of each graph call, as (start, end, name, index)
-        self.children: dict = {}
-        self.starts: dict = {}
+        self.children: dict[Json, list[tuple[float, float, str, int]]] = {}
+        self.starts: dict[Json, list[float]] = {}
         for tid, spans in ops.items():
             spans.sort(key=lambda s: (s[0], -s[1]))
-            kids: list = []
-            stack: list = []  # stack: open ranges (end, is a graph call, counts by name or None)
+            kids: list[tuple[float, float, str, int]] = []
+            stack: list[tuple[float, bool, dict[str, int]]] = []  # open ranges (end, is a graph call, counts by name)
             for start, end, name in spans:
                 while stack and stack[-1][0] < start:
                     stack.pop()
@@ -171,7 +180,7 @@ class _Callers:
                 self.children[tid] = kids
                 self.starts[tid] = [k[0] for k in kids]
 
-    def of(self, tid, ts) -> tuple:
+    def of(self, tid: Json, ts: Json) -> tuple[str | None, int | None]:
         kids = self.children.get(tid)
         if not kids or not isinstance(ts, (int, float)):
             return None, None
@@ -190,13 +199,13 @@ def _is_graph_call(name: str) -> bool:
 class _Scopes:
     """Answers: which compiled region and phase enclose a CPU (tid, ts)?"""
 
-    def __init__(self, ranges: dict, flows: dict):
+    def __init__(self, ranges: dict[Json, list[Span]], flows: dict[Json, dict[str, Where]]) -> None:
         self.ranges = {tid: sorted(spans) for tid, spans in ranges.items()}
         self.starts = {tid: [span[0] for span in spans] for tid, spans in self.ranges.items()}
         # backward op (tid, ts) -> forward op (tid, ts)
         self.forward_of = {ends["f"]: ends["s"] for ends in flows.values() if "s" in ends and "f" in ends}
 
-    def _enclosing(self, tid, ts) -> list[tuple]:
+    def _enclosing(self, tid: Json, ts: Json) -> list[Span]:
         spans = self.ranges.get(tid)
         if not spans or not isinstance(ts, (int, float)):
             return []
@@ -204,14 +213,14 @@ class _Scopes:
         upto = bisect.bisect_right(self.starts[tid], ts)
         return [span for span in spans[:upto] if span[1] >= ts]
 
-    def _region(self, tid, ts):
+    def _region(self, tid: Json, ts: Json) -> str | None:
         compile_id = None
         for _start, _end, name in self._enclosing(tid, ts):
             if name.startswith(_REGION):
                 compile_id = name[len(_REGION):]  # sorted by start: the innermost wins
         return compile_id
 
-    def attribute(self, tid, ts) -> tuple:
+    def attribute(self, tid: Json, ts: Json) -> tuple[str | None, str | None]:
         """(compile_id, phase) of a launch at (tid, ts)."""
         enclosing = self._enclosing(tid, ts)
         names = {name for _s, _e, name in enclosing}

@@ -15,10 +15,10 @@ debug_handle NULL. user_file/user_line stay NULL here: stack traces come with th
 
 from __future__ import annotations
 
-
 from inductor_warehouse.ingest.rows import Parsed
 
 _MAPPINGS = ("preToPost", "postToPre", "cppCodeToPost", "postToCppCode")
+_UNKNOWN: list[str | None] = [None]  # no node or kernel known
 
 
 def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over the record's kinds
@@ -26,7 +26,7 @@ def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over
     doc = parsed.json_object(text, "provenance mapping")
     if doc is None:
         return parsed
-    maps = {}
+    maps: dict[str, dict[str, list[str]]] = {}
     for key in _MAPPINGS:
         value = doc.get(key, {})
         if not isinstance(value, dict) or not all(_is_name_list(v) for v in value.values()):
@@ -38,10 +38,9 @@ def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over
 
     pre_of = _both_ways(maps["postToPre"], maps["preToPost"])
     kernels_of = _both_ways(maps["postToCppCode"], maps["cppCodeToPost"])
-    lineage = parsed.rows["lineage"]
-    seen = set()
+    seen: set[tuple[str | None, str | None, str | None]] = set()
 
-    def add(pre, post, kernel_key):
+    def add(pre: str | None, post: str | None, kernel_key: str | None) -> None:
         # nodes made by pattern rewrites can carry an empty pre-grad name: no node known
         pre, post = pre or None, post or None
         chain = (pre, post, kernel_key)
@@ -49,12 +48,12 @@ def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over
             return
         seen.add(chain)
         kernel, handle = _split_handle(kernel_key) if kernel_key is not None else (None, None)
-        lineage.append({"source_node": pre, "post_grad_node": post, "kernel_name": kernel,
-                        "debug_handle": handle, "user_file": None, "user_line": None, "source": "provenance"})
+        parsed.add("lineage", {"source_node": pre, "post_grad_node": post, "kernel_name": kernel,
+                               "debug_handle": handle, "user_file": None, "user_line": None, "source": "provenance"})
 
     for post in dict.fromkeys([*pre_of, *kernels_of]):
-        for pre in pre_of.get(post) or [None]:
-            for kernel_key in kernels_of.get(post) or [None]:
+        for pre in pre_of.get(post) or _UNKNOWN:
+            for kernel_key in kernels_of.get(post) or _UNKNOWN:
                 add(pre, post, kernel_key)
     for pre, posts in maps["preToPost"].items():
         if not posts:
@@ -65,13 +64,13 @@ def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over
     return parsed
 
 
-def _is_name_list(value) -> bool:
+def _is_name_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(x, str) for x in value)
 
 
-def _both_ways(forward: dict, backward: dict) -> dict[str, list]:
+def _both_ways(forward: dict[str, list[str]], backward: dict[str, list[str]]) -> dict[str, list[str]]:
     """post -> [x] from `post -> [x]` and from the inverse `x -> [post]`, first-seen order kept."""
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, None]] = {}
     for post, xs in forward.items():
         bucket = out.setdefault(post, {})
         for x in xs:

@@ -33,7 +33,7 @@ import re
 
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 _FILE = re.compile(r"^sdsc(?:_(\d+))?\.json$")
 _EXECUTE = re.compile(r'sdsc_filename\s*=\s*"([^"]+)"')
@@ -71,7 +71,7 @@ def _execution_order(files: dict[str, str]) -> dict[str, int] | None:
     return None
 
 
-def _op_spec(parsed: Parsed, name: str, index, spec, text: str, bundle_site) -> None:
+def _op_spec(parsed: Parsed, name: str, index: int | None, spec: Json, text: str, bundle_site: int | None) -> None:
     if not isinstance(spec, dict) or len(spec) != 1:
         parsed.problem(f"{name}: expected one root key, found {len(spec) if isinstance(spec, dict) else 0}")
         return
@@ -96,7 +96,9 @@ def _op_spec(parsed: Parsed, name: str, index, spec, text: str, bundle_site) -> 
 
     tensors = _tensors(dsc)
     compute = [op for op in dsc.get("computeOp_") or [] if isinstance(op, dict)]
-    reads, writes, reducing_ops = set(), set(), 0
+    reads: set[object] = set()
+    writes: set[object] = set()
+    reducing_ops = 0
     for op in compute:
         inputs = {_lds_index(label) for label in op.get("inputLabeledDs") or []}
         outputs = {_lds_index(label) for label in op.get("outputLabeledDs") or []}
@@ -165,15 +167,15 @@ def _op_spec(parsed: Parsed, name: str, index, spec, text: str, bundle_site) -> 
         _layout(parsed, root_key, labeled, alloc, writes, extents, dsc, work_division)
 
 
-def _tensors(dsc: dict) -> list[tuple[dict, dict]]:
+def _tensors(dsc: dict[str, Json]) -> list[tuple[dict[str, Json], dict[str, Json]]]:
     allocs = {n.get("ldsIdx_"): n for n in dsc.get("scheduleTree_") or []
               if isinstance(n, dict) and n.get("nodeType_") == "allocate"}
     return [(lds, allocs.get(lds.get("ldsIdx_"), {})) for lds in dsc.get("labeledDs_") or []
             if isinstance(lds, dict)]
 
 
-def _layout(parsed: Parsed, kernel: str, labeled: dict, alloc: dict, writes: set, extents: dict,
-            dsc: dict, work_division) -> None:
+def _layout(parsed: Parsed, kernel: str, labeled: dict[str, Json], alloc: dict[str, Json], writes: set[object],
+            extents: dict[str, Json], dsc: dict[str, Json], work_division: Json) -> None:
     primary = (dsc.get("primaryDsInfo_") or {}).get(labeled.get("dsType_")) or {}
     dims = alloc.get("layoutDimOrder_") or primary.get("layoutDimOrder_") or []
     scale = _ints(labeled.get("scale_"))
@@ -219,7 +221,7 @@ def _layout(parsed: Parsed, kernel: str, labeled: dict, alloc: dict, writes: set
     )
 
 
-def _device_size(dims, size, stick_dims, stick_size):
+def _device_size(dims: Json, size: list[Json], stick_dims: Json, stick_size: Json) -> list[Json] | None:
     if len(stick_dims) != 1 or len(stick_size) != 1 or None in size or not stick_size[0]:
         return None
     stick = stick_size[0]
@@ -227,7 +229,7 @@ def _device_size(dims, size, stick_dims, stick_size):
     return device[::-1] + [stick]
 
 
-def _per_core(dsc: dict):
+def _per_core(dsc: dict[str, Json]) -> dict[str, int] | None:
     stage = (dsc.get("dataStageParam_") or {}).get("0") or {}
     steady = stage.get("ss_") if isinstance(stage, dict) else None
     if not isinstance(steady, dict):
@@ -235,17 +237,17 @@ def _per_core(dsc: dict):
     return {k[:-1]: v for k, v in steady.items() if k.endswith("_") and isinstance(v, int)}
 
 
-def _lds_index(label: str):
+def _lds_index(label: Json) -> object:
     """`Tensor2-idx2` -> 2."""
     _, _, idx = str(label).rpartition("-idx")
     return int(idx) if idx.isdigit() else label
 
 
-def _ints(values) -> list[int]:
+def _ints(values: object) -> list[int]:
     return [v for v in values if isinstance(v, int)] if isinstance(values, list) else []
 
 
-def _source_hash(opfunc: str, root: dict) -> str:
+def _source_hash(opfunc: str, root: dict[str, Json]) -> str:
     body = {k: v for k, v in root.items() if k != "debug_handle_"}
     body["dscs_"] = [
         {op: _without_hbm_addresses(dsc) for op, dsc in entry.items()} if isinstance(entry, dict) else entry
@@ -255,7 +257,7 @@ def _source_hash(opfunc: str, root: dict) -> str:
     return hashlib.blake2b(canonical, digest_size=16).hexdigest()
 
 
-def _without_hbm_addresses(dsc):
+def _without_hbm_addresses(dsc: Json) -> Json:
     """HBM start addresses are per-call-site symbols (or baked byte addresses); LX offsets are the
     kernel's scratchpad plan and stay."""
     if not isinstance(dsc, dict):
@@ -268,7 +270,7 @@ def _without_hbm_addresses(dsc):
     return {**dsc, "scheduleTree_": tree}
 
 
-def _first_address(addresses) -> int | None:
+def _first_address(addresses: Json) -> int | None:
     """The first corelet's start address; one that is not a number (a damaged spec) is
     unknown, not a failed run."""
     first = next(iter(addresses.values()), None) if isinstance(addresses, dict) else None

@@ -24,7 +24,7 @@ those folders their cross-run identity.
 from __future__ import annotations
 
 from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed
 
 SCHEMA_VERSION = 1
 
@@ -40,39 +40,39 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
                        severity="warning")
     parsed.facts.update(device="spyre", backend="spyre")
     for key, h in _items(doc, "handles", parsed):
-        source = h.get("source") if isinstance(h.get("source"), dict) else {}
+        source = _object(h.get("source"))
         parsed.add("spyre_handles", {
             "handle_id": str(h.get("id", key)), "source_file": _str(source.get("file")),
             "source_line": _int(source.get("start_line")), "source_col": _int(source.get("start_col")),
             "aten_op": _str(h.get("aten_op")), "ir_chain": _strs(h.get("ir_chain")),
             "fused_from": _strs(h.get("fused_from")), "transform_history": h.get("transform_history") or [],
         })
-    identities = {}
+    identities: dict[str, str | None] = {}
     for key, k in _items(doc, "kernelIdentities", parsed):
         parsed.add("spyre_kernel_identities", {
             "identity_key": key, "event_name_base": _str(k.get("eventNameBase")), "aten_ops": _strs(k.get("atenOps")),
             "handle_ids": _strs(k.get("directHandleIds")), "spec_bindings": k.get("specHandleBindings") or [],
         })
         identities[key] = _str(k.get("eventNameBase"))
-    names = {}
+    names: dict[str, str] = {}
     for key, o in _items(doc, "kernelOccurrences", parsed):
         identity, kernel = _str(o.get("identityKey")), _str(o.get("compilerKernelName"))
         if identity not in identities:
             parsed.problem(f"kernel occurrence {key[:16]} names identity {identity!r}, which the file does not hold",
                            severity="warning")
-        registrations = o.get("registrations") if isinstance(o.get("registrations"), list) else []
+        registrations = _list(o.get("registrations"))
         parsed.add("spyre_kernel_occurrences", {
             "occurrence_key": key, "identity_key": identity, "compile_key": _str(o.get("compileId")),
             "compiler_kernel_name": kernel,
             "aliases": [str(r.get("alias")) for r in registrations if isinstance(r, dict) and r.get("alias")],
         })
-        if kernel and identities.get(identity):
-            names[kernel] = identities[identity]
+        if kernel and identity is not None and (base := identities.get(identity)):
+            names[kernel] = base
     for key, p in _items(doc, "upstreamProjections", parsed):
-        producer = p.get("producer") if isinstance(p.get("producer"), dict) else {}
-        settings = p.get("settings") if isinstance(p.get("settings"), dict) else {}
+        producer = _object(p.get("producer"))
+        settings = _object(p.get("settings"))
         join = _str(p.get("upstreamJoin"))
-        kernels = p.get("kernels") if isinstance(p.get("kernels"), list) else []
+        kernels = _list(p.get("kernels"))
         parsed.add("spyre_compiles", {
             "compile_key": key, "upstream_join": join, "projection_failed": _bool(p.get("upstreamProjectionFailed")),
             "provenance_level": _int(settings.get("provenanceTrackingLevel")),
@@ -84,8 +84,8 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
         if join != "ok":
             parsed.counters[f"spyre_upstream_join:{join}"] += 1
             continue
-        stacks = p.get("kernelStackTraces") if isinstance(p.get("kernelStackTraces"), dict) else {}
-        by_kernel: dict[str, dict] = {}
+        stacks = _object(p.get("kernelStackTraces"))
+        by_kernel: dict[str, dict[str, Json]] = {}
         for alias, entry in stacks.items():
             traces = entry.get("stackTraces") if isinstance(entry, dict) else None
             by_kernel.setdefault(alias.rpartition(":")[0] or alias, {})[alias] = traces or []
@@ -97,7 +97,7 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
     return parsed
 
 
-def _items(doc: dict, key: str, parsed: Parsed):
+def _items(doc: dict[str, Json], key: str, parsed: Parsed) -> list[tuple[str, dict[str, Json]]]:
     value = doc.get(key)
     if value is None:
         return []
@@ -107,17 +107,26 @@ def _items(doc: dict, key: str, parsed: Parsed):
     return [(str(k), v) for k, v in value.items() if isinstance(v, dict)]
 
 
-def _str(v):
+def _object(v: Json) -> dict[str, Json]:
+    """A JSON object, or an empty one in place of any other value."""
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Json) -> list[Json]:
+    return v if isinstance(v, list) else []
+
+
+def _str(v: object) -> str | None:
     return None if v is None else str(v)
 
 
-def _int(v):
+def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _bool(v):
+def _bool(v: object) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def _strs(v) -> list[str]:
+def _strs(v: object) -> list[str]:
     return [str(x) for x in v] if isinstance(v, list) else []

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from inductor_warehouse.ingest.parsers import glog
 from inductor_warehouse.ingest.parsers.torch_logs_autotune import AUTOTUNE_STARTS, AutotuneTables, Candidates
 from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
 
 SOURCE = "torch_logs"
 
@@ -98,7 +98,7 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
     return parsed
 
 
-def _fusion_line(parsed: Parsed, message: str, compile_id, lineno: int, benchmark: str | None):
+def _fusion_line(parsed: Parsed, message: str, compile_id: str | None, lineno: int, benchmark: str | None) -> str | None:
     """Adds the row the message states; returns the benchmark note waiting for its fusion."""
     if message.startswith("cannot fuse (benchmark)"):
         # benchmark_fusion measured the fused kernel slower: a refusal, of buffer sets
@@ -127,7 +127,7 @@ def _fusion_line(parsed: Parsed, message: str, compile_id, lineno: int, benchmar
     return benchmark
 
 
-def _cudagraph_line(parsed: Parsed, message: str, compile_id) -> None:
+def _cudagraph_line(parsed: Parsed, message: str, compile_id: str | None) -> None:
     """`skipping cudagraphs due to <reason>` (a compile or run cudagraphs left alone) and
     `Re-recording function=<f>, mode=<m>, reason=<why>` (a graph recorded again): cudagraph_events.
     Recordings themselves are counted from the trace (CUDAGraphNode.record spans)."""
@@ -149,7 +149,8 @@ def _buffers(ordered_set: str) -> str:
     return ",".join(_QUOTED.findall(ordered_set)) or ordered_set
 
 
-def _decision(parsed: Parsed, compile_id, node_a, node_b, decision, reason, lineno) -> None:
+def _decision(parsed: Parsed, compile_id: str | None, node_a: str, node_b: str, decision: str, reason: str | None,
+              lineno: int) -> None:
     parsed.add(
         "fusion_decisions",
         {
@@ -171,14 +172,14 @@ _EVENT_START = re.compile(r"Graph break(?: in user code at |: | \(user stack sup
 class _EventBuilder:
     """Collects the lines of one multi-line graph-break or recompile message."""
 
-    def __init__(self, parsed: Parsed):
+    def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self.key: str | None = None
-        self.event: dict | None = None
+        self.event: CompileEventRow | None = None
         self.failures: list[str] = []
         self.start_line: int | None = None
 
-    def feed(self, key: str, tag: str, message: str, compile_id, lineno: int) -> None:
+    def feed(self, key: str, tag: str, message: str, compile_id: str | None, lineno: int) -> None:
         if key != self.key or _EVENT_START.match(message):
             self.close()
             self.key = key
@@ -189,7 +190,7 @@ class _EventBuilder:
         else:
             self._recompile_detail(message)
 
-    def _start(self, tag: str, message: str, compile_id, lineno: int) -> None:
+    def _start(self, tag: str, message: str, compile_id: str | None, lineno: int) -> None:
         if tag == "[__graph_breaks] " and _EVENT_START.match(message):
             m = _AT_FILE_LINE.search(message)
             kind = "graph_break"
@@ -246,7 +247,7 @@ class _EventBuilder:
                 event["cause_id"], event["cause_title"] = cause_of(event["kind"], event["reason"])
                 if event["reason"] is None:
                     self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
-                self.parsed.add("compile_events", event)  # type: ignore[call-overload]
+                self.parsed.add("compile_events", event)
         self.key = None
         self.event = None
         self.failures = []

@@ -13,7 +13,7 @@ import re
 
 import orjson
 
-from inductor_warehouse.ingest.rows import Parsed, TritonKernelRow
+from inductor_warehouse.ingest.rows import AutotuneChoiceRow, Json, Parsed, TritonKernelRow
 
 SOURCE = "torch_logs"
 _BEST_CONFIG = re.compile(r"\] (?:\[(!?[\d/_]+)\] )?Best config for (?P<kernel>\S+): (?P<config>.*): (?P<ms>[^:,]+), "
@@ -28,11 +28,11 @@ class Candidates:
     """The configs the autotuner timed for a kernel (chosen false), until its `Best config` line
     marks the one it keeps (chosen true); a best config without candidate lines is a row of its own."""
 
-    def __init__(self, parsed: Parsed):
+    def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self.kernel: str | None = None
         self.compile_id: str | None = None
-        self.rows: list[dict] = []
+        self.rows: list[TritonKernelRow] = []
 
     def feed(self, line: str, lineno: int) -> None:
         text = line.rstrip("\r\n")
@@ -40,7 +40,7 @@ class Candidates:
             self.kernel, self.compile_id, self.rows = m["kernel"], m.group(1), []
         elif self.kernel is not None and (m := _CANDIDATE.search(text)) is not None:
             row = _config_row(m, self.kernel, m.group(1) or self.compile_id, False, lineno)
-            self.rows.append(row)  # type: ignore[arg-type]
+            self.rows.append(row)
             self.parsed.add("triton_kernels", row)
 
     def best(self, line: str, lineno: int) -> None:
@@ -56,7 +56,7 @@ class Candidates:
         self.kernel, self.rows = None, []
 
 
-def _config_row(m: re.Match, kernel: str, compile_id: str | None, chosen: bool, lineno: int) -> TritonKernelRow:
+def _config_row(m: re.Match[str], kernel: str, compile_id: str | None, chosen: bool, lineno: int) -> TritonKernelRow:
     items = dict(_CONFIG_ITEM.findall(m["config"]))
     return {
         "compile_id": compile_id, "kernel_name": kernel, "source": SOURCE, "cache_key": None,
@@ -104,13 +104,14 @@ class AutotuneTables:
     Only the fastest rows are printed (10 by default); num_choices says how many were timed. The
     compile id is the one of the last prefixed log line before the table, when there was one."""
 
-    def __init__(self, parsed: Parsed):
+    def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self.compile_id: str | None = None
         self.open = False
-        self.stats: dict = {}
-        self.table: dict | None = None
-        self.rows: list[dict] = []
+        self.stats: dict[str, Json] = {}
+        # the columns the table's rows share, and each row's own, until the table ends
+        self.table: AutotuneChoiceRow | None = None
+        self.rows: list[AutotuneChoiceRow] = []
         self.seq = 0
         self.expect_stats = False
 
@@ -172,5 +173,5 @@ class AutotuneTables:
             self.stats = {}
 
 
-def _int(v):
+def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None

@@ -53,5 +53,5 @@ def parse_triton_metadata(data: bytes, cache_key: str | None) -> Parsed:
     return parsed
 
 
-def _int(v) -> int | None:
+def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None

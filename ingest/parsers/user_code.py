@@ -4,6 +4,7 @@ the lineage rows of kernels whose stack traces say it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from inductor_warehouse.ingest.rows import Parsed
 
@@ -25,17 +26,18 @@ def innermost_user_frame(text: str) -> tuple[str | None, int | None]:
     return (m.group(1), int(m.group(2))) if m else (None, None)
 
 
-def stack_trace_rows(parsed: Parsed, graph_id: str | None, stacks: dict) -> int:
+def stack_trace_rows(parsed: Parsed, graph_id: str | None, stacks: Mapping[str, object]) -> int:
     """One lineage row per (kernel, distinct innermost user frame) of
     `{"<kernel>:<debug handle>": [stack trace, ...]}`; a kernel without stacks gets one row
     with no frame. Returns the number of rows added."""
     added = 0
-    known: dict[str, tuple] = {}  # kernels of one graph share most of their stacks
+    known: dict[str, tuple[str | None, int | None]] = {}  # kernels of one graph share most of their stacks
     for key, traces in stacks.items():
+        handle: str | None
         name, _, handle = key.rpartition(":")
         if not name or not handle.isdigit():
             name, handle = key, None
-        frames = []
+        frames: list[tuple[str | None, int | None]] = []
         for trace in traces if isinstance(traces, list) else ():
             if isinstance(trace, str):
                 frame = known.get(trace)
