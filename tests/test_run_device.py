@@ -86,3 +86,27 @@ def test_the_manifest_wins(tmp_path):
     m = json.loads((run / "manifest.json").read_text())
     (run / "manifest.json").write_text(json.dumps(m | {"device": "spyre"}))
     assert device_of(tmp_path, run) == "spyre"
+
+
+def test_a_start_label_that_is_no_time_is_a_warning_and_the_run_is_kept(tmp_path):
+    """A harness CSV under a manifest whose `started_at` is a number (seconds or milliseconds? not
+    guessed): nothing else dates the run, and the warehouse, which would refuse a TIMESTAMP it cannot
+    read, keeps the run undated with the label as it was written and a warning; an ISO time dates it."""
+    csv = FIXTURES / "harness" / "cpu-2.14.1-mobilenetv2_100-performance.csv"
+    for value, started, warned in ((1700000000, None, 1), ("2024-07-19T02:00:00Z", "2024-07-19 02:00:00", 0)):
+        run = tmp_path / f"run-{warned}"
+        run.mkdir()
+        shutil.copy(csv, run)
+        (run / "manifest.json").write_text(json.dumps({"model": "mobilenetv2_100", "suite": "timm_models", "backend": "inductor", "mode": "inference",
+                                                             "dtype": "float32", "started_at": value}))
+        db = str(tmp_path / f"wh-{warned}.duckdb")
+        summary = ingest_paths([run], db)
+        assert (summary.runs, summary.errors) == (1, warned), summary.line()
+        con = reader(db)
+        try:
+            got = con.execute("SELECT CAST(started_at AS VARCHAR), labels ->> 'started_at' FROM runs").fetchone()
+            notes = con.execute("SELECT severity, message FROM ingest_errors").fetchall()
+        finally:
+            con.close()
+        assert got == (started, str(value))
+        assert len(notes) == warned and all(s == "warning" and "started_at" in m for s, m in notes)

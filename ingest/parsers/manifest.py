@@ -6,6 +6,7 @@ they are counted and left out).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TypeAlias
 
 from inductor_warehouse.ingest.rows import Parsed
@@ -30,5 +31,20 @@ def parse_manifest(data: bytes) -> Parsed:
             labels[key] = value
         else:
             parsed.counters["manifest: non-scalar key left out"] += 1
+    if "started_at" in labels and start_time(labels["started_at"]) is None:
+        parsed.problem(f"manifest `started_at` {labels['started_at']!r} is not an ISO 8601 time: kept as a label, "
+                       "not as the run's start", severity="warning")
     parsed.facts["labels"] = labels
     return parsed
+
+
+def start_time(value: Label) -> str | None:
+    """A `started_at` label as the run's start: an ISO 8601 text (a trailing Z for UTC too), else
+    None (a number could be seconds or milliseconds since the epoch: not guessed)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    return value
