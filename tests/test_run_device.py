@@ -97,8 +97,8 @@ def test_a_start_label_that_is_no_time_is_a_warning_and_the_run_is_kept(tmp_path
         run = tmp_path / f"run-{warned}"
         run.mkdir()
         shutil.copy(csv, run)
-        (run / "manifest.json").write_text(json.dumps({"model": "mobilenetv2_100", "suite": "timm_models", "backend": "inductor", "mode": "inference",
-                                                             "dtype": "float32", "started_at": value}))
+        labels = {"suite": "timm_models", "backend": "inductor", "mode": "inference", "dtype": "float32"}
+        (run / "manifest.json").write_text(json.dumps({"model": "mobilenetv2_100", **labels, "started_at": value}))
         db = str(tmp_path / f"wh-{warned}.duckdb")
         summary = ingest_paths([run], db)
         assert (summary.runs, summary.errors) == (1, warned), summary.line()
