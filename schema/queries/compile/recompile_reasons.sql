@@ -8,24 +8,8 @@
 -- @param compiler VARCHAR only this compiler version
 -- @param origin VARCHAR only events whose code lives there: model, package, torch or stdlib
 -- @param limit INTEGER default=20 at most this many causes
-SELECT
-    e.cause                                    AS reason,
-    count(*)                                   AS recompiles,
-    count(*) FILTER (WHERE e.origin = 'model')   AS in_model,
-    count(*) FILTER (WHERE e.origin = 'package') AS in_packages,
-    count(*) FILTER (WHERE e.origin = 'torch')   AS in_torch,
-    count(*) FILTER (WHERE e.origin = 'stdlib')  AS in_stdlib,
-    sum(len(e.details))::BIGINT                AS failed_guards,
-    count(DISTINCT e.run_id)                   AS runs,
-    count(DISTINCT r.workload)                 AS workloads,
-    count(DISTINCT r.model)                    AS models,
-    string_agg(DISTINCT r.model, ' ' ORDER BY r.model) AS model_list,
-    min(e.normalised)                          AS example
-FROM compile_event_reasons e
-JOIN run_workloads r USING (run_id)
-WHERE e.kind = 'recompile'
-  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
-  AND ($origin IS NULL OR e.origin = $origin)
-GROUP BY e.cause
+SELECT cause AS reason, events AS recompiles, in_model, in_packages, in_torch, in_stdlib, failed_guards, runs, workloads,
+       models, model_list, example
+FROM event_causes(MAP {'models': $model, 'compilers': $compiler}, 'recompile', $origin)
 ORDER BY recompiles DESC, reason
 LIMIT $limit;

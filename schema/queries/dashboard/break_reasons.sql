@@ -11,7 +11,8 @@
 -- @param kind VARCHAR default=graph_break graph_break, uncounted_break, recompile, restart or failure
 -- @param origin VARCHAR only events whose code lives there: model, package, torch or stdlib
 -- @param limit INTEGER default=50 at most this many causes
-SELECT *
+SELECT cause, reason, events, in_model, in_packages, in_torch, in_stdlib, runs, workloads, models, model_list,
+       compiler_versions, top_user_frame
 FROM event_causes(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels}, $kind,
                   $origin)
 ORDER BY events DESC, cause
