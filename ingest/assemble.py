@@ -22,11 +22,6 @@ from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.rows import ArtifactRow, IngestErrorRow, Row, RunRow
 from inductor_warehouse.ingest.run_row import run_row
 
-# the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
-# artifact's `rocm/`, a team's `nightly/huggingface/`)
-HARNESS_FOLDERS = 3
-
-
 @dataclass
 class RunData:
     run: RunRow
