@@ -95,7 +95,8 @@ def write(con, batch: list[Loaded]) -> None:
                        WHERE kernels.run_key = g.run_key AND kernels.graph_id = g.graph_id AND g.cache_state IS NOT NULL
                          AND g.run_key BETWEEN ? AND ? AND kernels.run_key BETWEEN ? AND ?""", batch_keys * 2)
         fill_rollups(con, run_ids)
-        fill_harness_workloads(con, (first + 1, first + len(batch)))
+        if any("harness_results" in d.tables for d in batch):  # the UPDATE costs its planning however few rows
+            fill_harness_workloads(con, (first + 1, first + len(batch)))
         fill_harness_points(con, run_ids + old)
         for table, texts in shared.items():
             if texts:
