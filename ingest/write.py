@@ -97,8 +97,14 @@ def write(con, batch: list[Loaded]) -> None:
         for table, (key, _) in SHARED_TEXTS.items():
             parts = [d.shared[table] for d in batch if table in d.shared]
             if parts:
-                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
-                insert(con, table, _last_of_each(parts, key), f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
+                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock),
+                # found by hash alone: a filter in the INSERT would copy every text once more
+                hashes = [h for part in parts for h in part.column(key).to_pylist()]
+                held = {h for (h,) in con.execute(f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
+                                                  [hashes]).fetchall()}
+                new = _last_of_each(parts, key, held)
+                if new.num_rows:
+                    insert(con, table, new)
 
 
 def _keyed(tbl: pa.Table, key: int) -> pa.Table:
@@ -106,11 +112,12 @@ def _keyed(tbl: pa.Table, key: int) -> pa.Table:
     return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
 
 
-def _last_of_each(parts: list[pa.Table], key: str) -> pa.Table:
-    """The parts' rows (each part's keys distinct), of a key that several parts hold only the last
-    part's: of texts whose hashes are equal (kernel sources normalising alike), the batch's last run
-    gives the one kept. Cut with slices, not pyarrow.compute, whose import would slow the writer."""
-    seen: set[str] = set()
+def _last_of_each(parts: list[pa.Table], key: str, held: set[str]) -> pa.Table:
+    """The parts' rows (each part's keys distinct) whose key is not `held`, and of a key that several
+    parts hold only the last part's: of texts whose hashes are equal (kernel sources normalising
+    alike), the batch's last run gives the one kept. Cut with slices, not pyarrow.compute, whose
+    import would slow the writer."""
+    seen = set(held)
     kept: list[pa.Table] = []
     for part in reversed(parts):
         keys = part.column(key).to_pylist()
