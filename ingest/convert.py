@@ -18,7 +18,7 @@ import orjson
 import pyarrow as pa
 
 from inductor_warehouse.ingest.rows import IngestErrorRow, Json, RunRow, error_row
-from inductor_warehouse.schema.ddl import FACT_TABLES
+from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
 
 if TYPE_CHECKING:
     from inductor_warehouse.ingest.assemble import RunData
@@ -163,10 +163,10 @@ def _json(v: Json) -> str | None:
 
 @dataclass
 class Loaded:
-    """One run, ready for the writer: its fact tables as Arrow, the rest small."""
+    """One run, ready for the writer: its fact tables and shared texts as Arrow, the rest small."""
     run: RunRow
     tables: dict[str, pa.Table]
-    shared: dict[str, dict[str, str]]
+    shared: dict[str, pa.Table]  # SHARED_TEXTS table -> its (hash, text) rows, each hash once
     errors: list[IngestErrorRow]
     counters: Counter[str]
     bytes_read: int
@@ -179,11 +179,16 @@ class Loaded:
     # from a parse worker to the writer each table goes as one Arrow IPC stream, which the writer
     # reads back faster than a table pickled column by column
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "tables": {name: _ipc(tbl) for name, tbl in self.tables.items()}}
+        return {**self.__dict__, "tables": {name: _ipc(tbl) for name, tbl in self.tables.items()},
+                "shared": {name: _ipc(tbl) for name, tbl in self.shared.items()}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        state["tables"] = {name: pa.ipc.open_stream(buf).read_all() for name, buf in state["tables"].items()}
+        for part in ("tables", "shared"):
+            state[part] = {name: pa.ipc.open_stream(buf).read_all() for name, buf in state[part].items()}
         self.__dict__.update(state)
+
+
+_SHARED_SCHEMAS = {t: pa.schema([(key, pa.string()), (text, pa.string())]) for t, (key, text) in SHARED_TEXTS.items()}
 
 
 def _ipc(tbl: pa.Table) -> pa.Buffer:
@@ -217,5 +222,9 @@ def loaded(data: RunData, columns: Columns, now: str, spill: Spilled) -> Loaded:
     if errors:
         tables["ingest_errors"] = columns.arrow("ingest_errors", [(run_id, errors)])
     kernels = sum(1 for k in data.tables.get("kernels", ()) if k.get("generated")) + spill.generated_kernels
-    return Loaded(data.run, tables, data.shared, data.errors, data.counters, data.bytes_read,
+    # texts made Arrow here, in the worker: as Python strings they would be copied four times more
+    # on their way into the warehouse (pickled, unpickled, and made Arrow by the writer)
+    shared = {t: pa.table({SHARED_TEXTS[t][0]: list(texts), SHARED_TEXTS[t][1]: list(texts.values())},
+                          schema=_SHARED_SCHEMAS[t]) for t, texts in data.shared.items() if texts}
+    return Loaded(data.run, tables, shared, data.errors, data.counters, data.bytes_read,
                   len(data.tables.get("graphs", ())), kernels, spill.parts, spill.dir)

@@ -61,10 +61,6 @@ def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads: int |
 def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
     """One transaction for the batch. A long log's rows come from the Parquet parts it was spilled
     to while it was parsed: DuckDB streams them in, so memory stays bounded."""
-    shared: dict[str, dict[str, str]] = {}
-    for data in batch:
-        for table, texts in data.shared.items():
-            shared.setdefault(table, {}).update(texts)
     run_ids = [d.run["run_id"] for d in batch]
     with transaction(con):
         old = [r[0] for r in con.execute(
@@ -97,19 +93,44 @@ def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
                        WHERE kernels.run_key = g.run_key AND kernels.graph_id = g.graph_id AND g.cache_state IS NOT NULL
                          AND g.run_key BETWEEN ? AND ? AND kernels.run_key BETWEEN ? AND ?""", batch_keys * 2)
         fill_rollups(con, run_ids)
-        fill_harness_workloads(con, (first + 1, first + len(batch)))
+        if any("harness_results" in d.tables for d in batch):  # the UPDATE costs its planning however few rows
+            fill_harness_workloads(con, (first + 1, first + len(batch)))
         fill_harness_points(con, run_ids + old)
-        for table, texts in shared.items():
-            if texts:
-                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock)
-                key, text = SHARED_TEXTS[table]
-                insert(con, table, pa.table({key: list(texts), text: list(texts.values())}),
-                       f"WHERE {key} NOT IN (SELECT {key} FROM {table})")
+        for table, (key, _) in SHARED_TEXTS.items():
+            parts = [d.shared[table] for d in batch if table in d.shared]
+            if parts:
+                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock),
+                # found by hash alone: a filter in the INSERT would copy every text once more
+                hashes = [h for part in parts for h in part.column(key).to_pylist()]
+                held = {h for (h,) in con.execute(f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
+                                                  [hashes]).fetchall()}
+                new = _last_of_each(parts, key, held)
+                if new.num_rows:
+                    insert(con, table, new)
 
 
 def _keyed(tbl: pa.Table, key: int) -> pa.Table:
     """A run's rows with its run key."""
     return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
+
+
+def _last_of_each(parts: list[pa.Table], key: str, held: set[str]) -> pa.Table:
+    """The parts' rows (each part's keys distinct) whose key is not `held`, and of a key that several
+    parts hold only the last part's: of texts whose hashes are equal (kernel sources normalising
+    alike), the batch's last run gives the one kept. Cut with slices, not pyarrow.compute, whose
+    import would slow the writer."""
+    seen = set(held)
+    kept: list[pa.Table] = []
+    for part in reversed(parts):
+        keys = part.column(key).to_pylist()
+        start = 0
+        for i, k in enumerate(keys):
+            if k in seen:
+                kept.append(part.slice(start, i - start))
+                start = i + 1
+        kept.append(part.slice(start))
+        seen.update(keys)
+    return pa.concat_tables(kept)
 
 
 def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:

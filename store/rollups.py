@@ -44,6 +44,10 @@ def fill_harness_points(con: duckdb.DuckDBPyConnection, touched: list[str] | Non
     harness_point_summaries, harness_point_runs: views/61_harness.sql), made again for the points
     whose harness rows the `touched` runs hold or measured (written, or replaced: the kept points
     name them), or for every point (None); inside the caller's transaction."""
+    if touched is not None and not one_row(con, """
+            SELECT EXISTS (FROM harness_results WHERE kind IN ('performance', 'accuracy'))
+                OR EXISTS (FROM harness_point_runs WHERE run_id IN (SELECT unnest(?)))""", [touched])[0]:
+        return  # no point can name these runs: each one's query below (planned per key) would find none
     for (key,) in con.execute("SELECT unnest(harness_point_keys())").fetchall():
         points = None if touched is None else [p for (p,) in con.execute("""
             SELECT DISTINCT harness_point($key, h.compiler_version, r.labels ->> $key, harness_set_point(r.labels, r.run_id)) AS p

@@ -156,3 +156,21 @@ def test_an_older_warehouse_moves_its_guard_trees_and_trims_its_records(tmp_path
         assert con.execute("SELECT inductor_config FROM compilations ORDER BY compile_id").fetchall() == [("{}",), (None,)]
     finally:
         con.close()
+
+
+def test_a_batch_keeps_the_last_runs_text_of_a_hash_and_none_the_warehouse_holds():
+    """The writer's choice among the batch's texts of one hash (kernel sources normalising alike): the
+    last run's, as a dict updated run by run kept it; a hash the warehouse holds is not written again."""
+    import pyarrow as pa
+
+    from inductor_warehouse.ingest.write import _last_of_each
+
+    def part(rows):
+        return pa.table({"source_hash": [h for h, _ in rows], "source": [t for _, t in rows]})
+
+    runs = [part([("a", "a1"), ("b", "b1"), ("c", "c1")]), part([("b", "b2"), ("d", "d2")]),
+            part([("d", "d3"), ("e", "e3")])]
+    kept = _last_of_each(runs, "source_hash", {"c"})
+    assert sorted(zip(kept.column("source_hash").to_pylist(), kept.column("source").to_pylist(), strict=True)) == [
+        ("a", "a1"), ("b", "b2"), ("d", "d3"), ("e", "e3")]
+    assert _last_of_each(runs[:1], "source_hash", {"a", "b", "c"}).num_rows == 0
