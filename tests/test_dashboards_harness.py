@@ -210,3 +210,29 @@ def test_trends_draws_a_suite_as_one_line_with_its_outliers(harness, monkeypatch
     assert set(got) == set(want)
     for version, value in want.items():
         assert got[version] == pytest.approx(value, rel=1e-6), version
+
+
+def test_the_page_opens_on_the_suite_with_the_most_points(harness, monkeypatch, tmp_path):
+    """huggingface comes first by name, but the harness's Reformer capture gives it one point where
+    the timm captures give timm_models more: the page opens on timm_models' charts, huggingface's when
+    the URL asks for it."""
+    import shutil
+    import tarfile
+
+    from inductor_warehouse.ingest.load import ingest_paths
+    from tests.conftest import FIXTURES, reader
+
+    db = str(tmp_path / "w.duckdb")
+    shutil.copy(harness[0], db)
+    with tarfile.open(FIXTURES / "captures" / "harness-reformer.tar.xz") as tf:
+        tf.extractall(tmp_path / "reformer", filter="data")
+    assert ingest_paths([tmp_path / "reformer"], db).runs >= 1
+    con = reader(db)
+    try:
+        points = dict(con.execute("SELECT suite, count(DISTINCT point) FROM harness_point_summaries "
+                                  "WHERE point_key = 'compiler' GROUP BY suite").fetchall())
+    finally:
+        con.close()
+    assert points["huggingface"] == 1 < points["timm_models"]
+    assert _suite(db, monkeypatch).selectbox(key="suite_suite").value == "timm_models"
+    assert _suite(db, monkeypatch, suite="huggingface").selectbox(key="suite_suite").value == "huggingface"

@@ -35,6 +35,15 @@ def picker(label: str, options: list, key: str, param: str, first=None, help: st
     return value
 
 
+def busiest(frame: pd.DataFrame, column: str):
+    """The option of `column` whose charts have the most points, then the most models: where the page
+    opens, rather than on the first name in order (a suite of one point)."""
+    if frame.empty:
+        return None
+    sizes = frame.groupby(column).agg(points=("point", "nunique"), models=("workloads", "sum"))
+    return sizes.sort_values(["points", "models"], ascending=False, kind="stable").index[0]
+
+
 def series_name(row) -> str:
     """A chart's line: the backend, and the variant where one is labelled."""
     return str(row["backend"] or "backend unknown") + (f" · {row['variant']}" if isinstance(row["variant"], str) else "")
@@ -97,16 +106,20 @@ if summary.empty:
     st.stop()
 summary = summary[summary["point"].notna()]
 with top[1]:
-    suite = picker("Suite", sorted(summary["suite"].dropna().unique()), "suite_suite", "suite")
+    suite = picker("Suite", sorted(summary["suite"].dropna().unique()), "suite_suite", "suite",
+                   first=busiest(summary, "suite"))
 shown = summary[summary["suite"] == suite] if suite else summary
 with top[2]:
-    mode = picker("Mode", sorted(shown["mode"].dropna().unique()), "suite_mode", "mode")
+    mode = picker("Mode", sorted(shown["mode"].dropna().unique()), "suite_mode", "mode",
+                  first=busiest(shown, "mode"))
 shown = shown[shown["mode"] == mode] if mode else shown
 with top[3]:
-    dtype = picker("Dtype", sorted(shown["dtype"].dropna().unique()), "suite_dtype", "dtype")
+    dtype = picker("Dtype", sorted(shown["dtype"].dropna().unique()), "suite_dtype", "dtype",
+                   first=busiest(shown, "dtype"))
 shown = shown[shown["dtype"] == dtype] if dtype else shown
 with top[4]:
-    device = picker("Device", sorted(shown["device"].dropna().unique()), "suite_device", "device")
+    device = picker("Device", sorted(shown["device"].dropna().unique()), "suite_device", "device",
+                    first=busiest(shown, "device"))
 shown = shown[shown["device"] == device] if device else shown
 shown = shown.assign(series=[series_name(r) for _, r in shown.iterrows()])
 every = sorted(shown["series"].unique())
