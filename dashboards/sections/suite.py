@@ -105,22 +105,15 @@ if summary.empty:
     chrome.show_sql("harness/summary")
     st.stop()
 summary = summary[summary["point"].notna()]
-with top[1]:
-    suite = picker("Suite", sorted(summary["suite"].dropna().unique()), "suite_suite", "suite",
-                   first=busiest(summary, "suite"))
-shown = summary[summary["suite"] == suite] if suite else summary
-with top[2]:
-    mode = picker("Mode", sorted(shown["mode"].dropna().unique()), "suite_mode", "mode",
-                  first=busiest(shown, "mode"))
-shown = shown[shown["mode"] == mode] if mode else shown
-with top[3]:
-    dtype = picker("Dtype", sorted(shown["dtype"].dropna().unique()), "suite_dtype", "dtype",
-                   first=busiest(shown, "dtype"))
-shown = shown[shown["dtype"] == dtype] if dtype else shown
-with top[4]:
-    device = picker("Device", sorted(shown["device"].dropna().unique()), "suite_device", "device",
-                    first=busiest(shown, "device"))
-shown = shown[shown["device"] == device] if device else shown
+shown = summary
+choice = {}
+for place, (column, label) in zip(top[1:], (("suite", "Suite"), ("mode", "Mode"), ("dtype", "Dtype"),
+                                            ("device", "Device")), strict=True):
+    with place:  # each picker offers what the ones before it left
+        choice[column] = picker(label, sorted(shown[column].dropna().unique()), f"suite_{column}", column,
+                                first=busiest(shown, column))
+    shown = shown[shown[column] == choice[column]] if choice[column] else shown
+suite, mode, dtype, device = choice["suite"], choice["mode"], choice["dtype"], choice["device"]
 shown = shown.assign(series=[series_name(r) for _, r in shown.iterrows()])
 every = sorted(shown["series"].unique())
 state.from_url("suite_series", "backends", every, many=True)
