@@ -74,7 +74,7 @@ def fill_harness_points(con: duckdb.DuckDBPyConnection, touched: list[str] | Non
 
 
 # runs whose rollups one transaction makes again: all of a large warehouse's at once would hold
-# the sums of every fact table in memory (4.2 GB at 100,000 runs)
+# the sums of every fact table in memory (CHANGELOG, issue 38, says how much)
 REFILL_RUNS = 5_000
 
 
