@@ -48,7 +48,7 @@ WITH base AS (
     SELECT r.*, o.point_order FROM picked r JOIN points o USING (point)
 ), series AS (
     SELECT r.series_id, r.device, r.point_order, p.phase,
-           count(*) AS runs, median(p.seconds) AS seconds, mode(p.parent) AS parent,
+           count(*) AS runs, median(p.seconds) AS seconds,
            arg_max(r.run_key, r.latest) AS run_key
     FROM run_phases p
     JOIN ordered r USING (run_key)
@@ -67,8 +67,17 @@ WITH base AS (
     WHERE before_seconds IS NOT NULL
       AND abs(seconds - before_seconds) >= $min_seconds
       AND abs(seconds - before_seconds) >= $ratio * before_seconds
+), parents AS (
+    -- the span a changed phase most often sits in, counted over the changed points' rows alone: over
+    -- every point's it would be most of the query's time
+    SELECT r.series_id, r.device, r.point_order, p.phase, mode(p.parent) AS parent
+    FROM run_phases p
+    JOIN ordered r USING (run_key)
+    SEMI JOIN changed c ON c.series_id = r.series_id AND c.device IS NOT DISTINCT FROM r.device
+                       AND c.point_order = r.point_order AND c.phase = p.phase
+    GROUP BY r.series_id, r.device, r.point_order, p.phase
 )
-SELECT s.model, s.workload, c.device, c.phase, c.parent, b.point AS before_version, a.point AS after_version,
+SELECT s.model, s.workload, c.device, c.phase, pa.parent, b.point AS before_version, a.point AS after_version,
        round(c.before_seconds, 6) AS before_seconds, round(c.seconds, 6) AS after_seconds,
        round(c.seconds / nullif(c.before_seconds, 0), 3) AS ratio,
        CASE WHEN c.seconds > c.before_seconds THEN 'slower' ELSE 'faster' END AS direction,
@@ -79,4 +88,6 @@ JOIN points b ON b.point_order = c.before_order
 JOIN points a ON a.point_order = c.point_order
 JOIN picked rb ON rb.run_key = c.before_key
 JOIN picked ra ON ra.run_key = c.run_key
+LEFT JOIN parents pa ON pa.series_id = c.series_id AND pa.device IS NOT DISTINCT FROM c.device
+                    AND pa.point_order = c.point_order AND pa.phase = c.phase
 ORDER BY s.model, s.workload, abs(c.seconds - c.before_seconds) DESC, c.phase;
