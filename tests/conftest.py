@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -254,3 +255,22 @@ def s3():
     server = S3().start()
     yield server
     server.stop()
+
+
+def chromium_spans(log: Path) -> list[dict]:
+    """A TORCH_TRACE log's chromium spans, read apart from the parser: each chromium_event payload (the
+    TAB-indented lines after its envelope) with json, B and E matched per (name, pid, tid)."""
+    lines, spans, open_ = log.read_text().splitlines(), [], {}
+    for i, line in enumerate(lines):
+        if '{"chromium_event"' not in line:
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        ev = json.loads("\n".join(x[1:] for x in lines[i + 1:j]))
+        key = (ev["name"], ev.get("pid"), ev.get("tid"))
+        if ev["ph"] == "B":
+            open_.setdefault(key, []).append(ev["ts"])
+        elif ev["ph"] == "E" and open_.get(key):
+            spans.append({"name": ev["name"], "thread": key[1:], "b": open_[key].pop(), "e": ev["ts"]})
+    return spans

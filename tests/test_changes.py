@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from inductor_warehouse.analysis.changes import changes
 from inductor_warehouse.cli.main import cli
 from inductor_warehouse.ingest.load import ingest_paths
-from tests.conftest import reader, unpack_cpu_corpora
+from tests.conftest import chromium_spans, reader, unpack_cpu_corpora
 
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", re.M)
 RELEASES = ("2.6.0", "2.13", "2.14.1")
@@ -174,24 +174,6 @@ def test_compile_failures_are_a_change_point(releases):
     assert {r["series"] for r in rows} == {"ca [device=cpu]"}
 
 
-def _spans(log: Path) -> list[dict]:
-    """The trace's chromium spans (B and E matched per name and thread) with their begin and end."""
-    lines, spans, open_ = log.read_text().splitlines(), [], {}
-    for i, line in enumerate(lines):
-        if '{"chromium_event"' not in line:
-            continue
-        j = i + 1
-        while j < len(lines) and lines[j].startswith("\t"):
-            j += 1
-        ev = json.loads("\n".join(x[1:] for x in lines[i + 1:j]))
-        key = (ev["name"], ev.get("pid"), ev.get("tid"))
-        if ev["ph"] == "B":
-            open_.setdefault(key, []).append(ev["ts"])
-        elif ev["ph"] == "E" and open_.get(key):
-            spans.append({"name": ev["name"], "thread": key[1:], "b": open_[key].pop(), "e": ev["ts"]})
-    return spans
-
-
 def _seconds(spans: list[dict]) -> dict[str, float]:
     out: dict[str, float] = {}
     for s in spans:
@@ -217,7 +199,7 @@ def test_phases_are_judged_on_repeats_and_fold_under_their_parent(tmp_path):
             for v in ("2.13", "2.14.1")}
     db = str(tmp_path / "wh.duckdb")
     ingest_paths([r for rs in runs.values() for r in rs], db)
-    spans = {v: [_spans(next((r / "trace").glob("*.log"))) for r in rs] for v, rs in runs.items()}
+    spans = {v: [chromium_spans(next((r / "trace").glob("*.log"))) for r in rs] for v, rs in runs.items()}
     median = {v: {name: statistics.median(_seconds(s).get(name, 0.0) for s in ss) for name in _seconds(ss[0])}
               for v, ss in spans.items()}
     moved = {ph for ph in median["2.13"].keys() & median["2.14.1"].keys()

@@ -394,23 +394,12 @@ def test_a_regressed_counter_fails_the_gate(harness, tmp_path):
 
 
 def _chromium_phases(log: Path) -> dict[str, float]:
-    """Seconds per span name: each chromium_event payload (the TAB-indented lines after its envelope)
-    read with json, B and E events matched per (name, pid, tid)."""
-    import json
+    """Seconds per span name, summed over the log's chromium spans (conftest.chromium_spans)."""
+    from tests.conftest import chromium_spans
 
-    lines, totals, open_ = log.read_text().splitlines(), {}, {}
-    for i, line in enumerate(lines):
-        if '{"chromium_event"' not in line:
-            continue
-        j = i + 1
-        while j < len(lines) and lines[j].startswith("\t"):
-            j += 1
-        ev = json.loads("\n".join(x[1:] for x in lines[i + 1:j]))
-        key = (ev["name"], ev.get("pid"), ev.get("tid"))
-        if ev["ph"] == "B":
-            open_.setdefault(key, []).append(ev["ts"])
-        elif ev["ph"] == "E" and open_.get(key):
-            totals[ev["name"]] = totals.get(ev["name"], 0.0) + (ev["ts"] - open_[key].pop()) / 1e6
+    totals: dict[str, float] = {}
+    for span in chromium_spans(log):
+        totals[span["name"]] = totals.get(span["name"], 0.0) + (span["e"] - span["b"]) / 1e6
     return totals
 
 
