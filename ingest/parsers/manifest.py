@@ -39,12 +39,12 @@ def parse_manifest(data: bytes) -> Parsed:
 
 
 def start_time(value: Label) -> str | None:
-    """A `started_at` label as the run's start: an ISO 8601 text (a trailing Z for UTC too), else
-    None (a number could be seconds or milliseconds since the epoch: not guessed)."""
+    """A `started_at` label as the run's start: an ISO 8601 text (a trailing Z for UTC too), written
+    out in the extended form the warehouse reads (Python also reads `20240719T020000`, DuckDB does
+    not), else None (a number could be seconds or milliseconds since the epoch: not guessed)."""
     if not isinstance(value, str):
         return None
     try:
-        datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value).isoformat()
     except ValueError:
         return None
-    return value
