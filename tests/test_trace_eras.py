@@ -201,3 +201,31 @@ def test_a_name_past_64_kb_is_kept_cut_and_a_document_whole(tmp_path):
     misfits.clear()
     odd = "x" + "é" * (NAME_BYTES // 2)  # the last character would be cut in two
     assert schema.arrow("kernels", [("r1", [{"kernel_name": odd}])], misfits).to_pydict()["kernel_name"] == [odd[:-1]]
+
+
+@pytest.mark.parametrize("name", ["tlparse_2.3_comp_metrics.log", "tlparse_2.4_links.log", "tlparse_2.4_artifacts.log"])
+def test_compile_time_of_releases_that_write_it_in_seconds(wh, name):
+    """2.3 to 2.5 write compilation_metrics' four nested timers in seconds alone (2.6+ also as
+    *_cumulative_compile_time_us): total and parts come from them, summed over the frames."""
+    path = ERAS / name
+    import json
+    metrics = [json.loads(h.split("] ", 1)[1])["compilation_metrics"] for h in headers(path)
+               if '] {"compilation_metrics": ' in h]
+    assert metrics and all("dynamo_cumulative_compile_time_us" not in m for m in metrics)
+
+    def total(field: str) -> float | None:  # a timer no frame reports (a cache hit's code gen) is unknown
+        given = [m[field] for m in metrics if m.get(field) is not None]
+        return sum(given) if given else None
+
+    def minus(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a - b
+
+    frame, backend, inductor, code_gen = (total(f) for f in ("entire_frame_compile_time_s", "backend_compile_time_s",
+                                                             "inductor_compile_time_s", "code_gen_time_s"))
+    got = wh.execute("SELECT frames, total_s, dynamo_s, aot_s, inductor_s, code_gen_s FROM run_rollups "
+                     "WHERE run_id = ?", [run_of(wh, path)]).fetchone()
+    expected = (frame, minus(frame, backend), minus(backend, inductor), minus(inductor, code_gen), code_gen)
+    assert got[0] == len(metrics)
+    assert [g is None for g in got[1:]] == [e is None for e in expected]
+    assert [g for g in got[1:] if g is not None] == pytest.approx([e for e in expected if e is not None], abs=1e-6)
+    assert got[1] > 0

@@ -26,6 +26,8 @@
 --       aot_s      = aot_autograd_cumulative - inductor_cumulative (+ bwd_backward - bwd_inductor)
 --       inductor_s = inductor_cumulative - inductor_code_gen_cumulative (+ the same for bwd_)
 --       code_gen_s = inductor_code_gen_cumulative (+ bwd_): scheduling, codegen, compiling the code
+--     2.3 to 2.5 write these four timers in seconds alone, as entire_frame_compile_time_s,
+--     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack
 --     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
@@ -118,10 +120,14 @@ WITH picked AS (
     SELECT
         run_id,
         count(*)                                                                              AS records,
-        sum(duration_us) FILTER (WHERE name = 'dynamo_cumulative_compile_time')               AS dynamo,
-        sum(duration_us) FILTER (WHERE name = 'aot_autograd_cumulative_compile_time')         AS aot,
-        sum(duration_us) FILTER (WHERE name = 'inductor_cumulative_compile_time')             AS ind,
-        sum(duration_us) FILTER (WHERE name = 'inductor_code_gen_cumulative_compile_time')    AS cg,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'dynamo_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'entire_frame_compile_time'))            AS dynamo,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'aot_autograd_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'backend_compile_time'))                 AS aot,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'inductor_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'inductor_compile_time'))                AS ind,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'inductor_code_gen_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'code_gen_time'))                        AS cg,
         coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_backward_cumulative_compile_time'), 0)          AS bwd,
         coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_cumulative_compile_time'), 0)          AS bwd_ind,
         coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_code_gen_cumulative_compile_time'), 0) AS bwd_cg,
