@@ -79,16 +79,16 @@ def discover_archive(archive: Path) -> tuple[list[Run], Counter[str], list[str]]
     return runs, skipped, []
 
 
-def _head(path: PurePath) -> bytes | None:
+def _head(path: PurePath, size: int = SNIFF_BYTES) -> bytes | None:
     where = split(path)
     if where is None:
         return None
     try:
         with zipfile.ZipFile(where[0]) as zf, zf.open(where[1]) as fh:
-            data = fh.read(SNIFF_BYTES)
+            data = fh.read(size)
     except (zipfile.BadZipFile, KeyError, OSError, EOFError):
         return None
-    return gunzip_head(data) if path.name.endswith(".gz") else data
+    return gunzip_head(data, size) if path.name.endswith(".gz") else data
 
 
 def in_archive(run: Run) -> bool:

@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 
 from inductor_warehouse.ingest.listing import Artifact, Entry, Run, entry, sniff
-from inductor_warehouse.ingest.sources import classify
+from inductor_warehouse.ingest.sources import Head, classify
 from inductor_warehouse.ingest.parsers import torch_trace
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
@@ -70,10 +70,10 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
     return Discovery(runs, skipped, missing)
 
 
-def group(entries: Iterable[Entry], head: Callable[[PurePath], bytes | None],
+def group(entries: Iterable[Entry], head: Head,
           mapper: Callable[[Callable[[Entry], Artifact | None], Iterable[Entry]], Iterator[Artifact | None]] = map,
           ) -> tuple[list[Run], Counter[str]]:
-    """Runs from a listing sorted by path. `head(path)` reads a file's first SNIFF_BYTES (decompressed),
+    """Runs from a listing sorted by path. `head(path, n)` reads a file's first n bytes (decompressed),
     None when it cannot; `mapper` may classify the entries concurrently (a sniff of object storage
     is a request)."""
     entries = list(entries)

@@ -13,6 +13,9 @@ from pathlib import Path, PurePath
 from inductor_warehouse.ingest.parsers.glog import Prefix
 
 SNIFF_BYTES = 8192
+# how far a text log is read when its first SNIFF_BYTES say nothing: a TORCH_LOGS capture may open
+# with a model's printout, progress bars or warnings before torch's first tagged line
+LONG_SNIFF_BYTES = 1 << 18
 
 
 @dataclass
@@ -53,24 +56,29 @@ def entry(f: Path) -> Entry:
     return Entry(f, st.st_size, st.st_mtime)
 
 
-def sniff(f: Path) -> bytes:
-    """A local file's first SNIFF_BYTES, decompressed; nothing when it cannot be read."""
+def sniff(f: Path, size: int = SNIFF_BYTES) -> bytes:
+    """A local file's first `size` bytes, decompressed; nothing when it cannot be read."""
     try:
         if f.name.endswith(".gz"):
             with gzip.open(f, "rb") as fh:
-                return fh.read(SNIFF_BYTES)
+                return fh.read(size)
         with open(f, "rb") as fh:
-            return fh.read(SNIFF_BYTES)
+            return fh.read(size)
     except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
         return b""
 
 
-def gunzip_head(data: bytes) -> bytes:
-    """The first SNIFF_BYTES of a gzip file of which only the first bytes were read."""
+def gunzip_head(data: bytes, size: int = SNIFF_BYTES) -> bytes:
+    """The first `size` bytes of a gzip file of which only the first bytes were read."""
     try:
-        return zlib.decompressobj(wbits=31).decompress(data, SNIFF_BYTES)
+        return zlib.decompressobj(wbits=31).decompress(data, size)
     except zlib.error:
         return b""
+
+
+def stored_name(name: str) -> str:
+    """A file's name without the `.gz` it was compressed under: what tells its format."""
+    return name.removesuffix(".gz")
 
 
 @dataclass

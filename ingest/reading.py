@@ -49,6 +49,8 @@ class Reader:
         self.errors.append(error_row(path or self.run.rel(art), kind or art.kind, message, line, severity))
 
     def read(self, art: Artifact) -> bytes | None:
+        """The file's bytes, decompressed when its name ends in .gz; None (an error of the run) when
+        it cannot be read."""
         try:
             with open(art.path, "rb") as fh:
                 data = fh.read()
@@ -57,6 +59,12 @@ class Reader:
             return None
         self.bytes_read += len(data)
         self.hashes[self.run.rel(art)] = hashlib.blake2b(data, digest_size=16).hexdigest()
+        if art.path.name.endswith(".gz"):  # read as it was before compression, as its sniff was
+            try:
+                return gzip.decompress(data)
+            except (OSError, EOFError, zlib.error) as e:  # gzip.BadGzipFile is an OSError
+                self.error(art, f"the compressed file is damaged or cut short, none of it was read: {e}")
+                return None
         return data
 
     def text(self, art: Artifact) -> str | None:

@@ -155,15 +155,15 @@ def _entries(bucket: str, prefix: str, objects: list[S3Object]) -> tuple[list[En
     return entries, skipped
 
 
-def _head(path: PurePath) -> bytes | None:
+def _head(path: PurePath, size: int = SNIFF_BYTES) -> bytes | None:
     from botocore.exceptions import BotoCoreError, ClientError
 
     bucket, key = _where(path)
     try:
-        data = client().get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{SNIFF_BYTES - 1}")["Body"].read()
+        data = client().get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{size - 1}")["Body"].read()
     except (BotoCoreError, ClientError):
         return None
-    return gunzip_head(data) if path.name.endswith(".gz") else data
+    return gunzip_head(data, size) if path.name.endswith(".gz") else data
 
 
 @contextmanager

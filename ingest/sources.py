@@ -3,8 +3,9 @@ the tables it feeds and how its files become rows of a run. The listing (`classi
 assembler (`ingest/assemble.py`) are loops over it; a new kind is a parser module and an entry here.
 
 A kind is its parser module's name: the word in `artifacts.kind`, `ingest_errors.kind` and the docs.
-A file is recognised by its place and name (`names`, `where`), or by its first bytes (`sniff`),
-never by a version string. Entries are read in the order listed, so a source that joins its rows
+A file is recognised by its place and name (`names`, `where`), or by its first bytes (`sniff`,
+given the name without the `.gz` it may be compressed under, and the bytes decompressed), never by
+a version string. Entries are read in the order listed, so a source that joins its rows
 onto another's comes after it; kinds that share a reader (a debug tree's graph folder) are read
 together, once.
 """
@@ -22,7 +23,7 @@ from typing import TypedDict
 from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.debug_tree import read_graph_folders
-from inductor_warehouse.ingest.listing import Artifact, Entry
+from inductor_warehouse.ingest.listing import LONG_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry, stored_name
 from inductor_warehouse.ingest.parsers import (fusion_ir, fx_graph, fx_graph_runnable, glog, harness, kernel_information,
                                                manifest, output_code, profiler, provenance, spyre, spyre_provenance,
                                                torch_logs, torch_trace, triton_cache)
@@ -37,8 +38,10 @@ SIDECAR = "sidecar"  # a file a compiler writes beside its code, joined onto the
 JOB = "job"  # a benchmark harness's results, for every run of its job
 
 Step = Callable[[Assembly, list[Artifact]], None]
-# a file's first bytes -> the Artifact fields it sets when it is of the kind, or None when it is not
+# a file's name and first bytes -> the Artifact fields it sets when it is of the kind, or None when it is not
 Sniff = Callable[[str, bytes], "Sniffed | None"]
+# (path, size) -> the file's first `size` bytes, decompressed; None when it cannot be read
+Head = Callable[[PurePath, int], "bytes | None"]
 
 
 class Sniffed(TypedDict, total=False):
@@ -56,6 +59,8 @@ class Source:
     names: tuple[str, ...] = ()  # file names it is recognised by ...
     where: Callable[[PurePath], bool] | None = None  # ... where it lies (or, with no names, what its name is)
     sniff: Sniff | None = None  # else: recognised by its first bytes
+    # names worth a longer look (LONG_SNIFF_BYTES) when the first bytes of a longer file tell nothing
+    further: Callable[[str], bool] | None = None
 
     @property
     def kind(self) -> str:
@@ -85,8 +90,11 @@ def _harness_sniff(name: str, head: bytes) -> Sniffed | None:
     return {} if name.endswith(".json") and harness.is_harness_json(head) else None
 
 
+_TEXT_LOG = (".txt", ".log", ".err")
+
+
 def _torch_logs_sniff(name: str, head: bytes) -> Sniffed | None:
-    if name.endswith((".txt", ".log", ".err")) and torch_logs.is_torch_logs(head):
+    if name.endswith(_TEXT_LOG) and torch_logs.is_torch_logs(head):
         return {}
     return {} if name in ("torch_logs.txt", "stderr.txt") else None  # a capture's stderr, by its name
 
@@ -113,7 +121,8 @@ SOURCES: tuple[Source, ...] = (
         "op_estimates", "graph_executions", "trace_records", "triton_kernels"}), read_traces, sniff=_trace_sniff),
     Source(profiler, RUN, frozenset({"timings"}), read_profiles, sniff=_by_suffix((".json",), profiler.is_profiler_trace)),
     Source(torch_logs, RUN, frozenset({"fusion_decisions", "compile_events", "autotune_choices", "triton_kernels",
-                                       "cache_events"}), read_torch_logs, sniff=_torch_logs_sniff),
+                                       "cache_events"}), read_torch_logs, sniff=_torch_logs_sniff,
+           further=lambda name: name.endswith(_TEXT_LOG)),
     Source(spyre, GRAPH, frozenset({"graphs", "kernels", "layouts", "spyre_handles"}), read_spyre_folders,
            where=lambda path: _SPYRE_FILE.match(path.name) is not None),
     Source(kernel_information, SIDECAR, frozenset({"lineage"}), joins.read_kernel_information,
@@ -136,9 +145,9 @@ UNREADABLE = "unreadable"  # not a readable regular file: an error of its run
 EMPTY_GRAPH_FOLDER = "empty_graph_folder"  # a graph folder a killed process left empty
 
 
-def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | None:
-    """The artifact a listed file is, or None for a file the warehouse does not read; `head(path)`
-    reads its first SNIFF_BYTES (decompressed), None when it cannot."""
+def classify(e: Entry, head: Head) -> Artifact | None:
+    """The artifact a listed file is, or None for a file the warehouse does not read; `head(path, n)`
+    reads its first n bytes (decompressed), None when it cannot."""
     f, name, sources = e.path, e.path.name, SOURCES
     if e.kind == "folder":
         return Artifact(f, EMPTY_GRAPH_FOLDER, graph=name)
@@ -152,14 +161,29 @@ def classify(e: Entry, head: Callable[[PurePath], bytes | None]) -> Artifact | N
         return Artifact(f, OTHER, size=e.size, mtime=e.mtime)  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
     if name.endswith(TRITON_STAGE_SUFFIXES) or name.startswith("__grp__"):
         return None
-    first = head(f)
+    return _sniffed(e, head)
+
+
+def _sniffed(e: Entry, head: Head) -> Artifact | None:
+    """The artifact a file's first bytes say it is: its first SNIFF_BYTES, then, for the names a
+    source looks further into, LONG_SNIFF_BYTES."""
+    f, name = e.path, stored_name(e.path.name)
+    first = head(f, SNIFF_BYTES)
     if first is None:
         # object storage refused the read: recorded as unreadable (an error of its run), not
         # skipped as unrecognised, which would drop a trace log without a word
         return Artifact(f, UNREADABLE)
-    for source in sources:
+    for source in SOURCES:
         if source.sniff is not None and (said := source.sniff(name, first)) is not None:
             return Artifact(f, source.kind, size=e.size, mtime=e.mtime, **said)
+    if len(first) < SNIFF_BYTES:
+        return None  # the whole file was seen
+    more: bytes | None = None
+    for source in SOURCES:
+        if source.sniff is not None and source.further is not None and source.further(name):
+            more = more if more is not None else head(f, LONG_SNIFF_BYTES)
+            if more is not None and (said := source.sniff(name, more)) is not None:
+                return Artifact(f, source.kind, size=e.size, mtime=e.mtime, **said)
     return None
 
 

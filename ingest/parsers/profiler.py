@@ -12,7 +12,11 @@ What the trace gives to attribute a kernel (checked on the 67 GPU corpus runs, t
   compiled region; a "fwdbwd" flow event pair (same id; 's' at the forward op's tid/ts, 'f' at
   the backward op's) links it to its `CompiledFunction`, whose region gives the compile id.
 So compile_id is set for kernels launched inside a compiled region (or a backward linked to one),
-None for eager kernels (optimizer, loss, ...).
+None for eager kernels (optimizer, loss, ...). The region's name holds the compile id only since
+2.6; earlier it reads `Torch-Compiled Region`, and traces of the oldest releases have no region,
+only `CompiledFunction` / `CompiledFunctionBackward`: a kernel launched in any of them is compiled
+code all the same, so it keeps its phase (inference / forward / backward) with compile_id None,
+forward and backward alike, and eager kernels alone have neither.
 Extern calls: the compiled graph's code calls ATen ops (`aten::mm`, cuDNN convolutions, attention)
 as cpu_op ranges directly inside the graph call (`## Call CompiledFxGraph ##`, else the region or
 `CompiledFunction*`); a kernel launched inside one (at any depth) is that op's: `launched_by` names
@@ -36,7 +40,8 @@ from inductor_warehouse.ingest.rows import Json, Parsed
 SOURCE = "profiler"
 # torch-spyre's kernel events, whatever their category: `spyre_kernel_v1_<summary>_<identity key>#<step>`
 SPYRE_EVENT = "spyre_kernel_v"
-_REGION = "Torch-Compiled Region: "
+_REGION_NAME = "Torch-Compiled Region"  # followed by `: <compile id>` since 2.6
+_REGION = _REGION_NAME + ": "
 _LAUNCH_CATEGORIES = frozenset(("cuda_runtime", "cuda_driver"))
 _FORWARD, _BACKWARD = "CompiledFunction", "CompiledFunctionBackward"
 _GRAPH_CALL = "## Call CompiledFxGraph"
@@ -148,7 +153,7 @@ def _collect(events: list[Json], parsed: Parsed) -> tuple[list[Kernel], dict[Jso
             ts, dur = ev.get("ts"), ev.get("dur")
             if isinstance(ts, (int, float)) and isinstance(dur, (int, float)) and isinstance(name, str):
                 ops[ev.get("tid")].append((ts, ts + dur, name))
-                if name.startswith(_REGION) or name == _FORWARD or name == _BACKWARD:
+                if name.startswith(_REGION_NAME) or name == _FORWARD or name == _BACKWARD:
                     ranges[ev.get("tid")].append((ts, ts + dur, name))
         elif cat == "fwdbwd" and ev.get("ph") in ("s", "f"):
             flows[ev.get("id")][ev["ph"]] = (ev.get("tid"), ev.get("ts"))
@@ -193,7 +198,7 @@ class _Callers:
 def _is_graph_call(name: str) -> bool:
     """The range the compiled graph's code runs in: Inductor's graph call where the release names one
     (2.6+), else the compiled region or AOT function around it."""
-    return name.startswith(_GRAPH_CALL) or name.startswith(_REGION) or name in (_FORWARD, _BACKWARD)
+    return name.startswith(_GRAPH_CALL) or name.startswith(_REGION_NAME) or name in (_FORWARD, _BACKWARD)
 
 
 class _Scopes:
@@ -228,7 +233,8 @@ class _Scopes:
             start = max(s for s, _e, name in enclosing if name == _BACKWARD)
             forward = self.forward_of.get((tid, start))
             return (self._region(*forward) if forward else None), "backward"
-        compile_id = self._region(tid, ts)
-        if compile_id is None:
-            return None, None
-        return compile_id, "forward" if _FORWARD in names else "inference"
+        if _FORWARD in names:
+            return self._region(tid, ts), "forward"
+        if any(name.startswith(_REGION_NAME) for name in names):
+            return self._region(tid, ts), "inference"
+        return None, None  # eager

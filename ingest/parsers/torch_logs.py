@@ -5,8 +5,12 @@ Every glog line of a logged message repeats the full prefix, e.g.
     V1122 00:02:09.264000 4187 torch/_inductor/scheduler.py:1388] [0/0] [__fusion] cannot fuse op1 with op3: no shared data
 
 so a multi-line message (graph break, recompile) is the run of consecutive lines that share
-one prefix. Lines of other loggers and plain stderr (warnings, autotune tables) are skipped
-with a substring test before any regex runs: the fusion logger alone writes ~100k lines a run.
+one prefix. A prefix need not start its line: output written without a newline (a progress bar)
+may come before it. Torch 2.0/2.1 wrote `[2023-04-13 21:42:57,808] [0/0] torch._dynamo.x.__recompiles:
+[DEBUG] <message>`: read alike, the artifact told by the logger name's `__<artifact>`. Lines of
+other loggers and plain stderr (warnings, autotune tables) are skipped with a substring test
+before any regex runs: the fusion logger alone writes ~100k lines a run. Lines of the loggers we
+read that give nothing (a prefix not understood; no message of a file understood) are warnings.
 
 Rows:
 - fusion_decisions: `cannot fuse A with B: reason` -> refused; `fusing A with B` -> fused (the
@@ -24,6 +28,7 @@ Rows:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from inductor_warehouse.ingest.parsers import glog
@@ -34,7 +39,15 @@ from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
 SOURCE = "torch_logs"
 
 # Everything up to the logger tag: the glog prefix, then an optional `[compile id]` (0/0, 1/0_1, !0/7/0)
-_PREFIX = re.compile("^" + glog.PREFIX + r"(?:\[(?P<compile_id>!?[\d/_]+)\] )?$")
+_COMPILE_ID = r"(?:\[(?P<compile_id>!?[\d/_]+)\] )?"
+_PREFIX = re.compile("^" + glog.PREFIX + _COMPILE_ID + "$")
+_PREFIX_INSIDE = re.compile(glog.PREFIX + _COMPILE_ID + "$")  # after other output on the same line
+# torch 2.0/2.1: `[date] [compile id] torch.<module>.__<artifact>: [LEVEL] `; the date, where a copy kept it
+_OLD_PREFIX = (r"(?:\[rank\d+\]:)?(?:\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] ?)?" + _COMPILE_ID
+               + r"torch\.[\w.]*?\.__(?P<artifact>\w+): \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ")
+_OLD = re.compile(_OLD_PREFIX)
+# a line of any TORCH_LOGS artifact logger, glog or older: what tells a file of TORCH_LOGS text
+_TAGGED = re.compile((glog.PREFIX + r"(?:\[[^\]\n]*\] )?\[__\w+\]|" + _OLD_PREFIX).encode())
 _CANNOT_FUSE = re.compile(r"cannot fuse (\S+) with (\S+): (.*)$")
 _FUSING = re.compile(r"fusing (\S+) with (\S+)$")
 _BENCHMARK = re.compile(r"can fuse \(benchmark\): (.*)$")
@@ -52,8 +65,9 @@ _LEADING_COMPILE_ID = re.compile(r"^\[(!?[\d/_-]+)\] ")
 
 
 def is_torch_logs(head: bytes) -> bool:
-    """True when the head of a file holds glog lines of the TORCH_LOGS loggers we read."""
-    return any(tag.encode() in head for tag in _TAGS)
+    """True when the head of a file holds a line of a TORCH_LOGS artifact logger (any of them:
+    `graph_code` or `aot_graphs` output may fill the head before the first graph break)."""
+    return b"__" in head and _TAGGED.search(head) is not None  # one scan for both tags before any regex
 
 
 def parse_torch_logs(lines: Iterable[str]) -> Parsed:
@@ -62,40 +76,72 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
     autotune = AutotuneTables(parsed)
     pending_benchmark: str | None = None
     candidates = Candidates(parsed)
+    unread: Counter[str] = Counter()  # tag -> lines of a logger we read whose prefix we could not
     for lineno, line in enumerate(lines, 1):
         if autotune.open or line.startswith(AUTOTUNE_STARTS):
             if autotune.feed(line.rstrip("\r\n"), lineno):
                 continue
-        if "[__" not in line:
+        tagged = _tagged(line, unread)
+        if tagged is None:
+            if "[__" in line:
+                continue  # a logger we do not read
             if "Best config for " in line:
                 candidates.best(line, lineno)
             elif "nreg " in line or "Benchmark all input configs for " in line:
                 candidates.feed(line, lineno)
             continue
-        for tag in _TAGS:
-            idx = line.find(tag)
-            if idx >= 0:
-                break
-        else:
-            continue
-        head = line[:idx]
-        prefix = _PREFIX.match(head)
-        if prefix is None:
-            parsed.counters["torch_logs.unrecognised_prefix"] += 1
-            continue
+        tag, key, prefix, message = tagged
         compile_id = prefix.group("compile_id")
         autotune.compile_id = compile_id or autotune.compile_id
-        message = line[idx + len(tag):].rstrip("\r\n")
+        message = message.rstrip("\r\n")
         if tag == "[__fusion] ":
             events.close()
             pending_benchmark = _fusion_line(parsed, message, compile_id, lineno, pending_benchmark)
         elif tag == "[__cudagraphs] ":
             _cudagraph_line(parsed, message, compile_id)
         else:
-            events.feed(head + tag, tag, message, compile_id, lineno)
+            events.feed(key, tag, message, compile_id, lineno)
     events.close()
     autotune.close()
+    _warn_unread(parsed, unread)
     return parsed
+
+
+def _tagged(line: str, unread: Counter[str]) -> tuple[str, str, re.Match[str], str] | None:
+    """(tag, key, prefix, message) of a line of a logger we read, the key being what the lines of one
+    message share; None for any other line, or one whose prefix cannot be read (counted in `unread`)."""
+    if "[__" in line:
+        for tag in _TAGS:
+            idx = line.find(tag)
+            if idx >= 0:
+                break
+        else:
+            return None
+        head = line[:idx]
+        prefix = _PREFIX.match(head) or _PREFIX_INSIDE.search(head)
+        if prefix is None:
+            unread[tag] += 1
+            return None
+        # output written before the prefix, on the same line, is no part of the message
+        return tag, head[prefix.start():] + tag, prefix, line[idx + len(tag):]
+    if ".__" in line and (prefix := _OLD.search(line)) is not None:
+        tag = f"[__{prefix['artifact']}] "
+        return (tag, prefix.group(), prefix, line[prefix.end():]) if tag in _TAGS else None
+    return None
+
+
+def _warn_unread(parsed: Parsed, unread: Counter[str]) -> None:
+    """A warning for lines of the loggers we read that gave nothing: a loss said, never silent."""
+    if unread:
+        parsed.counters["torch_logs.unrecognised_prefix"] += unread.total()
+        tags = ", ".join(f"{n} {tag.strip()}" for tag, n in sorted(unread.items()))
+        parsed.problem(f"TORCH_LOGS lines with a prefix this reader does not know were not read ({tags})",
+                       severity="warning")
+    skipped = {k: n for k, n in parsed.counters.items() if k.startswith("torch_logs.skipped[")}
+    if skipped and not parsed.rows:
+        tags = ", ".join(f"{n} {k.removeprefix('torch_logs.skipped')}" for k, n in sorted(skipped.items()))
+        parsed.problem(f"no TORCH_LOGS message of this file could be read: its graph-break and recompile lines "
+                       f"are in a form this reader does not know ({tags})", severity="warning")
 
 
 def _fusion_line(parsed: Parsed, message: str, compile_id: str | None, lineno: int, benchmark: str | None) -> str | None:
@@ -166,6 +212,8 @@ def _decision(parsed: Parsed, compile_id: str | None, node_a: str, node_b: str, 
 
 # the first line of a graph-break or recompile message; a line of the message's body may start with
 # "Graph break" too (the title "Graph break under GenericContextWrappingVariable")
+# torch 2.0/2.1 said the reason on the first line: `Graph break: <reason> from user code at:`
+_INLINE_REASON = re.compile(r"^Graph break: (.+?) from user code at:?$")
 _EVENT_START = re.compile(r"Graph break(?: in user code at |: | \(user stack suppressed)|Recompiling function")
 
 
@@ -201,10 +249,11 @@ class _EventBuilder:
             self.parsed.counters[f"torch_logs.skipped{tag.strip()}"] += 1
             return
         self.start_line = lineno
+        inline = _INLINE_REASON.match(message) if kind == "graph_break" else None
         self.event = {
             "compile_id": compile_id,
             "kind": kind,
-            "reason": None,
+            "reason": inline.group(1) if inline else None,
             "user_file": m.group(1) if m else None,
             "user_line": int(m.group(2)) if m else None,
             "source": SOURCE,
