@@ -25,11 +25,12 @@ from functools import partial
 from typing import Any, TypeAlias
 
 from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of
-from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
+from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
 from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
-from inductor_warehouse.ingest.parsers.trace_events import Compiles
+from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_BREAK, unread_restarts
+from inductor_warehouse.ingest.parsers.trace_events import Compiles, event
 from inductor_warehouse.ingest.parsers.trace_framing import Envelope, Framer, chunks_of_lines, is_torch_trace
 from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, finish_graphs
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
@@ -102,6 +103,8 @@ class TraceState:
     def record(self, lineno: int, kind: str | None, envelope: Envelope, cid: str | None, data: bytes, md5: str | None) -> None:
         """One whole record from the framer: counted, then read by its reader if it has one."""
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if cid is not None and "_" in cid:  # written after a restart of its compile's analysis
+            self.compiles.restarts.note(cid)
         self.log.payload_md5 = md5
         meta = envelope.get(kind)  # type: ignore[arg-type]  # no kind (None): no such key, no metadata
         name = None
@@ -125,9 +128,11 @@ class TraceState:
 
     def close(self, first_glog: tuple[int, int, str] | None) -> Parsed:
         parsed, compiles = self.parsed, self.compiles
-        for event in compiles.pending_errors.values():  # errors of compiles whose metrics never came
-            parsed.add("compile_events", event)
+        for error in compiles.pending_errors.values():  # errors of compiles whose metrics never came
+            parsed.add("compile_events", error)
         compiles.pending_errors.clear()
+        for key, why in unread_restarts(compiles.restarts, compiles.finished):
+            parsed.add("compile_events", event(key, UNKNOWN_BREAK, why, None, None, compiles.frame_files.get(frame_key(key))))
         finish_graphs(self.graphs)
         self._count_records()
         finish_chromium(self.spans)
