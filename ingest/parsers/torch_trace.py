@@ -19,6 +19,7 @@ their args (trace_chromium).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import partial
@@ -39,12 +40,14 @@ from inductor_warehouse.ingest.parsers.trace_shapes import Shapes
 from inductor_warehouse.ingest.rows import Parsed
 
 __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "parse_torch_trace",
-           "parse_torch_trace_chunks"]
+           "parse_torch_trace_chunks", "settle_rank"]
 
 # Tables whose rows may leave the parser before the log ends (see `sink`); graphs stay: they are
 # few, and the graph ids of later records are looked up among them.
 SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage", "graph_texts")
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
+# the name torch gives a log in a distributed process (LazyTraceHandler, 2.3 to 2.14), tlparse's reading of it
+LOG_RANK = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_|\.log)")
 # sink({table: rows}): takes the rows made so far (rows are dicts: a table's row type says its keys)
 Sink: TypeAlias = Callable[[dict[str, list[dict[str, Any]]]], None]
 
@@ -78,6 +81,20 @@ def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
             since_sink = 0
     framer.close()
     return state.close(framer.first_glog)
+
+
+def settle_rank(parsed: Parsed, file_name: str) -> None:
+    """The rank of a log whose file name and records disagree. torch writes both from
+    dist.get_rank() (the name when it opens the log at its first record, each record's `rank`), so
+    they differ only in a log renamed or put together by hand; tlparse's multi-rank view ranks logs
+    by the name, and so does the warehouse (a warning names both)."""
+    m = LOG_RANK.match(file_name)
+    said = parsed.facts.get("rank")
+    if m is not None and said is not None and int(m.group(1)) != said:
+        parsed.problem(f"the records say rank {said} but the file name says rank {m.group(1)} (torch writes both "
+                       f"from dist.get_rank(): a renamed or hand-made log); the run takes the file name's", None,
+                       "warning")
+        parsed.facts["rank"] = int(m.group(1))
 
 
 class TraceState:
