@@ -455,7 +455,7 @@ COMMENT ON COLUMN run_tallies."n" IS 'how often in the run';
 COMMENT ON COLUMN run_tallies."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 
 COMMENT ON TABLE runs IS 'One row per run: one process''s artifacts (a folder with a manifest.json, a torch_compile_debug run and its TORCH_TRACE log, or a trace log alone). Every fact row carries its run_id.';
-COMMENT ON COLUMN runs."run_id" IS 'hash of the run''s artifact contents: the same artifacts give the same id, wherever they lie';
+COMMENT ON COLUMN runs."run_id" IS 'hash of the run''s files, each one''s content and its path inside the run''s folder: a run copied or moved elsewhere keeps its id, a file renamed inside it does not';
 COMMENT ON COLUMN runs."model" IS 'the model: the manifest''s `model`, `--model`, the harness''s `--only` model, else the script''s or folder''s name';
 COMMENT ON COLUMN runs."compiler_version" IS 'torch version that compiled it, e.g. 2.13.0+cpu';
 COMMENT ON COLUMN runs."compiler_commit" IS 'torch''s git commit, where the artifacts say it';
