@@ -18,7 +18,7 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
             trace: Facts, facts: Facts, hashes: dict[str, str], tables: dict[str, list[Row]]) -> RunRow:
     """The run's row: who named its model, what it ran on, with which compiler, from the most
     direct source that says it (the manifest, the command line, the trace log, the other files, the
-    folder); its id is the hash of every file's content hash."""
+    folder); its id is the hash of every file's path inside the run's folder and content hash."""
     labels: dict[str, Label] = dict(man.get("labels") or {})
     for k, v in (cli_labels or {}).items():
         labels.setdefault(k, v)

@@ -106,7 +106,7 @@ COMMENT ON COLUMN compilations."run_key" IS 'the run''s number in write order (r
 COMMENT ON TABLE compile_events IS 'Graph breaks, recompiles, restarts and failures, each stored once, from the trace (TORCH_LOGS text when there is no trace).';
 COMMENT ON COLUMN compile_events."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN compile_events."compile_id" IS 'the compile id as the trace writes it (0/0, 1/0_1, !0/7/0)';
-COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | recompile | restart | failure';
+COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | unknown_break (a frame compile of a release before 2.6, which writes no graph-break record, whose restarts may include a break Dynamo counted: the log cannot tell; reason says why) | recompile | restart | failure';
 COMMENT ON COLUMN compile_events."reason" IS 'the reason as PyTorch wrote it (a recompile''s failed guards joined by newlines)';
 COMMENT ON COLUMN compile_events."user_file" IS 'the user frame''s file';
 COMMENT ON COLUMN compile_events."user_line" IS 'the user frame''s line';
@@ -397,7 +397,7 @@ COMMENT ON COLUMN run_rollups."reduction_kernels" IS 'generated reduction kernel
 COMMENT ON COLUMN run_rollups."persistent_reduction_kernels" IS 'generated persistent reduction kernels';
 COMMENT ON COLUMN run_rollups."template_kernels" IS 'generated template kernels';
 COMMENT ON COLUMN run_rollups."foreach_kernels" IS 'generated foreach kernels';
-COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s';
+COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s; NULL (unknown) when the run has an unknown_break';
 COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once each however many guards failed)';
 COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks';
 COMMENT ON COLUMN run_rollups."compile_records" IS 'timer rows of compilation_metrics';
@@ -455,7 +455,7 @@ COMMENT ON COLUMN run_tallies."n" IS 'how often in the run';
 COMMENT ON COLUMN run_tallies."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 
 COMMENT ON TABLE runs IS 'One row per run: one process''s artifacts (a folder with a manifest.json, a torch_compile_debug run and its TORCH_TRACE log, or a trace log alone). Every fact row carries its run_id.';
-COMMENT ON COLUMN runs."run_id" IS 'hash of the run''s artifact contents: the same artifacts give the same id, wherever they lie';
+COMMENT ON COLUMN runs."run_id" IS 'hash of the run''s files, each one''s content and its path inside the run''s folder: a run copied or moved elsewhere keeps its id, a file renamed inside it does not';
 COMMENT ON COLUMN runs."model" IS 'the model: the manifest''s `model`, `--model`, the harness''s `--only` model, else the script''s or folder''s name';
 COMMENT ON COLUMN runs."compiler_version" IS 'torch version that compiled it, e.g. 2.13.0+cpu';
 COMMENT ON COLUMN runs."compiler_commit" IS 'torch''s git commit, where the artifacts say it';

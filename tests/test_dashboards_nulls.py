@@ -1,6 +1,7 @@
 """Every page renders on warehouses where nullable columns are NULL: runs without device, backend,
 compiler version, start time, labels or even a model (killed early, or written by other tools),
-graphs without fusion or kernel counts (cache hits, AOTInductor logs), runs with no graphs.
+graphs without fusion or kernel counts (cache hits, AOTInductor logs), runs with no graphs, runs
+whose graph breaks are unknown (a log before 2.6 that cannot tell them: graph_breaks NULL).
 
 Hypothesis picks which columns of which runs and graphs go NULL (seeded: the same cases every
 run), on a copy of the fixture warehouse; each page runs under AppTest and must show no exception,
@@ -44,6 +45,7 @@ def mutations():
     return st.fixed_dictionaries({
         "nulls": st.lists(st.tuples(column, st.sampled_from(sorted(SHARES))), max_size=8, unique_by=lambda x: x[0]),
         "drop_graphs": st.sampled_from([None, *sorted(SHARES)]),
+        "unknown_breaks": st.sampled_from([None, *sorted(SHARES)]),
     })
 
 
@@ -56,6 +58,10 @@ def mutated(base: str, case: dict) -> str:
     if case["drop_graphs"]:
         for table in ("graphs", "kernels", "ops", "fusions", "layouts", "lineage"):
             con.execute(f"DELETE FROM {table} WHERE {SHARES[case['drop_graphs']]}")
+    if case.get("unknown_breaks"):  # as ingest/parsers/trace_breaks.py writes them
+        con.execute("INSERT INTO compile_events (run_id, kind, reason, source, run_key) "
+                    "SELECT run_id, 'unknown_break', 'restarted 1 time, and no compilation_metrics for it', "
+                    f"'torch_trace', run_key FROM runs WHERE {SHARES[case['unknown_breaks']]}")
     # what is summed from these rows is summed again, as a writer does for a warehouse without it
     con.execute("DELETE FROM run_rollups")
     con.execute("DELETE FROM run_tallies")
@@ -81,8 +87,9 @@ def render_every_page(db: str, monkeypatch) -> dict[str, AppTest]:
 ONE_RUN_WITHOUT_DEVICE = {"nulls": [(("runs", "device"), "one")], "drop_graphs": None}
 NO_VERSIONS = {"nulls": [(("runs", "compiler_version"), "all"), (("runs", "labels"), "all")], "drop_graphs": None}
 NO_GRAPHS_NO_COUNTS = {"nulls": [(("graphs", "pre_fusion_nodes"), "all"), (("graphs", "kernel_count"), "all")],
-                       "drop_graphs": "half"}
-NOTHING_KNOWN = {"nulls": [((t, c), "all") for t, cols in NULLABLE.items() for c in cols], "drop_graphs": None}
+                       "drop_graphs": "half", "unknown_breaks": "half"}
+NOTHING_KNOWN = {"nulls": [((t, c), "all") for t, cols in NULLABLE.items() for c in cols], "drop_graphs": None,
+                 "unknown_breaks": "all"}
 
 
 @settings(max_examples=4, deadline=None, derandomize=True, database=None,

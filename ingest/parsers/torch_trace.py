@@ -19,17 +19,19 @@ their args (trace_chromium).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any, TypeAlias
 
 from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of
-from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
+from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
 from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
-from inductor_warehouse.ingest.parsers.trace_events import Compiles
+from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_BREAK, unread_restarts
+from inductor_warehouse.ingest.parsers.trace_events import Compiles, event
 from inductor_warehouse.ingest.parsers.trace_framing import Envelope, Framer, chunks_of_lines, is_torch_trace
 from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, finish_graphs
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
@@ -38,12 +40,14 @@ from inductor_warehouse.ingest.parsers.trace_shapes import Shapes
 from inductor_warehouse.ingest.rows import Parsed
 
 __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "parse_torch_trace",
-           "parse_torch_trace_chunks"]
+           "parse_torch_trace_chunks", "settle_rank"]
 
 # Tables whose rows may leave the parser before the log ends (see `sink`); graphs stay: they are
 # few, and the graph ids of later records are looked up among them.
 SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage", "graph_texts")
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
+# the name torch gives a log in a distributed process (LazyTraceHandler, 2.3 to 2.14), tlparse's reading of it
+LOG_RANK = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_|\.log)")
 # sink({table: rows}): takes the rows made so far (rows are dicts: a table's row type says its keys)
 Sink: TypeAlias = Callable[[dict[str, list[dict[str, Any]]]], None]
 
@@ -79,6 +83,20 @@ def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
     return state.close(framer.first_glog)
 
 
+def settle_rank(parsed: Parsed, file_name: str) -> None:
+    """The rank of a log whose file name and records disagree. torch writes both from
+    dist.get_rank() (the name when it opens the log at its first record, each record's `rank`), so
+    they differ only in a log renamed or put together by hand; tlparse's multi-rank view ranks logs
+    by the name, and so does the warehouse (a warning names both)."""
+    m = LOG_RANK.match(file_name)
+    said = parsed.facts.get("rank")
+    if m is not None and said is not None and int(m.group(1)) != said:
+        parsed.problem(f"the records say rank {said} but the file name says rank {m.group(1)} (torch writes both "
+                       f"from dist.get_rank(): a renamed or hand-made log); the run takes the file name's", None,
+                       "warning")
+        parsed.facts["rank"] = int(m.group(1))
+
+
 class TraceState:
     """One log's readers' state, family by family (each handed to its readers, `trace_readers`), the
     records counted by kind, and the settling of the run at the log's end."""
@@ -102,6 +120,8 @@ class TraceState:
     def record(self, lineno: int, kind: str | None, envelope: Envelope, cid: str | None, data: bytes, md5: str | None) -> None:
         """One whole record from the framer: counted, then read by its reader if it has one."""
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if cid is not None and "_" in cid:  # written after a restart of its compile's analysis
+            self.compiles.restarts.note(cid)
         self.log.payload_md5 = md5
         meta = envelope.get(kind)  # type: ignore[arg-type]  # no kind (None): no such key, no metadata
         name = None
@@ -125,9 +145,11 @@ class TraceState:
 
     def close(self, first_glog: tuple[int, int, str] | None) -> Parsed:
         parsed, compiles = self.parsed, self.compiles
-        for event in compiles.pending_errors.values():  # errors of compiles whose metrics never came
-            parsed.add("compile_events", event)
+        for error in compiles.pending_errors.values():  # errors of compiles whose metrics never came
+            parsed.add("compile_events", error)
         compiles.pending_errors.clear()
+        for key, why in unread_restarts(compiles.restarts, compiles.finished):
+            parsed.add("compile_events", event(key, UNKNOWN_BREAK, why, None, None, compiles.frame_files.get(frame_key(key))))
         finish_graphs(self.graphs)
         self._count_records()
         finish_chromium(self.spans)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
+from inductor_warehouse.ingest.parsers.trace_breaks import Restarts
 from inductor_warehouse.ingest.parsers.trace_caches import Caches
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
@@ -51,6 +52,7 @@ class Compiles:
     pending_errors: dict[str | None, CompileEventRow] = field(default_factory=dict)  # dynamo_errors waiting for metrics
     failed_compiles: set[str | None] = field(default_factory=set)
     epoch: float | None = None  # the first compilation_metrics' start time: the year of the glog prefix
+    restarts: Restarts = field(default_factory=Restarts)  # graph breaks of releases without break records
 
 
 def read_dynamo_start(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
@@ -72,6 +74,7 @@ def read_dynamo_start(compiles: Compiles, lineno: int, meta: Json, cid: str | No
 
 
 def read_graph_break(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
+    compiles.restarts.recorded.add(without_attempt(cid) or "")
     graph_break_row(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
 
 

@@ -77,7 +77,8 @@ TRACE_RECORDS: tuple[RecordEntry, ...] = (
     _e("optimize_ddp_split_child", "", "2.3", "", IGNORED, "one part of DDPOptimizer's split; it compiles as a graph of its own"),
     _e("compilation_metrics", "", "2.4", "", KEPT,
        "compilations (every field, the record as JSON), timings, compile_events (restarts; a failure, once, "
-       "with fallback), cudagraph_events"),
+       "with fallback; before 2.6, graph breaks from restart_reasons: ingest/parsers/trace_breaks.py), "
+       "cudagraph_events"),
     _e("bwd_compilation_metrics", "", "2.4", "", KEPT, "compilations and timings of a lazily compiled backward"),
     _e("aot_autograd_backward_compilation_metrics", "", "2.4", "2.4+", IGNORED,
        "the 2.4 backward metrics, superseded by bwd_compilation_metrics"),

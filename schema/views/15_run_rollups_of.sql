@@ -10,7 +10,10 @@
 --                                package's, torch's: compile_events.origin is a breakdown, not a filter):
 --                                graph breaks as Dynamo counts them (counters["graph_break"], the
 --                                harness's graph_breaks), a recompile one row however many guards
---                                failed (compile_events.details)
+--                                failed (compile_events.details); graph_breaks is NULL (unknown) when
+--                                the run has an unknown_break: a log of a release before 2.6 that
+--                                cannot tell whether a restart was a break Dynamo counted
+--                                (ingest/parsers/trace_breaks.py)
 --   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
 --                                as graph breaks: a data-dependent branch of the frame itself, a break
 --                                it could not resume from
@@ -86,6 +89,7 @@ WITH picked AS (
     SELECT
         run_id,
         count(*) FILTER (WHERE kind = 'graph_break')                AS graph_breaks,
+        count(*) FILTER (WHERE kind = 'unknown_break')              AS unknown_breaks,
         count(*) FILTER (WHERE kind = 'recompile')                  AS recompiles,
         count(*) FILTER (WHERE kind = 'uncounted_break')            AS uncounted_breaks,
         count(*) FILTER (WHERE kind = 'failure')                    AS failures,
@@ -177,7 +181,7 @@ SELECT
     coalesce(k.persistent_reduction_kernels, 0)::BIGINT AS persistent_reduction_kernels,
     coalesce(k.template_kernels, 0)::BIGINT     AS template_kernels,
     coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
-    coalesce(e.graph_breaks, 0)::BIGINT         AS graph_breaks,
+    CASE WHEN e.unknown_breaks > 0 THEN NULL ELSE coalesce(e.graph_breaks, 0) END::BIGINT AS graph_breaks,
     coalesce(e.recompiles, 0)::BIGINT           AS recompiles,
     coalesce(e.uncounted_breaks, 0)::BIGINT     AS uncounted_breaks,
     coalesce(e.failures, 0)::BIGINT             AS failures,

@@ -1,7 +1,7 @@
 -- Per-run metrics: the run's own columns, its workload (views/12_workloads.sql) and its rollup
 -- (run_rollups_of says how each sum is made). The fusion rate uses the same formula as
 -- graph_metrics over the summed node counts. The compile events, one definition everywhere:
--- graph_breaks as Dynamo counts them and recompiles (a recompile once, however many guards failed),
+-- graph_breaks as Dynamo counts them (NULL where the run's log cannot tell them) and recompiles (a recompile once, however many guards failed),
 -- of every frame wherever its code lives (compile_events.origin breaks them down), uncounted_breaks
 -- (breaks Dynamo files as unimplemented), failures (failed frame compiles), fallbacks (frames that
 -- then ran eagerly) and restarts.
@@ -22,7 +22,7 @@ SELECT
     u.pre_fusion_nodes,
     u.post_fusion_nodes,
     fusion_rate(u.pre_fusion_nodes, u.post_fusion_nodes) AS fusion_rate,
-    coalesce(u.graph_breaks, 0)::BIGINT         AS graph_breaks,
+    CASE WHEN u.run_id IS NULL THEN 0 ELSE u.graph_breaks END::BIGINT AS graph_breaks,  -- NULL: unknown
     coalesce(u.uncounted_breaks, 0)::BIGINT     AS uncounted_breaks,
     coalesce(u.recompiles, 0)::BIGINT           AS recompiles,
     coalesce(u.failures, 0)::BIGINT             AS failures,
