@@ -8,6 +8,7 @@ dtypes are named. Expected values are independent readings of the CSVs (csv modu
 from __future__ import annotations
 
 import csv
+import io
 import math
 import shutil
 from pathlib import Path
@@ -268,3 +269,44 @@ def test_a_folder_of_csvs_is_one_run_at_the_folder_and_errors_name_the_file(tmp_
     with Warehouse(db) as wh:
         runs = wh.sql("SELECT model, source_path FROM runs").to_dicts()
     assert runs == [{"model": "nightly", "source_path": str(folder)}]
+
+
+# ---- D5: CI's graph-break gate against the expected CSVs ---------------------------------------------
+
+EXPECTED = Path(__file__).parent / "fixtures" / "harness"
+
+
+def test_the_gate_pairs_a_workload_with_its_own_configs_expected_file(tmp_path):
+    """CI (check_graph_breaks.py) compares a run with the one expected CSV of its config: a CPU
+    inductor job's rows with cpu_inductor_timm_inference.csv, not also with the CUDA inductor and
+    aot_eager files beside it. The CUDA inductor file is given a graph break more for
+    mobilenetv2_100 (an edit, here only) so that pairing with it would fail the model."""
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.store.api import Warehouse
+
+    expected = tmp_path / "ci_expected_accuracy"
+    expected.mkdir()
+    cpu = EXPECTED / "cpu_inductor_timm_inference.csv"
+    shutil.copy(cpu, expected / cpu.name)
+    shutil.copy(EXPECTED / "real" / "ci_expected_accuracy" / "pytorch-9e3c21be" / "aot_eager_timm_inference.csv",
+                expected / "aot_eager_timm_inference.csv")
+    cuda = (EXPECTED / "real" / "ci_expected_accuracy" / "pytorch-04e409b4" / "inductor_timm_inference.csv").read_text()
+    assert "\nmobilenetv2_100,pass,0\n" in cuda
+    (expected / "inductor_timm_inference.csv").write_text(cuda.replace("\nmobilenetv2_100,pass,0\n",
+                                                                         "\nmobilenetv2_100,pass,7\n"))
+    actual = tmp_path / "actual"
+    actual.mkdir()
+    shutil.copy(EXPECTED / "cpu-2.14.1-job-accuracy.csv", actual / "cpu-2.14.1-job-accuracy.csv")
+    db = str(tmp_path / "w.duckdb")
+    assert ingest_paths([expected], db).errors == 0
+    labels = {"torch": "2.14.1", "suite": "timm_models", "mode": "inference", "backend": "inductor", "dtype": "float32"}
+    assert ingest_paths([actual], db, labels=labels).errors == 0
+    want = {r["name"]: int(r["graph_breaks"]) for r in csv.DictReader(
+        line for line in cpu.read_text().splitlines() if line.strip())}
+    models = [r["name"] for r in csv.DictReader(io.StringIO((actual / "cpu-2.14.1-job-accuracy.csv").read_text()))]
+    with Warehouse(db) as wh:
+        gate = wh.query("harness/graph_break_gate", head="2.14.1").to_dicts()
+    assert sorted(r["model"] for r in gate) == sorted(models)  # one row a model
+    for r in gate:
+        assert r["expected_graph_breaks"] == want.get(r["model"]), r["model"]
+    assert {r["model"]: r["status"] for r in gate}["mobilenetv2_100"] == "PASS"
