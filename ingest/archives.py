@@ -5,7 +5,8 @@ records beside them), or a folder of such archives.
 
 An archive's members are listed and grouped into runs by the rules of local discovery
 (`ingest.discover.group`), each member a pure path below the archive's own (`/dl/test-reports-x.zip/
-test/test-reports/inductor_..._performance.csv`), which is what a run's source_path says. A run's
+test/test-reports/inductor_..._performance.csv`), which is what a run's source_path says (for the
+harness's CSVs, the folder they lie in: `/dl/test-reports-x.zip/test/test-reports`). A run's
 members are unpacked into a temporary folder right before it is parsed and deleted after, as object
 storage's are (`ingest/remote.py`); the archive's name is no part of a run's identity, its members'
 contents are. A damaged archive is a skipped path, said in the summary, never a crash.

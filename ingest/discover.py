@@ -150,7 +150,7 @@ def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     shared = [a for a in arts if id(a) not in placed]
     processes = list(units)
     if len(units) > 1:
-        units.extend(_harness_runs([a for a in shared if a.kind == "harness"]))
+        units.extend(_harness_runs([a for a in shared if a.kind == "harness"], processes=list(units)))
     for u in units:
         u.manifest = manifest
         u.job, u.job_root = root.name, root
@@ -207,18 +207,23 @@ def _tell_harness_kinds(processes: list[Run], held_apart: list[Artifact]) -> Non
 
 
 def _harness_runs(arts: list[Artifact], skipped: Counter[str] | None = None, processes: Iterable[Run] = ()) -> list[Run]:
-    """The harness files of each folder as one run, rooted at the folder's first CSV: a folder
-    root would share its source path with the processes joined at that folder. Beside the
-    processes of a job (a folder several processes share), the run is one of that job."""
+    """The harness files of each folder as one run. A folder of several CSVs (a nightly's, a CI
+    job's) is rooted at the folder, its source path; a lone CSV at itself (what a user ingesting one
+    file named), as are a folder's CSVs where a process is rooted at the folder: two runs of one
+    source path would replace each other. Beside the processes of a job (a folder several processes
+    share), the run is one of that job."""
+    processes = list(processes)
     by_folder: dict[PurePath, list[Artifact]] = {}
     for a in arts:
         by_folder.setdefault(a.path.parent, []).append(a)
     jobs = {u.job_root: u.job for u in processes if u.job_root is not None}
+    taken = {u.root for u in processes}
     runs = []
     for folder, files in by_folder.items():
         csvs = sorted((a for a in files if a.path.name.endswith(".csv")), key=lambda a: a.path)
         if csvs:
-            runs.append(Run(csvs[0].path, files, root_is_log=True, job=jobs.get(folder),
+            on_csv = folder in taken or len(csvs) == 1
+            runs.append(Run(csvs[0].path if on_csv else folder, files, root_is_log=on_csv, job=jobs.get(folder),
                             job_root=folder if folder in jobs else None))
         elif skipped is not None:  # JSON records alone say nothing the warehouse keeps
             skipped["harness records with no CSV beside them"] += len(files)

@@ -116,6 +116,7 @@ def read_harness(ctx: Assembly, arts: list[Artifact]) -> None:
             parsed = harness.parse_harness_json(text)
             ctx.take(parsed, a)
             sidecars[a.path.name[:-len(".json")]] = parsed.facts.get("models") or {}
+    suites: set[str] = set()
     for a in arts:
         if not a.path.name.endswith(".csv") or (text := reader.text(a)) is None:
             continue
@@ -126,7 +127,9 @@ def read_harness(ctx: Assembly, arts: list[Artifact]) -> None:
             row["file"], row["job"] = run.rel(a), job
         ctx.take(parsed, a)
         if parsed.facts.get("suite"):
-            ctx.facts.setdefault("harness_suite", parsed.facts["suite"])
+            suites.add(parsed.facts["suite"])
+    if len(suites) == 1:
+        ctx.facts["harness_suite"] = suites.pop()  # names the run; a folder of several suites keeps its own name
 
 
 def _spelled(run: Run, folder: PurePath) -> str:

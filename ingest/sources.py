@@ -85,8 +85,8 @@ def _trace_sniff(name: str, head: bytes) -> Sniffed | None:
 
 
 def _harness_sniff(name: str, head: bytes) -> Sniffed | None:
-    if name.endswith(".csv") and (kind := harness.harness_csv_kind(head)):
-        return {"harness_kind": kind}
+    if name.endswith(".csv") and (kind := harness.harness_csv_kind(head, name)) is not None:
+        return {"harness_kind": kind} if kind else {}
     return {} if name.endswith(".json") and harness.is_harness_json(head) else None
 
 

@@ -203,7 +203,7 @@ COMMENT ON COLUMN harness_results."run_key" IS 'the run''s number in write order
 COMMENT ON COLUMN harness_results."file" IS 'the CSV, relative to the run''s folder';
 COMMENT ON COLUMN harness_results."line" IS 'the row''s line in it';
 COMMENT ON COLUMN harness_results."job" IS 'the folder the CSV lies in, spelled as runs.source_path is';
-COMMENT ON COLUMN harness_results."kind" IS 'performance | accuracy | compile_times | expected (CI''s ci_expected_accuracy), from the header';
+COMMENT ON COLUMN harness_results."kind" IS 'performance | accuracy | compile_times | coverage (2022''s --coverage: Dynamo''s capture counts, in `columns`) | expected (CI''s ci_expected_accuracy), from the header';
 COMMENT ON COLUMN harness_results."suite" IS 'timm_models | huggingface | torchbench: from the JSON records beside the CSV, its file name, the run''s labels or its folders (ingest/parsers/harness_names.py); NULL where none says';
 COMMENT ON COLUMN harness_results."mode" IS 'inference | training, as the harness says';
 COMMENT ON COLUMN harness_results."dtype" IS 'float32, float16, bfloat16, ..., as the harness says';
@@ -212,7 +212,7 @@ COMMENT ON COLUMN harness_results."device" IS 'the `dev` column';
 COMMENT ON COLUMN harness_results."model" IS 'the `name` column';
 COMMENT ON COLUMN harness_results."batch_size" IS 'the batch size';
 COMMENT ON COLUMN harness_results."tag" IS 'the `tag` column';
-COMMENT ON COLUMN harness_results."accuracy" IS 'pass | pass_due_to_skip | eager_variation | fail_accuracy | ...';
+COMMENT ON COLUMN harness_results."accuracy" IS 'pass | pass_due_to_skip | eager_variation | fail_accuracy | ... | infra_error (also the 2022-2023 harness''s row `dev,name,0,0.0000` of a model whose process failed)';
 COMMENT ON COLUMN harness_results."speedup" IS 'eager time / compiled time';
 COMMENT ON COLUMN harness_results."abs_latency" IS 'compiled latency (ms)';
 COMMENT ON COLUMN harness_results."compilation_latency" IS 'compile time (s)';

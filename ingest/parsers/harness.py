@@ -7,7 +7,8 @@ What a harness job writes (read off its `common.py` from 2023 to 2026, and off r
   graph_breaks,unique_graph_breaks,[autograd_captures,autograd_compiles],[cudagraph_skips]`): columns
   came and went over the releases, so every column is read by its header, and all of them are kept.
   A model that failed has a short row (`dev,name,0,0.0,0.0`): the harness pads rows to the header
-  with "0".
+  with "0". The harness of 2022-2023 wrote `dev,name,0,0.0000` under any header instead, and a
+  blank header line when that model was the file's first (harness_era).
 - `--accuracy`: `dev,name,batch_size,[tag],accuracy` (pass, pass_due_to_skip, eager_variation,
   fail_accuracy, fail_to_run, eager_fail_to_run, model_fail_to_load, timeout, ...), the same
   counters, and `compilation_latency` (2025 on).
@@ -15,6 +16,7 @@ What a harness job writes (read off its `common.py` from 2023 to 2026, and off r
   (`torch._dynamo.utils.compile_times(repr="csv", aggregate=True)`); the names differ by release.
 - `<output>.json` beside each CSV: one JSON record a metric (the PyTorch benchmark database's
   format), naming what the CSV leaves to its file name: mode, dtype, backend and suite ("origins").
+- `--coverage` (2022): Dynamo's capture counts a model (`graphs,graph_calls,captured_ops,...`).
 - `ci_expected_accuracy/<config>_<suite>_<mode>.csv` (PyTorch's repository, what CI's graph-break
   gate compares against): `name,accuracy,graph_breaks,...`, no `dev`.
 
@@ -34,6 +36,7 @@ from typing import Any, cast
 
 import orjson
 
+from inductor_warehouse.ingest.parsers import harness_era
 from inductor_warehouse.ingest.parsers.harness_names import (FIELDS, SUITES, Fields, Named, file_fields, folder_fields,
                                                              unread_words)
 from inductor_warehouse.ingest.parsers.manifest import Label
@@ -58,15 +61,18 @@ RESULT_COLUMNS = {"compilation_latency", *INT_COLUMNS[1:]}
 GATED = {"speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem", "dynamo_peak_mem",
          "calls_captured", "unique_graphs", "graph_breaks", "unique_graph_breaks", "fallbacks_to_eager"}
 # the kinds the harness itself writes, a row at a time and each ended by a newline (csv's \r\n)
-WRITTEN_BY_HARNESS = ("performance", "accuracy", "compile_times")
-# CI's expected values name no dtype or device of their own: only these are missing when unknown
-EXPECTED_FIELDS = ("suite", "backend", "mode")
+WRITTEN_BY_HARNESS = ("performance", "accuracy", "compile_times", "coverage")
+# the fields whose absence is worth a warning, by kind: CI's expected values name no dtype or device
+# of their own, and `--coverage` counts are grouped by no mode or dtype
+NEEDED_FIELDS = {"expected": ("suite", "backend", "mode"), "coverage": ("suite", "backend")}
 
 
 def csv_kind(header: list[str]) -> str | None:
-    """performance | accuracy | compile_times | expected, from a CSV's header; None for any other CSV.
-    A header of results without the column that makes its kind (speedup, accuracy) says
-    performance: `missing_column` tells it is damaged."""
+    """performance | accuracy | compile_times | coverage | expected, from a CSV's header; None for any
+    other CSV. A header of results without the column that makes its kind (speedup, accuracy) says
+    performance: `missing_column` tells it is damaged. A compilation-metrics CSV is the rest of
+    `dev,name,batch_size,...`: neither `--coverage`'s counters nor runner.py's merged table of
+    speedups, a column a backend (harness_era)."""
     h = [c.strip() for c in header]
     cols = set(h)
     if h[:3] == ["dev", "name", "batch_size"] or h[:2] == ["dev", "name"]:
@@ -76,6 +82,10 @@ def csv_kind(header: list[str]) -> str | None:
             return "accuracy"
         if cols & RESULT_COLUMNS:
             return "performance"
+        if harness_era.COVERAGE_COLUMNS <= cols:
+            return "coverage"
+        if harness_era.is_runner_table(h):
+            return None
         return "compile_times" if len(h) > 3 and h[2] == "batch_size" else None
     if h[:1] == ["name"] and cols & {"accuracy", "graph_breaks"}:
         return "expected"  # CI's expected values; 2022's name only graph_breaks
@@ -88,9 +98,12 @@ def missing_column(kind: str, header: list[str]) -> str | None:
     return need if need and need not in header else None
 
 
-def harness_csv_kind(head: bytes) -> str | None:
-    """The kind of the harness CSV whose first bytes are `head` (csv_kind); None for any other file."""
+def harness_csv_kind(head: bytes, filename: str = "") -> str | None:
+    """The kind of the harness CSV whose first bytes are `head` (csv_kind; '' for a file of 2022-2023
+    whose header is blank and whose rows do not say it); None for any other file."""
     line = head.split(b"\n", 1)[0].rstrip(b"\r")
+    if not line.strip(b" ,\t"):
+        return harness_era.sniff_blank_header(head, filename)
     try:
         return csv_kind(next(csv.reader([line.decode("utf-8")])))
     except (UnicodeDecodeError, StopIteration, csv.Error):
@@ -165,10 +178,11 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
     the run's labels (`given`: its manifest, `--label`), the folders the file lies in (`folders`,
     nearest first); what none says stays NULL, with a warning. A damaged file or row (a performance
     CSV without speedup, a row cut short or longer than its header, a value HUD reads that is no
-    number) is an error and stores nothing: it can never be a model's latest value."""
+    number) is an error and stores nothing: it can never be a model's latest value. The 2022-2023
+    harness's row of a model whose process failed is no damage: the model, failed."""
     parsed = Parsed()
     reader = csv.reader(io.StringIO(text))
-    header = _header(parsed, reader)
+    header = _header(parsed, reader, text, filename)
     if header is None:
         return parsed
     kind = parsed.facts["kind"]
@@ -182,16 +196,19 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
             lineno = reader.line_num
             if not any(f.strip() for f in fields):
                 continue  # PyTorch's expected CSVs put blank lines between rows
-            if damage := _cut(fields, header, lineno == last):
+            failed = kind in WRITTEN_BY_HARNESS and lineno != last and harness_era.failed_process_row(fields)
+            if not failed and (damage := _cut(fields, header, lineno == last)):
                 parsed.problem(damage, lineno)
                 continue
-            row = _row(parsed, kind, header, fields, lineno)
+            row = _row(parsed, kind, header[:len(fields)] if failed else header, fields, lineno)
             if row is None:
                 continue
+            if failed:
+                _failed_process(row, kind)
             meta = (sidecar or {}).get(row["model"]) or {}
             for key in FIELDS:
                 row[key] = row.get(key) or meta.get(key) or named[key]
-            unknown.update(k for k in FIELDS if row[k] is None and (kind != "expected" or k in EXPECTED_FIELDS))
+            unknown.update(k for k in NEEDED_FIELDS.get(kind, FIELDS) if row[k] is None)
             suites.add(row["suite"])
             parsed.add("harness_results", cast(HarnessResultRow, row))
     except csv.Error as e:
@@ -208,14 +225,22 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
     return parsed
 
 
-def _header(parsed: Parsed, reader: Iterator[list[str]]) -> list[str] | None:
+def _header(parsed: Parsed, reader: Iterator[list[str]], text: str, filename: str) -> list[str] | None:
     """The CSV's header, its kind in parsed.facts; None (and the problem said) when the file is none
-    of the harness's or is damaged."""
+    of the harness's or is damaged. A blank first line is 2022-2023's empty header: the rows' field
+    count names their columns (harness_era.blank_header)."""
     try:
         header = [c.strip() for c in next(reader)]
     except (StopIteration, csv.Error):
         parsed.problem("no header: not a benchmark harness CSV")
         return None
+    if not any(header):
+        era = harness_era.blank_header(text, filename)
+        if isinstance(era, str):
+            parsed.problem(era, 1)
+            return None
+        parsed.facts["kind"] = era[0]
+        return era[1]
     kind = csv_kind(header)
     if kind is None:
         parsed.problem(f"header {','.join(header)[:120]!r} is none of the harness's CSVs")
@@ -239,6 +264,15 @@ def _cut(fields: list[str], header: list[str], unterminated: bool) -> str | None
     if unterminated:
         return "the file ends inside this row (no newline after it): cut short, not stored"
     return None
+
+
+def _failed_process(row: dict[str, Any], kind: str) -> None:
+    """A model whose process failed (harness_era.failed_process_row): no speedup (0, as HUD reads a
+    model that did not run) and an accuracy that fails; the columns stay as written."""
+    if kind == "performance":
+        row["speedup"] = 0.0
+    elif kind == "accuracy":
+        row["accuracy"] = harness_era.FAILED_PROCESS
 
 
 def _named(filename: str, given: Mapping[str, Label], folders: tuple[str, ...]) -> Fields:

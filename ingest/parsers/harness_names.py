@@ -40,17 +40,23 @@ MODES = {"training": "training", "inference": "inference"}
 # HUD's dtypes (compilerUtils.ts DTYPES: amp, float16, bfloat16, quant, notset) and the harness's float32
 DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "amp": "amp", "quant": "quant",
           "notset": "notset"}
+# torch-xpu-ops' inductor_xpu_test.sh: `amp_bf16` (--amp) and `amp_fp16` (--amp, INDUCTOR_AMP_DT=float16),
+# two dtypes, spelled as written (as workload_value spells half precision: bf16, fp16)
+AMP_DTYPES = {"bf16": "amp_bf16", "fp16": "amp_fp16"}
 DEVICES = {"cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps", "hpu": "hpu", "rocm": "rocm"}
 CUDA_PLATFORM = re.compile(r"^cu\d{3,}$")  # ci_expected_accuracy/cu124/: a CUDA build's expected values
 # what the harness's file names say that is none of the fields
-KIND_WORDS = {"performance", "accuracy", "compilation", "metrics"}
+KIND_WORDS = {"performance", "accuracy", "compilation", "metrics", "coverage"}
 # the harness's prefixes of `--backend` (common.py's output_filename), and CI's expected perf files
 BACKEND_PREFIXES = (("precision", "checker"), ("expected", "ci", "perf"), ("speedup",), ("accuracy",),
                     ("tolerance",))
 # torch._dynamo's backends (list_backends, the debug ones included) and the words of HUD's compiler
 # names: a configuration names a backend when one of these is among its words
 BACKEND_WORDS = {"inductor", "eager", "cudagraphs", "nvfuser", "nnc", "onnxrt", "tvm", "openxla", "ipex",
-                 "tensorrt", "torchxla", "torchao", "optimus", "ts", "aot"}
+                 "tensorrt", "torchxla", "torchao", "optimus", "ts", "aot",
+                 # 2022's: runner.py's compilers (nvprims_nvfuser, trt) and torch._dynamo.optimizations'
+                 # backends (nvprims_aten, aot_nvprims_nvfuser, fx2trt, torch2trt, onnx2tensorrt, onnx2tf, taso)
+                 "nvprims", "trt", "fx2trt", "torch2trt", "onnx2tensorrt", "onnx2tf", "taso"}
 # the other words of a backend variant's name: CI's (.ci/pytorch/test.sh test_perf_for_dashboard:
 # `${backend}_no_cudagraphs_`, `_with_cudagraphs_freezing_autotune_`, `_dynamic_`, `_cpp_wrapper_`,
 # `_export_`, `_aot_inductor_`, `_max_autotune_`, `_deterministic_perf_`, `_cudagraphs_low_precision_`),
@@ -60,7 +66,9 @@ BACKEND_WORDS = {"inductor", "eager", "cudagraphs", "nvfuser", "nnc", "onnxrt", 
 # torchao runs (`torchao_<quantization>_<suite>_...`)
 VARIANT_WORDS = {"no", "with", "dynamic", "cpp", "wrapper", "freezing", "max", "autotune", "export", "deterministic",
                  "perf", "low", "precision", "dynamo", "distributed", "decomp", "partition", "noquant",
-                 "autoquant", "int8dynamic", "int8weightonly", "int4weightonly"}
+                 "autoquant", "int8dynamic", "int8weightonly", "int4weightonly",
+                 # 2022's variants: nvprims_aten, aot_nop, aot_ts_nvfuser_nodecomps, nnc_ofi (optimize_for_inference)
+                 "aten", "nop", "nodecomps", "ofi"}
 _DATE = re.compile(r"^(19|20)\d{6}$|^\d{4}-\d\d-\d\d$")
 
 
@@ -79,6 +87,11 @@ class Named:
 def _word(token: str, table: dict[str, str]) -> str | None:
     """`token` in a vocabulary, also with a shard number glued on (`inference_timm_models0.csv`)."""
     return table.get(token) or table.get(token.rstrip("0123456789")) if token else None
+
+
+def _dtype_pair(tokens: list[str], i: int) -> str | None:
+    """`amp_bf16`, `amp_fp16` at tokens[i]: one dtype of two words."""
+    return AMP_DTYPES.get(tokens[i + 1]) if tokens[i] == "amp" and i + 1 < len(tokens) else None
 
 
 def _device(token: str) -> str | None:
@@ -104,9 +117,11 @@ def _read(filename: str) -> tuple[Fields, list[str]]:
         t = tokens[i]
         pair = f"{t}_{tokens[i + 1]}" if i + 1 < len(tokens) else ""
         suite = _word(pair, SUITES) if pair == "timm_models" or pair.startswith("timm_models") else None
-        step = 2 if suite else 1
+        dtype = _dtype_pair(tokens, i)
+        step = 2 if suite or dtype else 1
         suite = suite or _word(t, SUITES)
-        known = suite or _word(t, MODES) or _word(t, DTYPES) or _device(t) or t in KIND_WORDS \
+        dtype = dtype or _word(t, DTYPES)
+        known = suite or _word(t, MODES) or dtype or _device(t) or t in KIND_WORDS \
             or _DATE.match(t) or t.isdigit()
         if in_backend and not known:
             backend_words.append(t)  # the harness's `--backend`, as given
@@ -116,8 +131,8 @@ def _read(filename: str) -> tuple[Fields, list[str]]:
                 out["suite"], suite_seen = out["suite"] or suite, True
             elif _word(t, MODES):
                 out["mode"] = out["mode"] or _word(t, MODES)
-            elif _word(t, DTYPES):
-                out["dtype"] = out["dtype"] or _word(t, DTYPES)
+            elif dtype:
+                out["dtype"] = out["dtype"] or dtype
             elif _device(t):
                 out["device"] = out["device"] or _device(t)
             elif not known and not (after_device and t not in BACKEND_WORDS | VARIANT_WORDS):
@@ -156,8 +171,10 @@ def folder_fields(folders: list[str]) -> Named:
         found: dict[str, set[str]] = {k: set() for k in FIELDS}
         for j, t in enumerate(tokens):
             pair = f"{t}_{tokens[j + 1]}" if j + 1 < len(tokens) else ""
+            if j and _dtype_pair(tokens, j - 1):
+                continue  # the second word of `amp_bf16`, said with the first
             for key, value in (("suite", SUITES.get(pair) or SUITES.get(t)), ("mode", MODES.get(t)),
-                               ("dtype", DTYPES.get(t)), ("device", _device(t))):
+                               ("dtype", _dtype_pair(tokens, j) or DTYPES.get(t)), ("device", _device(t))):
                 if value:
                     found[key].add(value)
         whole = file_fields(folder + ".csv")

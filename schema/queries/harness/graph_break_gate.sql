@@ -4,7 +4,9 @@
 -- (release_order), graph_breaks and fallbacks_to_eager may not rise, calls_captured and unique_graphs
 -- may not fall, against the expected values: the same workload's latest accuracy row at the base
 -- point, or (base not given) the model's row in the ci_expected_accuracy CSVs ingested (kind expected,
--- which name no dtype: matched by model, suite and mode; `expected` picks one file by a part of its name).
+-- which name no dtype: matched by model, suite, mode, backend and device where the file names them, one
+-- file a workload, the one naming the workload's device and backend first; `expected` picks one file by
+-- a part of its name).
 -- A counter missing on either side is not checked; a model with no expected graph_breaks is MISSING,
 -- one whose unique_graphs is 0 (Dynamo never ran: eager failed) EAGER_FAILED. status: FAIL when any
 -- counter got worse, else IMPROVED when any got better, else PASS.
@@ -40,8 +42,15 @@ paired AS (
     FROM actual a
     LEFT JOIN expected e
       ON e.model = a.model AND (e.suite IS NULL OR a.suite IS NULL OR e.suite = a.suite)
-     AND CASE WHEN $base IS NULL THEN e.mode IS NULL OR a.mode IS NULL OR e.mode = a.mode
+     AND CASE WHEN $base IS NULL THEN (e.mode IS NULL OR a.mode IS NULL OR e.mode = a.mode)
+                                      AND (e.backend IS NULL OR a.backend IS NULL OR e.backend = a.backend)
+                                      AND (e.device IS NULL OR a.device IS NULL OR e.device = a.device)
               ELSE e.workload = a.workload AND e.backend IS NOT DISTINCT FROM a.backend END
+    -- one expected file a workload, as CI reads its own config's: the one naming its device and
+    -- backend over one naming neither (cpu_inductor_timm_inference.csv over inductor_timm_inference.csv)
+    QUALIFY row_number() OVER (PARTITION BY a.suite, a.backend, a.workload
+                               ORDER BY e.device IS NOT DISTINCT FROM a.device DESC,
+                                        e.backend IS NOT DISTINCT FROM a.backend DESC, e.run_id, e.file, e.line) = 1
 ), checked AS (
     SELECT *,
            -- CI's TRACKED_METRICS: (counter, lower is better); worse = FAIL, better = IMPROVED
