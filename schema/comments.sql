@@ -430,7 +430,7 @@ COMMENT ON COLUMN run_rollups."aot_misses" IS 'AOTAutograd cache misses';
 COMMENT ON COLUMN run_rollups."aot_bypasses" IS 'AOTAutograd cache bypasses';
 COMMENT ON COLUMN run_rollups."autotune_hits" IS 'autotune cache hits';
 COMMENT ON COLUMN run_rollups."autotune_misses" IS 'autotune cache misses';
-COMMENT ON COLUMN run_rollups."time_saved_s" IS 'compile time cache hits saved (s)';
+COMMENT ON COLUMN run_rollups."time_saved_s" IS 'compile time cache hits saved (s): each compile''s outermost hits, the caches nesting';
 COMMENT ON COLUMN run_rollups."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN run_rollups."workload" IS 'the run''s workload key (views/12_workloads.sql)';
 COMMENT ON COLUMN run_rollups."failures" IS 'failed frame compiles';

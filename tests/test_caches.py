@@ -84,6 +84,47 @@ def test_cache_outcomes_per_compile_equal_the_log_records(captures):
                                                   ("1/0", "aot_autograd", "bypass"): 3}
 
 
+SAVED = re.compile(r'\{"artifact": \{"name": "(fx_graph|aotautograd)_cache_hit".*?"frame_id": (\d+), '
+                   r'"frame_compile_id": (\d+)(?:, "attempt": (\d+))?.*\n\t(\{.*\})')
+
+
+def saved_s(log: str) -> float | None:
+    """Seconds a log's cache hits saved, read from the hit records' payloads: per compile the
+    AOTAutograd hit's `time_saved_ms` where there is one (its entry holds the Inductor graph),
+    else the FX graph hits' `time_saved_ns`: the caches nest, so a compile never saves their sum."""
+    import json
+
+    per: dict[str, dict[str, float]] = {}
+    for m in SAVED.finditer(log):
+        payload = json.loads(m.group(5))
+        cid = f"{m.group(2)}/{m.group(3)}" + (f"_{m.group(4)}" if m.group(4) not in (None, "0") else "")
+        us = (payload["time_saved_ms"] * 1e3 if m.group(1) == "aotautograd" and "time_saved_ms" in payload
+              else payload.get("time_saved_ns", 0) / 1e3 if m.group(1) == "fx_graph" else None)
+        if us is not None:
+            per.setdefault(cid, {}).setdefault(m.group(1), 0.0)
+            per[cid][m.group(1)] += us
+    if not per:
+        return None
+    return sum(c.get("aotautograd", c.get("fx_graph", 0.0)) for c in per.values()) / 1e6
+
+
+def test_time_saved_is_each_compiles_outermost_hit(captures):
+    db, root = captures
+    runs = runs_under(root / "cpu")
+    checked = 0
+    with reader(db) as con:
+        for run in runs:
+            [log] = run.glob("trace/*.log")
+            expected = saved_s(log.read_text())
+            got = con.execute("SELECT u.time_saved_s FROM run_rollups u JOIN runs r USING (run_id) "
+                              "WHERE r.source_path = ?", [str(run)]).fetchone()
+            if expected is None:
+                continue
+            assert got is not None and got[0] == pytest.approx(expected, rel=1e-9), run
+            checked += 1
+    assert checked >= 4  # the warm runs: each of them hit both caches
+
+
 def test_a_warm_run_has_the_cold_runs_kernels_and_unknown_fusion_counts(captures):
     db, root = captures
     with reader(db) as con:

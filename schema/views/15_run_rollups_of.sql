@@ -43,7 +43,8 @@
 --   profiler_files               profiler traces read for the run (a CPU run's has no kernel events)
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
---   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them)
+--   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them); time_saved_s what each
+--                                compile's outermost hits saved (the caches nest: never their sum)
 -- A run's rows are found by its run key (migration 0011), not its id: keys grow in write order, so
 -- the zone maps of a table of millions of rows skip every row group but the runs'. The loader
 -- calls these in the transaction that writes a batch, once its rows are in. Only writers call
@@ -115,10 +116,22 @@ WITH picked AS (
         count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'miss')  AS aot_misses,
         count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'bypass') AS aot_bypasses,
         count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
-        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
-        sum(time_saved_us) FILTER (WHERE outcome = 'hit') / 1e6              AS time_saved_s
+        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses
     FROM cache_events
     WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_key IN (SELECT run_key FROM picked)
+    GROUP BY run_id
+), saved AS (
+    -- the caches nest: an AOTAutograd entry holds the Inductor graph the FX graph cache holds, whose
+    -- compile holds the autotuning: a compile saved what its outermost hits saved, never their sum
+    SELECT run_id, sum(us) / 1e6 AS time_saved_s
+    FROM (SELECT run_id, compile_id,
+                 coalesce(sum(time_saved_us) FILTER (WHERE cache = 'aot_autograd'),
+                          sum(time_saved_us) FILTER (WHERE cache = 'fx_graph'),
+                          sum(time_saved_us) FILTER (WHERE cache = 'autotune')) AS us
+          FROM cache_events
+          WHERE outcome = 'hit' AND cache IN ('fx_graph', 'aot_autograd', 'autotune')
+            AND run_key IN (SELECT run_key FROM picked)
+          GROUP BY run_id, compile_id)
     GROUP BY run_id
 ), ct AS (
     SELECT
@@ -218,7 +231,7 @@ SELECT
     coalesce(cache.aot_bypasses, 0)::BIGINT     AS aot_bypasses,
     coalesce(cache.autotune_hits, 0)::BIGINT    AS autotune_hits,
     coalesce(cache.autotune_misses, 0)::BIGINT  AS autotune_misses,
-    cache.time_saved_s
+    saved.time_saved_s
 FROM picked p
 LEFT JOIN g USING (run_id)
 LEFT JOIN k USING (run_id)
@@ -228,7 +241,8 @@ LEFT JOIN ct USING (run_id)
 LEFT JOIN prof USING (run_id)
 LEFT JOIN slowest USING (run_id)
 LEFT JOIN cfg USING (run_id)
-LEFT JOIN cache USING (run_id);
+LEFT JOIN cache USING (run_id)
+LEFT JOIN saved USING (run_id);
 
 -- run_tallies_of(ids): rows of run_tallies for the runs `ids` names (see migration 0010)
 CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
