@@ -3,6 +3,7 @@ failures that are new, and the summary over workloads."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -128,8 +129,11 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
                failures: dict[str, list[Failure]]) -> ModelPair:
     metrics = {}
     temperatures = (_temperatures(base), _temperatures(head))
+    # a run killed mid-compile made part of what the compiler makes: no sample of it
+    stopped = [[why for r in side if (why := unfinished(r))] for side in (base, head)]
+    whole = [[r for r in side if not unfinished(r)] for side in (base, head)]
     for m in METRICS:
-        vb, vh = _values(base, m), _values(head, m)
+        vb, vh = _values(whole[0], m), _values(whole[1], m)
         verdict, how = regress.judge(rules[m], vb, vh)
         if m in ("compile_s", "compilation_latency") and vb and vh and temperatures[0] != temperatures[1]:
             # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
@@ -143,8 +147,38 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
     judged = metrics["failures"]
     if new and rules["failures"].threshold is not None and judged.verdict != regress.REGRESSION:
         judged.verdict, judged.how = regress.REGRESSION, f"new: {new[0].cause}"
+    if rules["failures"].threshold is not None and bool(stopped[0]) != bool(stopped[1]):
+        # the run did not finish: HUD fails a model that timed out, whatever its counts
+        judged.verdict, judged.how = ((regress.REGRESSION, f"head run did not finish: {stopped[1][0]}") if stopped[1]
+                                      else (regress.IMPROVEMENT, f"base run did not finish: {stopped[0][0]}"))
     return ModelPair(base[0]["model"], dict(base[0]["config"]), [r["run_id"] for r in base],
                      [r["run_id"] for r in head], metrics, workload, new, fixed)
+
+
+def unfinished(run: Row) -> str | None:
+    """Why a run's process did not finish, from what a capture records of it (manifest.json's
+    `timed_out`, `exit_code` of a signal or a timeout), or None. A process that raised ended on its
+    own: its counts (its failures) are a sample like any other."""
+    if run.get("harness_only"):
+        return None
+    labels = run.get("labels") or {}
+    if isinstance(labels, str):
+        try:
+            labels = json.loads(labels)
+        except ValueError:
+            return None
+    if not isinstance(labels, dict):
+        return None
+    code = labels.get("exit_code")
+    try:
+        code = int(code) if code is not None else None
+    except (TypeError, ValueError):
+        code = None
+    if str(labels.get("timed_out")).lower() == "true":
+        return f"timed out (exit {code})" if code is not None else "timed out"
+    if code is not None and (code < 0 or code >= 124):  # 124: timeout(1); 128 + N: signal N
+        return f"exit {code}"
+    return None
 
 
 def _temperatures(runs: list[Row]) -> tuple[str, ...]:
