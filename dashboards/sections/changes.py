@@ -37,7 +37,8 @@ report = analyses.change_points(model, None if series == VERSION else series)
 runs = sum(len(rs) for rs in report.series.values())
 n_series = len(report.series)
 st.caption(cells.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
-                      f"{plural(runs, 'run')} of {model}, ordered by {report.ordered_by} (one series per "
+                      f"{plural(runs, 'run')} of {cells.or_missing(model, 'runs without a model')}, "
+                      f"ordered by {report.ordered_by} (one series per "
                       "workload: mode, dtype, variant, batch, device, harness run)."))
 if not report.points:
     st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion, "
@@ -73,7 +74,7 @@ if any(c.metric == TRITON for c in chosen.changes):
                "in bytes, registers where the autotuner logged them), paired by name without its counter.")
 st.subheader("Kernels before and after")
 show_kernel_diff(chosen.before_run, chosen.after_run, model, "changes")
-st.caption(cells.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} --model {model} "
-                      "--kernels --show-code"))
+st.caption(cells.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} "
+                      + (f"--model {model} " if model else "") + "--kernels --show-code"))
 chrome.show_sql("compare/runs", "changes/kernel_identity_digests", "compile/phase_changes", "triton/config_changes",
               "compare/kernels", "compare/autotune")
