@@ -434,3 +434,33 @@ def test_explorer_times_extern_calls(warehouse, monkeypatch):
     assert forward["extern_us"] == pytest.approx(extern["time_us"].sum(), abs=0.1)
     assert forward["kernel_time_us"] == pytest.approx(forward["generated_us"] + forward["extern_us"], abs=0.1)
     assert "an extern call's being the kernels its op launched" in texts(at)
+
+
+@pytest.mark.parametrize(("page", "params"), [("trends", {"axis": "date", "view": "suite"}),
+                                              ("compare", {"head": "compiler=2.13.0+cpu"}),
+                                              ("graph_breaks", {"kind": "recompile"})])
+def test_a_link_sets_widgets_without_streamlit_warning(warehouse, monkeypatch, page, params):
+    """A page opened by its URL puts the URL's values in session state: its widgets then take no
+    default of their own, else Streamlit logs a warning with a stack trace on the server."""
+    import logging
+
+    from streamlit.elements.lib import policies
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # Streamlit warns once a process
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("streamlit.elements.lib.policies")
+    logger.addHandler(handler)
+    try:
+        monkeypatch.setenv("IWH_DB", warehouse)
+        at = AppTest.from_file(str(APP), default_timeout=120).run()
+        at.switch_page(f"sections/{page}.py")
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+    finally:
+        logger.removeHandler(handler)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s for s in said if "Session State API" in s], said
+    first = {"trends": "trend_axis", "compare": "compare_head", "graph_breaks": "breaks_kind"}[page]
+    assert at.session_state[first] == next(iter(params.values())), "the URL's value is the widget's"

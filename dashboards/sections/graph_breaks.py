@@ -45,9 +45,8 @@ if counts.empty:
     st.stop()
 
 present = [k for k in KINDS if k in counts.index]
-state.from_url("breaks_kind", "kind", present)
-kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), default=present[0], key="breaks_kind") \
-    or present[0]
+state.from_url("breaks_kind", "kind", present, default=present[0])
+kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), key="breaks_kind") or present[0]
 state.to_url("kind", kind)
 state.from_url("breaks_origin", "origin", list(ORIGINS))
 origin = st.segmented_control("Where", list(ORIGINS), format_func=cells.labelled(ORIGINS), key="breaks_origin",

@@ -110,15 +110,15 @@ if points["compiler_version"].nunique() < 2 and points["started_at"].nunique() <
             "The points below are the runs there are.")
 
 left, right = st.columns([1, 3])
-state.from_url("trend_axis", "axis", ["compiler version", "date"])
+state.from_url("trend_axis", "axis", ["compiler version", "date"], default="compiler version")
 with left:
-    axis = st.segmented_control("Across", ["compiler version", "date"], default="compiler version",
-                                key="trend_axis") or "compiler version"
+    axis = st.segmented_control("Across", ["compiler version", "date"], key="trend_axis") or "compiler version"
 state.to_url("axis", None if axis == "compiler version" else axis)
-if "trend_view" not in st.session_state and st.query_params.get("view") in {v for v in VIEWS.values() if v}:
-    st.session_state["trend_view"] = next(k for k, v in VIEWS.items() if v == st.query_params["view"])
+if "trend_view" not in st.session_state:  # the URL names a view by its value in VIEWS
+    st.session_state["trend_view"] = next((k for k, v in VIEWS.items() if v and v == st.query_params.get("view")),
+                                          "each workload")
 with right:
-    view = st.segmented_control("Lines", list(VIEWS), default="each workload", key="trend_view",
+    view = st.segmented_control("Lines", list(VIEWS), key="trend_view",
                                 help="a suite of many models reads as one line: the geomean over its workloads, "
                                      "with the workloads that moved most against it listed") or "each workload"
 state.to_url("view", VIEWS[view])
