@@ -236,3 +236,34 @@ def test_the_page_opens_on_the_suite_with_the_most_points(harness, monkeypatch, 
     assert points["huggingface"] == 1 < points["timm_models"]
     assert _suite(db, monkeypatch).selectbox(key="suite_suite").value == "timm_models"
     assert _suite(db, monkeypatch, suite="huggingface").selectbox(key="suite_suite").value == "huggingface"
+
+
+def test_runs_that_compiled_nothing_seen_read_as_unknown_not_0(harness, monkeypatch):
+    """A run of harness CSVs alone lists no kernel count, no graphs and no failures on the Overview
+    and in the Run explorer: blank and '–', not 0, beside runs whose kernels are counted."""
+    db, _ = harness
+    alone = {r[0] for r in con_rows(db, "SELECT run_id FROM artifacts GROUP BY run_id "
+                                        "HAVING bool_and(kind IN ('harness', 'manifest', 'other'))")}
+    assert len(alone) == 2
+    at = open_page(db, "overview", monkeypatch)
+    latest = frame_with(at, "kernels", "latest_run_id")
+    shown = latest[latest["latest_run_id"].isin(alone)]
+    assert len(shown) and (shown[["kernels", "extern_calls", "failures"]] == "").all().all(), shown
+    counted = latest[~latest["latest_run_id"].isin(alone)]
+    assert (counted["kernels"] != "").all()
+    at = open_page(db, "explorer", monkeypatch, explore_run=sorted(alone)[0])
+    assert {m.label: m.value for m in at.metric}["Kernels"] == "–"
+    assert any("unknown, not 0" in i.value for i in at.info)
+
+
+def test_kernels_unseen_names_every_kind_that_feeds_kernels():
+    """views/12_workloads.sql's kernels_unseen lists the artifact kinds kernels are read from: the
+    register's (ingest/sources.py), so a new such kind is not missed."""
+    import re
+
+    from inductor_warehouse.ingest.sources import SOURCES
+    from tests.test_dashboards import ROOT
+
+    view = (ROOT / "schema" / "views" / "12_workloads.sql").read_text()
+    listed = re.search(r"VIEW kernels_unseen AS.*?kind IN \(([^)]*)\)", view, re.S).group(1)
+    assert set(re.findall(r"'(\w+)'", listed)) == {s.kind for s in SOURCES if "kernels" in s.tables}

@@ -83,7 +83,11 @@ graphs = data.run("explore/graphs", run_id=run_id)
 
 
 graph_id = None
-if graphs.empty:
+if graphs.empty and cells.or_missing(r["kernels"], "") == "":  # views/12_workloads.sql's kernels_unseen
+    st.info("This run holds no file Inductor's graphs and kernels are read from (a debug tree's output code, a "
+            "TORCH_TRACE log): only benchmark-harness results, TORCH_LOGS output or a profile. Its graphs and "
+            "kernels are unknown, not 0.")
+elif graphs.empty:
     st.info("This run has no Inductor graphs (nothing was compiled, or only a trace without output code).")
 else:
     graph_labels = {g.graph_id: f"{g.graph_id} ({cells.or_missing(g.phase, 'phase unknown')}, compile "
