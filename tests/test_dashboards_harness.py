@@ -267,3 +267,19 @@ def test_kernels_unseen_names_every_kind_that_feeds_kernels():
     view = (ROOT / "schema" / "views" / "12_workloads.sql").read_text()
     listed = re.search(r"VIEW kernels_unseen AS.*?kind IN \(([^)]*)\)", view, re.S).group(1)
     assert set(re.findall(r"'(\w+)'", listed)) == {s.kind for s in SOURCES if "kernels" in s.tables}
+
+
+def test_changes_page_says_what_a_model_of_harness_results_alone_is(harness, monkeypatch):
+    """What changed when, for a model whose runs hold harness CSVs alone: not '0 runs', but how many
+    runs hold results, and where they are charted."""
+    db, _ = harness
+    [(model, n)] = con_rows(db, "SELECT model, count(*) FROM runs WHERE model = 'timm_models_accuracy' GROUP BY model")
+    monkeypatch.setenv("IWH_DB", db)
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.switch_page("sections/changes.py")
+    at.query_params["model"] = model
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = texts(at).replace("\\", "")
+    assert f"The {n} run{'s' if n > 1 else ''} of {model} hold" in said, said
+    assert f"[Benchmark suite](suite?suite={model})" in said and "0 runs" not in said

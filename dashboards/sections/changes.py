@@ -3,6 +3,7 @@ failures, graph breaks, compile phase times or Triton launch configs changed fro
 next, and the kernel diff of one such change."""
 
 from collections import Counter
+from urllib.parse import quote
 
 import pandas as pd
 import streamlit as st
@@ -36,6 +37,16 @@ state.to_url("order", None if series == VERSION else series)
 report = analyses.change_points(model, None if series == VERSION else series)
 runs = sum(len(rs) for rs in report.series.values())
 n_series = len(report.series)
+held = int(data.run("dashboard/overview_counts", models=model)["harness_result_runs"].iloc[0]) if model and not runs else 0
+if held:  # runs of harness results alone (views/12_workloads.sql's harness_holders) are no series of compiles
+    verb = "holds" if held == 1 else "hold"
+    st.info(cells.plain(f"The {plural(held, 'run')} of {model} {verb} benchmark-harness results alone (a job's "
+                        "CSVs, CI's expected values) and compiled nothing the warehouse can see, so they make no "
+                        "series of compiles here.")
+            + f" The [Benchmark suite](suite?suite={quote(model)}) page charts their results point by point, "
+            "with HUD's rule against the point before.")
+    chrome.show_sql("dashboard/overview_counts")
+    st.stop()
 st.caption(cells.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
                       f"{plural(runs, 'run')} of {cells.or_missing(model, 'runs without a model')}, "
                       f"ordered by {report.ordered_by} (one series per "
