@@ -167,6 +167,19 @@ def test_trends_points_and_open_run(warehouse, monkeypatch):
     assert at.session_state["explore_run"] == run_id
 
 
+def test_trends_legend_names_each_workload_whole(warehouse, monkeypatch):
+    """A legend cut at a width made two workloads read the same (`deit_tiny_patch16_224.fb_in1…` twice):
+    names are never cut, and the legend takes fewer columns for long ones."""
+    at = open_page(warehouse, "trends", monkeypatch)
+    legends = [json.loads(c.proto.spec)["layer"][0]["encoding"]["color"] for c in at.get("vega_lite_chart")]
+    assert legends
+    for colour in legends:
+        names = colour["scale"]["domain"]
+        assert len(set(names)) == len(names) and colour["legend"]["labelLimit"] == 0
+        longest = max(len(n) for n in names)
+        assert colour["legend"]["columns"] == (3 if longest <= 20 else 1 if longest > 60 else colour["legend"]["columns"])
+
+
 def frame_with(at: AppTest, *columns: str):
     """The page's table that has these columns."""
     return next(d.value for d in at.dataframe if set(columns) <= set(getattr(d.value, "columns", [])))
@@ -227,7 +240,8 @@ def test_compare_names_new_compile_failures(warehouse, monkeypatch):
                                  "AND r.compiler_version = '2.14.1+cu130' AND c.fail_type IS NOT NULL ORDER BY 1")
     assert [f for (f,) in failed] == ["1/0", "3/0", "5/0"]
     errors = " ".join(e.value for e in at.warning)
-    assert "3 regressions in 5 workloads of 5 models on both sides: ca failures, ca fallbacks, ca recompiles" \
+    # the regressions, then what was compared: a count of one side's workloads never reads as their subject
+    assert "3 regressions: ca failures, ca fallbacks, ca recompiles. Compared: 5 workloads of 5 models on both sides" \
         in errors.replace("\\", "")
     # the answer leads: the verdict, then what moved (regressions first), before any note
     moved = frame_with(at, "metric", "verdict", "delta")

@@ -59,8 +59,9 @@ if not result.pairs:
 command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
 regressions = result.regressions
 if regressions:  # a warning: the page's st.error means the page itself failed
-    st.warning(cells.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
-                        + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
+    # the regressions first, then what was compared: the head-only count must not read as their subject
+    st.warning(cells.plain(f"{plural(len(regressions), 'regression')}: " + ", ".join(f"{k} {m}" for k, m in regressions)
+                           + f". Compared: {result.headline()} (`{command}` exits 1)."))
 else:
     st.success(cells.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
 changed = long_frame(result, changed_only=True).to_pandas()

@@ -27,6 +27,15 @@ CHART_COLUMNS = [*TOOLTIP, "workload"]
 COUNTS = {"kernels", "failures", "graph_breaks", "recompiles"}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
+
+
+def legend_columns(names: list[str], width_px: int = 760, char_px: float = 6.0) -> int:
+    """Legend columns for names shown whole (a cut name can read as another workload's): as many as
+    the longest name fits across the main column of a 1280 px screen, at most 3."""
+    longest = max((len(n) for n in names), default=0) * char_px + 30  # the symbol and column padding
+    return max(1, min(3, int(width_px // longest)))
+
+
 def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     """A Vega-Lite spec: each workload's median per x as a line, its runs as points to pick. The legend
     sits under the plot (the plot keeps the column's width) and picks a workload to bring forward.
@@ -155,8 +164,8 @@ if len(shown_series) < len(everyone):
                "pick others above.")
 colour = {"field": "series", "type": "nominal", "title": "workload",
           "scale": {"domain": shown_series, "range": palette(len(shown_series))},
-          "legend": {"orient": "bottom", "direction": "horizontal", "columns": 3, "symbolLimit": 0,
-                     "labelLimit": 190, "columnPadding": 12, "title": None}}
+          "legend": {"orient": "bottom", "direction": "horizontal", "columns": legend_columns(shown_series),
+                     "symbolLimit": 0, "labelLimit": 0, "columnPadding": 12, "title": None}}
 
 picked = None
 for metric, title in METRICS.items():
