@@ -93,6 +93,7 @@ def test_overview_counts(warehouse, monkeypatch):
     # 15 CPU corpus runs, the profiled GPU run, the broken trace, 4 GPU runs captured cold and warm
     assert m["Runs"] == "21"
     assert m["Models"] == f"{one(warehouse, 'SELECT count(DISTINCT model) FROM runs'):,}"
+    assert m["Compilers"] == f"{one(warehouse, 'SELECT count(DISTINCT compiler_version) FROM runs'):,}"
     assert m["Kernels"] == f"{one(warehouse, 'SELECT count(*) FROM kernels WHERE generated'):,}"
     assert m["Extern calls"] == f"{one(warehouse, 'SELECT count(*) FROM kernels WHERE NOT generated'):,}"
     errors = one(warehouse, "SELECT count(*) FROM ingest_errors")
