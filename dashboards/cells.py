@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 import pandas as pd
@@ -43,11 +44,21 @@ def _text(col: str, value, integer: bool) -> str:
 def readable(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """A query's frame as people read it, and the column settings that go with it: counts as
     integers (a sum with a NULL in it came back as floats), shares as percentages, and NULL as an
-    empty cell (a table shows `None` for a missing value): a numeric column with a NULL becomes
-    text, aligned right as numbers are."""
+    empty cell (a table shows `None` for a missing value): a numeric or date column with a NULL
+    becomes text, numbers aligned right as numbers are."""
     out, config = frame.copy(), {}
     for col in out.columns:
         values = out[col]
+        if len(values) and values.isna().all():  # nothing known in this column (an object column of NULLs)
+            out[col] = [""] * len(values)
+            continue
+        if pd.api.types.is_datetime64_any_dtype(values):
+            if values.isna().any():
+                out[col] = ["" if pd.isna(v) else f"{v:%Y-%m-%d %H:%M:%S}" for v in values]
+            continue
+        if values.dtype == object and values.dropna().map(
+                lambda v: isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)).all():
+            values = pd.to_numeric(values)  # numbers a NULL left in an object column
         if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
             text = pd.api.types.is_string_dtype(values) and not isinstance(values.dtype, pd.CategoricalDtype)
             if text and values.isna().any() and values.map(lambda v: v is None or isinstance(v, (str, float))).all():

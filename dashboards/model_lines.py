@@ -36,7 +36,8 @@ def line_graph(run_id: str, graphs) -> str | None:
 def show_model_lines(run_id: str, model: str) -> None:
     others = data.run("explore/runs", models=model, limit=200)
     others = others[others["run_id"] != run_id]
-    labels = {o.run_id: f"{o.compiler_version or 'unknown version'} · {o.workload} · {o.run_id}" for o in others.itertuples()}
+    labels = {o.run_id: f"{cells.or_missing(o.compiler_version, 'unknown version')} · {o.workload} · {o.run_id}"
+              for o in others.itertuples()}
     base = st.selectbox("Compare with another run of this model", list(labels), index=None, format_func=cells.labelled(labels),
                         key="lines_base", placeholder="none: this run's lines alone")
     lines = data.run("lineage/model_lines", run=run_id, base=base)

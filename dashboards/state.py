@@ -6,20 +6,23 @@ from __future__ import annotations
 import streamlit as st
 
 
-def from_url(key: str, param: str, choices: list | None = None, many: bool = False) -> None:
+def from_url(key: str, param: str, choices: list | None = None, many: bool = False, default=None) -> None:
     """Before the widget `key` is drawn: take its value from the URL's `param`, once (a value the
-    widget has already is the user's). Values outside `choices` are dropped: the warehouse may no
-    longer hold what an old link names."""
-    if key in st.session_state or param not in st.query_params:
+    widget has already is the user's), else `default`. Values outside `choices` are dropped: the
+    warehouse may no longer hold what an old link names. The widget itself then takes no default:
+    Streamlit warns of a widget given both a default and a value in session state."""
+    if key in st.session_state:
         return
     values = [v for part in st.query_params.get_all(param) for v in part.split(",") if v] if many \
-        else [st.query_params[param]]
+        else [st.query_params[param]] if param in st.query_params else []
     if choices is not None:
         values = [v for v in values if v in choices]
-    if many:
+    if many and values:
         st.session_state[key] = values
     elif values:
         st.session_state[key] = values[0]
+    elif default is not None:
+        st.session_state[key] = default
 
 
 def to_url(param: str, value) -> None:

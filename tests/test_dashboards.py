@@ -93,6 +93,7 @@ def test_overview_counts(warehouse, monkeypatch):
     # 15 CPU corpus runs, the profiled GPU run, the broken trace, 4 GPU runs captured cold and warm
     assert m["Runs"] == "21"
     assert m["Models"] == f"{one(warehouse, 'SELECT count(DISTINCT model) FROM runs'):,}"
+    assert m["Compilers"] == f"{one(warehouse, 'SELECT count(DISTINCT compiler_version) FROM runs'):,}"
     assert m["Kernels"] == f"{one(warehouse, 'SELECT count(*) FROM kernels WHERE generated'):,}"
     assert m["Extern calls"] == f"{one(warehouse, 'SELECT count(*) FROM kernels WHERE NOT generated'):,}"
     errors = one(warehouse, "SELECT count(*) FROM ingest_errors")
@@ -167,6 +168,19 @@ def test_trends_points_and_open_run(warehouse, monkeypatch):
     assert at.session_state["explore_run"] == run_id
 
 
+def test_trends_legend_names_each_workload_whole(warehouse, monkeypatch):
+    """A legend cut at a width made two workloads read the same (`deit_tiny_patch16_224.fb_in1…` twice):
+    names are never cut, and the legend takes fewer columns for long ones."""
+    at = open_page(warehouse, "trends", monkeypatch)
+    legends = [json.loads(c.proto.spec)["layer"][0]["encoding"]["color"] for c in at.get("vega_lite_chart")]
+    assert legends
+    for colour in legends:
+        names = colour["scale"]["domain"]
+        assert len(set(names)) == len(names) and colour["legend"]["labelLimit"] == 0
+        longest = max(len(n) for n in names)
+        assert colour["legend"]["columns"] == (3 if longest <= 20 else 1 if longest > 60 else colour["legend"]["columns"])
+
+
 def frame_with(at: AppTest, *columns: str):
     """The page's table that has these columns."""
     return next(d.value for d in at.dataframe if set(columns) <= set(getattr(d.value, "columns", [])))
@@ -227,7 +241,8 @@ def test_compare_names_new_compile_failures(warehouse, monkeypatch):
                                  "AND r.compiler_version = '2.14.1+cu130' AND c.fail_type IS NOT NULL ORDER BY 1")
     assert [f for (f,) in failed] == ["1/0", "3/0", "5/0"]
     errors = " ".join(e.value for e in at.warning)
-    assert "3 regressions in 5 workloads of 5 models on both sides: ca failures, ca fallbacks, ca recompiles" \
+    # the regressions, then what was compared: a count of one side's workloads never reads as their subject
+    assert "3 regressions: ca failures, ca fallbacks, ca recompiles. Compared: 5 workloads of 5 models on both sides" \
         in errors.replace("\\", "")
     # the answer leads: the verdict, then what moved (regressions first), before any note
     moved = frame_with(at, "metric", "verdict", "delta")
@@ -434,3 +449,33 @@ def test_explorer_times_extern_calls(warehouse, monkeypatch):
     assert forward["extern_us"] == pytest.approx(extern["time_us"].sum(), abs=0.1)
     assert forward["kernel_time_us"] == pytest.approx(forward["generated_us"] + forward["extern_us"], abs=0.1)
     assert "an extern call's being the kernels its op launched" in texts(at)
+
+
+@pytest.mark.parametrize(("page", "params"), [("trends", {"axis": "date", "view": "suite"}),
+                                              ("compare", {"head": "compiler=2.13.0+cpu"}),
+                                              ("graph_breaks", {"kind": "recompile"})])
+def test_a_link_sets_widgets_without_streamlit_warning(warehouse, monkeypatch, page, params):
+    """A page opened by its URL puts the URL's values in session state: its widgets then take no
+    default of their own, else Streamlit logs a warning with a stack trace on the server."""
+    import logging
+
+    from streamlit.elements.lib import policies
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # Streamlit warns once a process
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger("streamlit.elements.lib.policies")
+    logger.addHandler(handler)
+    try:
+        monkeypatch.setenv("IWH_DB", warehouse)
+        at = AppTest.from_file(str(APP), default_timeout=120).run()
+        at.switch_page(f"sections/{page}.py")
+        for k, v in params.items():
+            at.query_params[k] = v
+        at.run()
+    finally:
+        logger.removeHandler(handler)
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [s for s in said if "Session State API" in s], said
+    first = {"trends": "trend_axis", "compare": "compare_head", "graph_breaks": "breaks_kind"}[page]
+    assert at.session_state[first] == next(iter(params.values())), "the URL's value is the widget's"

@@ -236,3 +236,53 @@ def test_the_page_opens_on_the_suite_with_the_most_points(harness, monkeypatch, 
     assert points["huggingface"] == 1 < points["timm_models"]
     assert _suite(db, monkeypatch).selectbox(key="suite_suite").value == "timm_models"
     assert _suite(db, monkeypatch, suite="huggingface").selectbox(key="suite_suite").value == "huggingface"
+
+
+def test_runs_that_compiled_nothing_seen_read_as_unknown_not_0(harness, monkeypatch):
+    """A run of harness CSVs alone lists no kernel count, no graphs and no failures on the Overview
+    and in the Run explorer: blank and '–', not 0, beside runs whose kernels are counted."""
+    db, _ = harness
+    alone = {r[0] for r in con_rows(db, "SELECT run_id FROM artifacts GROUP BY run_id "
+                                        "HAVING bool_and(kind IN ('harness', 'manifest', 'other'))")}
+    assert len(alone) == 2
+    at = open_page(db, "overview", monkeypatch)
+    latest = frame_with(at, "kernels", "latest_run_id")
+    shown = latest[latest["latest_run_id"].isin(alone)]
+    assert len(shown) and (shown[["kernels", "extern_calls", "failures"]] == "").all().all(), shown
+    counted = latest[~latest["latest_run_id"].isin(alone)]
+    assert (counted["kernels"] != "").all()
+    at = open_page(db, "trends", monkeypatch, trend_axis="date")  # on dates: runs without a version too
+    runs = frame_with(at, "kernels", "run_id")
+    assert set(runs["run_id"]) >= alone and (runs[runs["run_id"].isin(alone)]["kernels"] == "").all()
+    at = open_page(db, "explorer", monkeypatch, explore_run=sorted(alone)[0])
+    assert {m.label: m.value for m in at.metric}["Kernels"] == "–"
+    assert any("unknown, not 0" in i.value for i in at.info)
+
+
+def test_kernels_unseen_names_every_kind_that_feeds_kernels():
+    """views/12_workloads.sql's kernels_unseen lists the artifact kinds kernels are read from: the
+    register's (ingest/sources.py), so a new such kind is not missed."""
+    import re
+
+    from inductor_warehouse.ingest.sources import SOURCES
+    from tests.test_dashboards import ROOT
+
+    view = (ROOT / "schema" / "views" / "12_workloads.sql").read_text()
+    listed = re.search(r"VIEW kernels_unseen AS.*?kind IN \(([^)]*)\)", view, re.S).group(1)
+    assert set(re.findall(r"'(\w+)'", listed)) == {s.kind for s in SOURCES if "kernels" in s.tables}
+
+
+def test_changes_page_says_what_a_model_of_harness_results_alone_is(harness, monkeypatch):
+    """What changed when, for a model whose runs hold harness CSVs alone: not '0 runs', but how many
+    runs hold results, and where they are charted."""
+    db, _ = harness
+    [(model, n)] = con_rows(db, "SELECT model, count(*) FROM runs WHERE model = 'timm_models_accuracy' GROUP BY model")
+    monkeypatch.setenv("IWH_DB", db)
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.switch_page("sections/changes.py")
+    at.query_params["model"] = model
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = texts(at).replace("\\", "")
+    assert f"The {n} run{'s' if n > 1 else ''} of {model} hold" in said, said
+    assert f"[Benchmark suite](suite?suite={model})" in said and "0 runs" not in said

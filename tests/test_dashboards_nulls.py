@@ -117,3 +117,43 @@ def test_every_page_renders_with_nulls(base, monkeypatch, case):
         assert named.startswith(f"{model} · {label or 'device unknown'} · "), named
     if case is NOTHING_KNOWN:
         assert "Runs without a compiler version" in said["trends"]
+
+
+def raw_nulls(at: AppTest) -> list:
+    """Where a page shows a NULL as Python does (`None`, `nan`, `NaT`) rather than as the pages show
+    a missing value (an empty cell, `–`, or a word): in its headings, widget options and table cells.
+    Link and yes/no columns are left out: a link with no target and a NULL box are drawn empty."""
+    found = [(kind, e.value) for kind in ("title", "header", "subheader", "caption", "metric")
+             for e in getattr(at, kind) if {"None", "nan", "NaT"} & {w.strip(",.:;()") for w in str(e.value).split()}]
+    found += [("option", o) for box in at.selectbox for o in box.options if "None" in str(o).split(" (")[-1]]
+    for i, element in enumerate(at.dataframe):
+        frame = getattr(element.value, "data", element.value)
+        for col in frame.columns:
+            known = frame[col].dropna()
+            if len(known) and known.map(lambda v: isinstance(v, bool) or isinstance(v, str) and "?run=" in v).all():
+                continue
+            if frame[col].isna().any():
+                found.append(("table", i, col))
+    return found
+
+
+def test_no_page_shows_none_for_a_null(base, monkeypatch):
+    """Every NULL column of NOTHING_KNOWN, seen in the Overview's tables, the Run explorer's title,
+    graph picker and tables, and the SQL console's result."""
+    con = duckdb.connect(base, read_only=True)  # the same runs and graphs: only columns went NULL
+    run_id = con.execute("SELECT run_id FROM graphs GROUP BY run_id ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+    con.close()
+    pages = render_every_page(mutated(base, NOTHING_KNOWN), monkeypatch)
+    at = AppTest.from_file(str(APP), default_timeout=120).run()
+    at.switch_page("sections/explorer.py")
+    at.query_params["run"] = run_id
+    pages["explorer"] = at.run()
+    assert not at.exception
+    assert at.subheader[0].value.endswith("unknown version · device unknown"), at.subheader[0].value
+    assert all("phase unknown" in o for o in at.selectbox(key="graph").options)
+    console = pages["sql_console"]
+    console.text_area(key="console_sql").input("SELECT run_id, device, started_at, NULL::DOUBLE AS x FROM runs").run()
+    console.button(key="console_run").click().run()
+    assert len(console.dataframe[0].value) > 0
+    for page, shown in pages.items():
+        assert not raw_nulls(shown), (page, raw_nulls(shown))

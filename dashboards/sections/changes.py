@@ -3,6 +3,7 @@ failures, graph breaks, compile phase times or Triton launch configs changed fro
 next, and the kernel diff of one such change."""
 
 from collections import Counter
+from urllib.parse import quote
 
 import pandas as pd
 import streamlit as st
@@ -36,8 +37,19 @@ state.to_url("order", None if series == VERSION else series)
 report = analyses.change_points(model, None if series == VERSION else series)
 runs = sum(len(rs) for rs in report.series.values())
 n_series = len(report.series)
+held = int(data.run("dashboard/overview_counts", models=model)["harness_result_runs"].iloc[0]) if model and not runs else 0
+if held:  # runs of harness results alone (views/12_workloads.sql's harness_holders) are no series of compiles
+    verb = "holds" if held == 1 else "hold"
+    st.info(cells.plain(f"The {plural(held, 'run')} of {model} {verb} benchmark-harness results alone (a job's "
+                        "CSVs, CI's expected values) and compiled nothing the warehouse can see, so they make no "
+                        "series of compiles here.")
+            + f" The [Benchmark suite](suite?suite={quote(model)}) page charts their results point by point, "
+            "with HUD's rule against the point before.")
+    chrome.show_sql("dashboard/overview_counts")
+    st.stop()
 st.caption(cells.plain(f"{plural(len(report.points), 'change point')} in {n_series} series of "
-                      f"{plural(runs, 'run')} of {model}, ordered by {report.ordered_by} (one series per "
+                      f"{plural(runs, 'run')} of {cells.or_missing(model, 'runs without a model')}, "
+                      f"ordered by {report.ordered_by} (one series per "
                       "workload: mode, dtype, variant, batch, device, harness run)."))
 if not report.points:
     st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion, "
@@ -73,7 +85,7 @@ if any(c.metric == TRITON for c in chosen.changes):
                "in bytes, registers where the autotuner logged them), paired by name without its counter.")
 st.subheader("Kernels before and after")
 show_kernel_diff(chosen.before_run, chosen.after_run, model, "changes")
-st.caption(cells.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} --model {model} "
-                      "--kernels --show-code"))
+st.caption(cells.plain(f"iwh compare --base {chosen.before_run} --head {chosen.after_run} "
+                      + (f"--model {model} " if model else "") + "--kernels --show-code"))
 chrome.show_sql("compare/runs", "changes/kernel_identity_digests", "compile/phase_changes", "triton/config_changes",
               "compare/kernels", "compare/autotune")

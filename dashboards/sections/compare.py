@@ -36,12 +36,10 @@ if len(choices) < 2:
 left, right = st.columns(2)
 default_base = compilers[0] if len(compilers) >= 2 else choices[0]
 default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
-state.from_url("compare_base", "base", choices)
-state.from_url("compare_head", "head", choices)
-base = left.selectbox("Base", choices, index=choices.index(default_base), format_func=cells.labelled(labels),
-                      key="compare_base")
-head = right.selectbox("Head", choices, index=choices.index(default_head), format_func=cells.labelled(labels),
-                       key="compare_head")
+state.from_url("compare_base", "base", choices, default=default_base)
+state.from_url("compare_head", "head", choices, default=default_head)
+base = left.selectbox("Base", choices, format_func=cells.labelled(labels), key="compare_base")
+head = right.selectbox("Head", choices, format_func=cells.labelled(labels), key="compare_head")
 state.to_url("base", base)
 state.to_url("head", head)
 if base == head:
@@ -61,8 +59,9 @@ if not result.pairs:
 command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --fail-on regression"
 regressions = result.regressions
 if regressions:  # a warning: the page's st.error means the page itself failed
-    st.warning(cells.plain(f"{plural(len(regressions), 'regression')} in {result.headline()}: "
-                        + ", ".join(f"{k} {m}" for k, m in regressions) + f" (`{command}` exits 1)"))
+    # the regressions first, then what was compared: the head-only count must not read as their subject
+    st.warning(cells.plain(f"{plural(len(regressions), 'regression')}: " + ", ".join(f"{k} {m}" for k, m in regressions)
+                           + f". Compared: {result.headline()} (`{command}` exits 1)."))
 else:
     st.success(cells.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
 changed = long_frame(result, changed_only=True).to_pandas()

@@ -5,6 +5,7 @@ import json
 import streamlit as st
 
 from inductor_warehouse.analysis import provenance
+from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import cells, chrome, data, filters
 from inductor_warehouse.dashboards.model_lines import line_graph, show_model_lines
 from inductor_warehouse.dashboards.navigation import RUN_KEY, VIEWER_COLUMN, VIEWER_TAB, viewer_url
@@ -36,6 +37,10 @@ def pick_run() -> str | None:
     return st.session_state.get(RUN_KEY)
 
 
+def kernel_count(n) -> str:
+    return "kernels unknown" if cells.or_missing(n, "") == "" else plural(int(n), "kernel")
+
+
 # ?run=ID opens a run directly: links from elsewhere, and a shareable URL for the run in view
 if st.query_params.get("run"):
     st.session_state[RUN_KEY] = st.query_params["run"]
@@ -52,7 +57,9 @@ if run.empty:
     st.warning(f"Run {cells.plain(run_id)} is not in the warehouse.")
     st.stop()
 r = run.iloc[0]
-st.subheader(cells.plain(f"{r['model']} · {r['compiler_version'] or 'unknown version'} · {r['device']}"))
+st.subheader(cells.plain(f"{cells.or_missing(r['model'], 'model unknown')} · "
+                         f"{cells.or_missing(r['compiler_version'], 'unknown version')} · "
+                         f"{cells.or_missing(r['device'], 'device unknown')}"))
 st.caption(cells.plain(f"run {r['run_id']} of workload {r['workload']}, from {r['source_path']}"))
 cols = st.columns(7)
 for col, (label, key) in zip(cols, [("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"),
@@ -73,11 +80,18 @@ else:
                "attention), so a graph's time is its generated kernels' plus its extern calls'.")
 
 graphs = data.run("explore/graphs", run_id=run_id)
+
+
 graph_id = None
-if graphs.empty:
+if graphs.empty and cells.or_missing(r["kernels"], "") == "":  # views/12_workloads.sql's kernels_unseen
+    st.info("This run holds no file Inductor's graphs and kernels are read from (a debug tree's output code, a "
+            "TORCH_TRACE log): only benchmark-harness results, TORCH_LOGS output or a profile. Its graphs and "
+            "kernels are unknown, not 0.")
+elif graphs.empty:
     st.info("This run has no Inductor graphs (nothing was compiled, or only a trace without output code).")
 else:
-    graph_labels = {g.graph_id: f"{g.graph_id} ({g.phase}, compile {g.compile_id}, {g.kernels} kernels)"
+    graph_labels = {g.graph_id: f"{g.graph_id} ({cells.or_missing(g.phase, 'phase unknown')}, compile "
+                                f"{cells.or_missing(g.compile_id)}, {kernel_count(g.kernels)})"
                     for g in graphs.itertuples()}
     # the URL's graph (bound to the picker), else the graph a URL's model line became kernels in, else the first
     wanted = st.session_state.get("graph") or st.query_params.get("graph") or line_graph(run_id, graph_labels)

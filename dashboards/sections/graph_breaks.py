@@ -45,9 +45,8 @@ if counts.empty:
     st.stop()
 
 present = [k for k in KINDS if k in counts.index]
-state.from_url("breaks_kind", "kind", present)
-kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), default=present[0], key="breaks_kind") \
-    or present[0]
+state.from_url("breaks_kind", "kind", present, default=present[0])
+kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), key="breaks_kind") or present[0]
 state.to_url("kind", kind)
 state.from_url("breaks_origin", "origin", list(ORIGINS))
 origin = st.segmented_control("Where", list(ORIGINS), format_func=cells.labelled(ORIGINS), key="breaks_origin",
@@ -77,7 +76,8 @@ runs = data.run("dashboard/break_runs", **f, kind=kind, cause=cause)
 runs["viewer"] = [viewer_url(r.run_id, line=f"{r.user_file}:{int(r.user_line)}")
                   if isinstance(r.user_file, str) and pd.notna(r.user_line) else None for r in runs.itertuples()]
 cells.table(runs, column_config={"viewer": VIEWER_COLUMN})
-labels = {r.run_id: f"{r.model} · {r.compiler_version} · {r.run_id}" for r in runs.itertuples()}
+labels = {r.run_id: f"{cells.or_missing(r.model, 'model unknown')} · {cells.or_missing(r.compiler_version, 'unknown version')}"
+                    f" · {r.run_id}" for r in runs.itertuples()}
 run_id = st.selectbox("Run", list(labels), format_func=cells.labelled(labels), key="breaks_run", index=None,
                       placeholder="choose a run to open")
 open_run_button(run_id, "breaks_open")

@@ -16,10 +16,11 @@ if counts["runs"] == 0 and not counts["harness_result_runs"]:
     st.stop()
 cols = st.columns(8)
 for col, (label, key) in zip(cols, [
-    ("Runs", "runs"), ("Workloads", "workloads"), ("Models", "models"), ("Compiler versions", "compiler_versions"),
+    ("Runs", "runs"), ("Workloads", "workloads"), ("Models", "models"), ("Compilers", "compiler_versions"),
     ("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"), ("Ingest errors", "ingest_errors"),
 ], strict=False):
-    col.metric(label, cells.number(counts[key]))
+    # labels that fit an eighth of the main column at 1280 px ("Compiler versions" was cut)
+    col.metric(label, cells.number(counts[key]), help="compiler versions (builds)" if label == "Compilers" else None)
 if counts["harness_result_runs"]:
     n = int(counts["harness_result_runs"])
     st.caption(f"Runs are compiles. Beside them, {plural(n, 'run')} {'holds' if n == 1 else 'hold'} a benchmark "

@@ -4,7 +4,7 @@ import re
 
 import streamlit as st
 
-from inductor_warehouse.dashboards import data
+from inductor_warehouse.dashboards import cells, data
 from inductor_warehouse.schema import queries
 from inductor_warehouse.store.bounds import QueryRefused, query_seconds, read_memory
 
@@ -55,5 +55,6 @@ if st.button("Run", type="primary", key="console_run") and sql.strip():
         st.error("The query failed.")
         st.code(f"{type(e).__name__}: {getattr(e, 'orig', None) or e}", language=None, wrap_lines=True)
     else:
-        st.caption(f"{len(frame):,} rows" + (" (first rows only)" if truncated else ""))
-        st.dataframe(frame, hide_index=True, width="stretch")
+        st.caption(f"{len(frame):,} rows" + (" (first rows only)" if truncated else "") +
+                   "; an empty cell is NULL, as on every page")
+        cells.table(frame)

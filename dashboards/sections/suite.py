@@ -200,7 +200,8 @@ table = pd.DataFrame({
     "model": models["model"], "flags": models["flags"],
     "accuracy": [moved(b, n) for b, n in zip(models["before_accuracy"], models["accuracy"], strict=True)],
     "speedup": [moved(b, n, 3) for b, n in zip(models["before_speedup"], models["speedup"], strict=True)],
-    "speedup_change": [float("nan") if pd.isna(b) or not b or pd.isna(n) else (n - b) / b
+    # text, as every table shows a value with a gap (cells.readable): the empty cell is no point before
+    "speedup_change": ["" if pd.isna(b) or not b or pd.isna(n) else f"{(n - b) / b:+.1%}"
                        for b, n in zip(models["before_speedup"], models["speedup"], strict=True)],
     "compilation_latency_s": [moved(b, n, 1) for b, n in zip(models["before_compilation_latency_s"],
                                                               models["compilation_latency_s"], strict=True)],
@@ -223,7 +224,7 @@ config = {f"{side}_run": st.column_config.LinkColumn(f"{side} run", display_text
           for side in ("performance", "accuracy")}
 # widths that fit a 1280 px screen's main column: the moved values whole, the flags cut
 config["model"] = st.column_config.TextColumn("model", width=190)
-config["speedup_change"] = st.column_config.NumberColumn("speedup Δ", format="percent", width=80)
+config["speedup_change"] = st.column_config.TextColumn("speedup Δ", width=80, alignment="right")
 config["flags"] = st.column_config.TextColumn("HUD's flags", width=170,
                                               help="regressed metrics; + improved, ! below HUD's compression "
                                                    "threshold (0.9)")

@@ -27,6 +27,15 @@ CHART_COLUMNS = [*TOOLTIP, "workload"]
 COUNTS = {"kernels", "failures", "graph_breaks", "recompiles"}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
+
+
+def legend_columns(names: list[str], width_px: int = 760, char_px: float = 6.0) -> int:
+    """Legend columns for names shown whole (a cut name can read as another workload's): as many as
+    the longest name fits across the main column of a 1280 px screen, at most 3."""
+    longest = max((len(n) for n in names), default=0) * char_px + 30  # the symbol and column padding
+    return max(1, min(3, int(width_px // longest)))
+
+
 def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     """A Vega-Lite spec: each workload's median per x as a line, its runs as points to pick. The legend
     sits under the plot (the plot keeps the column's width) and picks a workload to bring forward.
@@ -110,15 +119,15 @@ if points["compiler_version"].nunique() < 2 and points["started_at"].nunique() <
             "The points below are the runs there are.")
 
 left, right = st.columns([1, 3])
-state.from_url("trend_axis", "axis", ["compiler version", "date"])
+state.from_url("trend_axis", "axis", ["compiler version", "date"], default="compiler version")
 with left:
-    axis = st.segmented_control("Across", ["compiler version", "date"], default="compiler version",
-                                key="trend_axis") or "compiler version"
+    axis = st.segmented_control("Across", ["compiler version", "date"], key="trend_axis") or "compiler version"
 state.to_url("axis", None if axis == "compiler version" else axis)
-if "trend_view" not in st.session_state and st.query_params.get("view") in {v for v in VIEWS.values() if v}:
-    st.session_state["trend_view"] = next(k for k, v in VIEWS.items() if v == st.query_params["view"])
+if "trend_view" not in st.session_state:  # the URL names a view by its value in VIEWS
+    st.session_state["trend_view"] = next((k for k, v in VIEWS.items() if v and v == st.query_params.get("view")),
+                                          "each workload")
 with right:
-    view = st.segmented_control("Lines", list(VIEWS), default="each workload", key="trend_view",
+    view = st.segmented_control("Lines", list(VIEWS), key="trend_view",
                                 help="a suite of many models reads as one line: the geomean over its workloads, "
                                      "with the workloads that moved most against it listed") or "each workload"
 state.to_url("view", VIEWS[view])
@@ -155,8 +164,8 @@ if len(shown_series) < len(everyone):
                "pick others above.")
 colour = {"field": "series", "type": "nominal", "title": "workload",
           "scale": {"domain": shown_series, "range": palette(len(shown_series))},
-          "legend": {"orient": "bottom", "direction": "horizontal", "columns": 3, "symbolLimit": 0,
-                     "labelLimit": 190, "columnPadding": 12, "title": None}}
+          "legend": {"orient": "bottom", "direction": "horizontal", "columns": legend_columns(shown_series),
+                     "symbolLimit": 0, "labelLimit": 0, "columnPadding": 12, "title": None}}
 
 picked = None
 for metric, title in METRICS.items():

@@ -48,3 +48,14 @@ FROM artifacts
 WHERE run_id IN (SELECT run_id FROM artifacts WHERE kind = 'harness')
 GROUP BY run_id
 HAVING bool_and(kind IN ('harness', 'manifest', 'other'));
+
+-- kernels_unseen: runs that hold no file Inductor's kernels are read from (the kinds that feed the
+-- kernels table in ingest/sources.py: a debug tree's output code, a TORCH_TRACE log, a Spyre kernel
+-- folder) and have no graph: harness_holders, a TORCH_LOGS capture or a profile alone. Whatever
+-- they compiled, the warehouse cannot see it: their graph, kernel and extern-call counts are
+-- unknown, not 0, and the run listings show them NULL (run_metrics keeps 0, which sums and gates add).
+CREATE OR REPLACE VIEW kernels_unseen AS
+SELECT run_id
+FROM runs
+WHERE run_id NOT IN (SELECT run_id FROM artifacts WHERE kind IN ('output_code', 'torch_trace', 'spyre'))
+  AND run_id NOT IN (SELECT run_id FROM graphs);

@@ -31,8 +31,16 @@ SELECT
 FROM runs r
 LEFT JOIN run_rollups u USING (run_id);
 -- A run as the run listings show it (overview/runs, the Run explorer's explore/runs): its counts
--- under the names people read.
+-- under the names people read, NULL where the run holds nothing they are read from
+-- (views/12_workloads.sql: kernels_unseen; a run of harness results alone records no failures).
 CREATE OR REPLACE VIEW run_listing AS
-SELECT run_id, model, workload, compiler_version, device, backend, graphs, kernel_count AS kernels,
-       extern_kernel_count AS extern_calls, fusion_rate, failures, started_at
-FROM run_metrics;
+SELECT run_id, model, workload, compiler_version, device, backend,
+       CASE WHEN u.run_id IS NULL THEN graphs END               AS graphs,
+       CASE WHEN u.run_id IS NULL THEN kernel_count END         AS kernels,
+       CASE WHEN u.run_id IS NULL THEN extern_kernel_count END  AS extern_calls,
+       fusion_rate,
+       CASE WHEN h.run_id IS NULL THEN failures END             AS failures,
+       started_at
+FROM run_metrics
+LEFT JOIN kernels_unseen u USING (run_id)
+LEFT JOIN harness_holders h USING (run_id);

@@ -3,7 +3,8 @@
 -- One row per workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device) among
 -- the picked runs: its latest run, the newest compiler release, then build, then start time
 -- (release_order, views/30_version_key.sql), with that run's fusion rate (views/20_run_metrics.sql),
--- kernels and failed compiles; `runs` counts all the workload's picked runs.
+-- kernels and failed compiles (NULL for a run whose kernels the warehouse cannot see: views/20_run_metrics.sql's
+-- run_listing); `runs` counts all the workload's picked runs.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
@@ -26,15 +27,16 @@ WITH picked AS (
         m.device,
         m.compiler_version        AS latest_compiler,
         round(m.fusion_rate, 4)   AS fusion_rate,
-        m.kernel_count            AS kernels,
-        m.extern_kernel_count     AS extern_calls,
-        m.graphs,
-        m.failures,
+        li.kernels,
+        li.extern_calls,
+        li.graphs,
+        li.failures,
         l.runs,
         m.started_at              AS latest_run_at,
         m.run_id                  AS latest_run_id
     FROM latest l
     JOIN picked m USING (run_id)
+    JOIN run_listing li USING (run_id)  -- counts NULL where the run holds nothing they are read from
 )
 -- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
 SELECT s.*, (SELECT count(*) FROM shown) AS total

@@ -1,6 +1,7 @@
 -- Trend points: one row per run with its workload, fusion rate, kernels, compile events and compile time
 -- @internal used by the dashboards' pages
--- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (graph_breaks and
+-- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (kernels, extern calls and
+-- failures as run_listing shows them: NULL for a run whose kernels the warehouse cannot see; graph_breaks and
 -- recompiles as Dynamo counts them, every frame's; uncounted_breaks apart); compile_s is total_s of the
 -- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).
 -- `version_rank` orders versions as releases.
@@ -21,16 +22,17 @@ SELECT
     m.device,
     m.started_at,
     round(m.fusion_rate, 4)                     AS fusion_rate,
-    m.kernel_count                              AS kernels,
-    m.extern_kernel_count                       AS extern_calls,
+    li.kernels,
+    li.extern_calls,
     m.graph_breaks,
     m.uncounted_breaks,
     m.recompiles,
-    m.failures,
+    li.failures,
     m.fallbacks,
     round(c.total_s, 3)                         AS compile_s
 FROM run_metrics m
 JOIN picked p USING (run_id)
+JOIN run_listing li USING (run_id)  -- kernels NULL where the run holds nothing they are read from
 LEFT JOIN run_compile_time c USING (run_id)
 ORDER BY m.started_at DESC NULLS LAST, m.model
 LIMIT $limit;

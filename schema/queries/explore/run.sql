@@ -7,13 +7,14 @@ SELECT
     r.run_id, r.model, r.compiler_version, r.compiler_commit, r.device, r.device_name, r.backend, r.rank,
     r.python_version, r.triton_version, r.cuda_version, r.labels, r.source_path, r.started_at, r.ingested_at,
     r.artifact_bytes, m.workload,
-    m.graphs, m.kernel_count AS kernels, m.extern_kernel_count AS extern_calls,
+    li.graphs, li.kernels, li.extern_calls,
     m.pre_fusion_nodes, m.post_fusion_nodes, round(m.fusion_rate, 4) AS fusion_rate,
     (SELECT count(*) FROM timings t WHERE t.run_key = r.run_key AND t.run_id = r.run_id AND t.kind = 'kernel') AS profiled_kernels,
     (SELECT u.profiler_files FROM run_rollups u WHERE u.run_id = r.run_id) AS profiler_files,
     (SELECT count(*) FROM compile_events e WHERE e.run_key = r.run_key AND e.run_id = r.run_id) AS compile_events,
-    m.graph_breaks, m.uncounted_breaks, m.recompiles, m.failures, m.fallbacks,
+    m.graph_breaks, m.uncounted_breaks, m.recompiles, li.failures, m.fallbacks,
     (SELECT count(*) FROM ingest_errors e WHERE e.run_id = r.run_id) AS ingest_errors
 FROM runs r
 JOIN run_metrics m USING (run_id)
+JOIN run_listing li USING (run_id)  -- counts NULL where the run holds nothing they are read from
 WHERE r.run_id = $run_id;
