@@ -172,12 +172,14 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None,
         return wide_frame(result).write_csv()
     md = fmt == "markdown"
     show: Callable[[pl.DataFrame], str] = output.markdown if md else output.table
-    h: Callable[[str], str] = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
-    parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
-             f"({result.headline()})\n"]
+    # text for people fits the terminal as its tables do; markdown leaves wrapping to its viewer
+    line: Callable[[str], str] = (lambda t: t) if md else output.paragraph
+    h: Callable[[str], str] = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{line(t)}\n")
+    parts = [line(f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
+                  f"({result.headline()})") + "\n"]
     if result.regressions:
-        parts.append(("\n**" if md else "\n") + f"{plural(len(result.regressions), 'regression')}: "
-                     + ", ".join(f"{k} {m}" for k, m in result.regressions) + ("**\n" if md else "\n"))
+        parts.append(("\n**" if md else "\n") + line(f"{plural(len(result.regressions), 'regression')}: "
+                     + ", ".join(f"{k} {m}" for k, m in result.regressions)) + ("**\n" if md else "\n"))
     if md and (result.warnings or result.notes):
         parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings)
                      + "".join(f"> note: {n}\n" for n in result.notes))
