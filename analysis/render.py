@@ -193,8 +193,8 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None,
     parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))
-        parts += [f"- base only: {k}\n" for k in result.base_only]
-        parts += [f"- head only: {k}\n" for k in result.head_only]
+        parts += [line(f"- base only: {k}") + "\n" for k in result.base_only]
+        parts += [line(f"- head only: {k}") + "\n" for k in result.head_only]
     if diff is not None:
         parts.append(_kernel_section(diff, codes, md, show, h))
     return "".join(parts)
