@@ -68,16 +68,24 @@ DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps"
 def _device(run: Run, labels: dict[str, Label], trace: Facts, facts: Facts,
             tables: dict[str, list[Row]]) -> str | None:
     """What the run ran on, from the most direct word there is: the manifest, the generated code,
-    the IR's buffer layouts, the tensors the trace describes, a CPU-only torch build (`+cpu`), then
+    the IR's buffer layouts, the tensors the trace describes, the benchmark harness's rows (their
+    `dev` column or their file's name, when all agree), a CPU-only torch build (`+cpu`), then
     the run's folder names (`cpu-torch2.13/`, `gpu-h200/`). A run killed before any kernel was written
     still says it in most of these; NULL only when none does."""
     build = _str(labels.get("torch")) or trace.get("compiler_version") or facts.get("compiler_version") or ""
     found = (_str(labels.get("device")) or trace.get("device") or facts.get("device")
              or next((r["device"] for r in tables.get("layouts", ()) if r.get("device")), None)
              or trace.get("tensor_device")
+             or _harness_device(tables)
              or ("cpu" if build.endswith("+cpu") else None)
              or _folder_device(run))
     return found.split(":", 1)[0] if found else None
+
+
+def _harness_device(tables: dict[str, list[Row]]) -> str | None:
+    """The one device the run's harness rows name (a run of CSVs of several devices names none)."""
+    found = {str(r["device"]).split(":", 1)[0].lower() for r in tables.get("harness_results", ()) if r.get("device")}
+    return found.pop() if len(found) == 1 else None
 
 
 def _folder_device(run: Run) -> str | None:
