@@ -113,7 +113,9 @@ def _default_model(run: Run) -> str:
             parent = root.parent
             return parent.parent.name if parent.name == "trace" else parent.name
         name = root.name.removesuffix(".gz")
-        return name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json", ".csv")) else name
+        name = name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json", ".csv")) else name
+        # a profile's own suffixes (tensorboard_trace_handler's `.pt.trace.json`, `.profile.json`)
+        return re.sub(r"\.(pt\.trace|trace|profile|torch_logs)$", "", name) or name
     return root.name
 
 
