@@ -69,7 +69,7 @@ def _device(run: Run, labels: dict[str, Label], trace: Facts, facts: Facts,
             tables: dict[str, list[Row]]) -> str | None:
     """What the run ran on, from the most direct word there is: the manifest, the generated code,
     the IR's buffer layouts, the tensors the trace describes, the benchmark harness's rows (their
-    `dev` column or their file's name, when all agree), a CPU-only torch build (`+cpu`), then
+    `dev` column or their file's name, when every row names one), a CPU-only torch build (`+cpu`), then
     the run's folder names (`cpu-torch2.13/`, `gpu-h200/`). A run killed before any kernel was written
     still says it in most of these; NULL only when none does."""
     build = _str(labels.get("torch")) or trace.get("compiler_version") or facts.get("compiler_version") or ""
@@ -83,8 +83,11 @@ def _device(run: Run, labels: dict[str, Label], trace: Facts, facts: Facts,
 
 
 def _harness_device(tables: dict[str, list[Row]]) -> str | None:
-    """The one device the run's harness rows name (a run of CSVs of several devices names none)."""
-    found = {str(r["device"]).split(":", 1)[0].lower() for r in tables.get("harness_results", ()) if r.get("device")}
+    """The one device every harness row of the run names: a run of CSVs of several devices, or
+    holding a file that names none (CI's expected values of several configs), names none, so that
+    a row's own device is never taken for its neighbour's (views/61_harness.sql's harness_rows)."""
+    found = {str(r["device"]).split(":", 1)[0].lower() if r.get("device") else None
+             for r in tables.get("harness_results", ())}
     return found.pop() if len(found) == 1 else None
 
 

@@ -130,3 +130,14 @@ def test_a_harness_only_run_takes_the_device_its_rows_name(tmp_path):
     run = tmp_path / "2022_11_23"  # a folder name that names no device
     shutil.copytree(night, run)
     assert device_of(tmp_path, run) == "cuda"
+
+
+def test_harness_rows_that_do_not_all_name_one_device_name_none(tmp_path):
+    """CI's expected values (`name,graph_breaks`: no device) beside the nightly's `cuda` rows: the
+    run holding both names no device, so the expected rows are not taken for CUDA ones."""
+    run = tmp_path / "mixed"
+    shutil.copytree(NIGHTLY / "day_327_23_11_22_performance_float32_629", run)
+    expected = FIXTURES / "harness/real/ci_expected_accuracy/inference_timm_models0.csv"
+    assert expected.read_text().splitlines()[0].split(",") == ["name", "graph_breaks"]
+    shutil.copy(expected, run / expected.name)
+    assert device_of(tmp_path, run) is None
