@@ -172,12 +172,14 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None,
         return wide_frame(result).write_csv()
     md = fmt == "markdown"
     show: Callable[[pl.DataFrame], str] = output.markdown if md else output.table
-    h: Callable[[str], str] = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{t}\n")
-    parts = [f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
-             f"({result.headline()})\n"]
+    # text for people fits the terminal as its tables do; markdown leaves wrapping to its viewer
+    line: Callable[[str], str] = (lambda t: t) if md else output.paragraph
+    h: Callable[[str], str] = (lambda t: f"\n### {t}\n\n") if md else (lambda t: f"\n{line(t)}\n")
+    parts = [line(f"{'## ' if md else ''}compare: base {result.base} -> head {result.head} "
+                  f"({result.headline()})") + "\n"]
     if result.regressions:
-        parts.append(("\n**" if md else "\n") + f"{plural(len(result.regressions), 'regression')}: "
-                     + ", ".join(f"{k} {m}" for k, m in result.regressions) + ("**\n" if md else "\n"))
+        parts.append(("\n**" if md else "\n") + line(f"{plural(len(result.regressions), 'regression')}: "
+                     + ", ".join(f"{k} {m}" for k, m in result.regressions)) + ("**\n" if md else "\n"))
     if md and (result.warnings or result.notes):
         parts.append("\n" + "".join(f"> warning: {w}\n" for w in result.warnings)
                      + "".join(f"> note: {n}\n" for n in result.notes))
@@ -191,8 +193,8 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None,
     parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))
-        parts += [f"- base only: {k}\n" for k in result.base_only]
-        parts += [f"- head only: {k}\n" for k in result.head_only]
+        parts += [line(f"- base only: {k}") + "\n" for k in result.base_only]
+        parts += [line(f"- head only: {k}") + "\n" for k in result.head_only]
     if diff is not None:
         parts.append(_kernel_section(diff, codes, md, show, h))
     return "".join(parts)

@@ -161,6 +161,10 @@ def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     return units
 
 
+# the kinds a file of which, alone, says enough of one process to be its run
+LONE_RUNS = frozenset({"profiler", "torch_logs"})
+
+
 def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str]) -> list[Run]:
     # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
     units = _split_by_process(arts) + _spyre_runs([a for a in arts if a.kind == "spyre"])
@@ -172,9 +176,11 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str]) -> list[
             units.append(Run(a.path.parent, [a]))
     placed = {id(a) for u in units for a in u.artifacts}
     # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
-    # found beside them or above them; with none or several candidates they are skipped, but for
-    # harness files, which are a run of their own then.
-    unowned_harness = []
+    # found beside them or above them; with several candidates they are skipped; with no process
+    # in their folder or under it, a profile or a TORCH_LOGS capture is a run of its own, as a lone
+    # trace log is (a file copied out of its run, or pasted from an issue); harness files are a run
+    # of their own whenever they have no owner.
+    unowned_harness, lone = [], []
     for a in arts:
         if id(a) in placed:
             continue
@@ -185,11 +191,15 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str]) -> list[
             owners[0].artifacts.append(a)
         elif a.kind == "harness":
             unowned_harness.append(a)
+        elif a.kind in LONE_RUNS and not any(_unit_dir(u).is_relative_to(a.path.parent) for u in units):
+            # no process in its folder or under it (whose stderr it may be): its own run, and no
+            # owner of the files beside it
+            lone.append(Run(a.path, [a], root_is_log=True))
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
     _tell_harness_kinds(units, unowned_harness)
     units.extend(_harness_runs(unowned_harness, skipped, units))
-    return units
+    return units + lone
 
 
 def _tell_harness_kinds(processes: list[Run], held_apart: list[Artifact]) -> None:

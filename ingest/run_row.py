@@ -68,16 +68,27 @@ DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps"
 def _device(run: Run, labels: dict[str, Label], trace: Facts, facts: Facts,
             tables: dict[str, list[Row]]) -> str | None:
     """What the run ran on, from the most direct word there is: the manifest, the generated code,
-    the IR's buffer layouts, the tensors the trace describes, a CPU-only torch build (`+cpu`), then
+    the IR's buffer layouts, the tensors the trace describes, the benchmark harness's rows (their
+    `dev` column or their file's name, when every row names one), a CPU-only torch build (`+cpu`), then
     the run's folder names (`cpu-torch2.13/`, `gpu-h200/`). A run killed before any kernel was written
     still says it in most of these; NULL only when none does."""
     build = _str(labels.get("torch")) or trace.get("compiler_version") or facts.get("compiler_version") or ""
     found = (_str(labels.get("device")) or trace.get("device") or facts.get("device")
              or next((r["device"] for r in tables.get("layouts", ()) if r.get("device")), None)
              or trace.get("tensor_device")
+             or _harness_device(tables)
              or ("cpu" if build.endswith("+cpu") else None)
              or _folder_device(run))
     return found.split(":", 1)[0] if found else None
+
+
+def _harness_device(tables: dict[str, list[Row]]) -> str | None:
+    """The one device every harness row of the run names: a run of CSVs of several devices, or
+    holding a file that names none (CI's expected values of several configs), names none, so that
+    a row's own device is never taken for its neighbour's (views/61_harness.sql's harness_rows)."""
+    found = {str(r["device"]).split(":", 1)[0].lower() if r.get("device") else None
+             for r in tables.get("harness_results", ())}
+    return found.pop() if len(found) == 1 else None
 
 
 def _folder_device(run: Run) -> str | None:
@@ -105,7 +116,9 @@ def _default_model(run: Run) -> str:
             parent = root.parent
             return parent.parent.name if parent.name == "trace" else parent.name
         name = root.name.removesuffix(".gz")
-        return name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json", ".csv")) else name
+        name = name.rsplit(".", 1)[0] if name.endswith((".log", ".txt", ".json", ".csv")) else name
+        # a profile's own suffixes (tensorboard_trace_handler's `.pt.trace.json`, `.profile.json`)
+        return re.sub(r"\.(pt\.trace|trace|profile|torch_logs)$", "", name) or name
     return root.name
 
 

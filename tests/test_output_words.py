@@ -68,3 +68,50 @@ def test_rates_are_percentages_counts_integers():
 def test_plurals_agree():
     assert plural(1, "change point") == "1 change point" and plural(2, "change point") == "2 change points"
     assert plural(1, "series", "series") == "1 series" and plural(3, "series", "series") == "3 series"
+
+
+# the pages hunt's tables at 120 columns (/work/hunt/pages/cli_runs_tty.txt, cli_compare_nightlies.txt):
+# 14 columns of `iwh runs`, and compare's per-workload rows of the 2022 torchbench nightlies
+RUNS_ROW = {"run_id": "31377b7e4abaf423", "model": "mobilenetv2_100",
+            "workload": "mobilenetv2_100 [device=cpu harness=performance mode=infer]", "kind": "compile",
+            "compiler_version": "2.14.1+cu130", "device": "cpu", "backend": "cpp", "graphs": 19, "kernels": 46,
+            "extern_calls": 44, "fusion_rate": 0.227, "failures": 1, "errors": 0, "started_at": "2026-11-27 06:58:29"}
+
+
+def test_a_table_too_wide_for_the_terminal_prints_records_with_every_value_whole():
+    text = table(pl.DataFrame([RUNS_ROW] * 3), width=120)
+    assert max(len(line) for line in text.splitlines()) <= 120
+    for value in ("31377b7e4abaf423", "mobilenetv2_100", "2.14.1+cu130", "2026-11-27 06:58:29", "22.7%"):
+        assert value in text, value  # each on one line, never split
+
+
+def test_long_names_break_at_their_punctuation_and_short_words_stay_whole():
+    keys = ["shufflenet_v2_x1_0 [harness=performance]", "BERT_pytorch [harness=accuracy]",
+            "timm_vision_transformer_large_patch16 [harness=performance]"]
+    frame = pl.DataFrame({"workload": keys * 2, "metric": ["compilation_latency"] * 6,
+                          "base": ["26.51"] * 6, "kernels": [3] * 6, "head": ["fail_accuracy"] * 6,
+                          "verdict": ["insufficient data"] * 6, "how": ["n=1/1"] * 6,
+                          "run_id": ["7492a105118fa8e3"] * 6})
+    for width in (100, 120):
+        text = table(frame, width=width)
+        lines = text.splitlines()
+        assert max(len(line) for line in lines) <= width, width
+        assert _unwrapped(text, 0) == [k.replace(" ", "") for k in keys * 2], width
+        assert "7492a105118fa8e3" in text and "26.51" in text  # no punctuation: never broken
+        assert ("fail_accuracy" in text) == (width == 120)  # a short word breaks only when the width needs it,
+        assert _unwrapped(text, 4) == ["fail_accuracy"] * 6  # and then at its punctuation
+        for line in lines[2:]:  # a long name is broken only where it has punctuation or a space
+            first = line[:line.index("  ")] if "  " in line else line
+            for k in keys:
+                for word in k.split():
+                    if first and word.startswith(first) and first != word:
+                        assert first[-1] in "_/.-=,:", (width, first)
+
+
+def test_prose_lines_wrap_at_spaces():
+    from inductor_warehouse.schema.output import paragraph
+    text = ("benchmark harness: HUD's suite numbers of the compared runs (each workload's samples by its "
+            "metric's one rule, then HUD's rule, one point a side; gated)")
+    lines = paragraph(text, width=120).splitlines()
+    assert len(lines) == 2 and max(map(len, lines)) <= 120 and " ".join(lines) == text
+    assert paragraph(text, width=None) == text

@@ -114,3 +114,30 @@ def test_a_start_label_that_is_no_time_is_a_warning_and_the_run_is_kept(tmp_path
             con.close()
         assert got == (started, str(value))
         assert len(notes) == warned and all(s == "warning" and "started_at" in m for s, m in notes)
+
+
+NIGHTLY = FIXTURES / "harness/real/davidberard98-dynamo_benchmark_results"
+
+
+def test_a_harness_only_run_takes_the_device_its_rows_name(tmp_path):
+    """The 2022 nightly's CSVs say `cuda` in every row's `dev` column (read here with csv); the run
+    compiled nothing, so no other source names a device (the pages hunt's D7)."""
+    import csv
+
+    night = NIGHTLY / "day_327_23_11_22_performance_float32_629"
+    devs = {r["dev"] for f in night.glob("*.csv") for r in csv.DictReader(f.open()) if r.get("dev")}
+    assert devs == {"cuda"}
+    run = tmp_path / "2022_11_23"  # a folder name that names no device
+    shutil.copytree(night, run)
+    assert device_of(tmp_path, run) == "cuda"
+
+
+def test_harness_rows_that_do_not_all_name_one_device_name_none(tmp_path):
+    """CI's expected values (`name,graph_breaks`: no device) beside the nightly's `cuda` rows: the
+    run holding both names no device, so the expected rows are not taken for CUDA ones."""
+    run = tmp_path / "mixed"
+    shutil.copytree(NIGHTLY / "day_327_23_11_22_performance_float32_629", run)
+    expected = FIXTURES / "harness/real/ci_expected_accuracy/inference_timm_models0.csv"
+    assert expected.read_text().splitlines()[0].split(",") == ["name", "graph_breaks"]
+    shutil.copy(expected, run / expected.name)
+    assert device_of(tmp_path, run) is None

@@ -103,13 +103,15 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
         shown = sorted(diff.code_changes + (diff.meta_changes if show_meta else [])) if diff and show_code else []
         codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in shown]  # type: ignore[union-attr]
     click.echo(render.render(result, fmt, diff, codes), nl=False)
+    from inductor_warehouse.schema.output import paragraph
+
     for w in result.warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(paragraph(f"warning: {w}", indent="  "), err=True)
     for n in result.notes:
-        click.echo(f"note: {n}", err=True)
+        click.echo(paragraph(f"note: {n}", indent="  "), err=True)
     if fail_on == "regression" and result.regressions:
-        click.echo(f"{plural(len(result.regressions), 'regression')}: "
-                   + ", ".join(f"{k} {m}" for k, m in result.regressions), err=True)
+        click.echo(paragraph(f"{plural(len(result.regressions), 'regression')}: "
+                             + ", ".join(f"{k} {m}" for k, m in result.regressions), indent="  "), err=True)
         sys.exit(1)
 
 

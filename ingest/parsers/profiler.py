@@ -118,6 +118,9 @@ def _device_facts(trace: dict[str, Json], parsed: Parsed) -> None:
     devices = trace.get("deviceProperties")
     if isinstance(devices, list) and devices and isinstance(devices[0], dict) and devices[0].get("name"):
         parsed.facts["device_name"] = devices[0]["name"]
+    # Kineto describes a CUDA (or ROCm, which torch also calls cuda) device by its compute capability
+    if isinstance(devices, list) and any(isinstance(d, dict) and "computeMajor" in d for d in devices):
+        parsed.facts["device"] = "cuda"
 
 
 def _collect(events: list[Json], parsed: Parsed) -> tuple[list[Kernel], dict[Json, Where], dict[Json, list[Span]],

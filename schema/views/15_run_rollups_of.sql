@@ -155,22 +155,30 @@ WITH picked AS (
     WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
 ), generated AS (
-    SELECT DISTINCT run_id, kernel_name FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM picked)
+    SELECT DISTINCT run_id, kernel_name, 'generated' AS category
+    FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM picked)
+), coded AS (
+    SELECT DISTINCT run_id FROM kernels WHERE run_key IN (SELECT run_key FROM picked)
+), tk AS (
+    -- each profiled kernel, generated or not by views/14_kernel_names.sql's one rule
+    SELECT t.*, profiled_kernel_category(gk.category, c.run_id IS NOT NULL, t.compile_id, t.name) IS NOT NULL AS gen
+    FROM timings t
+    LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
+    LEFT JOIN coded c ON c.run_id = t.run_id
+    WHERE t.kind = 'kernel' AND t.run_key IN (SELECT run_key FROM picked)
 ), prof AS (
     SELECT
         t.run_id,
         count(*)                                                                      AS kernel_timings,
         count(*) FILTER (WHERE t.source = 'profiler')                                 AS profiled_kernels,
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler')                       AS kernel_us,
-        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_us,
-        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_us,
-        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NULL) AS eager_us,
-        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NOT NULL) AS generated_launches,
-        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND gk.kernel_name IS NULL AND t.compile_id IS NOT NULL) AS extern_launches,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.gen) AS generated_us,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND NOT t.gen AND t.compile_id IS NOT NULL) AS extern_us,
+        sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND NOT t.gen AND t.compile_id IS NULL) AS eager_us,
+        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND t.gen) AS generated_launches,
+        sum(t.calls) FILTER (WHERE t.source = 'profiler' AND NOT t.gen AND t.compile_id IS NOT NULL) AS extern_launches,
         sum(t.duration_us) FILTER (WHERE t.source = 'profiler' AND t.compile_id IS NOT NULL) AS compiled_kernel_us
-    FROM timings t
-    LEFT JOIN generated gk ON gk.run_id = t.run_id AND gk.kernel_name = t.name
-    WHERE t.kind = 'kernel' AND t.run_key IN (SELECT run_key FROM picked)
+    FROM tk t
     GROUP BY t.run_id
 ), slowest AS (
     -- a kernel's time summed over its launch sites (an extern op's kernels are timed per call)

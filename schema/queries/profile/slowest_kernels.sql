@@ -1,7 +1,9 @@
 -- Slowest kernels (where profiled): total GPU time per kernel name, compile id and phase
 -- From torch.profiler traces (timings kind = 'kernel', source = 'profiler'). `kind` is the
--- Inductor category when the name is a kernel generated in that run, 'extern' for other kernels
--- launched inside a compiled region (cuBLAS, ATen fallbacks), 'eager' outside any compiled region.
+-- Inductor category when the name is a kernel generated in that run (a run with no output code: a
+-- kernel in a compiled region named as Inductor names its kernels, views/14_kernel_names.sql),
+-- 'extern' for other kernels launched inside a compiled region (cuBLAS, ATen fallbacks), 'eager'
+-- outside any compiled region.
 -- share = the kernel's part of its run's total kernel time.
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR only this compiler version
@@ -30,6 +32,8 @@ WITH picked AS (
     FROM kernels
     WHERE generated AND run_id IN (SELECT run_id FROM top)
     GROUP BY ALL
+), coded AS (
+    SELECT DISTINCT run_id FROM kernels WHERE run_id IN (SELECT run_id FROM top)
 )
 SELECT
     r.model,
@@ -38,9 +42,8 @@ SELECT
     p.compile_id,
     p.phase,
     p.name                                     AS kernel_name,
-    CASE WHEN g.kernel_name IS NOT NULL THEN g.category
-         WHEN p.compile_id IS NOT NULL THEN 'extern'
-         ELSE 'eager' END                      AS kind,
+    coalesce(profiled_kernel_category(g.category, c.run_id IS NOT NULL, p.compile_id, p.name),
+             CASE WHEN p.compile_id IS NOT NULL THEN 'extern' ELSE 'eager' END) AS kind,
     p.calls,
     round(p.duration_us, 3)                    AS total_us,
     round(p.duration_us / nullif(p.calls, 0), 3) AS avg_us,
@@ -49,5 +52,6 @@ FROM top p
 JOIN runs r USING (run_id)
 JOIN run_rollups u USING (run_id)
 LEFT JOIN generated g ON g.run_id = p.run_id AND g.kernel_name = p.name
+LEFT JOIN coded c ON c.run_id = p.run_id
 ORDER BY p.duration_us DESC, r.model, r.compiler_version, r.run_id, p.compile_id, p.phase, p.name
 LIMIT $limit;
