@@ -244,6 +244,8 @@ def test_trends_point_click_picks_its_run(warehouse, server, browser):
         tab.wait_for_selector('[data-testid="stVegaLiteChart"] svg', timeout=60_000)
         point = tab.locator('[data-testid="stVegaLiteChart"]').first.locator(
             f'path[role="graphics-symbol"][aria-label*="run_id: {run_id}"]')
+        # Streamlit draws a chart's frame first and its data after: wait for the marks themselves
+        point.first.wait_for(timeout=60_000)
         assert point.count() == 1
         point.click(force=True)
         # the page reruns with that run picked, offering to open it
