@@ -260,7 +260,7 @@ def paragraph(text: str, width: int | None = -1, indent: str = "") -> str:
 
 def _pieces(text: str, width: int, breaks: re.Pattern) -> list[str]:
     """`text` in pieces at `breaks`, each of at most `width` (a piece too long is cut, the last resort)."""
-    out = []
+    out: list[str] = []
     for piece in breaks.split(text):
         while len(piece) > width:
             out, piece = out + [piece[:width]], piece[width:]
