@@ -32,8 +32,6 @@ WITH picked AS (
     FROM kernels
     WHERE generated AND run_id IN (SELECT run_id FROM top)
     GROUP BY ALL
-), coded AS (
-    SELECT DISTINCT run_id FROM kernels WHERE run_id IN (SELECT run_id FROM top)
 )
 SELECT
     r.model,
@@ -42,7 +40,8 @@ SELECT
     p.compile_id,
     p.phase,
     p.name                                     AS kernel_name,
-    coalesce(profiled_kernel_category(g.category, c.run_id IS NOT NULL, p.compile_id, p.name),
+    -- a run holds kernel rows (generated or extern calls: its rollup counts them) when it has output code
+    coalesce(profiled_kernel_category(g.category, u.generated_kernel_rows + u.extern_calls > 0, p.compile_id, p.name),
              CASE WHEN p.compile_id IS NOT NULL THEN 'extern' ELSE 'eager' END) AS kind,
     p.calls,
     round(p.duration_us, 3)                    AS total_us,
@@ -52,6 +51,5 @@ FROM top p
 JOIN runs r USING (run_id)
 JOIN run_rollups u USING (run_id)
 LEFT JOIN generated g ON g.run_id = p.run_id AND g.kernel_name = p.name
-LEFT JOIN coded c ON c.run_id = p.run_id
 ORDER BY p.duration_us DESC, r.model, r.compiler_version, r.run_id, p.compile_id, p.phase, p.name
 LIMIT $limit;
