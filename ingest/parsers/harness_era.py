@@ -40,16 +40,16 @@ ERA_WIDTHS = {"performance": (4, 5, 7, 9, 13), "accuracy": (4, 8)}
 COVERAGE_COLUMNS = {"graphs", "graph_calls", "captured_ops", "total_ops"}
 
 
-def _zero(text: str) -> bool:
+def _float(text: str) -> float | None:
     try:
-        return float(text) == 0.0
+        return float(text)
     except ValueError:
-        return False
+        return None
 
 
 def failed_process_row(fields: list[str]) -> bool:
     """Whether a row is the loop's record of a model whose process failed: `dev,name,0,0.0000`."""
-    return len(fields) == 4 and fields[2].strip() == "0" and _zero(fields[3].strip())
+    return len(fields) == 4 and fields[2].strip() == "0" and _float(fields[3].strip()) == 0.0
 
 
 def is_runner_table(header: list[str]) -> bool:
@@ -57,14 +57,6 @@ def is_runner_table(header: list[str]) -> bool:
     rest = header[3:]
     return header[:3] == ["dev", "name", "batch_size"] and bool(rest) and all(
         file_fields(c + ".csv")["backend"] == c.lower() for c in rest)
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def headerless_kind(rows: list[list[str]], filename: str) -> str | None:
@@ -77,7 +69,7 @@ def headerless_kind(rows: list[list[str]], filename: str) -> str | None:
     kept = [r for r in rows if len(r) >= 4 and not failed_process_row(r)]
     if not kept:
         return None
-    return "performance" if all(_number(r[3].strip()) for r in kept) else "accuracy"
+    return "performance" if all(_float(r[3].strip()) is not None for r in kept) else "accuracy"
 
 
 def blank_header(text: str, filename: str) -> tuple[str, list[str]] | str:
