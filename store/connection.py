@@ -13,6 +13,14 @@ Config: TypeAlias = dict[str, str | bool | int | float | list[str]]
 # the values bound to a statement's `?` or `$name` parameters: whatever DuckDB binds (numbers, text,
 # lists, NULL), so any value
 Params: TypeAlias = dict[str, Any] | list[Any]
+# every connection to a warehouse, a writer's too: the secrets it uses are the ones this code makes
+# (a lake's S3 keys and catalog password), never the user's persistent DuckDB secrets, whose scope
+# could win DuckDB's match for the lake's bucket and write with credentials nobody gave this command
+OWN_SECRETS: Config = {"allow_persistent_secrets": False}
+
+
+def with_own_secrets(config: Config) -> Config:
+    return {**OWN_SECRETS, **config}
 
 
 def quiet(con: duckdb.DuckDBPyConnection) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from inductor_warehouse.store.connection import Config, quiet, sql_literal
+from inductor_warehouse.store.connection import Config, quiet, sql_literal, with_own_secrets
 from inductor_warehouse.store.errors import WarehouseError, first_line
 from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.extensions import extension_directory, has_extension, load_s3, need_extra
@@ -28,8 +28,8 @@ CONNECT_TIMEOUT_S = 10  # libpq waits for a catalog server that does not answer 
 
 def open_lake(loc: Location, read_only: bool, config: Config | None = None) -> duckdb.DuckDBPyConnection:
     need_lake_extras(loc)
-    con = duckdb.connect(":memory:", config={"extension_directory": extension_directory(),
-                                             "autoinstall_known_extensions": False, **(config or {})})
+    con = duckdb.connect(":memory:", config=with_own_secrets({"extension_directory": extension_directory(),
+                                                              "autoinstall_known_extensions": False, **(config or {})}))
     try:
         quiet(con)
         attach_lake(con, loc, LAKE, read_only)

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import duckdb
 
-from inductor_warehouse.store.connection import Config, quiet
+from inductor_warehouse.store.connection import Config, quiet, with_own_secrets
 from inductor_warehouse.store.errors import (SettingsConflict, WarehouseError, WarehouseLocked, WarehouseUnreadable,
                                              classify, holder, unreadable)
 from inductor_warehouse.store.file import check_whole, create_file, stamp_new
@@ -102,7 +102,7 @@ def _connect(loc: Location, read_only: bool, wait: float, config: Config, deadli
 
     def attempt() -> duckdb.DuckDBPyConnection | None:
         try:
-            return duckdb.connect(loc.path, read_only=read_only, config=config)
+            return duckdb.connect(loc.path, read_only=read_only, config=with_own_secrets(config))
         except duckdb.Error as e:
             kind = classify(e)
             if kind is SettingsConflict:
@@ -151,7 +151,7 @@ class Kept:
             if KEEP_S <= 0:
                 return
             try:  # the database is open (the caller's connection): this only joins it
-                con = duckdb.connect(loc.path, read_only=True, config=config)
+                con = duckdb.connect(loc.path, read_only=True, config=with_own_secrets(config))
             except duckdb.Error:
                 return
             cls._all[loc.path] = cls(loc, con)

@@ -25,6 +25,7 @@ from inductor_warehouse.schema.readonly import TABLE_FUNCTIONS, QueryRefused, ch
 from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.store.extensions import extension_directory
 from inductor_warehouse.store.opening import connect
+from inductor_warehouse.store.writer import Writer
 from tests.conftest import ROOT
 from tests.test_read_only import (aws, blackhole, make_warehouses, placeholders, secrets,  # noqa: F401 - fixtures
                                   state, statements)
@@ -240,6 +241,27 @@ def test_the_readers_connection_holds_only_the_warehouse(kind, warehouses, tmp_p
                 con.execute(change)
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("kind", ["file", "lake"])
+def test_a_writers_connection_uses_no_secret_of_the_users(kind, warehouses, tmp_path, monkeypatch):
+    """A writer's connection loads none of the user's persistent DuckDB secrets either: one scoped to
+    the lake's own bucket would win DuckDB's match over the S3 keys this command was given, and the
+    ingest would write with credentials nobody gave it."""
+    home = tmp_path / "home"
+    scope = f"s3://{warehouses['bucket']}/team"
+    with duckdb.connect(config={"secret_directory": str(home / ".duckdb" / "stored_secrets"),
+                                "extension_directory": extension_directory()}) as own:
+        own.execute("LOAD httpfs")
+        own.execute(f"CREATE PERSISTENT SECRET users_own (TYPE s3, KEY_ID 'users-key', SECRET 'users-secret', "
+                    f"SCOPE '{scope}')")
+    monkeypatch.setenv("HOME", str(home))
+    with Writer(warehouses[kind]) as writer, writer.session() as con:
+        names = sorted(n for (n,) in con.execute("SELECT name FROM duckdb_secrets()").fetchall())
+        assert names == ([] if kind == "file" else ["iwh_s3"]), names
+        if kind == "lake":
+            (used,) = con.execute("SELECT name FROM which_secret(?, 's3')", [f"{scope}/main/x.parquet"]).fetchone()
+            assert used == "iwh_s3"
 
 
 # ---- canned queries take hostile text as a value -------------------------------------------------
