@@ -68,6 +68,9 @@ class KernelDiff:
     notes: list[str] = field(default_factory=list)
     autotune: list[AutotuneChange] = field(default_factory=list)
     triton: list[TritonConfigChange] = field(default_factory=list)
+    # each run's compare/kernels rows, by run id: what the line diff and the pages' viewer links read
+    # again (left out of the JSON output: to_dict)
+    kernel_rows: dict[str, list[Row]] = field(default_factory=dict, repr=False, compare=False)
 
     def counts(self, generated_only: bool = True) -> dict[str, int]:
         c = Counter(k.status for k in self.kernels if k.generated or not generated_only)
@@ -122,7 +125,7 @@ def kernel_diff(con: Reader, base: str, head: str, model: str, pair_on: tuple[st
     meta = {(k.base_kernel, k.head_kernel) for k in kernels if k.meta_only}
     for t in triton:  # a launch config that moved with metadata alone: the code is the same
         t.source_changed = t.source_changed and (t.base_kernel, t.head_kernel) not in meta
-    return KernelDiff(model, b, h, kernels, fusions, notes + fusion_notes, autotune, triton)
+    return KernelDiff(model, b, h, kernels, fusions, notes + fusion_notes, autotune, triton, {b: kb, h: kh})
 
 
 # a generated kernel's metadata: the keyword arguments of its Triton heuristics decorator that describe

@@ -61,9 +61,12 @@ def line_diff(con: Reader, base: str, head: str, model: str, file: str, line: in
     b, h = diff.base_run, diff.head_run
     rows = run_query(con, "lineage/line_across_runs", file=file, line=line, runs=f"{b},{h}")
     mine = {run: {(r["phase"], r["kernel_name"]): r for r in rows if r["run_id"] == run} for run in (b, h)}
-    with_lineage = {run: _has_lineage(con, run) for run in (b, h)}
+    # a run whose lineage names a kernel of this line has lineage: asked of the warehouse only otherwise
+    with_lineage = {run: bool(mine[run]) or _has_lineage(con, run) for run in (b, h)}
     nodes = {run: {(r["phase"], r["kernel_name"]): set(r["lineage_nodes"] or ()) for r in
-                   run_query(con, "compare/kernels", run=run)} for run in (b, h)}
+                   (diff.kernel_rows[run] if run in diff.kernel_rows
+                                                else run_query(con, "compare/kernels", run=run))}
+             for run in (b, h)}
     out: list[LineKernel] = []
     externs: dict[str, set[str]] = {"base": set(), "head": set()}
     for c in diff.kernels:

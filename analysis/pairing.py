@@ -26,11 +26,11 @@ def paired_groups(con: Reader, sel_b: Selector, sel_h: Selector, model: str | No
         keys = ()
     both = set(sel_b.labels) & set(sel_h.labels) | ({"device"} & set(sel_b.params) & set(sel_h.params))
     keys = tuple(k for k in keys if k not in both)
-    runs_b, runs_h = select_runs(con, sel_b, model, keys), select_runs(con, sel_h, model, keys)
     # a run of harness results alone is named after its job, not the models its rows measured: with
-    # --model it is picked whatever its name, and its rows of that model compared
-    held = [select_runs(con, sel, None, keys) if model is not None else runs
-            for sel, runs in ((sel_b, runs_b), (sel_h, runs_h))]
+    # --model it is picked whatever its name, and its rows of that model compared. So each side's runs
+    # are read once, without the model, and the model's taken from them as compare/runs' filter takes them
+    held = [select_runs(con, sel_b, None, keys), select_runs(con, sel_h, None, keys)]
+    runs_b, runs_h = (_of_model(runs, model) for runs in held)
     holders = ([r for r in held[0] if r["harness_only"]], [r for r in held[1] if r["harness_only"]])
     runs_b, runs_h = [r for r in runs_b if not r["harness_only"]], [r for r in runs_h if not r["harness_only"]]
     for sel, runs, side in ((sel_b, runs_b, holders[0]), (sel_h, runs_h, holders[1])):
@@ -41,6 +41,14 @@ def paired_groups(con: Reader, sel_b: Selector, sel_h: Selector, model: str | No
     groups_b, groups_h = _group(runs_b, dims), _group(runs_h, dims)
     common = sorted(set(groups_b) & set(groups_h), key=lambda w: _sort_key(groups_b[w]))
     return groups_b, groups_h, common, dims, holders
+
+
+def _of_model(runs: list[Row], model: str | None) -> list[Row]:
+    """The runs of `model` (a comma-separated list, as picked_runs' models filter reads it); all without one."""
+    if model is None:
+        return runs
+    models = model.split(",")
+    return [r for r in runs if r["model"] in models]
 
 
 def _label(run: Row, key: str) -> str | None:

@@ -155,7 +155,8 @@ def to_dict(result: CompareResult, diff: KernelDiff | None = None,
         for m, d in p.metrics.items():
             pair["metrics"][m] |= {"delta": d.delta, "pct": d.pct}
     if diff is not None:
-        out["kernel_diff"] = dataclasses.asdict(diff) | {"counts": diff.counts()}
+        out["kernel_diff"] = dataclasses.asdict(dataclasses.replace(diff, kernel_rows={})) | {"counts": diff.counts()}
+        del out["kernel_diff"]["kernel_rows"]
         if codes:
             out["kernel_diff"]["code"] = [{"kernel": label, "diff": text} for label, text in codes]
     return out

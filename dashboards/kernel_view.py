@@ -31,7 +31,7 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     else:
         # each side's kernel opened in the provenance viewer of its own run
         for side, run in (("base", diff.base_run), ("head", diff.head_run)):
-            graphs = kernel_graphs(run)
+            graphs = kernel_graphs(run, diff.kernel_rows.get(run))
             kernels.insert(0 if side == "base" else 1, f"{side}_viewer", [
                 viewer_url(run, graphs.get((ph, k)), kernel=k) if isinstance(k, str) else None
                 for ph, k in zip(kernels["phase"], kernels[f"{side}_kernel"], strict=True)])

@@ -42,7 +42,7 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
         st.info(f"No kernel of either run came from {cells.plain(chosen)}.")
     else:
         for i, (side, run) in enumerate((("base", base_run), ("head", head_run))):
-            graphs = kernel_graphs(run)
+            graphs = kernel_graphs(run, result.diff.kernel_rows.get(run) if result.diff else None)
             frame.insert(i, f"{side}_viewer", [viewer_url(run, graphs.get((ph, k)), kernel=k) if isinstance(k, str)
                                                else None for ph, k in zip(frame["phase"], frame[f"{side}_kernel"],
                                                                           strict=True)])

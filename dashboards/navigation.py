@@ -27,9 +27,12 @@ def viewer_url(run_id: str, graph_id: str | None = None, kernel: str | None = No
     return "explorer?" + urlencode({k: v for k, v in params.items() if v is not None})
 
 
-def kernel_graphs(run_id: str) -> dict[tuple, str]:
-    """(phase, kernel) -> the graph of the run that holds it: the kernel diff names kernels by phase."""
+def kernel_graphs(run_id: str, rows: list[dict] | None = None) -> dict[tuple, str]:
+    """(phase, kernel) -> the graph of the run that holds it: the kernel diff names kernels by phase.
+    `rows`: the run's compare/kernels rows, where a kernel diff has read them already."""
     from inductor_warehouse.dashboards import data
 
-    rows = data.run("compare/kernels", run=run_id)
-    return {(r.phase, r.kernel_name): r.graph_id for r in rows.itertuples()}
+    if rows is not None:
+        return {(r["phase"], r["kernel_name"]): r["graph_id"] for r in rows}
+    frame = data.run("compare/kernels", run=run_id)
+    return {(r.phase, r.kernel_name): r.graph_id for r in frame.itertuples()}

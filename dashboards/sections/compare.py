@@ -25,8 +25,8 @@ st.title("Compare releases")
 chrome.stop_if_empty()
 sides = data.run("dashboard/compare_sides")
 choices = sides["selector"].tolist()
-labels = {r.selector: f"{r.selector} ({plural(r.runs, 'run')}, {plural(r.models, 'model')})"
-          for r in sides.itertuples()}
+labels = {s: f"{s} ({plural(runs, 'run')}, {plural(models, 'model')})"
+          for s, runs, models in zip(sides["selector"], sides["runs"], sides["models"], strict=True)}
 compilers = [c for c in choices if c.startswith("compiler=")]
 if len(choices) < 2:
     st.info("Comparing needs runs of at least two compiler versions or label values; this warehouse has "
@@ -124,10 +124,12 @@ with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command a
 
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
-columns = ["model", "config"] + [f"{m}_{part}" for m in SHOWN
+# a metric is shown where some compared workload has it (a count: other than 0)
+kept = [m for m in SHOWN if f"{m}_base" in wide and compared[f"{m}_base"].notna().any()
+        and (m not in COUNTS or compared[[f"{m}_base", f"{m}_head"]].fillna(0).any().any())]
+columns = ["model", "config"] + [f"{m}_{part}" for m in kept
                                  for part in (("base", "head") if m == "accuracy" else ("base", "head", "delta", "pct"))
-                                 if f"{m}_{part}" in wide and compared[f"{m}_base"].notna().any()
-                                 and (m not in COUNTS or compared[[f"{m}_base", f"{m}_head"]].fillna(0).any().any())]
+                                 if f"{m}_{part}" in wide]
 
 
 def colour(frame: pd.DataFrame) -> pd.DataFrame:

@@ -8,10 +8,13 @@ SELECT selector, runs, models FROM (
     UNION ALL
     -- run_tallies' label rows are key=value, one a run and key: rows are runs; values as
     -- workload_value spells them (mode=inference is mode=infer)
-    SELECT split_part(l.name, '=', 1) || '=' || workload_value(split_part(l.name, '=', 1),
-                                                               substr(l.name, strpos(l.name, '=') + 1)),
-           count(*), count(DISTINCT r.model), 1, NULL
-    FROM run_tallies l JOIN runs r USING (run_id)
-    WHERE l.kind = 'label' AND split_part(l.name, '=', 1) IN (SELECT k FROM choice_label_keys) GROUP BY ALL
+    -- spelled once a label row and model, not once a run: the rows are counted first
+    SELECT split_part(name, '=', 1) || '=' || workload_value(split_part(name, '=', 1),
+                                                             substr(name, strpos(name, '=') + 1)),
+           sum(runs)::BIGINT, count(DISTINCT model), 1, NULL
+    FROM (SELECT l.name, r.model, count(*) AS runs
+          FROM run_tallies l JOIN runs r USING (run_key, run_id)
+          WHERE l.kind = 'label' GROUP BY ALL)
+    WHERE split_part(name, '=', 1) IN (SELECT k FROM choice_label_keys) GROUP BY ALL
 )
 ORDER BY grp, vk NULLS LAST, selector;
