@@ -134,6 +134,9 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
     for m in METRICS:
         vb, vh = _values(whole[0], m), _values(whole[1], m)
         verdict, how = regress.judge(rules[m], vb, vh)
+        if verdict == regress.MISSING and bool(vb) != bool(vh) and m not in HARNESS:
+            # a NULL is unknown: no sample, neither a regression nor an improvement, whatever the gate
+            how = f"{'head' if vb else 'base'} unknown"
         if m in ("compile_s", "compilation_latency") and vb and vh and temperatures[0] != temperatures[1]:
             # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
             verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
