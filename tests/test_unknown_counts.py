@@ -205,3 +205,27 @@ def test_a_change_point_skips_an_unknown_count(tmp_path):
         report = changes(con, "transformer", series_label="nightly", metrics=("kernels", "extern_kernels", "graph_breaks"))
     assert [len(rs) for rs in report.series.values()] == [3]
     assert report.points == []  # a -> b is no sample, b -> c is a -> c: the same counts
+
+
+def test_a_warehouse_written_before_0045_says_ingest_again(tmp_path):
+    """Migration 0045: a pre-2.6 run with more resume frames than breaks counted, ingested before (no
+    unknown_uncounted row, uncounted 0), gets its uncounted breaks unknown and a row saying to ingest it
+    again; a run whose resume frames its breaks explain keeps its 0; every rollup is made again."""
+    import duckdb
+
+    text = LOG.read_text()
+    got, db = _ingest_logs(tmp_path, {"two": text, "branch": _branch_instead_of_break(text)})
+    with duckdb.connect(db) as con:  # as written before 0045
+        con.execute("DELETE FROM compile_events WHERE kind = 'unknown_uncounted'")
+        con.execute("UPDATE run_rollups SET uncounted_breaks = 0, kernel_count = 99")
+        con.execute("DELETE FROM _migrations WHERE name = '0045_unknown_counts'")
+    ingest_paths([], db)  # the loader's writer: migrates, and makes the rollups again
+    with reader(db) as con:
+        after = dict(con.execute("SELECT regexp_extract(source_path, '/logs/([^/]+)/', 1), uncounted_breaks "
+                                 "FROM run_metrics JOIN runs USING (run_id)").fetchall())
+        why = con.execute("SELECT reason FROM compile_events WHERE kind = 'unknown_uncounted'").fetchall()
+        kernels = con.execute("SELECT list(kernel_count) FROM run_rollups").fetchone()[0]
+    assert after == {"two": 0, "branch": None}
+    assert len(why) == 1 and "ingest the log again" in why[0][0]
+    assert "inductor_output_code" not in text  # the eager backend's log: it finished with no Inductor code
+    assert kernels == [0, 0]  # the rollups were made again
