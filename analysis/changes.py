@@ -32,7 +32,7 @@ from typing import TypeAlias
 
 from inductor_warehouse.analysis.kernel_diff import mark_meta_only
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, KernelChange, match_kernels
-from inductor_warehouse.analysis.metrics import EVENTS
+from inductor_warehouse.analysis.metrics import EVENTS, unfinished
 from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
@@ -137,8 +137,11 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
             others.setdefault((step[2]["run_id"], step[3]["run_id"]), []).extend(found)
     # (series key, position, before run, after run, metric changes, kernels changed?)
     steps: list[tuple[str, int, Row, Row, list[Change], bool]] = []
+    known = _last_known(series, metrics)
     for key, i, b, h in pairs:
-        found = [Change(m, b.get(m), h.get(m)) for m in metrics if m in METRICS and _differs(b.get(m), h.get(m))]
+        found = [Change(m, before, after) for m in metrics if m in METRICS
+                 if (after := _sample(h, m)) is not None and (before := known[key][i - 1].get(m)) is not None
+                 and _differs(before, after)]
         found += others.get((b["run_id"], h["run_id"]), [])
         kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
         if found or kernels_changed:
@@ -279,6 +282,26 @@ def _by_label(label: str) -> Callable[[Row], tuple[str, str, str]]:
     def key(r: Row) -> tuple[str, str, str]:
         return (str(r["labels"].get(label)), str(r.get("started_at") or ""), r["run_id"])
     return key
+
+
+def _sample(run: Row, metric: str) -> float | None:
+    """A run's value of a metric, or None where it is no sample: unknown (NULL: the run's files never
+    said it) or of a run that did not finish (compare's rule, metrics.unfinished)."""
+    return None if unfinished(run) else run.get(metric)
+
+
+def _last_known(series: dict[str, list[Row]], metrics: tuple[str, ...]) -> dict[str, list[dict[str, float]]]:
+    """Per series and position, each metric's value at the last run up to there that has one: a run
+    whose value is no sample makes no change point, and the run after it is judged against the last
+    run that had one (never against a 0 it does not have)."""
+    out: dict[str, list[dict[str, float]]] = {}
+    for key, rs in series.items():
+        last: dict[str, float] = {}
+        out[key] = []
+        for r in rs:
+            last = {**last, **{m: v for m in metrics if m in METRICS and (v := _sample(r, m)) is not None}}
+            out[key].append(last)
+    return out
 
 
 def _differs(a: float | None, b: float | None) -> bool:

@@ -3,7 +3,6 @@ failures that are new, and the summary over workloads."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -135,6 +134,9 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
     for m in METRICS:
         vb, vh = _values(whole[0], m), _values(whole[1], m)
         verdict, how = regress.judge(rules[m], vb, vh)
+        if verdict == regress.MISSING and bool(vb) != bool(vh) and m not in HARNESS:
+            # a NULL is unknown: no sample, neither a regression nor an improvement, whatever the gate
+            how = f"{'head' if vb else 'base'} unknown"
         if m in ("compile_s", "compilation_latency") and vb and vh and temperatures[0] != temperatures[1]:
             # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
             verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
@@ -156,29 +158,13 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
 
 
 def unfinished(run: Row) -> str | None:
-    """Why a run's process did not finish, from what a capture records of it (manifest.json's
-    `timed_out`, `exit_code` of a signal or a timeout), or None. A process that raised ended on its
-    own: its counts (its failures) are a sample like any other."""
+    """Why a run's process did not finish (compare/runs' `unfinished`: views/13_run_unfinished.sql's
+    one rule, from what a capture records of it), or None. A process that raised ended on its own: its
+    counts (its failures) are a sample like any other; so are a harness holder's rows."""
     if run.get("harness_only"):
         return None
-    labels = run.get("labels") or {}
-    if isinstance(labels, str):
-        try:
-            labels = json.loads(labels)
-        except ValueError:
-            return None
-    if not isinstance(labels, dict):
-        return None
-    code = labels.get("exit_code")
-    try:
-        code = int(code) if code is not None else None
-    except (TypeError, ValueError):
-        code = None
-    if str(labels.get("timed_out")).lower() == "true":
-        return f"timed out (exit {code})" if code is not None else "timed out"
-    if code is not None and (code < 0 or code >= 124):  # 124: timeout(1); 128 + N: signal N
-        return f"exit {code}"
-    return None
+    why = run.get("unfinished")
+    return str(why) if why else None
 
 
 def _temperatures(runs: list[Row]) -> tuple[str, ...]:

@@ -106,7 +106,7 @@ COMMENT ON COLUMN compilations."run_key" IS 'the run''s number in write order (r
 COMMENT ON TABLE compile_events IS 'Graph breaks, recompiles, restarts and failures, each stored once, from the trace (TORCH_LOGS text when there is no trace).';
 COMMENT ON COLUMN compile_events."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN compile_events."compile_id" IS 'the compile id as the trace writes it (0/0, 1/0_1, !0/7/0)';
-COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | unknown_break (a frame compile of a release before 2.6, which writes no graph-break record, whose restarts may include a break Dynamo counted: the log cannot tell; reason says why) | recompile | restart | failure';
+COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | unknown_break (a frame compile of a release before 2.6, which writes no graph-break record, whose restarts may include a break Dynamo counted: the log cannot tell; reason says why) | unknown_uncounted (a log of a release before 2.6 that cannot tell its breaks Dynamo does not count as graph breaks: a restart that may be one, resume frames its counted breaks do not explain; reason says why) | recompile | restart | failure';
 COMMENT ON COLUMN compile_events."reason" IS 'the reason as PyTorch wrote it (a recompile''s failed guards joined by newlines)';
 COMMENT ON COLUMN compile_events."user_file" IS 'the user frame''s file';
 COMMENT ON COLUMN compile_events."user_line" IS 'the user frame''s line';
@@ -385,9 +385,9 @@ COMMENT ON COLUMN ops."run_key" IS 'the run''s number in write order (runs.run_k
 
 COMMENT ON TABLE run_rollups IS 'One row a run of the figures most queries and pages sum (the macro run_rollups_of defines each), written by the loader with the run; run_metrics and run_compile_time read it.';
 COMMENT ON COLUMN run_rollups."run_id" IS 'the run (runs.run_id)';
-COMMENT ON COLUMN run_rollups."graphs" IS 'the run''s graphs';
-COMMENT ON COLUMN run_rollups."kernel_count" IS 'generated kernels, summed over its graphs';
-COMMENT ON COLUMN run_rollups."extern_kernel_count" IS 'extern call sites, summed over its graphs';
+COMMENT ON COLUMN run_rollups."graphs" IS 'the run''s graphs; NULL (unknown) when it holds no file graphs and kernels are read from (kernels_unseen)';
+COMMENT ON COLUMN run_rollups."kernel_count" IS 'generated kernels, summed over its graphs whose output code came; NULL (unknown) when none did: graphs without code (killed in Inductor, an export), or none and the run did not finish or holds no file kernels are read from';
+COMMENT ON COLUMN run_rollups."extern_kernel_count" IS 'extern call sites, summed over its graphs whose output code came; NULL as kernel_count';
 COMMENT ON COLUMN run_rollups."pre_fusion_nodes" IS 'pre-fusion nodes of the graphs with both counts known';
 COMMENT ON COLUMN run_rollups."post_fusion_nodes" IS 'post-fusion nodes of the graphs with both counts known';
 COMMENT ON COLUMN run_rollups."generated_kernel_rows" IS 'kernels rows with generated = true';
@@ -397,9 +397,9 @@ COMMENT ON COLUMN run_rollups."reduction_kernels" IS 'generated reduction kernel
 COMMENT ON COLUMN run_rollups."persistent_reduction_kernels" IS 'generated persistent reduction kernels';
 COMMENT ON COLUMN run_rollups."template_kernels" IS 'generated template kernels';
 COMMENT ON COLUMN run_rollups."foreach_kernels" IS 'generated foreach kernels';
-COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s; NULL (unknown) when the run has an unknown_break';
-COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once each however many guards failed)';
-COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks';
+COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s; where the run''s artifacts cannot tell them (an unknown_break) or it holds benchmark-harness results alone, the harness''s graph_breaks summed over its performance and accuracy rows; else NULL (unknown)';
+COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once each however many guards failed); NULL for a run of harness results alone';
+COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks; NULL (unknown) when the run has an unknown_uncounted or holds harness results alone';
 COMMENT ON COLUMN run_rollups."compile_records" IS 'timer rows of compilation_metrics';
 COMMENT ON COLUMN run_rollups."frames" IS 'frame compiles (entire_frame_compile_time records)';
 COMMENT ON COLUMN run_rollups."total_s" IS 'compile time (s) = dynamo_s + aot_s + inductor_s + code_gen_s';
@@ -433,9 +433,9 @@ COMMENT ON COLUMN run_rollups."autotune_misses" IS 'autotune cache misses';
 COMMENT ON COLUMN run_rollups."time_saved_s" IS 'compile time cache hits saved (s): each compile''s outermost hits, the caches nesting';
 COMMENT ON COLUMN run_rollups."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN run_rollups."workload" IS 'the run''s workload key (views/12_workloads.sql)';
-COMMENT ON COLUMN run_rollups."failures" IS 'failed frame compiles';
-COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerly';
-COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis';
+COMMENT ON COLUMN run_rollups."failures" IS 'failed frame compiles; NULL for a run of harness results alone';
+COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerly; NULL for a run of harness results alone';
+COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis; NULL for a run of harness results alone';
 COMMENT ON COLUMN run_rollups."profiler_files" IS 'profiler traces read for the run';
 
 COMMENT ON TABLE run_phases IS 'Per run, its compile time in each phase the trace timed (a dynamo_timed span, logged as a chromium_event), summed at ingest: what compile/phase_series and compile/phase_changes read.';

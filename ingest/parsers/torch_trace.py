@@ -30,7 +30,7 @@ from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_att
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
 from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
-from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_BREAK, unread_restarts
+from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_UNCOUNTED, unread_restarts, unseen_branches
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event
 from inductor_warehouse.ingest.parsers.trace_framing import Envelope, Framer, chunks_of_lines, is_torch_trace
 from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, finish_graphs
@@ -148,8 +148,10 @@ class TraceState:
         for error in compiles.pending_errors.values():  # errors of compiles whose metrics never came
             parsed.add("compile_events", error)
         compiles.pending_errors.clear()
-        for key, why in unread_restarts(compiles.restarts, compiles.finished):
-            parsed.add("compile_events", event(key, UNKNOWN_BREAK, why, None, None, compiles.frame_files.get(frame_key(key))))
+        for key, kind, why in unread_restarts(compiles.restarts, compiles.finished):
+            parsed.add("compile_events", event(key, kind, why, None, None, compiles.frame_files.get(frame_key(key))))
+        if (why := unseen_branches(compiles.restarts, compiles.started)) is not None:
+            parsed.add("compile_events", event(None, UNKNOWN_UNCOUNTED, why, None, None))
         finish_graphs(self.graphs)
         self._count_records()
         finish_chromium(self.spans)

@@ -53,7 +53,7 @@ HAVING bool_and(kind IN ('harness', 'manifest', 'other'));
 -- kernels table in ingest/sources.py: a debug tree's output code, a TORCH_TRACE log, a Spyre kernel
 -- folder) and have no graph: harness_holders, a TORCH_LOGS capture or a profile alone. Whatever
 -- they compiled, the warehouse cannot see it: their graph, kernel and extern-call counts are
--- unknown, not 0, and the run listings show them NULL (run_metrics keeps 0, which sums and gates add).
+-- unknown, not 0: NULL in their rollups (views/15_run_rollups_of.sql), run_metrics and the run listings.
 CREATE OR REPLACE VIEW kernels_unseen AS
 SELECT run_id
 FROM runs

@@ -3,24 +3,37 @@
 -- transaction), so a query over 100,000 runs reads one row a run instead of their millions of
 -- kernel, graph and timing rows. The one definition of each figure:
 --   graphs .. post_fusion_nodes  sums over the run's graphs; pre and post fusion node sums leave out
---                                graphs with either count unknown (fusion_rate = 1 - post / pre)
+--                                graphs with either count unknown (fusion_rate = 1 - post / pre).
+--                                kernel_count and extern_kernel_count: the count of what the run's
+--                                output code says, summed over the graphs whose code came (a run killed
+--                                after some graphs has their count); NULL (unknown, never 0) when no graph
+--                                of the run has code: graphs whose code never came (a run killed in
+--                                Inductor, an export), or none and the run did not finish
+--                                (run_unfinished) or holds no file kernels are read from
+--                                (views/12_workloads.sql: kernels_unseen, whose graphs are NULL too)
 --   generated_kernel_rows, extern_calls   rows of kernels (generated or not); *_kernels: generated
 --                                rows of that category
 --   graph_breaks, recompiles     compile_events of that kind, every frame's (the model's, an installed
 --                                package's, torch's: compile_events.origin is a breakdown, not a filter):
 --                                graph breaks as Dynamo counts them (counters["graph_break"], the
 --                                harness's graph_breaks), a recompile one row however many guards
---                                failed (compile_events.details); graph_breaks is NULL (unknown) when
---                                the run has an unknown_break: a log of a release before 2.6 that
---                                cannot tell whether a restart was a break Dynamo counted
---                                (ingest/parsers/trace_breaks.py)
+--                                failed (compile_events.details). Where the run's compile artifacts
+--                                (a TORCH_TRACE log, TORCH_LOGS) cannot tell its graph breaks (an
+--                                unknown_break: a log of a release before 2.6, ingest/parsers/trace_breaks.py)
+--                                or it has none (harness_holders: the benchmark harness's CSVs alone),
+--                                graph_breaks is the harness's count, summed over the run's performance
+--                                and accuracy rows that have one (Dynamo's counters["graph_break"] of each
+--                                model's process); else NULL. The artifacts win where both exist: their
+--                                rows are the breaks the break pages list, the same counter read break by break
 --   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
 --                                as graph breaks: a data-dependent branch of the frame itself, a break
---                                it could not resume from
+--                                it could not resume from; NULL where the log cannot tell them (an
+--                                unknown_uncounted row: a release before 2.6 writes no record of them)
+--                                and for harness_holders, which count none of them
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
 --                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
---                                analysis
+--                                analysis; like recompiles, NULL for harness_holders (nothing measured them)
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
@@ -64,14 +77,15 @@ FROM (SELECT run_id, min(inductor_config) AS c FROM compilations
 CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
-    SELECT run_id, run_key, workload_key(model, device, rank, labels, workload_labels()) AS workload
+    SELECT run_id, run_key, workload_key(model, device, rank, labels, workload_labels()) AS workload,
+           run_unfinished(labels) IS NOT NULL AS unfinished
     FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT
         run_id,
         count(graph_id)                         AS graphs,
-        coalesce(sum(kernel_count), 0)::BIGINT  AS kernel_count,
-        coalesce(sum(extern_kernel_count), 0)::BIGINT AS extern_kernel_count,
+        sum(kernel_count)::BIGINT               AS kernel_count,  -- NULL: no graph's code came
+        sum(extern_kernel_count)::BIGINT        AS extern_kernel_count,
         (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
         (sum(post_fusion_nodes) FILTER (WHERE pre_fusion_nodes IS NOT NULL))::BIGINT AS post_fusion_nodes
     FROM graphs WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
@@ -91,6 +105,7 @@ WITH picked AS (
         run_id,
         count(*) FILTER (WHERE kind = 'graph_break')                AS graph_breaks,
         count(*) FILTER (WHERE kind = 'unknown_break')              AS unknown_breaks,
+        count(*) FILTER (WHERE kind = 'unknown_uncounted')          AS unknown_uncounted,
         count(*) FILTER (WHERE kind = 'recompile')                  AS recompiles,
         count(*) FILTER (WHERE kind = 'uncounted_break')            AS uncounted_breaks,
         count(*) FILTER (WHERE kind = 'failure')                    AS failures,
@@ -98,6 +113,19 @@ WITH picked AS (
         count(*) FILTER (WHERE kind = 'restart')                    AS restarts
     FROM compile_events
     WHERE run_key IN (SELECT run_key FROM picked)
+    GROUP BY run_id
+), held AS (
+    -- what the run's files are: whether any feeds the kernels table (kernels_unseen's kinds), and
+    -- whether it holds harness results and nothing a compile wrote (harness_holders)
+    SELECT run_id,
+           bool_or(kind IN ('output_code', 'torch_trace', 'spyre')) AS kernel_files,
+           bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only
+    FROM artifacts WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
+), hb AS (
+    -- Dynamo's graph-break counter as the benchmark harness wrote it, per model process
+    SELECT run_id, sum(graph_breaks)::BIGINT AS graph_breaks
+    FROM harness_results
+    WHERE kind IN ('performance', 'accuracy') AND run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
 ), pf AS (
     SELECT run_id, count(*) AS profiler_files
@@ -190,9 +218,14 @@ WITH picked AS (
 SELECT
     p.run_id,
     p.workload,
-    coalesce(g.graphs, 0)::BIGINT               AS graphs,
-    coalesce(g.kernel_count, 0)::BIGINT         AS kernel_count,
-    coalesce(g.extern_kernel_count, 0)::BIGINT  AS extern_kernel_count,
+    CASE WHEN g.graphs IS NULL AND NOT coalesce(held.kernel_files, false) THEN NULL
+         ELSE coalesce(g.graphs, 0) END::BIGINT AS graphs,
+    CASE WHEN g.kernel_count IS NOT NULL THEN g.kernel_count
+         WHEN g.graphs > 0 OR NOT coalesce(held.kernel_files, false) OR p.unfinished THEN NULL
+         ELSE 0 END::BIGINT AS kernel_count,
+    CASE WHEN g.extern_kernel_count IS NOT NULL THEN g.extern_kernel_count
+         WHEN g.graphs > 0 OR NOT coalesce(held.kernel_files, false) OR p.unfinished THEN NULL
+         ELSE 0 END::BIGINT AS extern_kernel_count,
     g.pre_fusion_nodes,
     g.post_fusion_nodes,
     coalesce(k.generated_kernel_rows, 0)::BIGINT AS generated_kernel_rows,
@@ -202,12 +235,14 @@ SELECT
     coalesce(k.persistent_reduction_kernels, 0)::BIGINT AS persistent_reduction_kernels,
     coalesce(k.template_kernels, 0)::BIGINT     AS template_kernels,
     coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
-    CASE WHEN e.unknown_breaks > 0 THEN NULL ELSE coalesce(e.graph_breaks, 0) END::BIGINT AS graph_breaks,
-    coalesce(e.recompiles, 0)::BIGINT           AS recompiles,
-    coalesce(e.uncounted_breaks, 0)::BIGINT     AS uncounted_breaks,
-    coalesce(e.failures, 0)::BIGINT             AS failures,
-    coalesce(e.fallbacks, 0)::BIGINT            AS fallbacks,
-    coalesce(e.restarts, 0)::BIGINT             AS restarts,
+    CASE WHEN e.unknown_breaks > 0 OR coalesce(held.harness_only, false) THEN hb.graph_breaks
+         ELSE coalesce(e.graph_breaks, 0) END::BIGINT AS graph_breaks,
+    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.recompiles, 0) END::BIGINT AS recompiles,
+    CASE WHEN NOT (coalesce(e.unknown_uncounted, 0) > 0 OR coalesce(held.harness_only, false)) THEN coalesce(e.uncounted_breaks, 0)
+         END::BIGINT AS uncounted_breaks,
+    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.failures, 0) END::BIGINT AS failures,
+    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
+    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.restarts, 0) END::BIGINT AS restarts,
     coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
@@ -244,6 +279,8 @@ FROM picked p
 LEFT JOIN g USING (run_id)
 LEFT JOIN k USING (run_id)
 LEFT JOIN e USING (run_id)
+LEFT JOIN held USING (run_id)
+LEFT JOIN hb USING (run_id)
 LEFT JOIN pf USING (run_id)
 LEFT JOIN ct USING (run_id)
 LEFT JOIN prof USING (run_id)

@@ -1,8 +1,8 @@
 -- Trend points: one row per run with its workload, fusion rate, kernels, compile events and compile time
 -- @internal used by the dashboards' pages
--- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (kernels, extern calls and
--- failures as run_listing shows them: NULL for a run whose kernels the warehouse cannot see; graph_breaks and
--- recompiles as Dynamo counts them, every frame's; uncounted_breaks apart); compile_s is total_s of the
+-- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (NULL where the run's files
+-- never said them: no point of the chart, never a 0; graph_breaks and recompiles as Dynamo counts them,
+-- every frame's; uncounted_breaks apart); compile_s is total_s of the
 -- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).
 -- `version_rank` orders versions as releases.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)

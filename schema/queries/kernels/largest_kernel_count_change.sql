@@ -1,6 +1,7 @@
 -- Largest kernel-count changes between releases of one workload
 -- For runs of the same workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device;
--- runs without these labels pair only with each other); older release on the left.
+-- runs without these labels pair only with each other); older release on the left. A run whose kernel
+-- count is unknown (NULL) is no side of a change.
 -- @param limit INTEGER default=5 how many changes to list
 WITH keyed AS (
     -- one row per workload, release and kernel count (the release's first version string with that
@@ -12,6 +13,7 @@ WITH keyed AS (
         kernel_count,
         min(compiler_version)              AS compiler_version
     FROM run_metrics
+    WHERE kernel_count IS NOT NULL
     GROUP BY ALL
 )
 SELECT
