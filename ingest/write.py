@@ -146,7 +146,7 @@ def _kept_of_each(parts: list[pa.Table], key: str, text: str | None,
                 chosen[k] = (p, i)
             elif column is not None:
                 if k not in least:
-                    least[k] = held[k] if k in held else parts[chosen[k][0]].column(text)[chosen[k][1]].as_py()  # type: ignore[assignment, index]
+                    least[k] = held[k] if k in held else parts[chosen[k][0]].column(text)[chosen[k][1]].as_py()  # type: ignore[assignment]
                 candidate = column[i].as_py()
                 if candidate < least[k]:
                     least[k] = candidate
