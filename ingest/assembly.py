@@ -62,12 +62,15 @@ class Assembly:
     def keep_shared(self, tables: Mapping[str, list[Row]]) -> None:
         """Texts that repeat from run to run leave their rows for a table of their own, keyed by a
         hash: kernel source (by its normalised hash, which the parser set), guard trees and graph
-        texts (by their md5), which many runs share."""
+        texts (by their md5), which many runs share. Of a run's kernel texts normalising alike, the
+        least is kept, as the writer keeps the least of all runs' (schema/ddl.py LEAST_TEXTS)."""
         sources = self.shared.setdefault("kernel_sources", {})
         for k in tables.get("kernels", ()):
             src = k.pop("source", None)
-            if src is not None and k.get("source_hash"):
-                sources[k["source_hash"]] = src
+            if src is not None and (h := k.get("source_hash")):
+                kept = sources.get(h)
+                if kept is None or src < kept:
+                    sources[h] = src
         texts = self.shared.setdefault("graph_sources", {})
         for t in tables.get("graph_texts", ()):
             text = t.pop("text", None)

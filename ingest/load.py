@@ -79,6 +79,7 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
                 summary.refuse(d, row)
 
         batch: list[Loaded] = []
+        folders: dict[str, str] = {}  # run id -> the folder this ingest stores it from
         data: Loaded | executors.Failed | None = None
         try:
             for data in parse_all(todo, jobs, (columns, model, labels, now), executor, ray_address):
@@ -88,6 +89,14 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
                     if bar:
                         bar.step(summary)
                     continue
+                if _a_copy(folders, data):
+                    spill.discard(data)
+                    summary.replaced += 1
+                    data = None
+                    if bar:
+                        bar.step(summary)
+                    continue
+                folders[data.run["run_id"]] = data.run["source_path"]
                 if _clashes(batch, data):
                     commit(batch, threads)
                     batch = []
@@ -135,3 +144,11 @@ def _parse_one(args: tuple[Run, Context]) -> Loaded:
 def _clashes(batch: list[Loaded], data: Loaded) -> bool:
     """A run that replaces one of the same batch must wait for it to be written first."""
     return any(d.run["run_id"] == data.run["run_id"] or d.run["source_path"] == data.run["source_path"] for d in batch)
+
+
+def _a_copy(folders: dict[str, str], data: Loaded) -> bool:
+    """A run whose files this ingest found in a lesser folder too (a run id is a hash of its files):
+    stored once, from the least folder, whichever was parsed first. A later ingest that finds it in
+    another folder only stores it from there (a moved folder)."""
+    kept = folders.get(data.run["run_id"])
+    return kept is not None and kept < data.run["source_path"]

@@ -35,7 +35,7 @@ class IngestSummary:
     missing: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     error_rows: list[dict[str, Any]] = field(default_factory=list)  # ingest_errors rows, with their run's source path
-    replaced: int = 0  # runs of this ingest that a later run of it replaced (counted once, as stored)
+    replaced: int = 0  # runs of this ingest stored once with another of the same files (a later one, a copy)
     # ("path", source path) and ("id", run id) -> the run of this ingest written under them
     written: dict[tuple[str, str], Loaded] = field(default_factory=dict, repr=False)
 
@@ -45,7 +45,7 @@ class IngestSummary:
         notes = ([f"{self.skipped_runs:,} unchanged, skipped"] if self.skipped_runs else []) + \
             ([f"{self.refused:,} refused by the warehouse"] if self.refused else []) + \
             ([f"{self.failed:,} failed to parse"] if self.failed else []) + \
-            ([f"{self.replaced:,} replaced by a later run of the same files"] if self.replaced else [])
+            ([f"{self.replaced:,} the same files as another run, stored once"] if self.replaced else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
         return (
             f"ingested {plural(self.runs, 'run')}{skipped}, {plural(self.graphs, 'graph')}, "

@@ -15,7 +15,7 @@ import pyarrow as pa
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
 from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
-from inductor_warehouse.schema.ddl import FACT_TABLES, SHARED_TEXTS
+from inductor_warehouse.schema.ddl import FACT_TABLES, LEAST_TEXTS, SHARED_TEXTS
 from inductor_warehouse.store.connection import one_row, transaction
 from inductor_warehouse.store.errors import classify, first_line, write_failure
 from inductor_warehouse.store.rollups import fill_harness_points, fill_harness_workloads, fill_rollups
@@ -96,17 +96,10 @@ def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
         if any("harness_results" in d.tables for d in batch):  # the UPDATE costs its planning however few rows
             fill_harness_workloads(con, (first + 1, first + len(batch)))
         fill_harness_points(con, run_ids + old)
-        for table, (key, _) in SHARED_TEXTS.items():
+        for table, (key, text) in SHARED_TEXTS.items():
             parts = [d.shared[table] for d in batch if table in d.shared]
             if parts:
-                # no key constraint in a lake: insert the hashes the warehouse lacks (writers hold the lock),
-                # found by hash alone: a filter in the INSERT would copy every text once more
-                hashes = [h for part in parts for h in part.column(key).to_pylist()]
-                held = {h for (h,) in con.execute(f"SELECT {key} FROM {table} WHERE {key} IN (SELECT unnest(?))",
-                                                  [hashes]).fetchall()}
-                new = _last_of_each(parts, key, held)
-                if new.num_rows:
-                    insert(con, table, new)
+                write_shared(con, table, key, text if table in LEAST_TEXTS else None, parts)
 
 
 def _keyed(tbl: pa.Table, key: int) -> pa.Table:
@@ -114,23 +107,68 @@ def _keyed(tbl: pa.Table, key: int) -> pa.Table:
     return tbl.set_column(tbl.schema.get_field_index("run_key"), "run_key", pa.repeat(pa.scalar(key, pa.int64()), len(tbl)))
 
 
-def _last_of_each(parts: list[pa.Table], key: str, held: set[str]) -> pa.Table:
-    """The parts' rows (each part's keys distinct) whose key is not `held`, and of a key that several
-    parts hold only the last part's: of texts whose hashes are equal (kernel sources normalising
-    alike), the batch's last run gives the one kept. Cut with slices, not pyarrow.compute, whose
-    import would slow the writer."""
-    seen = set(held)
-    kept: list[pa.Table] = []
-    for part in reversed(parts):
-        keys = part.column(key).to_pylist()
-        start = 0
-        for i, k in enumerate(keys):
-            if k in seen:
-                kept.append(part.slice(start, i - start))
-                start = i + 1
-        kept.append(part.slice(start))
-        seen.update(keys)
-    return pa.concat_tables(kept)
+def write_shared(con: duckdb.DuckDBPyConnection, table: str, key: str, text: str | None,
+                 parts: list[pa.Table]) -> None:
+    """The batch's shared texts (a table each run, its keys distinct) into `table`: the keys the
+    warehouse lacks, found by key alone (no key constraint in a lake; writers hold the lock), and where
+    `text` names the text column (a key of several texts: LEAST_TEXTS), a held key whose text a run
+    of the batch has a lesser one of, that one replacing it."""
+    # the keys handed over as Arrow: a list parameter of thousands of strings costs more than the query
+    keys = pa.table({"k": pa.chunked_array([c for part in parts for c in part.column(key).chunks], pa.string())})
+    con.register("_keys", keys.combine_chunks().__arrow_c_stream__())
+    try:
+        held: dict[str, str | None] = dict(con.execute(
+            f"SELECT {key}, {text or 'NULL'} FROM {table} WHERE {key} IN (SELECT k FROM _keys)").fetchall())
+    finally:
+        con.unregister("_keys")
+    new, replaced = _kept_of_each(parts, key, text, held)
+    if replaced:
+        con.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT unnest(?))", [replaced])
+    if new.num_rows:
+        insert(con, table, new)
+
+
+def _kept_of_each(parts: list[pa.Table], key: str, text: str | None,
+                  held: dict[str, str | None]) -> tuple[pa.Table, list[str]]:
+    """The parts' rows to write, each key once, and the held keys they replace. Without `text`
+    (equal keys, equal texts) a key's first row, unless `held`; with it, the key's least text of the
+    parts' and the held one (held: key -> its text), so that whichever order runs come in, in one
+    batch or many, the least is kept. Cut with slices, not pyarrow.compute, whose import would slow
+    the writer; only the texts of a key met twice are read."""
+    chosen: dict[str, tuple[int, int]] = {}  # key -> (part, row) of the row to write
+    least: dict[str, str] = {}  # key met twice -> the least text of it so far
+    replaced: list[str] = []
+    for p, part in enumerate(parts):
+        column = part.column(text) if text is not None else None
+        for i, k in enumerate(part.column(key).to_pylist()):
+            first = k not in chosen and k not in held
+            if first:
+                chosen[k] = (p, i)
+            elif column is not None:
+                if k not in least:
+                    least[k] = held[k] if k in held else parts[chosen[k][0]].column(text)[chosen[k][1]].as_py()  # type: ignore[assignment]
+                candidate = column[i].as_py()
+                if candidate < least[k]:
+                    least[k] = candidate
+                    if k in held and k not in chosen:
+                        replaced.append(k)
+                    chosen[k] = (p, i)
+    rows: list[list[int]] = [[] for _ in parts]
+    for p, i in chosen.values():
+        rows[p].append(i)
+    kept = [part.slice(start, stop - start) for part, at in zip(parts, rows, strict=True) for start, stop in _spans(sorted(at))]
+    return (pa.concat_tables(kept) if kept else parts[0].slice(0, 0)), replaced
+
+
+def _spans(rows: list[int]) -> list[tuple[int, int]]:
+    """Sorted row numbers as (start, stop) ranges of consecutive rows."""
+    out: list[tuple[int, int]] = []
+    for i in rows:
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
 
 
 def delete_runs(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> None:

@@ -32,6 +32,11 @@ POINT_TABLES = ("harness_records", "harness_point_summaries", "harness_point_run
 # texts that repeat from run to run, kept once by hash: table -> (hash column, text column)
 SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tree_hash", "text"),
                 "inductor_configs": ("config_hash", "text"), "graph_sources": ("text_hash", "text")}
+# of those, the tables keyed by the hash of a normalised text (a kernel's, without its name, paths and
+# backend hash): texts that differ share a key, and the least of them is kept, so that what is kept
+# depends on which runs were written, never on their order (ingest/write.py). The others' keys are
+# md5s of the exact text: one text a key.
+LEAST_TEXTS = ("kernel_sources",)
 TABLES = ("runs", *FACT_TABLES, *POINT_TABLES, *SHARED_TEXTS)
 
 HERE = Path(__file__).parent

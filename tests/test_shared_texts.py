@@ -158,19 +158,29 @@ def test_an_older_warehouse_moves_its_guard_trees_and_trims_its_records(tmp_path
         con.close()
 
 
-def test_a_batch_keeps_the_last_runs_text_of_a_hash_and_none_the_warehouse_holds():
-    """The writer's choice among the batch's texts of one hash (kernel sources normalising alike): the
-    last run's, as a dict updated run by run kept it; a hash the warehouse holds is not written again."""
+def test_a_batch_keeps_the_least_text_of_a_hash_wherever_it_comes_from():
+    """The writer's choice among texts of one key (kernel sources normalising alike): the least of the
+    batch's and the warehouse's, whichever run of the batch has it; a held key is written again only
+    when a lesser text replaces it. Keyed by the exact text (no text column named), a key is written
+    once and a held one never."""
     import pyarrow as pa
 
-    from inductor_warehouse.ingest.write import _last_of_each
+    from inductor_warehouse.ingest.write import _kept_of_each
 
     def part(rows):
         return pa.table({"source_hash": [h for h, _ in rows], "source": [t for _, t in rows]})
 
-    runs = [part([("a", "a1"), ("b", "b1"), ("c", "c1")]), part([("b", "b2"), ("d", "d2")]),
-            part([("d", "d3"), ("e", "e3")])]
-    kept = _last_of_each(runs, "source_hash", {"c"})
-    assert sorted(zip(kept.column("source_hash").to_pylist(), kept.column("source").to_pylist(), strict=True)) == [
-        ("a", "a1"), ("b", "b2"), ("d", "d3"), ("e", "e3")]
-    assert _last_of_each(runs[:1], "source_hash", {"a", "b", "c"}).num_rows == 0
+    def kept(parts, held, text="source"):
+        new, replaced = _kept_of_each(parts, "source_hash", text, held)
+        return sorted(zip(new.column("source_hash").to_pylist(), new.column("source").to_pylist(), strict=True)), replaced
+
+    runs = [part([("a", "a1"), ("b", "b2"), ("c", "c1")]), part([("b", "b1"), ("d", "d3")]),
+            part([("d", "d2"), ("e", "e3")])]
+    held = {"c": "c0", "e": "e9"}
+    want = [("a", "a1"), ("b", "b1"), ("d", "d2"), ("e", "e3")], ["e"]
+    assert kept(runs, held) == want
+    assert kept(runs[::-1], held) == want
+    assert kept([runs[1], runs[0], runs[2]], held) == want
+    assert kept(runs[:1], {"a": "a0", "b": "b0", "c": "c0"}) == ([], [])
+    # keys of the exact text: the first row of a key the warehouse lacks
+    assert kept(runs, dict.fromkeys(["c", "e"]), None) == ([("a", "a1"), ("b", "b2"), ("d", "d3")], [])

@@ -29,14 +29,15 @@ CREATE OR REPLACE MACRO harness_row_workload(model, device, mode, dtype, labels)
 
 -- harness_rows: every harness row with what its runs add: the release (the linked run's compiler,
 -- else the holding run's: its manifest's `torch` or an ingest's --label torch=...), the holding
--- run's labels, and the linked run (the latest by release_order, when a job compiled the model more
--- than once). suite, mode and dtype fall back on the holding run's labels of those names (rows
--- written before the parser read labels); mode and dtype are spelled as workload_value spells them
--- (the harness's inference/float32 read infer/fp32). workload: harness_row_workload, as kept.
+-- run's labels, and the linked run (the latest by release_order, then by run id, so that runs
+-- written in any order link alike, when a job compiled the model more than once). suite, mode and
+-- dtype fall back on the holding run's labels of those names (rows written before the parser read
+-- labels); mode and dtype are spelled as workload_value spells them (the harness's
+-- inference/float32 read infer/fp32). workload: harness_row_workload, as kept.
 CREATE OR REPLACE VIEW harness_rows AS
 WITH linked AS (
     SELECT l.run_id, l.file, l.line,
-           arg_max(r.run_id, release_order(r.compiler_version, r.started_at)) AS linked_run_id,
+           arg_max(r.run_id, (release_order(r.compiler_version, r.started_at), r.run_id)) AS linked_run_id,
            count(*) AS linked_runs
     FROM harness_links l
     JOIN runs r ON r.run_id = l.linked_run_id
