@@ -150,11 +150,11 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
     kernels: dict[str, list[Row]] = {}
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
-            before, after = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
-            paired = mark_meta_only(con, match_kernels(before, after))
+            base, head = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
+            paired = mark_meta_only(con, match_kernels(base, head))
             moved = sum(k.status in (CHANGED, ADDED, REMOVED) for k in paired)
-            found.append(Change(IDENTITY, len(before), len(after), identity_change(before, after, paired),
-                                size=moved / (max(len(before), len(after)) or 1)))
+            found.append(Change(IDENTITY, len(base), len(head), identity_change(base, head, paired),
+                                size=moved / (max(len(base), len(head)) or 1)))
         points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found,
                                   b.get("compiler_commit"), h.get("compiler_commit")))
     if HARNESS in metrics:

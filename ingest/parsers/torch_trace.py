@@ -150,8 +150,8 @@ class TraceState:
         compiles.pending_errors.clear()
         for key, kind, why in unread_restarts(compiles.restarts, compiles.finished):
             parsed.add("compile_events", event(key, kind, why, None, None, compiles.frame_files.get(frame_key(key))))
-        if (why := unseen_branches(compiles.restarts, compiles.started)) is not None:
-            parsed.add("compile_events", event(None, UNKNOWN_UNCOUNTED, why, None, None))
+        if (unseen := unseen_branches(compiles.restarts, compiles.started)) is not None:
+            parsed.add("compile_events", event(None, UNKNOWN_UNCOUNTED, unseen, None, None))
         finish_graphs(self.graphs)
         self._count_records()
         finish_chromium(self.spans)
