@@ -43,7 +43,10 @@
 --       inductor_s = inductor_cumulative - inductor_code_gen_cumulative (+ the same for bwd_)
 --       code_gen_s = inductor_code_gen_cumulative (+ bwd_): scheduling, codegen, compiling the code
 --     2.3 to 2.5 write these four timers in seconds alone, as entire_frame_compile_time_s,
---     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack
+--     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack.
+--     2.5's bwd_compilation_metrics has only inductor_compile_time_s and code_gen_time_s (the backward's
+--     compile_fx_inner, all but a few ms of its bw_compiler): the backward's total and Inductor time
+--     both read the first there (2.4 writes no backward record: its lazily compiled backward is missing)
 --     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
@@ -173,9 +176,12 @@ WITH picked AS (
                  sum(duration_us) FILTER (WHERE name = 'inductor_compile_time'))                AS ind,
         coalesce(sum(duration_us) FILTER (WHERE name = 'inductor_code_gen_cumulative_compile_time'),
                  sum(duration_us) FILTER (WHERE name = 'code_gen_time'))                        AS cg,
-        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_backward_cumulative_compile_time'), 0)          AS bwd,
-        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_cumulative_compile_time'), 0)          AS bwd_ind,
-        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_code_gen_cumulative_compile_time'), 0) AS bwd_cg,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_backward_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'bwd_inductor_compile_time'), 0)                 AS bwd,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'bwd_inductor_compile_time'), 0)                 AS bwd_ind,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_code_gen_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'bwd_code_gen_time'), 0)                         AS bwd_cg,
         sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
         sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
         count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
