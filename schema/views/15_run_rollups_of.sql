@@ -24,7 +24,14 @@
 --                                graph_breaks is the harness's count, summed over the run's performance
 --                                and accuracy rows that have one (Dynamo's counters["graph_break"] of each
 --                                model's process); else NULL. The artifacts win where both exist: their
---                                rows are the breaks the break pages list, the same counter read break by break
+--                                rows are the breaks the break pages list, the same counter read break by break.
+--                                A TORCH_TRACE log and TORCH_LOGS text of one run: of each fact, the trace's
+--                                rows stand where its release writes a record of it (graph breaks from 2.4:
+--                                restart_reasons, 2.6: a record a break; recompiles from 2.5), compile by
+--                                compile; where it writes none, TORCH_LOGS' rows do (ingest/reader_steps.py
+--                                read_torch_logs, trace_records.told_by_trace). TORCH_LOGS before 2.6 log a
+--                                break once per place: a recompile of a function that logged one makes an
+--                                unknown_break (its break went unlogged), so graph_breaks is unknown there
 --   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
 --                                as graph breaks: a data-dependent branch of the frame itself, a break
 --                                it could not resume from; NULL where the log cannot tell them (an
@@ -33,7 +40,8 @@
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
 --                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
---                                analysis; like recompiles, NULL for harness_holders (nothing measured them)
+--                                analysis (2.3 names no reason: a restart row per attempt its trace names);
+--                                like recompiles, NULL for harness_holders (nothing measured them)
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
