@@ -298,22 +298,23 @@ def first_written(kind: str, name: str = "") -> tuple[int, int]:
     return found
 
 
-# compile_events kinds by the fact they tell (trace_breaks.py's UNKNOWN_BREAK, UNKNOWN_UNCOUNTED too), and the trace record a release tells it by: recompiles
-# by a recompile_reasons artifact (2.5), graph breaks by compilation_metrics' restart_reasons (2.4;
-# from 2.6 a dynamo_graph_break_reason artifact each), or UNKNOWN_BREAK rows saying why not
+# compile_events kinds by the fact they tell (trace_breaks.py's UNKNOWN_BREAK and UNKNOWN_UNCOUNTED
+# among them), and the trace record a release tells it by: recompiles by a recompile_reasons artifact
+# (2.5), graph breaks by compilation_metrics' restart_reasons (2.4; from 2.6 a dynamo_graph_break_reason
+# artifact each), or unknown_break rows saying why not
 FACTS = (
     (frozenset({"recompile"}), ("artifact", "recompile_reasons")),
     (frozenset({"graph_break", "uncounted_break", "unknown_break", "unknown_uncounted"}), ("compilation_metrics", "")),
 )
 
 
-def told_by_trace(release: tuple[int, int] | None) -> frozenset[str]:
-    """The compile_events kinds a trace log of `release` (None: not known) tells, so that where a run
+def told_by_trace(version: tuple[int, int] | None) -> frozenset[str]:
+    """The compile_events kinds a trace log of release `version` (None: not known) tells, so that where a run
     has one, another source's rows of those kinds (TORCH_LOGS) are left out: the trace's are the
     count, read compile by compile. A trace of an earlier release tells none of them: where it cannot
     tell, the other source's rows stand (views/15_run_rollups_of.sql)."""
     return frozenset().union(*(kinds for kinds, (kind, name) in FACTS
-                               if release is not None and release >= first_written(kind, name)))
+                               if version is not None and version >= first_written(kind, name)))
 
 
 def read_by(e: RecordEntry) -> str:
