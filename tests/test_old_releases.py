@@ -163,3 +163,15 @@ def test_a_warehouse_written_before_0047_gets_the_backward_time(runs, tmp_path):
                            "WHERE source_path LIKE '%cnn_train'").fetchone()[0] < right
     ingest_paths([], db)  # the loader's writer: migrates, and makes the rollups again
     assert _metrics(db)["cpu-torch2.5.1/cnn_train"]["total_s"] == right
+
+
+def test_a_frame_run_eagerly_is_no_graph_break():
+    """2.4 and 2.5 log a frame that fell back to eager as `Graph break: skip: from user code at:`
+    (convert_frame.py); Dynamo counted no graph break, the print only as unimplemented."""
+    logs = FIXTURES / "torch_logs" / "old_releases"
+    counters = json.loads((logs / "skip_in_try_2.5.1.counters.json").read_text())
+    text = (logs / "skip_in_try_2.5.1.torch_logs.txt").read_text()
+    assert "Graph break: skip: from user code at:" in text and "graph_break" not in counters
+    parsed = parse_torch_logs(text.splitlines())
+    assert not parsed.rows.get("compile_events") and not parsed.problems
+    assert parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] == 1

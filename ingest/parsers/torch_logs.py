@@ -74,6 +74,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*: (.*)$")
 # a chained exception's traceback follows: the reason is the last exception's
 _CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
+_SKIP = "skip:"  # `Graph break: skip: from user code at:`, convert_frame.py 2.4 and 2.5
 
 _TAGS = ("[__fusion] ", "[__graph_breaks] ", "[__recompiles] ", "[__recompiles_verbose] ", "[__cudagraphs] ")
 _CUDAGRAPH_SKIP = re.compile(r"skipping cudagraphs? due to (.*?)(?:\. Found from\s*:\s*)?$")
@@ -247,6 +248,8 @@ class _EventBuilder:
         self.from_stack = False  # a break whose first line names no place: its user stack does
         self.in_traceback = False  # past the `Traceback` line of a 2.2-2.5 break: Dynamo's frames
         self.exception: list[str] | None = None  # the lines of its exception, once its line came
+        self.exception_done = False  # past the exception's message
+        self.skip = False  # `Graph break: skip:`: convert_frame's note of a frame it ran eagerly
         self.frame: tuple[str, str] | None = None  # (file, function) of the frame an event is of
         self.broke: set[tuple[str, str]] = set()  # frames a break was logged in, by a release before 2.6
         self.recompiled: list[tuple[tuple[str, str], CompileEventRow]] = []
@@ -284,7 +287,9 @@ class _EventBuilder:
         }
         self.failures = []
         self.from_stack = kind == "graph_break" and m is None
-        self.in_traceback, self.exception = False, None
+        self.in_traceback, self.exception, self.exception_done = False, None, False
+        if inline is not None and inline.group(1) == _SKIP:  # a frame that fell back to eager (2.4, 2.5)
+            self.event["reason"], self.skip = None, True
         fn = _RECOMPILED.match(message) if kind == "recompile" else None
         self.frame = (m.group(1), fn.group(1)) if m and fn else None
 
@@ -298,7 +303,7 @@ class _EventBuilder:
                     event["reason"] = text[len(label):]
                     return
         if text == _TRACEBACK or text.startswith(_CHAINED):
-            self.in_traceback, self.exception = True, None
+            self.in_traceback, self.exception, self.exception_done = True, None, False
             return
         if self.in_traceback:
             self._exception_line(message)
@@ -316,7 +321,12 @@ class _EventBuilder:
         """A line of the logged exception of a 2.2-2.5 break: its last line names the exception and its
         message (which may go on over more lines), the reason Dynamo counts the break under."""
         if self.exception is not None:
-            self.exception.append(message.rstrip())
+            if not self.exception_done:
+                # a frame's failure comes augmented (exc.py augment_exc_message): a blank line, then
+                # `from user code:` and advice, no part of the message Dynamo counts
+                self.exception_done = not message.strip()
+                if not self.exception_done:
+                    self.exception.append(message.rstrip())
         elif not message[:1].isspace() and (m := _EXCEPTION_LINE.match(message.rstrip())) is not None:
             self.exception = [m.group(1)]
 
@@ -333,8 +343,8 @@ class _EventBuilder:
                 self.event["reason"] = "\n".join(self.failures)
                 self.event["details"] = list(self.failures)
             event = self.event
-            if event["kind"] == "graph_break" and event["reason"] is not None:
-                event["kind"] = break_kind(event["reason"])
+            if event["kind"] == "graph_break" and (self.skip or event["reason"] is not None):
+                event["kind"] = SKIPPED if self.skip else break_kind(event["reason"])
             if event["kind"] is SKIPPED:  # a frame that fell back to eager: a failure, not a graph break
                 self.parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] += 1
             else:
@@ -353,6 +363,7 @@ class _EventBuilder:
         self.event = None
         self.failures = []
         self.frame = None
+        self.skip = False
 
     def unlogged_breaks(self) -> None:
         """An UNKNOWN_BREAK per recompile of a frame that logged a break the way 2.5 and before log
