@@ -169,7 +169,7 @@ def test_a_frame_run_eagerly_is_no_graph_break():
     """2.4 and 2.5 log a frame that fell back to eager as `Graph break: skip: from user code at:`
     (convert_frame.py); Dynamo counted no graph break, the print only as unimplemented."""
     logs = FIXTURES / "torch_logs" / "old_releases"
-    counters = json.loads((logs / "skip_in_try_2.5.1.counters.json").read_text())
+    counters = json.loads((FIXTURES / "capture" / "skip_in_try_2.5.1.counters.json").read_text())
     text = (logs / "skip_in_try_2.5.1.torch_logs.txt").read_text()
     assert "Graph break: skip: from user code at:" in text and "graph_break" not in counters
     parsed = parse_torch_logs(text.splitlines())
