@@ -13,6 +13,7 @@ from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
 from inductor_warehouse.ingest.parsers.harness_names import Fields
+from inductor_warehouse.ingest.parsers.trace_records import release, told_by_trace
 from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
 # the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
@@ -55,6 +56,8 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
         ctx.take(parsed, a)
         for k, v in parsed.facts.items():
             ctx.trace.setdefault(k, v)
+        if (floor := parsed.facts.get("release_floor")) is not None:  # the least: what every trace can tell
+            ctx.trace["release_floor"] = min(floor, ctx.trace["release_floor"])
     joins.trace_onto_graphs(ctx.tables["graphs"], ctx.trace)
     joins.pre_grad_texts(ctx.tables, ctx.trace)
 
@@ -71,16 +74,28 @@ def read_profiles(ctx: Assembly, arts: list[Artifact]) -> None:
 
 
 def read_torch_logs(ctx: Assembly, arts: list[Artifact]) -> None:
-    """stderr's logs; graph breaks and recompiles come from the trace log when there is one: it has
-    them exactly. Then its autotune tables joined to the trace's spans."""
-    has_trace = bool(ctx.of(kind_of(torch_trace)))
+    """stderr's logs. Of the facts a trace log of the run tells too (graph breaks, recompiles), the
+    trace's rows stand, compile by compile; a fact the trace's release writes no record of comes
+    from these (trace_breaks.told_by_trace). Then its autotune tables joined to the trace's spans."""
+    told = told_by_trace(_trace_release(ctx)) if ctx.of(kind_of(torch_trace)) else frozenset()
     for a in arts:
         text = ctx.reader.text(a)
         if text is None:
             continue
         parsed = torch_logs.parse_torch_logs(text.splitlines())
-        ctx.take(parsed, a, only=None if not has_trace else set(parsed.rows) - {"compile_events"})
+        if told and "compile_events" in parsed.rows:
+            parsed.rows["compile_events"] = [e for e in parsed.rows["compile_events"] if e["kind"] not in told]
+        ctx.take(parsed, a)
     joins.join_autotune(ctx.tables)
+
+
+def _trace_release(ctx: Assembly) -> tuple[int, int] | None:
+    """The release of the run's trace logs: the one they or the manifest name, else the least release
+    that writes every record they hold (read_traces: the least over them); None: no record known."""
+    labels = ctx.manifest.get("labels") or {}
+    named = labels.get("torch") if isinstance(labels, dict) else None
+    return (release(ctx.trace.get("compiler_version")) or release(named if isinstance(named, str) else None)
+            or ctx.trace.get("release_floor"))
 
 
 def read_spyre_folders(ctx: Assembly, arts: list[Artifact]) -> None:

@@ -20,7 +20,17 @@ Rows:
   slowdown` -> refused, the nodes named by the buffers they write.
 - compile_events: `Graph break ... in user code at FILE:LINE` + `Graph Break Reason: ...`
   (older torch: `Reason: ...`) -> graph_break; `Recompiling function F in FILE:LINE` + its
-  `- <guard failure>` lines -> recompile, reason = the failures joined by newlines.
+  `- <guard failure>` lines -> recompile, reason = the failures joined by newlines. 2.2 to 2.5 log
+  `Graph break: from user code at:`, the user stack (the break at its last frame), then the
+  exception (`exc_info`): the reason is the message of its last line, `torch._dynamo.exc.Unsupported:
+  <msg>` (symbolic_convert.py's break_graph_if_unsupported), the key Dynamo counts it under.
+- an `unknown_break` compile_event (trace_breaks.UNKNOWN_BREAK) per recompile, in a log of 2.5 or
+  before, of a function that logged a break: those releases log a break once per user location a
+  process (utils.py's graph_break_dup_warning_checker), but Dynamo counts it every time a compile
+  of the frame breaks, so the recompile's break went unlogged and the log cannot tell the count
+  (views/15_run_rollups_of.sql). Also unseen there, and left alone: a break at a place an earlier
+  frame already broke at (a helper reached from two frames), and STORE_ATTR breaks (logged on
+  Dynamo's own logger, not graph_breaks).
 - cudagraph_events: `skipping cudagraphs due to <reason>` -> skip; `Re-recording function=...` ->
   rerecord (see _cudagraph_line).
 """
@@ -34,6 +44,7 @@ from collections.abc import Iterable
 from inductor_warehouse.ingest.parsers import glog
 from inductor_warehouse.ingest.parsers.torch_logs_autotune import AUTOTUNE_STARTS, AutotuneTables, Candidates
 from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
+from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_BREAK
 from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
 
 SOURCE = "torch_logs"
@@ -56,7 +67,14 @@ _QUOTED = re.compile(r"'([^']*)'")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _AT_FILE_LINE = re.compile(r" at (.+):(\d+)$")
 _IN_FILE_LINE = re.compile(r" in (.+):(\d+)$")
-_TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)')
+_TRACEBACK_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
+_RECOMPILED = re.compile(r"^Recompiling function (\S+) in ")
+_TRACEBACK = "Traceback (most recent call last):"
+# the last line of a logged exception, unindented: `torch._dynamo.exc.Unsupported: Tensor.item`
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*: (.*)$")
+# a chained exception's traceback follows: the reason is the last exception's
+_CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
+_SKIP = "skip:"  # `Graph break: skip: from user code at:`, convert_frame.py 2.4 and 2.5
 
 _TAGS = ("[__fusion] ", "[__graph_breaks] ", "[__recompiles] ", "[__recompiles_verbose] ", "[__cudagraphs] ")
 _CUDAGRAPH_SKIP = re.compile(r"skipping cudagraphs? due to (.*?)(?:\. Found from\s*:\s*)?$")
@@ -102,6 +120,7 @@ def parse_torch_logs(lines: Iterable[str]) -> Parsed:
         else:
             events.feed(key, tag, message, compile_id, lineno)
     events.close()
+    events.unlogged_breaks()
     autotune.close()
     _warn_unread(parsed, unread)
     return parsed
@@ -226,6 +245,14 @@ class _EventBuilder:
         self.event: CompileEventRow | None = None
         self.failures: list[str] = []
         self.start_line: int | None = None
+        self.from_stack = False  # a break whose first line names no place: its user stack does
+        self.in_traceback = False  # past the `Traceback` line of a 2.2-2.5 break: Dynamo's frames
+        self.exception: list[str] | None = None  # the lines of its exception, once its line came
+        self.exception_done = False  # past the exception's message
+        self.skip = False  # `Graph break: skip:`: convert_frame's note of a frame it ran eagerly
+        self.frame: tuple[str, str] | None = None  # (file, function) of the frame an event is of
+        self.broke: set[tuple[str, str]] = set()  # frames a break was logged in, by a release before 2.6
+        self.recompiled: list[tuple[tuple[str, str], CompileEventRow]] = []
 
     def feed(self, key: str, tag: str, message: str, compile_id: str | None, lineno: int) -> None:
         if key != self.key or _EVENT_START.match(message):
@@ -259,6 +286,12 @@ class _EventBuilder:
             "source": SOURCE,
         }
         self.failures = []
+        self.from_stack = kind == "graph_break" and m is None
+        self.in_traceback, self.exception, self.exception_done = False, None, False
+        if inline is not None and inline.group(1) == _SKIP:  # a frame that fell back to eager (2.4, 2.5)
+            self.event["reason"], self.skip = None, True
+        fn = _RECOMPILED.match(message) if kind == "recompile" else None
+        self.frame = (m.group(1), fn.group(1)) if m and fn else None
 
     def _graph_break_detail(self, message: str) -> None:
         event = self.event
@@ -269,11 +302,33 @@ class _EventBuilder:
                 if text.startswith(label):
                     event["reason"] = text[len(label):]
                     return
-        if event["user_file"] is None:
-            # older messages ("Graph break: from user code at:") name the frame in the traceback
+        if text == _TRACEBACK or text.startswith(_CHAINED):
+            self.in_traceback, self.exception, self.exception_done = True, None, False
+            return
+        if self.in_traceback:
+            self._exception_line(message)
+            return
+        if self.from_stack:
+            # older messages ("Graph break: from user code at:") give the user stack, outermost
+            # frame first: the break is at its last frame (Dynamo's frame_loc, user_stack[-1])
             frame = _TRACEBACK_FRAME.match(message)
             if frame:
                 event["user_file"], event["user_line"] = frame.group(1), int(frame.group(2))
+                if self.frame is None and frame.group(3):  # the outermost: the compiled frame
+                    self.frame = (frame.group(1), frame.group(3))
+
+    def _exception_line(self, message: str) -> None:
+        """A line of the logged exception of a 2.2-2.5 break: its last line names the exception and its
+        message (which may go on over more lines), the reason Dynamo counts the break under."""
+        if self.exception is not None:
+            if not self.exception_done:
+                # a frame's failure comes augmented (exc.py augment_exc_message): a blank line, then
+                # `from user code:` and advice, no part of the message Dynamo counts
+                self.exception_done = not message.strip()
+                if not self.exception_done:
+                    self.exception.append(message.rstrip())
+        elif not message[:1].isspace() and (m := _EXCEPTION_LINE.match(message.rstrip())) is not None:
+            self.exception = [m.group(1)]
 
     def _recompile_detail(self, message: str) -> None:
         text = message.strip()
@@ -282,12 +337,14 @@ class _EventBuilder:
 
     def close(self) -> None:
         if self.event is not None:
+            if self.event["reason"] is None and self.exception:
+                self.event["reason"] = "\n".join(self.exception).strip() or None
             if self.failures:  # one recompile: a failed guard per cached entry
                 self.event["reason"] = "\n".join(self.failures)
                 self.event["details"] = list(self.failures)
             event = self.event
-            if event["kind"] == "graph_break" and event["reason"] is not None:
-                event["kind"] = break_kind(event["reason"])
+            if event["kind"] == "graph_break" and (self.skip or event["reason"] is not None):
+                event["kind"] = SKIPPED if self.skip else break_kind(event["reason"])
             if event["kind"] is SKIPPED:  # a frame that fell back to eager: a failure, not a graph break
                 self.parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] += 1
             else:
@@ -297,6 +354,25 @@ class _EventBuilder:
                 if event["reason"] is None:
                     self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
                 self.parsed.add("compile_events", event)
+                if self.frame is not None:
+                    if event["kind"] == "recompile":
+                        self.recompiled.append((self.frame, event))
+                    elif self.from_stack:
+                        self.broke.add(self.frame)
         self.key = None
         self.event = None
         self.failures = []
+        self.frame = None
+        self.skip = False
+
+    def unlogged_breaks(self) -> None:
+        """An UNKNOWN_BREAK per recompile of a frame that logged a break the way 2.5 and before log
+        them, once per place: its compile may have broken there again, counted and not logged."""
+        for (file, fn), recompile in self.recompiled:
+            if (file, fn) in self.broke:
+                self.parsed.add("compile_events", {
+                    "compile_id": recompile["compile_id"], "kind": UNKNOWN_BREAK, "source": SOURCE,
+                    "reason": (f"{fn} recompiled after a graph break in it, which PyTorch before 2.6 logs once "
+                               "per place: a break of this compile would not be logged again"),
+                    "user_file": recompile["user_file"], "user_line": recompile["user_line"],
+                    "origin": recompile.get("origin"), "cause_id": None, "cause_title": None})

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any, TypeAlias
 
-from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of
+from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of, release_floor
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
 from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
@@ -183,8 +183,12 @@ class TraceState:
         return parsed
 
     def _count_records(self) -> None:
-        """Records by kind (and name) into counters and trace_records, with what the record table says is done with them."""
+        """Records by kind (and name) into counters and trace_records, with what the record table says is done with them;
+        the least release that writes them all (a fact: what the log can tell, reader_steps.read_torch_logs)."""
         parsed = self.parsed
+        floor = release_floor([*((k, None) for k in self.kinds if k not in NAMED_KINDS), *self.named])
+        if floor is not None:
+            parsed.facts["release_floor"] = floor
         for kind, n in self.kinds.items():
             parsed.counters["records"] += n
             if kind in NAMED_KINDS:

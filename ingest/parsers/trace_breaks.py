@@ -42,6 +42,7 @@ from inductor_warehouse.ingest.rows import Json
 
 UNKNOWN_BREAK = "unknown_break"
 UNKNOWN_UNCOUNTED = "unknown_uncounted"
+RESTART = "restart"
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # resume_execution.py's name for a function resuming after a break
 STEP_OR_STORE_ATTR = "Unknown fail_and_restart_analysis"
 _NO_REASON = re.compile(r"^<class '[\w.]*?(\w+)'>$")
@@ -110,15 +111,19 @@ def read_restarts(restarts: Restarts, metrics: dict[str, Json], compile_id: str 
     return rows
 
 
-def unread_restarts(restarts: Restarts, finished: set[str | None]) -> list[tuple[str, str, str]]:
+def unread_restarts(restarts: Restarts, finished: set[str | None]) -> list[tuple[str, str, str | None]]:
     """(compile id, kind, reason) of the compiles that restarted and whose metrics never came (2.3
-    writes none), in a log of a release without graph-break records: either break may be the cause."""
+    writes none), in a log of a release without graph-break records: either break may be the cause.
+    And a RESTART row (reason unknown) for each restart, the attempts its records were written in:
+    the restarts compilation_metrics would have named."""
     if restarts.modern or restarts.recorded:
         return []
-    return [(key, kind, f"{_times(n)}, and no compilation_metrics for it (PyTorch 2.3 writes none)")
-            for key, n in sorted(restarts.attempts.items())
-            if n and key not in restarts.read and key not in finished
-            for kind in (UNKNOWN_BREAK, UNKNOWN_UNCOUNTED)]
+    unread = [(key, n) for key, n in sorted(restarts.attempts.items())
+              if n and key not in restarts.read and key not in finished]
+    return [row for key, n in unread
+            for row in ((key, kind, f"{_times(n)}, and no compilation_metrics for it (PyTorch 2.3 writes none)")
+                        for kind in (UNKNOWN_BREAK, UNKNOWN_UNCOUNTED))] + [
+            (key, RESTART, None) for key, n in unread for _ in range(n)]
 
 
 def unseen_branches(restarts: Restarts, started: set[str | None]) -> str | None:

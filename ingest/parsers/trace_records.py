@@ -15,7 +15,7 @@ release adds an artifact, it shows.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from fnmatch import translate
 from functools import cache, lru_cache
@@ -273,6 +273,48 @@ def entry_of(kind: str | None, name: Hashable) -> RecordEntry | None:
 def handling_of(kind: str | None, name: Hashable) -> str:
     e = entry_of(kind, name)
     return e.handling if e is not None else UNKNOWN
+
+
+_RELEASE = re.compile(r"^(\d+)\.(\d+)")
+
+
+def release(text: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a release as `2.5`, `2.4.1+cu121`, `2.13+` write it; None for anything else."""
+    m = _RELEASE.match(text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def release_floor(records: Iterable[tuple[str | None, Hashable]]) -> tuple[int, int] | None:
+    """The least release that writes every (kind, name) of a log the table knows: the log's release
+    is that one or later (a record a release first writes is its evidence); None if none is known."""
+    firsts = [r for kind, name in records if (e := entry_of(kind, name)) is not None and (r := release(e.first))]
+    return max(firsts, default=None)
+
+
+def first_written(kind: str, name: str = "") -> tuple[int, int]:
+    """The first release that writes a record the table holds (a KeyError for one it does not)."""
+    found = release(_index()[0][(kind, name)].first)
+    assert found is not None, f"{kind} {name}: no first release"
+    return found
+
+
+# compile_events kinds by the fact they tell (trace_breaks.py's UNKNOWN_BREAK and UNKNOWN_UNCOUNTED
+# among them), and the trace record a release tells it by: recompiles by a recompile_reasons artifact
+# (2.5), graph breaks by compilation_metrics' restart_reasons (2.4; from 2.6 a dynamo_graph_break_reason
+# artifact each), or unknown_break rows saying why not
+FACTS = (
+    (frozenset({"recompile"}), ("artifact", "recompile_reasons")),
+    (frozenset({"graph_break", "uncounted_break", "unknown_break", "unknown_uncounted"}), ("compilation_metrics", "")),
+)
+
+
+def told_by_trace(version: tuple[int, int] | None) -> frozenset[str]:
+    """The compile_events kinds a trace log of release `version` (None: not known) tells, so that where a run
+    has one, another source's rows of those kinds (TORCH_LOGS) are left out: the trace's are the
+    count, read compile by compile. A trace of an earlier release tells none of them: where it cannot
+    tell, the other source's rows stand (views/15_run_rollups_of.sql)."""
+    return frozenset().union(*(kinds for kinds, (kind, name) in FACTS
+                               if version is not None and version >= first_written(kind, name)))
 
 
 def read_by(e: RecordEntry) -> str:

@@ -24,7 +24,14 @@
 --                                graph_breaks is the harness's count, summed over the run's performance
 --                                and accuracy rows that have one (Dynamo's counters["graph_break"] of each
 --                                model's process); else NULL. The artifacts win where both exist: their
---                                rows are the breaks the break pages list, the same counter read break by break
+--                                rows are the breaks the break pages list, the same counter read break by break.
+--                                A TORCH_TRACE log and TORCH_LOGS text of one run: of each fact, the trace's
+--                                rows stand where its release writes a record of it (graph breaks from 2.4:
+--                                restart_reasons, 2.6: a record a break; recompiles from 2.5), compile by
+--                                compile; where it writes none, TORCH_LOGS' rows do (ingest/reader_steps.py
+--                                read_torch_logs, trace_records.told_by_trace). TORCH_LOGS before 2.6 log a
+--                                break once per place: a recompile of a function that logged one makes an
+--                                unknown_break (its break went unlogged), so graph_breaks is unknown there
 --   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
 --                                as graph breaks: a data-dependent branch of the frame itself, a break
 --                                it could not resume from; NULL where the log cannot tell them (an
@@ -33,7 +40,8 @@
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
 --                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
---                                analysis; like recompiles, NULL for harness_holders (nothing measured them)
+--                                analysis (2.3 names no reason: a restart row per attempt its trace names);
+--                                like recompiles, NULL for harness_holders (nothing measured them)
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
@@ -43,7 +51,10 @@
 --       inductor_s = inductor_cumulative - inductor_code_gen_cumulative (+ the same for bwd_)
 --       code_gen_s = inductor_code_gen_cumulative (+ bwd_): scheduling, codegen, compiling the code
 --     2.3 to 2.5 write these four timers in seconds alone, as entire_frame_compile_time_s,
---     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack
+--     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack.
+--     2.5's bwd_compilation_metrics has only inductor_compile_time_s and code_gen_time_s (the backward's
+--     compile_fx_inner, all but a few ms of its bw_compiler): the backward's total and Inductor time
+--     both read the first there (2.4 writes no backward record: its lazily compiled backward is missing)
 --     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
@@ -173,9 +184,12 @@ WITH picked AS (
                  sum(duration_us) FILTER (WHERE name = 'inductor_compile_time'))                AS ind,
         coalesce(sum(duration_us) FILTER (WHERE name = 'inductor_code_gen_cumulative_compile_time'),
                  sum(duration_us) FILTER (WHERE name = 'code_gen_time'))                        AS cg,
-        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_backward_cumulative_compile_time'), 0)          AS bwd,
-        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_cumulative_compile_time'), 0)          AS bwd_ind,
-        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_code_gen_cumulative_compile_time'), 0) AS bwd_cg,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_backward_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'bwd_inductor_compile_time'), 0)                 AS bwd,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'bwd_inductor_compile_time'), 0)                 AS bwd_ind,
+        coalesce(sum(duration_us) FILTER (WHERE name = 'bwd_inductor_code_gen_cumulative_compile_time'),
+                 sum(duration_us) FILTER (WHERE name = 'bwd_code_gen_time'), 0)                         AS bwd_cg,
         sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
         sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
         count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
