@@ -34,7 +34,7 @@ from inductor_warehouse.analysis.kernel_diff import mark_meta_only
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, KernelChange, match_kernels
 from inductor_warehouse.analysis.metrics import EVENTS, unfinished
 from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
-from inductor_warehouse.analysis.selectors import Selector, select_runs, workload_labels
+from inductor_warehouse.analysis.selectors import Selector, pair_on_param, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
 
 IDENTITY = "kernel_identity"
@@ -203,7 +203,7 @@ def _phase_changes(con: Reader, model: str, series_label: str | None, keys: tupl
     moved: dict[tuple[str, str, str], list[Row]] = {}
     # every workload of the model (workloads=None), not the page the query gives by default
     for r in run_query(con, "compile/phase_changes", model=model, phase=phase, ratio=ratio,
-                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=",".join(keys), workloads=None):
+                       min_seconds=PHASE_MIN_SECONDS, series=series_label, pair_on=pair_on_param(con, keys), workloads=None):
         moved.setdefault((r["workload"], r["before_version"], r["after_version"]), []).append(r)
     out: dict[tuple[str, str, str], list[Change]] = {}
     for point, rows in moved.items():

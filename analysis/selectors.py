@@ -75,12 +75,18 @@ def select_runs(con: Reader, selector: Selector, model: str | None = None,
         params["model"] = model
     if selector.labels:
         params["labels"] = orjson.dumps(selector.labels).decode()
-    if pair_on is not None and set(pair_on) != set(workload_labels(con)):
-        params["pair_on"] = ",".join(pair_on)
+    if (keys := pair_on_param(con, pair_on)) is not None:
+        params["pair_on"] = keys
     rows = run_query(con, "compare/runs", **params)
     for r in rows:
         r["labels"] = orjson.loads(r["labels"]) if r["labels"] else {}
     return rows
+
+
+def pair_on_param(con: Reader, pair_on: tuple[str, ...] | None) -> str | None:
+    """A query's `pair_on` for these labels: None for the workload labels themselves, whose key the
+    queries read from each run's rollup rather than spell again for every run."""
+    return ",".join(pair_on) if pair_on is not None and set(pair_on) != set(workload_labels(con)) else None
 
 
 def workload_labels(con: Reader) -> tuple[str, ...]:

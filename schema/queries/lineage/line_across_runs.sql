@@ -14,7 +14,9 @@ WITH picked AS (
 ), hits AS (
     SELECT DISTINCT k.run_id, k.run_key, k.graph_id, k.file, k.line, k.kernel_name
     FROM kernel_lines((SELECT list(run_key) FROM picked)) k
-    WHERE contains(k.file, $file) AND k.line = $line
+    -- the line as a subquery, not `= $line`: a constant equality is pushed into kernel_lines' ops scan,
+    -- whose small estimate then makes DuckDB build the ops join from a scan of every run's ops
+    WHERE contains(k.file, $file) AND k.line IN (SELECT $line)
 ), times AS (
     SELECT t.run_key, t.graph_id, t.name, sum(t.duration_us) AS us
     FROM timings t

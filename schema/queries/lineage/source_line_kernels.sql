@@ -29,6 +29,7 @@ SELECT
 FROM lines l
 LEFT JOIN code c USING (file, line)
 WHERE ($file IS NULL OR contains(l.file, $file))
-  AND ($line IS NULL OR l.line = $line)
+  -- a subquery, not `= $line`, as in lineage/line_across_runs: kept out of kernel_lines' ops scan
+  AND ($line IS NULL OR l.line IN (SELECT $line))
 GROUP BY ALL
 ORDER BY l.file, l.line;

@@ -40,12 +40,15 @@ WITH sided AS (
 ), paired AS (
     -- the runs of the pairs, by key: their kernels alone are read
     SELECT run_id, run_key FROM runs WHERE run_id IN (SELECT base_run FROM pairs UNION SELECT head_run FROM pairs)
+), tuned AS (
+    SELECT * FROM triton_kernel_facts_of((SELECT list(run_key) FROM paired))
 ), facts AS (
+    -- the kernels of runs with Triton facts alone: most runs of a long series may have none
     SELECT f.*, k.signature, k.source_hash,
            row_number() OVER (PARTITION BY f.run_id, k.signature ORDER BY f.kernel_name) AS nth
-    FROM triton_kernel_facts_of((SELECT list(run_key) FROM paired)) f
+    FROM tuned f
     JOIN (SELECT run_id, kernel_name, any_value(signature) AS signature, any_value(source_hash) AS source_hash
-          FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM paired)
+          FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM tuned)
           GROUP BY run_id, kernel_name) k USING (run_id, kernel_name)
 )
 SELECT p.model, p.workload, b.signature,
