@@ -343,8 +343,12 @@ class _EventBuilder:
                 self.event["reason"] = "\n".join(self.failures)
                 self.event["details"] = list(self.failures)
             event = self.event
-            if event["kind"] == "graph_break" and (self.skip or event["reason"] is not None):
-                event["kind"] = SKIPPED if self.skip else break_kind(event["reason"])
+            if event["kind"] == "graph_break":
+                reason = event["reason"]
+                if self.skip:
+                    event["kind"] = SKIPPED
+                elif reason is not None:
+                    event["kind"] = break_kind(reason)
             if event["kind"] is SKIPPED:  # a frame that fell back to eager: a failure, not a graph break
                 self.parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] += 1
             else:
