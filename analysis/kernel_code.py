@@ -78,6 +78,16 @@ class KernelCodes:
             if rows:
                 r = rows[0]
                 source_hash, backend, line, shared = r["source_hash"], r["backend"], r["line"], r["shared_source"]
+        return self._code(run_id, graph_id, kernel_name, source_hash, backend, line, shared)
+
+    def graph(self, run_id: str, graph_id: str) -> list[KernelCode]:
+        """The code of every generated kernel of the graph, in definition order (one query for all)."""
+        return [self._code(run_id, graph_id, r["kernel_name"], r["source_hash"], r["backend"], r["line"],
+                           r["shared_source"])
+                for r in run_query(self.con, "explore/kernel_code", run_id=run_id, graph_id=graph_id, kernel_name=None)]
+
+    def _code(self, run_id: str, graph_id: str | None, kernel_name: str, source_hash: str | None,
+              backend: str | None, line: int | None, shared: str | None) -> KernelCode:
         if source_hash is None:
             return KernelCode(kernel_name, None, False, backend)
         own = self.own_text(run_id, graph_id, kernel_name, source_hash, line)

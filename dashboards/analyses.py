@@ -79,20 +79,16 @@ def _kernel_code(db: str, run_id: str, graph_id: str, kernel_name: str):
     return read(lambda con: KernelCodes(con).get(run_id, graph_id, kernel_name))
 
 
-def kernel_codes(run_id: str, graph_id: str, kernel_names: tuple[str, ...]):
-    """kernel_code of several kernels of one graph, the graph's output code read once."""
-    return _kernel_codes(location().printable, run_id, graph_id, kernel_names)
+def graph_kernel_codes(run_id: str, graph_id: str):
+    """kernel_code of every generated kernel of one graph, in definition order."""
+    return _graph_kernel_codes(location().printable, run_id, graph_id)
 
 
 @st.cache_data(ttl=CACHE_SECONDS, show_spinner=False)
-def _kernel_codes(db: str, run_id: str, graph_id: str, kernel_names: tuple[str, ...]):
+def _graph_kernel_codes(db: str, run_id: str, graph_id: str):
     from inductor_warehouse.analysis.kernel_code import KernelCodes
 
-    def work(con):
-        codes = KernelCodes(con)
-        return [codes.get(run_id, graph_id, name) for name in kernel_names]
-
-    return read(work)
+    return read(lambda con: KernelCodes(con).graph(run_id, graph_id))
 
 
 def change_points(model: str, series_label: str | None):

@@ -58,9 +58,10 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
         i = st.selectbox("Code of a pair", changed, format_func=cells.labelled(labels), key=f"{key}_pair")  # type: ignore[assignment]
         c = result.kernels[i].change
         left, right = st.columns(2)
-        for col, side, name, code in zip((left, right), ("base", "head"), (c.base_kernel, c.head_kernel), pairs[i],
-                                         strict=True):
-            show_code(col, side, name, code)
+        # not `code`: the model line picker's labels read that name
+        for col, side, name, kernel_code in zip((left, right), ("base", "head"), (c.base_kernel, c.head_kernel),
+                                                pairs[i], strict=True):
+            show_code(col, side, name, kernel_code)
         with st.expander(f"Unified diff ({NORMALISED})", expanded=True):
             st.code(unified.get(i) or "(identical after normalisation)", language="diff")
     st.caption(cells.plain(f"iwh compare --base {base_run} --head {head_run} --model {model} --lineage "

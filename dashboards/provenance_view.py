@@ -38,7 +38,7 @@ def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenanc
     sources = None
     notes: list[str] = []
     if not texts.get("output_code") and not kernels.empty:  # Spyre kernel folders: each kernel's spec
-        codes = analyses.kernel_codes(run_id, graph_id, tuple(kernels[kernels["generated"]]["kernel_name"]))
+        codes = analyses.graph_kernel_codes(run_id, graph_id)
         sources = {c.kernel_name: c.text for c in codes if c.text is not None}
         notes = sorted({c.note for c in codes if c.note})
     rows = [{k: (None if _missing(v) else v) for k, v in r.items()} for r in links.to_dict("records")]
