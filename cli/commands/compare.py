@@ -47,7 +47,8 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--head", required=True, metavar="SEL", help="runs to compare to")
 @click.option("--model", help="only this model")
 @click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
-@click.option("--show-code", is_flag=True, help="with --kernels or --lineage: unified diff of each changed kernel")
+@click.option("--show-code", is_flag=True, help="with --kernels or --lineage: unified diff of each changed kernel's own code, "
+                   "normalised (kernel name, quoted paths, backend hash)")
 @click.option("--show-meta", is_flag=True,
               help="with --show-code: also the kernels whose code differs only in metadata (inductor_meta, "
                    "triton_meta: 'meta changed')")
