@@ -151,7 +151,7 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
     for key, position, b, h, found, kernels_changed in steps:
         if kernels_changed:
             base, head = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
-            paired = mark_meta_only(con, match_kernels(base, head))
+            paired = mark_meta_only(con, b["run_id"], h["run_id"], match_kernels(base, head))
             moved = sum(k.status in (CHANGED, ADDED, REMOVED) for k in paired)
             found.append(Change(IDENTITY, len(base), len(head), identity_change(base, head, paired),
                                 size=moved / (max(len(base), len(head)) or 1)))

@@ -3,12 +3,12 @@ groups, autotune winners and Triton launch configs."""
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import re
 
+from inductor_warehouse.analysis.kernel_code import KernelCode, KernelCodes, code_diff
 from inductor_warehouse.analysis.kernel_match import (ADDED, CHANGED, META, REMOVED, RENAMED, SAME, STATUSES, KernelChange,
                                                        match_kernels)
 from inductor_warehouse.analysis.pairing import paired_groups, workload_text
@@ -121,7 +121,7 @@ def kernel_diff(con: Reader, base: str, head: str, model: str, pair_on: tuple[st
     autotune = _autotune_changes(run_query(con, "compare/autotune", run=b), run_query(con, "compare/autotune", run=h))
     triton = [TritonConfigChange(**{k: r[k] for k in TritonConfigChange.__dataclass_fields__})
               for r in run_query(con, "triton/config_changes", steps=f"{b}>{h}")]
-    kernels = mark_meta_only(con, match_kernels(kb, kh))
+    kernels = mark_meta_only(con, b, h, match_kernels(kb, kh))
     meta = {(k.base_kernel, k.head_kernel) for k in kernels if k.meta_only}
     for t in triton:  # a launch config that moved with metadata alone: the code is the same
         t.source_changed = t.source_changed and (t.base_kernel, t.head_kernel) not in meta
@@ -153,17 +153,34 @@ def without_meta(source: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r",\s*(?=[,)])", "", "".join(out)))
 
 
-def mark_meta_only(con: Reader, kernels: list[KernelChange]) -> list[KernelChange]:
-    """Pairs whose sources differ only in metadata: `meta changed` (was changed), or renamed with
-    meta_only set; their code diff is hidden unless asked for."""
+def mark_meta_only(con: Reader, base_run: str, head_run: str, kernels: list[KernelChange],
+                   codes: KernelCodes | None = None) -> list[KernelChange]:
+    """Pairs whose code differs only in metadata (each side's own text, normalised as hashed, less
+    its triton_meta / inductor_meta): `meta changed` (was changed), or renamed with meta_only set;
+    their code diff is hidden unless asked for."""
+    codes = codes or KernelCodes(con)
     for k in kernels:
         if k.source_changed and k.status in (CHANGED, RENAMED):
-            a, b = kernel_source(con, k.base_hash), kernel_source(con, k.head_hash)
-            if a is not None and b is not None and without_meta(a) == without_meta(b):
+            a, b = pair_codes(codes, base_run, head_run, k)
+            if a and b and a.text is not None and b.text is not None \
+                    and without_meta(a.normalised()) == without_meta(b.normalised()):
                 k.meta_only = True
                 if k.status == CHANGED:
                     k.status = META
     return kernels
+
+
+def pair_codes(codes: KernelCodes, base_run: str, head_run: str,
+               change: KernelChange) -> tuple[KernelCode | None, KernelCode | None]:
+    """Each side's code of a kernel pair (None for a side without the kernel): its own text where its
+    run's output code is stored (KernelCodes.get)."""
+    def side(run: str, graph: str | None, name: str | None, h: str | None) -> KernelCode | None:
+        if name is None:
+            return None
+        return codes.get(run, graph, name, h, look_up=False)
+
+    return (side(base_run, change.base_graph, change.base_kernel, change.base_hash),
+            side(head_run, change.head_graph, change.head_kernel, change.head_hash))
 
 
 def _autotune_changes(base: list[Row], head: list[Row]) -> list[AutotuneChange]:
@@ -232,24 +249,11 @@ def _by_graph(rows: list[Row]) -> dict[tuple[str, str | None], list[Row]]:
     return out
 
 
-def kernel_source(con: Reader, source_hash: str | None) -> str | None:
-    if not source_hash:
-        return None
-    rows = run_query(con, "explore/kernel_source", source_hash=source_hash)
-    source: str | None = rows[0]["source"] if rows else None
-    return source
-
-
 def change_label(change: KernelChange) -> str:
     """How a changed kernel is named to people: its phase and the kernel on each side."""
     return f"{change.phase or '-'}: {change.base_kernel} -> {change.head_kernel}"
 
 
-def code_diff(con: Reader, change: KernelChange) -> str:
-    """Unified diff of a changed kernel's normalised source, base to head."""
-    a = kernel_source(con, change.base_hash) or ""
-    b = kernel_source(con, change.head_hash) or ""
-    return "".join(difflib.unified_diff(
-        a.splitlines(keepends=True), b.splitlines(keepends=True),
-        fromfile=f"base/{change.base_kernel}", tofile=f"head/{change.head_kernel}",
-    ))
+def change_code_diff(codes: KernelCodes, base_run: str, head_run: str, change: KernelChange) -> str:
+    """Unified diff of a kernel pair's own texts, normalised (kernel_code.code_diff)."""
+    return code_diff(*pair_codes(codes, base_run, head_run, change))

@@ -31,6 +31,8 @@ class KernelChange:
     head_hash: str | None
     how: str = ""  # what paired it: name, source hash, or structure (lineage, source nodes, ATen ops, op words)
     meta_only: bool = False  # its sources differ in metadata lines alone (kernel_diff.mark_meta_only)
+    base_graph: str | None = None  # the graph of each side's kernel (kernel names repeat across graphs)
+    head_graph: str | None = None
 
     @property
     def source_changed(self) -> bool:
@@ -150,4 +152,5 @@ def _change(status: str, kb: Row | None, kh: Row | None, how: str) -> KernelChan
         category=ref["category"], phase=ref["phase"], base_kernel=kb["kernel_name"] if kb else None,
         head_kernel=kh["kernel_name"] if kh else None,
         base_hash=kb["source_hash"] if kb else None, head_hash=kh["source_hash"] if kh else None, how=how,
+        base_graph=kb.get("graph_id") if kb else None, head_graph=kh.get("graph_id") if kh else None,
     )

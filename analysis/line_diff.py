@@ -14,7 +14,8 @@ from typing import TypeAlias
 
 import polars as pl
 
-from inductor_warehouse.analysis.kernel_diff import KernelDiff, code_diff, kernel_diff
+from inductor_warehouse.analysis.kernel_code import KernelCodes
+from inductor_warehouse.analysis.kernel_diff import KernelDiff, change_code_diff, kernel_diff
 from inductor_warehouse.analysis.kernel_match import ADDED, REMOVED, KernelChange
 from inductor_warehouse.analysis.canned_rows import Reader, run_query
 
@@ -121,8 +122,10 @@ def _split_merged(kernels: list[LineKernel], base_nodes: KernelNodes, head_nodes
 
 
 def line_code_diffs(con: Reader, result: LineDiff) -> list[tuple[str, str]]:
-    """(label, unified diff) of each pair of the line whose code differs."""
-    return [(f"{k.change.phase or '-'}: {k.change.base_kernel} -> {k.change.head_kernel}", code_diff(con, k.change))
+    """(label, unified diff of the pair's own texts, normalised) of each pair of the line whose code differs."""
+    codes = KernelCodes(con)
+    return [(f"{k.change.phase or '-'}: {k.change.base_kernel} -> {k.change.head_kernel}",
+             change_code_diff(codes, result.base_run, result.head_run, k.change))
             for k in result.kernels if k.change.code_changed]
 
 

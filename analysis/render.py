@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import polars as pl
 
+from inductor_warehouse.analysis.kernel_code import NORMALISED
 from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
 from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
@@ -222,6 +223,8 @@ def _kernel_section(diff: KernelDiff, codes: list[tuple[str, str]] | None, md: b
         parts.append(h(f"autotune winners: {moved} of {len(diff.autotune)} ops changed, appeared or went"))
         if moved:
             parts.append(show(autotune_frame(diff)))
+    if codes:
+        parts.append(f"code diffs: each side's own code as its run wrote it, {NORMALISED}\n")
     for name, text in codes or ():
         parts.append(h(f"code diff: {name}"))
         parts.append(f"```diff\n{text}```\n" if md else text)

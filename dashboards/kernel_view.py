@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from inductor_warehouse.analysis.kernel_code import NORMALISED, KernelCode
 from inductor_warehouse.analysis.kernel_diff import change_label
 from inductor_warehouse.analysis.kernel_match import META, STATUSES
 from inductor_warehouse.analysis.render import autotune_frame, fusion_frame, kernel_frame, triton_frame
@@ -14,7 +15,7 @@ from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graph
 
 
 def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None:
-    diff, sources, unified = analyses.kernel_changes(base_run, head_run, model)
+    diff, pairs, unified = analyses.kernel_changes(base_run, head_run, model)
     counts = diff.counts()
     cols = st.columns(len(STATUSES))
     for col, status in zip(cols, STATUSES, strict=True):
@@ -58,8 +59,16 @@ def show_kernel_diff(base_run: str, head_run: str, model: str, key: str) -> None
     index = names[st.selectbox("Kernel whose code changed", list(names), key=f"{key}_kernel")]  # type: ignore[index]
     k = diff.kernels[index]
     # the diff at the page's full width first; each side's whole code below it, one at a time
+    st.caption(f"The diff of each side's own code, {NORMALISED}.")
     st.code(unified[index] or "(identical after normalisation)", language="diff")
-    for tab, side, name, h in zip(st.tabs(["Base code", "Head code"]), ("base", "head"), (k.base_kernel, k.head_kernel),
-                                  (k.base_hash, k.head_hash), strict=True):
-        tab.caption(cells.plain(f"{side}: {name}"))
-        tab.code(sources.get(h) or "", language=cells.code_language(sources.get(h)), line_numbers=True)
+    for tab, side, name, code in zip(st.tabs(["Base code", "Head code"]), ("base", "head"), (k.base_kernel, k.head_kernel),
+                                     pairs[index], strict=True):
+        show_code(tab, side, name, code)
+
+
+def show_code(where, side: str, name: str | None, code: KernelCode | None) -> None:
+    """One side's code as its run wrote it, captioned with the kernel's name, and with what it is when
+    it is an identical kernel's kept text rather than its own."""
+    where.caption(cells.plain(f"{side}: {name}" + (f". {code.note}" if code and code.note else "")))
+    text = code.text if code else None
+    where.code(text or "", language=cells.code_language(text), line_numbers=True)

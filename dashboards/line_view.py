@@ -9,8 +9,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from inductor_warehouse.analysis.kernel_code import NORMALISED
 from inductor_warehouse.analysis.line_diff import line_frame
 from inductor_warehouse.dashboards import analyses, cells, chrome, data, state
+from inductor_warehouse.dashboards.kernel_view import show_code
 from inductor_warehouse.dashboards.model_lines import split_line
 from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, kernel_graphs, viewer_url
 
@@ -36,7 +38,7 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
              "diff above pairs them.")
     state.to_url("line", chosen)
     file, line = split_line(chosen)  # type: ignore[misc]
-    result, sources, unified = analyses.line_changes(base_run, head_run, model, file, line)
+    result, pairs, unified = analyses.line_changes(base_run, head_run, model, file, line)
     frame = line_frame(result).to_pandas()
     if frame.empty:
         st.info(f"No kernel of either run came from {cells.plain(chosen)}.")
@@ -56,10 +58,11 @@ def show_line_diff(base_run: str, head_run: str, model: str, key: str) -> None:
         i = st.selectbox("Code of a pair", changed, format_func=cells.labelled(labels), key=f"{key}_pair")  # type: ignore[assignment]
         c = result.kernels[i].change
         left, right = st.columns(2)
-        for col, side, name, h in ((left, "base", c.base_kernel, c.base_hash), (right, "head", c.head_kernel, c.head_hash)):
-            col.caption(cells.plain(f"{side}: {name}"))
-            col.code(sources.get(h) or "", language=cells.code_language(sources.get(h)), line_numbers=True)
-        with st.expander("Unified diff", expanded=True):
+        # not `code`: the model line picker's labels read that name
+        for col, side, name, kernel_code in zip((left, right), ("base", "head"), (c.base_kernel, c.head_kernel),
+                                                pairs[i], strict=True):
+            show_code(col, side, name, kernel_code)
+        with st.expander(f"Unified diff ({NORMALISED})", expanded=True):
             st.code(unified.get(i) or "(identical after normalisation)", language="diff")
     st.caption(cells.plain(f"iwh compare --base {base_run} --head {head_run} --model {model} --lineage "
                           f"{Path(file).name}:{line} --show-code"))

@@ -18,7 +18,7 @@ from pathlib import Path
 import streamlit as st
 
 from inductor_warehouse.analysis import provenance
-from inductor_warehouse.dashboards import cells, chrome, data, state, warehouse
+from inductor_warehouse.dashboards import analyses, cells, chrome, data, state, warehouse
 
 TAB = "Provenance"
 STATIC = Path(__file__).parent / "static"
@@ -27,23 +27,23 @@ HEIGHT = 760
 
 
 @st.cache_data(ttl=warehouse.CACHE_SECONDS, show_spinner=False)
-def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenance, list[str]]:
-    """The graph's viewer model and its panels lacking a text (what would have recorded each); kept
-    per graph, so changing the choice builds nothing again."""
+def _model(where: str, run_id: str, graph_id: str) -> tuple[provenance.Provenance, list[str], list[str]]:
+    """The graph's viewer model, its panels lacking a text (what would have recorded each), and what
+    its kernels' texts are where they are not their own; kept per graph, so changing the choice
+    builds nothing again."""
     texts = {r.kind: r.text for r in data.run("explore/provenance_texts", run_id=run_id, graph_id=graph_id).itertuples()}
     links = data.run("explore/provenance_links", run_id=run_id, graph_id=graph_id)
     kernels = data.run("explore/kernels", run_id=run_id, graph_id=graph_id, limit=KERNEL_LIMIT)
     names = kernels["kernel_name"].tolist() if not kernels.empty else []
     sources = None
-    if not texts.get("output_code") and not kernels.empty:  # Spyre kernel folders: each kernel's own spec
-        sources = {}
-        for k in kernels[kernels["generated"]].itertuples():
-            found = data.run("explore/kernel_source", source_hash=k.source_hash) if k.source_hash else None
-            if found is not None and not found.empty:
-                sources[k.kernel_name] = found.iloc[0]["source"]
+    notes: list[str] = []
+    if not texts.get("output_code") and not kernels.empty:  # Spyre kernel folders: each kernel's spec
+        codes = analyses.graph_kernel_codes(run_id, graph_id)
+        sources = {c.kernel_name: c.text for c in codes if c.text is not None}
+        notes = sorted({c.note for c in codes if c.note})
     rows = [{k: (None if _missing(v) else v) for k, v in r.items()} for r in links.to_dict("records")]
     model = provenance.build(texts, rows, names, sources)
-    return model, provenance.missing_texts(texts) if not sources else []
+    return model, provenance.missing_texts(texts) if not sources else [], notes
 
 
 def _missing(v) -> bool:
@@ -75,11 +75,13 @@ def _only(key: str) -> None:
 
 
 def show_provenance(run_id: str, graph_id: str) -> None:
-    model, missing = _model(warehouse.location().printable, run_id, graph_id)
+    model, missing, notes = _model(warehouse.location().printable, run_id, graph_id)
     if not model.links and not model.kernel_lines:
         st.info(provenance.NO_PROVENANCE)
     for why in missing:
         st.caption(cells.plain(f"No {why}."))
+    for note in notes:
+        st.caption(cells.plain(note))
     lines = list(model.model)
     left, right = st.columns([1, 1])
     with left:
@@ -96,7 +98,7 @@ def show_provenance(run_id: str, graph_id: str) -> None:
     st.iframe(page(model, selection(model)), height=HEIGHT)
     st.caption("Click a kernel's line in the code, a node in either graph, or a model line: its relatives light "
                "up in the other panels. Highlighted: the choice (darker) and what it came from or became.")
-    chrome.show_sql("explore/provenance_texts", "explore/provenance_links", "explore/kernels")
+    chrome.show_sql("explore/provenance_texts", "explore/provenance_links", "explore/kernels", "explore/kernel_code")
 
 
 def page(model: provenance.Provenance, chosen: dict | None) -> str:

@@ -38,6 +38,8 @@ PARAMS = {
     "lineage/line_across_runs": {"file": "gen_models.py", "line": 28, "model": "transformer"},
     "compare/fusions": {"run": TRANSFORMER_213},
     "explore/kernel_source": {"source_hash": "fa38fb0f02be12f98731ba0b81a0ca7b"},
+    "explore/kernel_code": {"run_id": GPU_MLP_TRAIN, "graph_id": "0_forward", "kernel_name": "triton_poi_fused_gelu_0"},
+    "explore/output_code": {"run_id": GPU_MLP_TRAIN, "graph_id": "0_forward"},
     "kernels/kernel_count_trend": {"model": "transformer"},
     "changes/kernel_identities": {"model": "transformer"},
     "changes/kernel_identity_digests": {"model": "transformer"},

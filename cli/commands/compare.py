@@ -9,7 +9,8 @@ import click
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.changes import CHOICES, HARNESS, PHASE_RATIO, TOP
 from inductor_warehouse.analysis.compare import compare
-from inductor_warehouse.analysis.kernel_diff import change_label, code_diff, kernel_diff
+from inductor_warehouse.analysis.kernel_code import NORMALISED, KernelCodes
+from inductor_warehouse.analysis.kernel_diff import change_code_diff, change_label, kernel_diff
 from inductor_warehouse.analysis.selectors import SelectorError, same_selection
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
@@ -46,7 +47,8 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
 @click.option("--head", required=True, metavar="SEL", help="runs to compare to")
 @click.option("--model", help="only this model")
 @click.option("--kernels", "show_kernels", is_flag=True, help="kernel-level diff of --model")
-@click.option("--show-code", is_flag=True, help="with --kernels or --lineage: unified diff of each changed kernel")
+@click.option("--show-code", is_flag=True, help="with --kernels or --lineage: unified diff of each changed kernel's own code, "
+                   "normalised (kernel name, quoted paths, backend hash)")
 @click.option("--show-meta", is_flag=True,
               help="with --show-code: also the kernels whose code differs only in metadata (inductor_meta, "
                    "triton_meta: 'meta changed')")
@@ -101,7 +103,9 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
             raise DataError(str(e)) from e
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
         shown = sorted(diff.code_changes + (diff.meta_changes if show_meta else [])) if diff and show_code else []
-        codes = [(change_label(diff.kernels[i]), code_diff(wh, diff.kernels[i])) for i in shown]  # type: ignore[union-attr]
+        texts = KernelCodes(wh)
+        codes = [(change_label(diff.kernels[i]),  # type: ignore[union-attr]
+                  change_code_diff(texts, diff.base_run, diff.head_run, diff.kernels[i])) for i in shown]  # type: ignore[union-attr]
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     from inductor_warehouse.schema.output import paragraph
 
@@ -200,6 +204,8 @@ def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
         click.echo(f"{file}:{line} of {model}: base run {result.base_run} -> head run {result.head_run}"
                    + (f"\n    {result.code}" if result.code else ""))
     emit(line_frame(result), fmt)
+    if codes:
+        click.echo(f"\ncode diffs: each side's own code as its run wrote it, {NORMALISED}")
     for label, text in codes:
         click.echo(f"\n--- {label}\n{text or '(identical after normalisation)'}")
     for n in result.notes:

@@ -181,7 +181,7 @@ show_kernel_diff(pair.base_runs[0], pair.head_runs[0], pair.model, "compare")
 selectors = [f"{s}" + "".join(f",{k}={v}" for k, v in sorted(pair.config.items())) for s in (base, head)]
 st.caption(cells.plain(f"iwh compare --base {shlex.quote(selectors[0])} --head {shlex.quote(selectors[1])} "
                       f"--model {shlex.quote(pair.model)} --kernels --show-code"))
-chrome.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_source")
+chrome.show_sql("compare/kernels", "compare/fusions", "compare/autotune", "explore/kernel_code", "explore/output_code")
 
 st.subheader("One model line, both sides")
 st.caption("Which kernels did a line of the model become in each release, and which of them changed?")

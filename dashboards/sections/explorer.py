@@ -6,7 +6,7 @@ import streamlit as st
 
 from inductor_warehouse.analysis import provenance
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import cells, chrome, data, filters
+from inductor_warehouse.dashboards import analyses, cells, chrome, data, filters
 from inductor_warehouse.dashboards.model_lines import line_graph, show_model_lines
 from inductor_warehouse.dashboards.navigation import RUN_KEY, VIEWER_COLUMN, VIEWER_TAB, viewer_url
 from inductor_warehouse.dashboards.provenance_view import show_provenance
@@ -141,14 +141,14 @@ with tab_kernels:
                     if st.session_state.get("explore_kernel") not in names:
                         st.session_state["explore_kernel"] = names[0]
                     name = st.selectbox("Kernel source", names, key="explore_kernel")
-                    k = generated[generated["kernel_name"] == name].iloc[0]
-                    source = data.run("explore/kernel_source", source_hash=k["source_hash"])
-                    if source.empty:
+                    code = analyses.kernel_code(run_id, graph_id, name)
+                    if code.text is None:
                         st.caption("The source of this kernel was not kept.")
                     else:
-                        st.code(source.iloc[0]["source"], language=cells.code_language(source.iloc[0]["source"]),
-                                line_numbers=True)
-            chrome.show_sql("explore/kernels", "explore/kernel_source")
+                        if code.note:
+                            st.caption(code.note)
+                        st.code(code.text, language=cells.code_language(code.text), line_numbers=True)
+            chrome.show_sql("explore/kernels", "explore/kernel_code", "explore/output_code")
 
 with tab_fusion:
     if graph_id and tab_fusion.open:

@@ -10,7 +10,7 @@ import orjson
 
 from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
                                                            SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
-                                                           generated_row, plain_line_breaks, source_node_lists)
+                                                           generated_row, offset_of_line, plain_line_breaks, source_node_lists)
 from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
 # The wrapper runs the model in `AOTInductorModel::run_impl(` (and `_const_run_impl(` for constant
@@ -38,18 +38,11 @@ def parse_aoti_code(text: str) -> Parsed:  # noqa: C901 - one loop over the C++ 
     generated: dict[str, KernelRow] = {}
     devices: Counter[str] = Counter()
     for m in _AOTI_TRITON.finditer(text):
-        body_start = m.end()
-        close = text.find(QUOTES, body_start)
         lineno = text.count("\n", 0, m.start()) + 1
-        if close == -1:
+        source, closing = _triton_source(text, m)
+        if closing is None:
             parsed.problem(f"kernel {m['name']}: source string never closed (file cut short?)", lineno)
-            source, closing = None, None
         else:
-            indent = m["indent"]
-            source = "\n".join(line[len(indent):] if line.startswith(indent) else line
-                               for line in text[body_start:close].split("\n"))
-            eol = text.find("\n", close)
-            closing = text[close: len(text) if eol == -1 else eol]
             d = DEVICE_STR.search(closing)
             if d:
                 devices[d["device"]] += 1
@@ -57,12 +50,9 @@ def parse_aoti_code(text: str) -> Parsed:  # noqa: C901 - one loop over the C++ 
             generated[m["name"]] = generated_row(m["name"], "triton", len(generated), None, source, lineno, closing)
     for m in _AOTI_CPP_KERNEL.finditer(text):
         name = m["name"]
-        params_end = text.find(")", m.end())
-        after = text[params_end + 1: params_end + 64].lstrip() if params_end != -1 else ""
-        if not after.startswith("{") or name in generated:
+        source, end = _cpp_source(text, m)
+        if source is None or name in generated:
             continue  # a declaration; or the same kernel again
-        end = text.find("\n}", params_end)
-        source = text[m.start(): len(text) if end == -1 else end + 2]
         lineno = text.count("\n", 0, m.start()) + 1
         if end == -1:
             parsed.problem(f"kernel {name}: body never closed (file cut short?)", lineno)
@@ -124,3 +114,49 @@ def parse_aoti_code(text: str) -> Parsed:  # noqa: C901 - one loop over the C++ 
     device_facts(parsed, generated, devices)
     parsed.facts["aoti"] = True
     return parsed
+
+
+def kernel_text(text: str, name: str, line: int | None) -> str | None:
+    """The source of generated kernel `name` as parse_aoti_code reads it: the Triton kernel whose
+    `async_compile.triton('<name>', ...` comment starts at line `line` (kernels.line), or the C++
+    definition `extern "C" void <name>(...) {...}` there; else the first such definition of `name`.
+    None when `name` is not defined in text, or its definition is cut short."""
+    text = plain_line_breaks(text)
+    at = offset_of_line(text, line) if line else -1
+    for pattern in (_AOTI_TRITON, _AOTI_CPP_KERNEL):
+        found = pattern.match(text, at) if at != -1 else None
+        candidates = [found] if found is not None and found["name"] == name else []
+        candidates += [m for m in pattern.finditer(text) if m["name"] == name]
+        for m in candidates:
+            if pattern is _AOTI_TRITON:
+                source, closing = _triton_source(text, m)
+                return source if closing is not None else None
+            source, end = _cpp_source(text, m)
+            if source is not None:  # a definition, not the declaration before it
+                return source if end != -1 else None
+    return None
+
+
+def _triton_source(text: str, m: re.Match[str]) -> tuple[str | None, str | None]:
+    """A Triton kernel carried in comments (an _AOTI_TRITON match): its source with the comment's
+    indent taken off each line, and its closing line from the quotes on; Nones when never closed."""
+    close = text.find(QUOTES, m.end())
+    if close == -1:
+        return None, None
+    indent = m["indent"]
+    source = "\n".join(line[len(indent):] if line.startswith(indent) else line
+                       for line in text[m.end():close].split("\n"))
+    eol = text.find("\n", close)
+    return source, text[close: len(text) if eol == -1 else eol]
+
+
+def _cpp_source(text: str, m: re.Match[str]) -> tuple[str | None, int]:
+    """A C++ kernel (an _AOTI_CPP_KERNEL match): its text to the `}` that closes it at a line start,
+    and where that closing line break is (-1: never closed, the text to its end); None for a
+    declaration."""
+    params_end = text.find(")", m.end())
+    after = text[params_end + 1: params_end + 64].lstrip() if params_end != -1 else ""
+    if not after.startswith("{"):
+        return None, -1
+    end = text.find("\n}", params_end)
+    return text[m.start(): len(text) if end == -1 else end + 2], end

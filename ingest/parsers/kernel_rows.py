@@ -53,6 +53,16 @@ def plain_line_breaks(text: str) -> str:
     return text
 
 
+def offset_of_line(text: str, line: int) -> int:
+    """Where 1-based line `line` of text starts, or -1 past its end."""
+    pos = 0
+    for _ in range(line - 1):
+        pos = text.find("\n", pos) + 1
+        if pos == 0:
+            return -1
+    return pos
+
+
 def add_kernels(parsed: Parsed, generated: dict[str, KernelRow], externs: list[KernelRow]) -> None:
     """rows['kernels']: the generated kernels in definition order, then the extern call sites; and
     rows['collectives'] from those."""

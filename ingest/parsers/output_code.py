@@ -40,11 +40,11 @@ import orjson
 
 from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
                                                            SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
-                                                           SourceNodes, generated_row, plain_line_breaks,
+                                                           SourceNodes, generated_row, offset_of_line, plain_line_breaks,
                                                            source_node_lists)
 from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
-__all__ = ["aot_graph_id", "parse_output_code"]
+__all__ = ["aot_graph_id", "kernel_text", "parse_output_code"]
 
 _AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
 # the `__main__` block ends with `compiled_module_main('<name>', ...)`: the model of the process's
@@ -203,6 +203,27 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
     if m and m["name"] != "None":
         parsed.facts["benchmark_model"] = m["name"]
     return parsed
+
+
+def kernel_text(text: str, name: str, line: int | None) -> str | None:
+    """The source of generated kernel `name` as parse_output_code reads it (the text inside its
+    definition's triple quotes), from the graph's output code: at its definition line `line`
+    (kernels.line), else wherever `name` is defined; None when not defined there or not closed."""
+    text = plain_line_breaks(text)
+    start = offset_of_line(text, line) if line else -1
+    if start == -1 or not text.startswith(f"{name} = async_compile.", start):
+        found = re.search(rf"^{re.escape(name)} = async_compile\.\w+\(", text, re.M)
+        if found is None:
+            return None
+        start = found.start()
+    end = text.find("\n", start)
+    end = len(text) if end == -1 else end
+    line_text = text[start:end]
+    m = _DEFINITION.match(line_text)
+    if m is None:
+        return None
+    body, closing, _ = _kernel_source(text, start, line_text, line_text.find(QUOTES, m.end()), end + 1)
+    return body if closing is not None else None
 
 
 def _kernel_source(text: str, line_start: int, line: str, start: int, after: int) -> tuple[str | None, str | None, int]:
