@@ -17,9 +17,9 @@ from inductor_warehouse.ingest.reading import Reader, parse_file
 from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
 # `<model>__<aot id>_<phase>_<nth graph>.<counter>` (debug.py: get_aot_graph_name() and a process-wide
-# counter). Before 2.4 Inductor's first compile of a process traced its pattern-matcher replacements
-# through AOTAutograd, which cleared the name of the graph being compiled: that graph's folder is
-# `<model>___<nth graph>.<counter>`, with no AOT id or phase.
+# counter), or `<model>___<nth graph>.<counter>` with no AOT id or phase for a graph compiled while
+# AOTAutograd names none: AOTInductor's, and before 2.4 a process's first graph (that compile traced
+# the pattern matcher's replacements through AOTAutograd, which cleared the name).
 GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?:(?P<aot_id>\d+)_(?P<phase>inference|forward|backward))?"
                           r"_(?P<nth>\d+)\.(?P<ctr>\d+)$")
 # A graph folder that lacks one of these was cut short (the process was killed, a disk filled).
