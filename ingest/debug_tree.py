@@ -16,7 +16,12 @@ from inductor_warehouse.ingest.parsers import (aoti_code, fusion_ir, fx_graph, f
 from inductor_warehouse.ingest.reading import Reader, parse_file
 from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
-GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?P<aot_id>\d+)_(?P<phase>inference|forward|backward)_(?P<nth>\d+)\.(?P<ctr>\d+)$")
+# `<model>__<aot id>_<phase>_<nth graph>.<counter>` (debug.py: get_aot_graph_name() and a process-wide
+# counter), or `<model>___<nth graph>.<counter>` with no AOT id or phase for a graph compiled while
+# AOTAutograd names none: AOTInductor's, and before 2.4 a process's first graph (that compile traced
+# the pattern matcher's replacements through AOTAutograd, which cleared the name).
+GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?:(?P<aot_id>\d+)_(?P<phase>inference|forward|backward))?"
+                          r"_(?P<nth>\d+)\.(?P<ctr>\d+)$")
 # A graph folder that lacks one of these was cut short (the process was killed, a disk filled).
 REQUIRED_GRAPH_FILES = ("fx_graph_readable.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
 
@@ -46,10 +51,13 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
             aoti_graph = False
         aot_id = code.facts.get("aot_id") if code else None
         phase = code.facts.get("phase") if code else None
-        if aot_id is None and m:
-            aot_id, phase = int(m.group("aot_id")), m.group("phase")
+        if aot_id is None and m and m["aot_id"]:
+            aot_id, phase = int(m["aot_id"]), m["phase"]
         graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
         ids.add(graph_id)
+        if "output_code.py" in texts:  # the trace's copy of code that names no AOT ID is found by its text
+            digest = output_code.code_digest(texts["output_code.py"])
+            ctx.debug_codes[digest] = (*ctx.debug_codes.get(digest, ()), graph_id)
         if aoti_graph:
             facts.setdefault("aoti_graphs", []).append(graph_id)
         for name in REQUIRED_GRAPH_FILES:
@@ -125,9 +133,9 @@ def _graph_texts(files: dict[str, Artifact], reader: Reader, texts: dict[str, st
 
 def folder_graph(folder: str) -> tuple[str, re.Match[str] | None]:
     """The graph id a graph folder's name says (`<model>__<aot id>_<phase>_<n>.<counter>`), or the
-    name itself when it says none; with the name's match."""
+    name itself when it says none; with the name's match (None when it is no graph folder's name)."""
     m = GRAPH_DIR_RE.match(folder)
-    return (f"{m.group('aot_id')}_{m.group('phase')}" if m else folder), m
+    return (f"{m['aot_id']}_{m['phase']}" if m and m["aot_id"] else folder), m
 
 
 def compile_order(folder: str) -> tuple[int, str]:

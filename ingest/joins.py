@@ -27,6 +27,17 @@ def trace_onto_graphs(graphs: list[Row], trace: Facts) -> None:
             g["compile_id"] = compile_ids[g["graph_id"]]
         if g.get("cache_state") is None and g["graph_id"] in cache_states:
             g["cache_state"] = cache_states[g["graph_id"]]
+    # 2.3 logs a backward compiled at the first backward call without a compile id; AOTAutograd
+    # made it in the compile of the forward graph of its AOT id (AOT ids restart when Dynamo
+    # resets: only an id of one compile)
+    forward: defaultdict[int, set[str]] = defaultdict(set)
+    for g in graphs:
+        if g.get("phase") == "forward" and g.get("aot_id") is not None and g.get("compile_id") is not None:
+            forward[g["aot_id"]].add(g["compile_id"])
+    for g in graphs:
+        ids = forward.get(g["aot_id"], ()) if g.get("phase") == "backward" and g.get("aot_id") is not None else ()
+        if g.get("compile_id") is None and len(ids) == 1:
+            g["compile_id"] = next(iter(ids))
 
 
 def pre_grad_texts(tables: dict[str, list[Row]], trace: Facts) -> None:
@@ -71,7 +82,7 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
             counters["empty_graph_folder_of_a_finished_compile"] += 1
             take(Parsed.one("graphs", graph_row(
                 graph_id, "debug_tree", compile_id=codeless.pop(0) if codeless else None,
-                phase=m.group("phase") if m else None, aot_id=int(m.group("aot_id")) if m else None, folder=a.graph,
+                phase=m["phase"] if m else None, aot_id=int(m["aot_id"]) if m and m["aot_id"] else None, folder=a.graph,
                 kernel_count=0, extern_kernel_count=0, compile_order=int(m.group("ctr")) if m else None,
                 unknown_because="an empty graph folder of a compile that finished: Inductor generated no code "
                                 "for this graph (0 kernels) and wrote no IR, so its fusion counts are unknown",

@@ -51,7 +51,7 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
 
     for a in arts:
         parsed = torch_trace.parse_torch_trace_chunks(ctx.reader.chunks(a), sink=sink if spill else None,
-                                                      known_graphs=ctx.debug_graphs)
+                                                      known_graphs=ctx.debug_graphs, known_codes=ctx.debug_codes)
         torch_trace.settle_rank(parsed, a.path.name)
         ctx.take(parsed, a)
         for k, v in parsed.facts.items():

@@ -4,14 +4,18 @@ Grammar (research note 2.2). A record opens with an unindented header
 `<name>: <NodeClass>(<inner classes>)` and continues with `<name>.<attr> = <value>` lines;
 indented lines are pformat continuations, `.outputs = [` buffer blocks (closed by a lone `]`),
 `class opN_loop_body:` bodies, or on GPU `opN Triton code:` listings. A fused node is followed by
-`<fused>.snodes[i] =` and a full unindented sub-record of each member: members are not
-top-level nodes. Before torch 2.5 records were keyed by buffer (`buf0: SchedulerNode(...)`,
-no `.outputs` block): their headers, members and kernels read the same way, their `buffers` stay
-empty and their layouts come from the `<buf>_layout` lines. (No such file in the corpus.)
+`<fused>.snodes[i] =` and a full sub-record of each member: members are not top-level nodes. From
+2.5 the members are unindented (scheduler.py splices them into an IndentedBuffer, which dedents).
+Before 2.5 (as real 2.3.1 and 2.4.1 files show) records are keyed by buffer (`buf0: SchedulerNode(...)`,
+no `.outputs` block: a node's buffers are its own and its members' `buf<N>` names), and a fused
+node's `snodes[i] =` lines and member records are indented 4 spaces a level of nesting
+(textwrap.indent), their pformat continuations and loop bodies deeper still. Layouts come from the
+`<buf>_layout = ...` lines (2.4 on; 2.3 writes none), which a member's record holds at its own
+indentation.
 
 rows['fusions']: one per top-level node: group_name, node_class, member_count, members (direct
 sub-record names; [name] when not fused), kernel_name (`.node.kernel` of extern nodes, else NULL),
-inner_classes, buffers (written buffers, from the record's `.outputs`).
+inner_classes, buffers (written buffers, from the record's `.outputs`; before 2.5 its records' names).
 rows['layouts']: one per distinct buffer name: layouts from `.outputs` blocks (`bufN.layout`,
 ir_class from `bufN: <IRClass>`) and the `<name>_layout = ...` lines loop bodies add for every
 buffer they touch, graph inputs (`primals_1_layout`) included (ir_class NULL).
@@ -36,6 +40,8 @@ _DEVICE_POS = re.compile(r"^'(?P<device>[^']*)'")
 _DEVICE_KW = re.compile(r"device=device\(type='(?P<type>[^']*)'(?:, index=(?P<index>\d+))?\)")
 _DTYPE = re.compile(r"torch\.(?P<dtype>\w+)")
 _OFFSET = re.compile(r"offset=(?P<offset>[^,)]+)")
+# a buffer's name (graph.py register_buffer): before 2.5 a scheduler node was named after its buffer
+_BUFFER_NAME = re.compile(r"^buf\d+$")
 _TRITON_CODE = re.compile(r"^\w+ Triton code:")
 _NESTING = re.compile(r"[(\[{)}]")
 _NO_KERNEL = "None"
@@ -50,7 +56,10 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
     top: Row | None = None  # the top-level record being read
     current: str | None = None  # name of the record (top-level or member) being read
     member_of: str | None = None  # set by `<fused>.snodes[i] =`: the next header is its member
+    indent = 0  # of the record being read: a pre-2.5 member's is 4 spaces a level of nesting
     in_outputs = False
+    saw_outputs = False  # no `.outputs` block in the whole file: the pre-2.5 form
+    records: list[list[str]] = []  # the names of each top-level node's records, members at any depth
 
     # each regex is tried only on lines that can match it (a header ends with ")", a member link
     # holds ".snodes[", an attribute "." before its " ="): a file is mostly attributes and indented
@@ -61,7 +70,18 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
         if line[0] == " ":
             if in_outputs:
                 _output_line(line, current, top, layouts)
-            continue
+                continue
+            # a pre-2.5 member record's own lines (the header after `snodes[i] =`, member links,
+            # layouts); anything else indented continues a value or is a loop body
+            if member_of is None and ".snodes[" not in line and "_layout = " not in line:
+                continue
+            stripped = line.lstrip(" ")
+            depth = len(line) - len(stripped)
+            if member_of is None and ".snodes[" not in stripped and depth != indent:
+                continue
+            line, indent = stripped, depth
+        elif member_of is None:
+            indent = 0
         if in_outputs:
             if line == "]":
                 in_outputs = False
@@ -76,10 +96,13 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
                 # members of a nested fused member are not members of the top-level node
                 if top is not None and member_of == top["group_name"]:
                     top["members"].append(name)
+                if records:
+                    records[-1].append(name)
                 member_of = None
             else:
                 top = _fusion(m)
                 fusions.append(top)
+                records.append([name])
             current = name
             continue
         if member_of is not None:
@@ -99,7 +122,7 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
                 continue
             attr, value = m["attr"], m["value"]
             if attr == "outputs" and value == "[":
-                in_outputs = True
+                in_outputs = saw_outputs = True
             elif attr == "node.kernel" and top is not None and current == top["group_name"]:
                 top["kernel_name"] = None if value == _NO_KERNEL else value
             continue
@@ -114,7 +137,9 @@ def parse_fusion_ir(text: str) -> Parsed:  # noqa: C901 - one loop over the IR's
         parsed.problem(f"file ends inside the `{current}.outputs` block (cut short?)")
     if member_of is not None:
         parsed.problem("file ends after `snodes[i] =` (cut short?)")
-    for row in fusions:
+    for row, names in zip(fusions, records, strict=True):
+        if not saw_outputs:
+            row["buffers"] = [n for n in names if _BUFFER_NAME.match(n)]
         if not row["members"]:
             row["members"] = [row["group_name"]]
         row["member_count"] = len(row["members"])

@@ -1,6 +1,7 @@
 """output_code.py, and the trace's `inductor_output_code` payload (the same text).
 
-facts: aot_id (int) and phase from line 1 `# AOT ID: ['0_forward']` (absent: no facts); device
+facts: aot_id (int) and phase from the first line that is not blank, `# AOT ID: ['0_forward']`
+(2.4 writes a blank line before it; 2.3 and code compiled outside AOTAutograd have none: no facts); device
 (`cuda`, `cpu`, ...: from Triton `device_str=`, C++ kernels, or the wrapper's `empty_strided_<dev>`
 allocations, a non-CPU device winning); backend (the backend of most generated kernels).
 
@@ -33,6 +34,7 @@ the kernel's details as `calls`.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 
@@ -44,9 +46,11 @@ from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, H
                                                            source_node_lists)
 from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
-__all__ = ["aot_graph_id", "kernel_text", "parse_output_code"]
+__all__ = ["aot_graph_id", "code_digest", "kernel_text", "parse_output_code"]
 
-_AOT_ID = re.compile(r"^# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
+# the wrapper's header (codegen/wrapper.py write_header) splices a template that, in 2.4, starts
+# with a line break: blank lines may come first
+_AOT_ID = re.compile(r"^\s*# AOT ID: \['(?P<aot_id>\d+)_(?P<phase>\w+)'\]")
 # the `__main__` block ends with `compiled_module_main('<name>', ...)`: the model of the process's
 # `--only <name>` argument (the benchmark harness's), 'None' without one
 _BENCHMARK_NAME = re.compile(r"compiled_module_main\('(?P<name>[^'\n]+)'")
@@ -63,10 +67,18 @@ _NOT_LAUNCHES = frozenset({"torch.ops.inductor._alloc_from_pool", "torch.ops.ind
 _ALLOC_DEVICE = re.compile(r"empty_strided_(?P<device>[a-z]+)\(")
 
 
-def aot_graph_id(first_line: str) -> str | None:
-    """`<aot_id>_<phase>` from the `# AOT ID: ['0_forward']` first line, without parsing the rest."""
-    m = _AOT_ID.match(first_line)
+def aot_graph_id(head: str) -> str | None:
+    """`<aot_id>_<phase>` from the `# AOT ID: ['0_forward']` line that opens the code (`head`: its
+    start), without parsing the rest."""
+    m = _AOT_ID.match(head)
     return f"{m['aot_id']}_{m['phase']}" if m else None
+
+
+def code_digest(text: str) -> str:
+    """What identifies one compile's code in both a debug tree's output_code.py and the trace's
+    `inductor_output_code` (the same text): the md5 of its text, line breaks made plain and the
+    blank lines around it left out."""
+    return hashlib.md5(plain_line_breaks(text).strip().encode("utf-8", "replace")).hexdigest()
 
 
 def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the code's line kinds

@@ -20,7 +20,7 @@ their args (trace_chromium).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any, TypeAlias
@@ -58,7 +58,8 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
 
 
 def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
-                             known_graphs: frozenset[str] = frozenset()) -> Parsed:
+                             known_graphs: frozenset[str] = frozenset(),
+                             known_codes: Mapping[str, tuple[str, ...]] | None = None) -> Parsed:
     """Parse a TORCH_TRACE log given as consecutive pieces of its bytes, of any sizes (file reads).
 
     With `sink`, the rows made so far are handed to `sink({table: rows})` after every
@@ -66,8 +67,9 @@ def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
     the returned Parsed then holds only the rows made since the last hand-over.
     `known_graphs`: graph ids already read from a debug tree of the same process; their output code,
     post-grad graph and node mappings repeat it, so they are not parsed again (their compile ids are
-    still reported in facts["graph_compile_ids"])."""
-    state = TraceState(known_graphs)
+    still reported in facts["graph_compile_ids"]). `known_codes`: those graphs by the digest of their
+    code (output_code.code_digest), for code that names no AOT ID."""
+    state = TraceState(known_graphs, known_codes or {})
     framer = Framer(state.parsed, state.record)
     since_sink = 0
     for chunk in chunks:
@@ -101,13 +103,14 @@ class TraceState:
     """One log's readers' state, family by family (each handed to its readers, `trace_readers`), the
     records counted by kind, and the settling of the run at the log's end."""
 
-    def __init__(self, known_graphs: frozenset[str] = frozenset()):
+    def __init__(self, known_graphs: frozenset[str] = frozenset(),
+                 known_codes: Mapping[str, tuple[str, ...]] | None = None):
         self.log = log = TraceLog()
         self.parsed = parsed = log.parsed
         parsed.facts["graph_compile_ids"] = {}
         parsed.facts["graph_cache_states"] = {}  # graph id -> its FX graph cache outcome
         self.shapes = Shapes(log)
-        self.graphs = Graphs(log, known_graphs)
+        self.graphs = Graphs(log, known_graphs, known_codes or {})
         self.caches = Caches(log, self.graphs.latest_graph)
         self.compiles = Compiles(log, self.shapes.strings, self.caches)
         self.spans = Spans(log)

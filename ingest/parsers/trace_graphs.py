@@ -3,7 +3,10 @@
 
 Graphs from output code: graph_id = `<aot_id>_<phase>` from output code's `# AOT ID:`, else
 `trace_<compile id>_<compile order>`, with `_<compile order>` appended when the id was already
-taken in this log; compile_order counts inductor_output_code records from 0 (the debug tree's
+taken in this log. Output code a debug tree of the same process holds is not a graph of its own: it
+is the debug tree's graph of the same AOT ID, or else (2.3 writes no AOT ID, and names the folder of
+a process's first graph `<model>___<n>.<counter>`) the first not yet claimed of those whose code is
+the same text; compile_order counts inductor_output_code records from 0 (the debug tree's
 `.N` folder suffix). Ops: each post-grad graph waits in a queue per compile id and goes to the
 next inductor_output_code of that compile id (each graph is logged just before its output code;
 forward then backward pair in order). Provenance artifacts (stack traces, node mappings) go to the
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from inductor_warehouse.ingest.parsers import fx_graph, output_code, provenance
@@ -36,6 +40,8 @@ class Graphs:
     AOTInductor's wrapper waiting for its kernel file."""
     log: TraceLog
     known_graphs: frozenset[str] = frozenset()
+    # output_code.code_digest of each debug-tree graph's code -> those graph ids, in compile order
+    known_codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     output_codes: int = 0
     latest_graph: dict[str | None, str] = field(default_factory=dict)  # compile id -> graph id of its latest output code
     # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
@@ -51,8 +57,8 @@ class Graphs:
 def read_output_code(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     parsed = graphs.log.parsed
     text = data.decode("utf-8", "replace")
-    known = output_code.aot_graph_id(text[:200])
-    if known is not None and known in graphs.known_graphs and known not in parsed.facts["graph_compile_ids"]:
+    known = _debug_tree_graph(graphs, text)
+    if known is not None:
         graphs.output_codes += 1
         parsed.facts["graph_compile_ids"][known] = cid
         parsed.counters["output_code_in_debug_tree"] += 1
@@ -64,6 +70,19 @@ def read_output_code(graphs: Graphs, lineno: int, meta: Json, cid: str | None, d
         return
     code_graph(graphs, output_code.parse_output_code(text), lineno, cid, graphs.log.payload_md5 or hashlib.md5(data).hexdigest(),
                text)
+
+
+def _debug_tree_graph(graphs: Graphs, text: str) -> str | None:
+    """The debug tree's graph whose code this is, not yet claimed by an earlier record: the one its
+    AOT ID names, else the first in compile order whose code is the same text."""
+    claimed = graphs.log.parsed.facts["graph_compile_ids"]
+    known = output_code.aot_graph_id(text[:200])
+    if known is not None and known in graphs.known_graphs and known not in claimed:
+        return known
+    if graphs.known_codes:
+        same = graphs.known_codes.get(output_code.code_digest(text), ())
+        return next((g for g in same if g not in claimed), None)
+    return None
 
 
 def read_graph_dump(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
