@@ -36,7 +36,7 @@ CREATE OR REPLACE MACRO workload_key(model, device, rank, labels, keys) AS
 CREATE OR REPLACE VIEW run_workloads AS
 SELECT r.run_id, r.model, r.device, r.rank, r.compiler_version, r.started_at, r.labels, u.workload
 FROM runs r
-LEFT JOIN run_rollups u USING (run_id);
+LEFT JOIN run_rollups u ON u.run_key = r.run_key;
 
 -- harness_holders: runs that hold a benchmark harness's results (its CSVs and JSON records; kind
 -- harness) and no file a compile wrote, only a manifest or files the warehouse does not read: a

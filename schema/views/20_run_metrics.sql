@@ -33,7 +33,7 @@ SELECT
     u.fallbacks,
     u.restarts
 FROM runs r
-LEFT JOIN run_rollups u USING (run_id);
+LEFT JOIN run_rollups u ON u.run_key = r.run_key;
 -- A run as the run listings show it (overview/runs, the Run explorer's explore/runs): its counts
 -- under the names people read, NULL where the run holds nothing they are read from (run_metrics).
 CREATE OR REPLACE VIEW run_listing AS

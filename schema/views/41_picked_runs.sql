@@ -14,8 +14,8 @@ CREATE OR REPLACE MACRO picked_runs(f) AS TABLE
       AND (f['models'] IS NULL OR list_contains(string_split(f['models'], ','), r.model))
       AND (f['devices'] IS NULL OR list_contains(string_split(f['devices'], ','), r.device))
       AND (f['backends'] IS NULL OR list_contains(string_split(f['backends'], ','), r.backend))
-      AND (f['runs'] IS NULL OR list_bool_or(list_transform(string_split(f['runs'], ','),
-                                                            p -> starts_with(r.run_id, trim(p)))))
+      AND (f['runs'] IS NULL OR regexp_matches(r.run_id, '^(?:' || array_to_string(list_transform(
+            string_split(f['runs'], ','), p -> regexp_escape(trim(p))), '|') || ')'))
       AND (f['labels'] IS NULL OR NOT EXISTS (
             SELECT 1
             FROM (SELECT split_part(l, '=', 1) AS k, list(substr(l, strpos(l, '=') + 1)) AS vs

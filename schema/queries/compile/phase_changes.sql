@@ -45,15 +45,23 @@ WITH base AS (
                AS point_order
     FROM (SELECT DISTINCT point FROM picked)
 ), ordered AS (
-    SELECT r.*, o.point_order FROM picked r JOIN points o USING (point)
-), series AS (
-    SELECT r.series_id, r.device, r.point_order, p.phase,
-           count(*) AS runs, median(p.seconds) AS seconds,
-           arg_max(r.run_key, r.latest) AS run_key
+    SELECT r.*, o.point_order,
+           count(*) OVER (PARTITION BY r.series_id, r.device, o.point_order) AS point_runs
+    FROM picked r JOIN points o USING (point)
+), timed AS (
+    SELECT r.series_id, r.device, r.point_order, r.point_runs, r.latest, r.run_key, p.phase, p.seconds
     FROM run_phases p
     JOIN ordered r USING (run_key)
     WHERE $phase IS NULL OR contains(p.phase, $phase)
-    GROUP BY r.series_id, r.device, r.point_order, p.phase
+), series AS (
+    -- a point of one run (most of a nightly series) is that run's time: no median to group for
+    SELECT series_id, device, point_order, phase, 1::BIGINT AS runs, seconds, run_key
+    FROM timed WHERE point_runs = 1
+    UNION ALL
+    SELECT series_id, device, point_order, phase,
+           count(*) AS runs, median(seconds) AS seconds, arg_max(run_key, latest) AS run_key
+    FROM timed WHERE point_runs > 1
+    GROUP BY series_id, device, point_order, phase
 ), stepped AS (
     SELECT *,
            lag(point_order) OVER w AS before_order,
@@ -61,6 +69,9 @@ WITH base AS (
            lag(runs) OVER w AS before_runs,
            lag(run_key) OVER w AS before_key
     FROM series
+    -- a phase that never takes min_seconds in the series cannot change by that much: |a - b| <= 2 max(|a|, |b|)
+    WHERE (series_id, phase) IN (SELECT series_id, phase FROM series GROUP BY ALL
+                                 HAVING 2 * max(abs(seconds)) >= $min_seconds)
     WINDOW w AS (PARTITION BY series_id, phase ORDER BY point_order)
 ), changed AS (
     SELECT * FROM stepped

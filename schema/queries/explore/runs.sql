@@ -8,21 +8,21 @@
 -- @param search VARCHAR only runs whose model, version, run id or folder contains this
 -- @param limit INTEGER default=50 at most this many runs
 -- @param offset INTEGER default=0 skip this many runs (paging)
-WITH picked AS (
-    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
-), found AS (
-SELECT
-    m.* EXCLUDE (failures, started_at) REPLACE (round(m.fusion_rate, 4) AS fusion_rate),
-    p.started_at,
-    p.source_path
-FROM run_listing m
-JOIN picked p USING (run_id)
-WHERE $search IS NULL
-   OR concat_ws(' ', m.model, m.compiler_version, m.run_id, p.source_path) ILIKE '%' || $search || '%'
+WITH found AS (
+    -- the runs' own columns alone: a page of them is picked before their counts are read
+    SELECT run_id, model, started_at, source_path
+    FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels}) p
+    WHERE $search IS NULL
+       OR concat_ws(' ', p.model, p.compiler_version, p.run_id, p.source_path) ILIKE '%' || $search || '%'
+), page AS (
+    SELECT * FROM found
+    ORDER BY started_at DESC NULLS LAST, model, run_id
+    LIMIT $limit OFFSET $offset
 )
 -- the total by a count, not count(*) OVER (): DuckDB 1.5 can abort on that window under concurrent
 -- queries (duckdb/duckdb#22846) and invalidate the database for the whole process
-SELECT f.*, (SELECT count(*) FROM found) AS total
-FROM found f
-ORDER BY f.started_at DESC NULLS LAST, f.model, f.run_id
-LIMIT $limit OFFSET $offset;
+SELECT m.* EXCLUDE (failures, started_at) REPLACE (round(m.fusion_rate, 4) AS fusion_rate),
+       p.started_at, p.source_path, (SELECT count(*) FROM found) AS total
+FROM run_listing m
+JOIN page p USING (run_id)
+ORDER BY p.started_at DESC NULLS LAST, p.model, p.run_id;
