@@ -6,7 +6,8 @@ included (of kernel texts normalising alike the least is kept, schema/ddl.py LEA
 Left out of the comparison, as order-dependent by design:
 - run_key: a run's key is the next free one when it is written (the writer finds rows by it);
 - ingested_at: the timestamp of the ingest that wrote the row (two ingests, two timestamps);
-- ingest_seconds: how long a run took to parse, which varies from one ingest to the next.
+- ingest_seconds: how long a run took to parse, which varies from one ingest to the next;
+as tests/test_table_checksums.py leaves them out (and the files' mtimes), whose checksums these are.
 """
 
 from __future__ import annotations
@@ -20,29 +21,7 @@ import pytest
 from inductor_warehouse.ingest import load
 from inductor_warehouse.ingest.load import ingest_paths
 from tests.conftest import FIXTURES, reader, unpack_cpu_corpora, unpacked_corpus
-from tests.test_table_checksums import _checksum
-
-ORDER_DEPENDENT = {"run_key", "ingested_at", "ingest_seconds"}
-
-
-def tables(db: str, root: Path) -> dict[str, str]:
-    """{table: "rows:md5"} of every table but the bookkeeping (`_*`), without ORDER_DEPENDENT."""
-    con = reader(db)
-    try:
-        names = [t for (t,) in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-            "AND table_type = 'BASE TABLE' AND table_catalog = current_database() ORDER BY 1").fetchall()
-            if not t.startswith("_")]
-        out = {}
-        for table in names:
-            columns = [(c, t) for c, t in con.execute(
-                "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
-                "AND table_catalog = current_database() AND table_name = ? ORDER BY ordinal_position",
-                [table]).fetchall() if c not in ORDER_DEPENDENT]
-            out[table] = _checksum(con, table, columns, root)
-        return out
-    finally:
-        con.close()
+from tests.test_table_checksums import table_checksums as tables
 
 
 def _ingest(monkeypatch, paths: list[Path], db: str, *, jobs: int = 1, batch_runs: int = load.BATCH_RUNS,
