@@ -37,7 +37,7 @@ class Assembly:
     manifest: Facts = field(default_factory=dict)  # the manifest's facts (model, labels)
     trace: Facts = field(default_factory=dict)  # the trace logs' facts
     debug_graphs: frozenset[str] = frozenset()  # graph ids read from a debug tree
-    # output_code.code_digest of each debug-tree graph's code -> its graph ids, in compile order
+    # output_code.code_digest of each debug-tree graph code naming no AOT ID (2.3) -> its graph ids, in compile order
     debug_codes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     shared: dict[str, dict[str, str]] = field(default_factory=dict)  # SHARED_TEXTS table -> {hash: text}
     fed: set[tuple[str, str]] = field(default_factory=set)  # (source kind, table) pairs rows came by

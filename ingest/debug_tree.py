@@ -55,7 +55,8 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
             aot_id, phase = int(m["aot_id"]), m["phase"]
         graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
         ids.add(graph_id)
-        if "output_code.py" in texts:  # the trace's copy of code that names no AOT ID is found by its text
+        if "output_code.py" in texts and code is not None and code.facts.get("aot_id") is None:
+            # the trace's copy of code that names no AOT ID (2.3) is found by its text
             digest = output_code.code_digest(texts["output_code.py"])
             ctx.debug_codes[digest] = (*ctx.debug_codes.get(digest, ()), graph_id)
         if aoti_graph:

@@ -74,11 +74,11 @@ def read_output_code(graphs: Graphs, lineno: int, meta: Json, cid: str | None, d
 
 def _debug_tree_graph(graphs: Graphs, text: str) -> str | None:
     """The debug tree's graph whose code this is, not yet claimed by an earlier record: the one its
-    AOT ID names, else the first in compile order whose code is the same text."""
+    AOT ID names, else (code that names none) the first in compile order whose code is the same text."""
     claimed = graphs.log.parsed.facts["graph_compile_ids"]
     known = output_code.aot_graph_id(text[:200])
-    if known is not None and known in graphs.known_graphs and known not in claimed:
-        return known
+    if known is not None:
+        return known if known in graphs.known_graphs and known not in claimed else None
     if graphs.known_codes:
         same = graphs.known_codes.get(output_code.code_digest(text), ())
         return next((g for g in same if g not in claimed), None)
