@@ -92,9 +92,10 @@ def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
         con.execute("""UPDATE kernels SET cache_state = g.cache_state FROM graphs g
                        WHERE kernels.run_key = g.run_key AND kernels.graph_id = g.graph_id AND g.cache_state IS NOT NULL
                          AND g.run_key BETWEEN ? AND ? AND kernels.run_key BETWEEN ? AND ?""", batch_keys * 2)
-        fill_rollups(con, run_ids)
+        # a harness row's workload first: the rollups count a harness run's graph breaks once a workload
         if any("harness_results" in d.tables for d in batch):  # the UPDATE costs its planning however few rows
             fill_harness_workloads(con, (first + 1, first + len(batch)))
+        fill_rollups(con, run_ids)
         fill_harness_points(con, run_ids + old)
         for table, (key, text) in SHARED_TEXTS.items():
             parts = [d.shared[table] for d in batch if table in d.shared]

@@ -229,3 +229,35 @@ def test_a_warehouse_written_before_0045_says_ingest_again(tmp_path):
     assert len(why) == 1 and "ingest the log again" in why[0][0]
     assert "inductor_output_code" not in text  # the eager backend's log: it finished with no Inductor code
     assert kernels == [0, 0]  # the rollups were made again
+
+
+def _breaks_once_a_model(files: list[Path]) -> int:
+    """HUD's reading of CI's CSVs, by hand: a model's graph breaks are its last accuracy row's,
+    else its last performance row's (a model run several times is one workload, not several)."""
+    last: dict[str, dict[str, int]] = {"accuracy": {}, "performance": {}}
+    for path in files:
+        kind = "accuracy" if path.stem.endswith("accuracy") else "performance"
+        with path.open() as f:
+            for r in csv.DictReader(f):
+                if r.get("name") and r.get("graph_breaks"):
+                    last[kind][r["name"]] = int(r["graph_breaks"])
+    return sum({**last["performance"], **last["accuracy"]}.values())
+
+
+def test_a_harness_runs_breaks_count_each_model_once(tmp_path):
+    """CI writes an accuracy and a performance row for a model, and a model run again writes its row
+    again: both give the model's count once, as harness_models_of does (migration 0048)."""
+    real = FIXTURES / "harness" / "real"
+    cases = {"both_kinds": real / "davidberard98-dynamo_benchmark_results" / "day_103_13_04_23_performance_float32_531",
+             "repeated": real / "pytorch-15a7c584"}
+    for name, folder in cases.items():
+        shutil.copytree(folder, tmp_path / "ci" / name)
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([tmp_path / "ci"], db)
+    with reader(db) as con:
+        got = dict(con.execute("SELECT regexp_extract(source_path, '/ci/([^/]+)', 1), graph_breaks "
+                               "FROM run_metrics JOIN runs USING (run_id)").fetchall())
+    for name, folder in cases.items():
+        files = sorted(folder.glob("*.csv"))
+        rows = sum(int(r["graph_breaks"]) for p in files for r in csv.DictReader(p.open()) if r.get("graph_breaks"))
+        assert got[name] == _breaks_once_a_model(files) < rows, (name, got[name], rows)

@@ -133,10 +133,18 @@ WITH picked AS (
            bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only
     FROM artifacts WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), hb AS (
-    -- Dynamo's graph-break counter as the benchmark harness wrote it, per model process
+    -- Dynamo's graph-break counter as the benchmark harness wrote it, once a workload: its latest
+    -- accuracy row's, else its latest performance row's (harness_models_of's rule: CI writes both
+    -- for a model, and a model's repeats are one workload), summed over the run's workloads
     SELECT run_id, sum(graph_breaks)::BIGINT AS graph_breaks
-    FROM harness_results
-    WHERE kind IN ('performance', 'accuracy') AND run_key IN (SELECT run_key FROM picked)
+    FROM (
+        SELECT run_id,
+               coalesce(arg_max_null(graph_breaks, (file, line)) FILTER (WHERE kind = 'accuracy'),
+                        arg_max_null(graph_breaks, (file, line)) FILTER (WHERE kind = 'performance')) AS graph_breaks
+        FROM harness_results
+        WHERE kind IN ('performance', 'accuracy') AND run_key IN (SELECT run_key FROM picked)
+        GROUP BY run_id, suite, backend, workload
+    )
     GROUP BY run_id
 ), pf AS (
     SELECT run_id, count(*) AS profiler_files
