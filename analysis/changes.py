@@ -304,9 +304,7 @@ def _last_known(series: dict[str, list[Row]], metrics: tuple[str, ...]) -> dict[
     return out
 
 
-def _differs(a: float | None, b: float | None) -> bool:
-    if a is None or b is None:
-        return (a is None) != (b is None)
+def _differs(a: float, b: float) -> bool:
     return abs(float(a) - float(b)) > 1e-9
 
 

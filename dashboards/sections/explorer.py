@@ -83,7 +83,7 @@ graphs = data.run("explore/graphs", run_id=run_id)
 
 
 graph_id = None
-if graphs.empty and cells.or_missing(r["kernels"], "") == "":  # views/12_workloads.sql's kernels_unseen
+if graphs.empty and cells.or_missing(r["graphs"], "") == "":  # unseen, as the rollup says: graphs NULL
     st.info("This run holds no file Inductor's graphs and kernels are read from (a debug tree's output code, a "
             "TORCH_TRACE log): only benchmark-harness results, TORCH_LOGS output or a profile. Its graphs and "
             "kernels are unknown, not 0.")
