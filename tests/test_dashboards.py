@@ -178,7 +178,12 @@ def test_trends_legend_names_each_workload_whole(warehouse, monkeypatch):
         names = colour["scale"]["domain"]
         assert len(set(names)) == len(names) and colour["legend"]["labelLimit"] == 0
         longest = max(len(n) for n in names)
-        assert colour["legend"]["columns"] == (3 if longest <= 20 else 1 if longest > 60 else colour["legend"]["columns"])
+        # as many columns of the longest name (6 px a character, 30 of symbol and padding) as fit the
+        # 760 px main column, at most 3, and at least 1
+        columns, width = colour["legend"]["columns"], longest * 6 + 30
+        assert 1 <= columns <= 3
+        assert columns == 1 or columns * width <= 760
+        assert columns == 3 or (columns + 1) * width > 760
 
 
 def frame_with(at: AppTest, *columns: str):

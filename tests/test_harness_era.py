@@ -169,7 +169,7 @@ def test_a_blank_header_is_read_in_the_eras_column_order(tmp_path):
     assert row["geomean_speedup"] == pytest.approx(want["geomean"], abs=5e-5)
 
 
-def test_a_blank_header_of_august_2022_has_four_columns():
+def test_a_blank_header_of_august_2022_has_four_columns(tmp_path):
     """Aug 2022, ts_nvfuser torchbench: `dev,name,batch_size,speedup` rows under a blank line;
     its name (runner.py's `<backend>_<suite>_<dtype>_<mode>_<device>.csv`) says no kind: the rows do."""
     path = AUG22 / "ts_nvfuser_torchbench_float32_training_cuda.csv"
@@ -178,7 +178,10 @@ def test_a_blank_header_of_august_2022_has_four_columns():
     rows = lines(path)[1:]
     assert [(r["model"], r["speedup"]) for r in parsed.rows["harness_results"]] == [(r[1], float(r[3])) for r in rows]
     kept = [float(r[3]) for r in rows if float(r[3]) > 0]
-    assert math.exp(sum(map(math.log, kept)) / len(kept)) == pytest.approx(1.0648, abs=5e-5)
+    geomean = math.exp(sum(map(math.log, kept)) / len(kept))
+    assert geomean == pytest.approx(1.0648, abs=5e-5)  # the file, read here
+    [row] = _summary(_ingest(tmp_path, path))  # and the warehouse's suite number of it
+    assert (row["workloads"], row["geomean_speedup_all"]) == (len(rows), pytest.approx(geomean, abs=5e-5))
 
 
 def test_a_blank_header_whose_rows_name_no_columns_is_an_error():
