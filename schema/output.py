@@ -210,11 +210,13 @@ def _spread(cols: list[_Measure], widths: list[int], room: int) -> list[int]:
 
     while spare > 0:
         current = [lines(i, widths[i]) for i in range(n)]
+        # each row's tallest and second tallest cell: the tallest of the others is one of them
+        tops = [sorted(((current[j][r], j) for j in range(n)), reverse=True)[:2] for r in range(rows)]
         best, gain = None, 0.0
         for i, c in enumerate(cols):
             if c.numeric or widths[i] >= c.natural:
                 continue
-            others = [max((current[j][r] for j in range(n) if j != i), default=1) for r in range(rows)]
+            others = [(t[1][0] if len(t) > 1 else 1) if t[0][1] == i else t[0][0] for t in tops]
             now = sum(max(o, x) for o, x in zip(others, current[i], strict=True))
             steps = {widths[i] + k for k in (1, 2, 4, 8)} | {len(v) for v in c.cells[:rows]}
             for w in sorted(x for x in steps if widths[i] < x <= min(c.natural, widths[i] + spare)):
