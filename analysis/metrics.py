@@ -161,8 +161,6 @@ def unfinished(run: Row) -> str | None:
     """Why a run's process did not finish (compare/runs' `unfinished`: views/13_run_unfinished.sql's
     one rule, from what a capture records of it), or None. A process that raised ended on its own: its
     counts (its failures) are a sample like any other; so are a harness holder's rows."""
-    if run.get("harness_only"):
-        return None
     why = run.get("unfinished")
     return str(why) if why else None
 

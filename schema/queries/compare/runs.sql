@@ -10,7 +10,8 @@
 -- workload: the run's workload (views/12_workloads.sql), or over the labels `pair_on` names
 -- (an empty text: the model alone): runs pair when their workloads are equal. harness_only: the run
 -- holds benchmark-harness results and compiled nothing (view harness_holders): no workload to pair.
--- unfinished: why the run's process did not finish (run_unfinished), NULL when it did: no sample.
+-- unfinished: why the run's process did not finish (run_unfinished), NULL when it did or the run is a
+-- harness holder: no sample.
 -- A NULL count is unknown (run_metrics says when): no sample of that metric, never 0.
 -- inductor_config_hash names the run's first compilation_metrics inductor_config (its JSON text is
 -- in inductor_configs: compare/inductor_configs); a text a run would repeat thousands of times.
@@ -50,9 +51,12 @@ SELECT
     p.failures, p.fallbacks, p.restarts,
     CASE WHEN u.compile_records > 0 THEN u.total_s END AS compile_s,
     u.compiled_kernel_us AS kernel_us, u.inductor_config_hash, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature,
-    p.run_id IN (SELECT run_id FROM harness_holders) AS harness_only, run_unfinished(p.labels) AS unfinished
+    hh.run_id IS NOT NULL AS harness_only,
+    -- a harness holder's rows are a sample whatever its job's exit: HUD reads a model's timeout from them
+    CASE WHEN hh.run_id IS NULL THEN run_unfinished(p.labels) END AS unfinished
 FROM picked p
 LEFT JOIN rolled u USING (run_id)
+LEFT JOIN (SELECT DISTINCT run_id FROM harness_holders) hh USING (run_id)
 LEFT JOIN env USING (run_id)
 LEFT JOIN run_cache rc USING (run_id)
 ORDER BY p.model, p.started_at, p.run_id;
