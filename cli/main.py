@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 import duckdb
 
-from inductor_warehouse.cli.commands import capture, compare, dashboard, export, ingest, query
 from inductor_warehouse.cli.lean import lean_imports
 from inductor_warehouse.cli.options import DATA_PATH_HELP, DB_HELP, FORMATS, WAIT_HELP
 from inductor_warehouse.store.location import redact
@@ -25,7 +25,41 @@ Examples:
 """
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
+# every command: its name, and where it is (module of cli/commands, attribute)
+COMMAND_PLACES = {
+    "ingest": ("ingest", "ingest"), "migrate": ("ingest", "migrate"), "copy": ("ingest", "copy"),
+    "vacuum": ("ingest", "vacuum"),
+    "runs": ("query", "runs"), "sql": ("query", "sql"), "queries": ("query", "list_queries"),
+    "query": ("query", "query"),
+    "export": ("export", "export_command"),
+    "compare": ("compare", "compare_command"), "changes": ("compare", "changes_command"),
+    "capture": ("capture", "capture_command"),
+    "dashboard": ("dashboard", "dashboard_command"),
+}
+
+
+class _Commands(click.Group):
+    """Imports a command's module when the command runs, so that `iwh ingest` does not pay for the
+    imports of compare or capture; `iwh --help` imports them all."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_PLACES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        place = COMMAND_PLACES.get(cmd_name)
+        if place is None:
+            return None
+        module = importlib.import_module(f"inductor_warehouse.cli.commands.{place[0]}")
+        command: click.Command = getattr(module, place[1])
+        return command
+
+
+def all_commands() -> list[click.Command]:
+    """Every command, imported."""
+    return [c for name in COMMAND_PLACES if (c := cli.get_command(click.Context(cli), name)) is not None]
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
 @click.version_option(package_name="inductor-warehouse", prog_name="iwh", message="%(prog)s %(version)s")
 @click.option("--db", default=None, metavar="LOCATION", help=DB_HELP)
 @click.option("--format", "fmt", default=None, metavar="FORMAT",
@@ -36,18 +70,6 @@ Examples:
 def cli(ctx: click.Context, db: str | None, fmt: str | None, data_path: str | None, wait: float | None) -> None:
     """A DuckDB warehouse for torch.compile / TorchInductor debug artifacts."""
     ctx.ensure_object(dict).update(db=db, format=fmt, data_path=data_path, wait=wait)
-
-
-COMMANDS = (
-    ingest.ingest, ingest.migrate, ingest.copy, ingest.vacuum,
-    query.runs, query.sql, query.list_queries, query.query,
-    export.export_command,
-    compare.compare_command, compare.changes_command,
-    capture.capture_command,
-    dashboard.dashboard_command,
-)
-for _command in COMMANDS:
-    cli.add_command(_command)
 
 
 def main() -> None:

@@ -51,11 +51,11 @@ def in_pages() -> list[tuple[str, str]]:
 
 def in_help() -> list[tuple[str, str]]:
     """(command, example) of every `iwh` line of the commands' --help epilogs."""
-    from inductor_warehouse.cli.main import cli
+    from inductor_warehouse.cli.main import all_commands, cli
 
     out = [("iwh", c) for c in map(_command, (cli.epilog or "").splitlines()) if c]
-    for name, command in sorted(cli.commands.items()):
-        out += [(f"iwh {name}", c) for c in map(_command, (command.epilog or "").splitlines()) if c]
+    for command in sorted(all_commands(), key=lambda c: c.name or ""):
+        out += [(f"iwh {command.name}", c) for c in map(_command, (command.epilog or "").splitlines()) if c]
     return out
 
 
