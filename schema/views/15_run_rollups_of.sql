@@ -31,17 +31,23 @@
 --                                compile; where it writes none, TORCH_LOGS' rows do (ingest/reader_steps.py
 --                                read_torch_logs, trace_records.told_by_trace). TORCH_LOGS before 2.6 log a
 --                                break once per place: a recompile of a function that logged one makes an
---                                unknown_break (its break went unlogged), so graph_breaks is unknown there
+--                                unknown_break (its break went unlogged), so graph_breaks is unknown there.
+--                                What tells them at all: a trace log tells its compiles' breaks (and
+--                                recompiles from 2.5: a trace before writes an unknown_recompile);
+--                                TORCH_LOGS tell breaks and recompiles where their logger was on (a line
+--                                of it made a row, or `iwh capture` wrote the manifest, whose TORCH_LOGS
+--                                always name both); a profile, a debug tree, torch-spyre files tell
+--                                neither: graph_breaks is then the harness's count, else NULL, recompiles NULL
 --   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
 --                                as graph breaks: a data-dependent branch of the frame itself, a break
 --                                it could not resume from; NULL where the log cannot tell them (an
 --                                unknown_uncounted row: a release before 2.6 writes no record of them)
---                                and for harness_holders, which count none of them
+--                                and where no file tells the run's graph breaks (harness_holders count none)
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
 --                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
 --                                analysis (2.3 names no reason: a restart row per attempt its trace names);
---                                like recompiles, NULL for harness_holders (nothing measured them)
+--                                NULL without a trace log (nothing else records them; TORCH_LOGS do not)
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
@@ -89,7 +95,10 @@ CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
     SELECT run_id, run_key, workload_key(model, device, rank, labels, workload_labels()) AS workload,
-           run_unfinished(labels) IS NOT NULL AS unfinished
+           run_unfinished(labels) IS NOT NULL AS unfinished,
+           -- `iwh capture` wrote the manifest (its own keys): its TORCH_LOGS always had graph_breaks
+           -- and recompiles on (ingest/capture_command.py CAPTURE_ENV)
+           (labels ->> 'command') IS NOT NULL AND (labels ->> 'exit_code') IS NOT NULL AS captured
     FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT
@@ -121,7 +130,11 @@ WITH picked AS (
         count(*) FILTER (WHERE kind = 'uncounted_break')            AS uncounted_breaks,
         count(*) FILTER (WHERE kind = 'failure')                    AS failures,
         count(*) FILTER (WHERE kind = 'failure' AND fallback)       AS fallbacks,
-        count(*) FILTER (WHERE kind = 'restart')                    AS restarts
+        count(*) FILTER (WHERE kind = 'restart')                    AS restarts,
+        count(*) FILTER (WHERE kind = 'unknown_recompile')          AS unknown_recompiles,
+        -- the TORCH_LOGS loggers whose lines the run's logs hold: a logger seen was on
+        count(*) FILTER (WHERE source = 'torch_logs' AND kind IN ('graph_break', 'uncounted_break', 'unknown_break')) AS logged_breaks,
+        count(*) FILTER (WHERE source = 'torch_logs' AND kind = 'recompile') AS logged_recompiles
     FROM compile_events
     WHERE run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
@@ -130,7 +143,9 @@ WITH picked AS (
     -- whether it holds harness results and nothing a compile wrote (harness_holders)
     SELECT run_id,
            bool_or(kind IN ('output_code', 'torch_trace', 'spyre')) AS kernel_files,
-           bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only
+           bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only,
+           bool_or(kind = 'torch_trace') AS traced,
+           bool_or(kind = 'torch_logs')  AS logged
     FROM artifacts WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), hb AS (
     -- Dynamo's graph-break counter as the benchmark harness wrote it, once a workload: its latest
@@ -257,14 +272,14 @@ SELECT
     coalesce(k.persistent_reduction_kernels, 0)::BIGINT AS persistent_reduction_kernels,
     coalesce(k.template_kernels, 0)::BIGINT     AS template_kernels,
     coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
-    CASE WHEN e.unknown_breaks > 0 OR coalesce(held.harness_only, false) THEN hb.graph_breaks
+    CASE WHEN e.unknown_breaks > 0 OR NOT tells.breaks THEN hb.graph_breaks
          ELSE coalesce(e.graph_breaks, 0) END::BIGINT AS graph_breaks,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.recompiles, 0) END::BIGINT AS recompiles,
-    CASE WHEN NOT (coalesce(e.unknown_uncounted, 0) > 0 OR coalesce(held.harness_only, false)) THEN coalesce(e.uncounted_breaks, 0)
+    CASE WHEN tells.recompiles THEN coalesce(e.recompiles, 0) END::BIGINT AS recompiles,
+    CASE WHEN tells.breaks AND coalesce(e.unknown_uncounted, 0) = 0 THEN coalesce(e.uncounted_breaks, 0)
          END::BIGINT AS uncounted_breaks,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.failures, 0) END::BIGINT AS failures,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.restarts, 0) END::BIGINT AS restarts,
+    CASE WHEN tells.compiles THEN coalesce(e.failures, 0) END::BIGINT AS failures,
+    CASE WHEN tells.compiles THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
+    CASE WHEN tells.compiles THEN coalesce(e.restarts, 0) END::BIGINT AS restarts,
     coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
@@ -309,7 +324,16 @@ LEFT JOIN prof USING (run_id)
 LEFT JOIN slowest USING (run_id)
 LEFT JOIN cfg USING (run_id)
 LEFT JOIN cache USING (run_id)
-LEFT JOIN saved USING (run_id);
+LEFT JOIN saved USING (run_id)
+-- which compile events the run's files can tell (the header's rule): a trace log tells its compiles'
+-- breaks, restarts and failures (its recompiles from 2.5: an unknown_recompile says it cannot);
+-- TORCH_LOGS tell breaks and recompiles where their logger was on; nothing else tells any
+CROSS JOIN LATERAL (SELECT
+    coalesce(held.traced, false) OR (coalesce(held.logged, false) AND (p.captured OR coalesce(e.logged_breaks, 0) > 0)) AS breaks,
+    NOT coalesce(held.harness_only, false) AND (
+        (coalesce(held.logged, false) AND (p.captured OR coalesce(e.logged_recompiles, 0) > 0))
+        OR (coalesce(held.traced, false) AND coalesce(e.unknown_recompiles, 0) = 0)) AS recompiles,
+    coalesce(held.traced, false) AS compiles) AS tells;
 
 -- run_tallies_of(ids): rows of run_tallies for the runs `ids` names (see migration 0010)
 CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
