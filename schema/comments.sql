@@ -402,7 +402,7 @@ COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once 
 COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks; NULL (unknown) when the run has an unknown_uncounted or its graph breaks are told by no file of it';
 COMMENT ON COLUMN run_rollups."compile_records" IS 'timer rows of compilation_metrics';
 COMMENT ON COLUMN run_rollups."frames" IS 'frame compiles (entire_frame_compile_time records)';
-COMMENT ON COLUMN run_rollups."total_s" IS 'compile time (s) = dynamo_s + aot_s + inductor_s + code_gen_s';
+COMMENT ON COLUMN run_rollups."total_s" IS 'compile time (s) = dynamo_s + aot_s + inductor_s + code_gen_s; NULL (unknown) for a training run of 2.4, whose files hold no time of the lazily compiled backward (and its aot_s, inductor_s, code_gen_s with it)';
 COMMENT ON COLUMN run_rollups."dynamo_s" IS 'Dynamo''s own part: tracing, guards, bytecode (s)';
 COMMENT ON COLUMN run_rollups."aot_s" IS 'AOTAutograd''s own part (s)';
 COMMENT ON COLUMN run_rollups."inductor_s" IS 'Inductor''s own part, less code generation (s)';

@@ -165,3 +165,29 @@ def test_a_warehouse_written_before_0049_learns_what_its_old_trace_cannot_tell(t
         con.execute("DELETE FROM _migrations WHERE name = '0049_unknown_by_source'")
     ingest_paths([], db)  # the loader's writer: migrates, and makes the rollups again
     assert _rows(db)[0]["recompiles"] is None
+
+
+def _compile_time(row: dict) -> dict:
+    with reader(str(row["folder"].parents[2] / "whole.duckdb")) as con:
+        cur = con.execute("SELECT * FROM run_compile_time WHERE run_id = ?", [row["run_id"]])
+        return dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+
+
+def test_a_2_4_training_run_s_compile_time_without_its_backward_is_unknown(cut_runs):
+    """2.4 compiled cnn_train's backward (Dynamo's compile_times name bw_compiler) lazily, after the
+    forward's compilation_metrics, and wrote no record of it: the total is unknown, Dynamo's own part
+    stands. 2.5 writes the backward's record; 2.4's inference runs have no backward to miss."""
+    old = cut_runs[("2.4.1", "cnn_train", "whole")]
+    truth = _truth(old["folder"])["compile_times_str"]
+    trace = next((old["folder"] / "trace").glob("*.log")).read_text()
+    assert "bw_compiler" in truth and "bwd_compilation_metrics" not in trace
+    assert trace.index('{"compilation_metrics"') < trace.rindex('{"inductor_output_code"')  # the backward after
+    t = _compile_time(old)
+    assert (t["total_s"], t["aot_s"], t["inductor_s"], t["code_gen_s"]) == (None, None, None, None)
+    assert t["dynamo_s"] > 0
+    new = cut_runs[("2.5.1", "cnn_train", "whole")]
+    assert "bwd_compilation_metrics" in next((new["folder"] / "trace").glob("*.log")).read_text()
+    assert _compile_time(new)["total_s"] > 0
+    inference = _compile_time(cut_runs[("2.4.1", "gbreak_dyn", "whole")])
+    assert inference["total_s"] == pytest.approx(sum(inference[k] for k in ("dynamo_s", "aot_s", "inductor_s", "code_gen_s")))
+    assert inference["total_s"] > 0

@@ -60,7 +60,13 @@
 --     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack.
 --     2.5's bwd_compilation_metrics has only inductor_compile_time_s and code_gen_time_s (the backward's
 --     compile_fx_inner, all but a few ms of its bw_compiler): the backward's total and Inductor time
---     both read the first there (2.4 writes no backward record: its lazily compiled backward is missing)
+--     both read the first there. 2.4 builds a backward record but writes none (utils.py
+--     record_compilation_metrics: "Currently only record fwd compilation metrics"), and its lazily
+--     compiled backward runs after the forward's record: a run of the pre-2.6 timers with a backward
+--     graph and no backward record has total_s, aot_s, inductor_s and code_gen_s NULL (a forward-only
+--     sum would read as a whole one next to 2.5's or 2.6's); dynamo_s, Dynamo's own, is whole (Dynamo
+--     does not trace the backward). A backward 2.4 compiled with the forward (dynamic shapes saved
+--     for it) was timed within the forward's record, but the files do not tell which it was
 --     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
@@ -104,6 +110,7 @@ WITH picked AS (
     SELECT
         run_id,
         count(graph_id)                         AS graphs,
+        count(*) FILTER (WHERE phase = 'backward') AS backward_graphs,
         sum(kernel_count)::BIGINT               AS kernel_count,  -- NULL: no graph's code came
         sum(extern_kernel_count)::BIGINT        AS extern_kernel_count,
         (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
@@ -215,7 +222,9 @@ WITH picked AS (
                  sum(duration_us) FILTER (WHERE name = 'bwd_code_gen_time'), 0)                         AS bwd_cg,
         sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
         sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
-        count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
+        count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames,
+        count(*) FILTER (WHERE starts_with(name, 'bwd_'))                                     AS bwd_records,
+        count(*) FILTER (WHERE name = 'dynamo_cumulative_compile_time')                       AS cumulative_records
     FROM timings
     WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
@@ -283,11 +292,11 @@ SELECT
     coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
-    (ct.dynamo + ct.bwd) / 1e6                  AS total_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.dynamo + ct.bwd) / 1e6 END AS total_s,
     (ct.dynamo - ct.aot) / 1e6                  AS dynamo_s,
-    (ct.aot - ct.ind + ct.bwd - ct.bwd_ind) / 1e6 AS aot_s,
-    (ct.ind - ct.cg + ct.bwd_ind - ct.bwd_cg) / 1e6 AS inductor_s,
-    (ct.cg + ct.bwd_cg) / 1e6                   AS code_gen_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.aot - ct.ind + ct.bwd - ct.bwd_ind) / 1e6 END AS aot_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.ind - ct.cg + ct.bwd_ind - ct.bwd_cg) / 1e6 END AS inductor_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.cg + ct.bwd_cg) / 1e6 END AS code_gen_s,
     ct.autotune / 1e6                           AS autotune_s,
     ct.triton / 1e6                             AS cxx_triton_compile_s,
     coalesce(prof.kernel_timings, 0)::BIGINT    AS kernel_timings,
@@ -333,7 +342,11 @@ CROSS JOIN LATERAL (SELECT
     NOT coalesce(held.harness_only, false) AND (
         (coalesce(held.logged, false) AND (p.captured OR coalesce(e.logged_recompiles, 0) > 0))
         OR (coalesce(held.traced, false) AND coalesce(e.unknown_recompiles, 0) = 0)) AS recompiles,
-    coalesce(held.traced, false) AS compiles) AS tells;
+    coalesce(held.traced, false) AS compiles,
+    -- a backward compiled by a release whose timers are the pre-2.6 ones (entire_frame_compile_time_s)
+    -- and that wrote no backward record (2.4): its time is in no file
+    coalesce(g.backward_graphs > 0 AND ct.frames > 0 AND ct.cumulative_records = 0 AND ct.bwd_records = 0, false)
+        AS backward_lost) AS tells;
 
 -- run_tallies_of(ids): rows of run_tallies for the runs `ids` names (see migration 0010)
 CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE
