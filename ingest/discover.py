@@ -6,7 +6,8 @@ A run is one process's artifacts. The rules, in order:
   deeper folder has its own manifest.
 - Elsewhere, each `torch_compile_debug/run_<time>-pid_<pid>` folder and each TORCH_TRACE log is one
   process; a debug folder and a trace log with the same pid, started within minutes of each
-  other, are the same process and so one run. Processes that share a folder (torchrun's ranks, the
+  other, are the same process and so one run; a log that names a thread, not the pid (2.3, 2.4),
+  joins the folder that holds the same output code (_join_by_code). Processes that share a folder (torchrun's ranks, the
   benchmark harness's process a model) are each a run rooted at its own trace log, and together
   one job.
 - torch-spyre kernel folders (`sdsc_*.json`): the parent of an `inductor-spyre` or `execute`
@@ -36,10 +37,12 @@ from pathlib import Path, PurePath
 
 from inductor_warehouse.ingest.listing import Artifact, Entry, Run, entry, sniff
 from inductor_warehouse.ingest.sources import Head, classify
-from inductor_warehouse.ingest.parsers import torch_trace
+from inductor_warehouse.ingest.parsers import output_code, torch_trace, trace_graphs
 
 DEBUG_RUN_RE = re.compile(r"^run_(\d{4})_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d\d)_(\d+)-pid_(\d+)$")
 RANK_FILE_RE = re.compile(r"rank_(\d+)")
+# how much of a 2.3/2.4 log, and of a debug folder's output_code.py, is read to join them by their code
+CODE_LOOK_BYTES = 64 << 20
 # the process that wrote a debug folder or a trace log: (pid, (month, day, hour, minute) it started, rank)
 ProcessKey = tuple[int, tuple[int, int, int, int], int | None]
 
@@ -94,7 +97,7 @@ def group(entries: Iterable[Entry], head: Head,
     runs: list[Run] = []
     for root, arts in by_root.items():
         if root is None:
-            runs.extend(_runs_without_manifest(arts, skipped))
+            runs.extend(_runs_without_manifest(arts, skipped, head))
         else:
             runs.extend(_runs_of_manifest_folder(root, arts))
     runs.sort(key=lambda r: str(r.root))
@@ -165,9 +168,9 @@ def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
 LONE_RUNS = frozenset({"profiler", "torch_logs"})
 
 
-def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str]) -> list[Run]:
+def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str], head: Head | None = None) -> list[Run]:
     # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
-    units = _split_by_process(arts) + _spyre_runs([a for a in arts if a.kind == "spyre"])
+    units = _split_by_process(arts, head) + _spyre_runs([a for a in arts if a.kind == "spyre"])
     # a provenance sidecar with no run beside it (copied out on its own) is a run: what lies beside
     # it (a profile) belongs to it
     for a in arts:
@@ -244,8 +247,9 @@ def _unit_dir(u: Run) -> Path:
     return u.folder
 
 
-def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log split by process, one decision a line
-    """One Run per process: debug-tree folders and trace logs, joined by pid and start time."""
+def _split_by_process(arts: list[Artifact], head: Head | None = None) -> list[Run]:  # noqa: C901 - a log split by process, one decision a line
+    """One Run per process: debug-tree folders and trace logs, joined by pid and start time (where
+    the log names no pid, by the code both hold: _join_by_code)."""
     debug: dict[Path, list[Artifact]] = {}
     for a in arts:
         d = _debug_run_dir(a)
@@ -283,12 +287,55 @@ def _split_by_process(arts: list[Artifact]) -> list[Run]:  # noqa: C901 - a log 
         units.append(run)
         if run.rank is not None or "rank" in log.path.name:
             rank_logs.setdefault(log.path.parent, []).append(run)  # type: ignore[arg-type]
+    if head is not None:
+        for log_run in _join_by_code(units, debug_keys, head):
+            units.remove(log_run)
+            for group in rank_logs.values():
+                if log_run in group:
+                    group.remove(log_run)
     for folder, group in rank_logs.items():
         if len(group) > 1:
             for run in group:
                 run.job, run.job_root = folder.name, folder
     _own_roots(units)
     return units
+
+
+def _join_by_code(units: list[Run], debug_keys: dict[PurePath, ProcessKey | None], head: Head) -> list[Run]:
+    """A trace log whose records name a thread, not the pid (2.3, 2.4), joins the debug folder of the
+    same process, found by the code both hold: Inductor writes each graph's code to the folder's
+    output_code.py and to the log's `inductor_output_code` (trace_graphs.code_digests). Only a log that
+    started within 30 minutes of a folder with no log, and whose code is in that folder alone, while
+    that folder's code is in no other such log: processes of the same model (torchrun's ranks) write
+    the same code, and are left apart. Returns the runs of the logs joined."""
+    logs = [u for u in units if u.root_is_log and len(u.artifacts) == 1 and u.artifacts[0].first_record is not None
+            and _process_key(u.artifacts[0]) is None]
+    folders = [u for u in units if u.root in debug_keys and not any(a.kind == "torch_trace" for a in u.artifacts)]
+    if not logs or not folders:
+        return []
+    folder_codes: dict[PurePath, set[str]] = {}
+    pairs: list[tuple[Run, Run]] = []
+    for log_run in logs:
+        log = log_run.artifacts[0]
+        month, day, hour, minute = (int(x) for x in log.first_record[1:5])  # type: ignore[index]
+        near = [u for u in folders if (dk := debug_keys[u.root]) and _close(dk[1], (month, day, hour, minute))]
+        codes = trace_graphs.code_digests(head(log.path, CODE_LOOK_BYTES) or b"") if near else set()
+        for u in near if codes else ():
+            if u.root not in folder_codes:
+                folder_codes[u.root] = {output_code.code_digest(text.decode("utf-8", "replace"))
+                                        for a in u.artifacts if a.path.name == "output_code.py"
+                                        and (text := head(a.path, CODE_LOOK_BYTES)) is not None}
+            if codes & folder_codes[u.root]:
+                pairs.append((log_run, u))
+    joined = []
+    for log_run, u in pairs:
+        if [p[1] for p in pairs if p[0] is log_run] == [u] and [p[0] for p in pairs if p[1] is u] == [log_run]:
+            log = log_run.artifacts[0]
+            u.artifacts.append(log)
+            u.rank = log_run.rank
+            u.root = type(u.root)(os.path.commonpath([u.root, log.path.parent]))
+            joined.append(log_run)
+    return joined
 
 
 def _own_roots(units: list[Run]) -> None:

@@ -13,6 +13,8 @@ from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
 from inductor_warehouse.ingest.parsers.harness_names import Fields
+from inductor_warehouse.ingest.parsers.trace_breaks import RECOMPILE, UNKNOWN_RECOMPILE
+from inductor_warehouse.ingest.parsers.trace_events import SOURCE as TRACE_SOURCE
 from inductor_warehouse.ingest.parsers.trace_records import release, told_by_trace
 from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
@@ -60,6 +62,15 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
             ctx.trace["release_floor"] = min(floor, ctx.trace["release_floor"])
     joins.trace_onto_graphs(ctx.tables["graphs"], ctx.trace)
     joins.pre_grad_texts(ctx.tables, ctx.trace)
+    if arts and RECOMPILE not in told_by_trace(version := _trace_release(ctx)):
+        # a release before 2.5 writes no record of a recompile: the trace alone cannot count them
+        # (views/15_run_rollups_of.sql: recompiles are then TORCH_LOGS' count, or unknown)
+        named = f"torch {version[0]}.{version[1]}" if version else "a torch release not known"
+        marker = Parsed()
+        marker.add("compile_events", {
+            "kind": UNKNOWN_RECOMPILE, "source": TRACE_SOURCE,
+            "reason": f"a TORCH_TRACE log of {named} writes no record of a recompile (recompile_reasons: 2.5)"})
+        ctx.take(marker, arts[0])
 
 
 def read_profiles(ctx: Assembly, arts: list[Artifact]) -> None:

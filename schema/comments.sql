@@ -106,7 +106,7 @@ COMMENT ON COLUMN compilations."run_key" IS 'the run''s number in write order (r
 COMMENT ON TABLE compile_events IS 'Graph breaks, recompiles, restarts and failures, each stored once: from the trace, and from TORCH_LOGS text where there is no trace or its release writes no record of that fact (recompiles before 2.5, graph breaks before 2.4: ingest/parsers/trace_records.py told_by_trace).';
 COMMENT ON COLUMN compile_events."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN compile_events."compile_id" IS 'the compile id as the trace writes it (0/0, 1/0_1, !0/7/0)';
-COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | unknown_break (a frame compile of a release before 2.6, which writes no graph-break record, whose restarts may include a break Dynamo counted: the log cannot tell; or a recompile, in TORCH_LOGS of a release before 2.6, of a function that logged a break, which those releases log once per place: a break of that compile went unlogged; reason says why) | unknown_uncounted (a log of a release before 2.6 that cannot tell its breaks Dynamo does not count as graph breaks: a restart that may be one, resume frames its counted breaks do not explain; reason says why) | recompile | restart (a restart of the frame''s analysis: compilation_metrics'' restart_reasons; for 2.3, which writes none, one per attempt the trace''s records name, reason NULL) | failure';
+COMMENT ON COLUMN compile_events."kind" IS 'graph_break (a break Dynamo counts: counters["graph_break"], the harness''s graph_breaks) | uncounted_break (a break that split the frame but that Dynamo files as unimplemented: a data-dependent branch of the frame itself, a break it could not resume from) | unknown_break (a frame compile of a release before 2.6, which writes no graph-break record, whose restarts may include a break Dynamo counted: the log cannot tell; or a recompile, in TORCH_LOGS of a release before 2.6, of a function that logged a break, which those releases log once per place: a break of that compile went unlogged; reason says why) | unknown_uncounted (a log of a release before 2.6 that cannot tell its breaks Dynamo does not count as graph breaks: a restart that may be one, resume frames its counted breaks do not explain, TORCH_LOGS of that era, which log no data-dependent branch; reason says why) | unknown_recompile (a trace log of a release before 2.5, which writes no recompile record: its recompiles are TORCH_LOGS'' count, else unknown) | recompile | restart (a restart of the frame''s analysis: compilation_metrics'' restart_reasons; for 2.3, which writes none, one per attempt the trace''s records name, reason NULL) | failure';
 COMMENT ON COLUMN compile_events."reason" IS 'the reason as PyTorch wrote it (a recompile''s failed guards joined by newlines)';
 COMMENT ON COLUMN compile_events."user_file" IS 'the user frame''s file';
 COMMENT ON COLUMN compile_events."user_line" IS 'the user frame''s line';
@@ -397,12 +397,12 @@ COMMENT ON COLUMN run_rollups."reduction_kernels" IS 'generated reduction kernel
 COMMENT ON COLUMN run_rollups."persistent_reduction_kernels" IS 'generated persistent reduction kernels';
 COMMENT ON COLUMN run_rollups."template_kernels" IS 'generated template kernels';
 COMMENT ON COLUMN run_rollups."foreach_kernels" IS 'generated foreach kernels';
-COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s; where the run''s artifacts cannot tell them (an unknown_break) or it holds benchmark-harness results alone, the harness''s graph_breaks summed over its performance and accuracy rows; else NULL (unknown)';
-COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once each however many guards failed); NULL for a run of harness results alone';
-COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks; NULL (unknown) when the run has an unknown_uncounted or holds harness results alone';
+COMMENT ON COLUMN run_rollups."graph_breaks" IS 'graph breaks as Dynamo counts them, every frame''s; where the run''s files cannot tell them (an unknown_break, or no trace log and no TORCH_LOGS with its graph_breaks logger on: a profile, a debug tree, torch-spyre files or harness results alone), the harness''s graph_breaks summed over its performance and accuracy rows; else NULL (unknown)';
+COMMENT ON COLUMN run_rollups."recompiles" IS 'recompiles, every frame''s (once each however many guards failed); NULL (unknown) unless TORCH_LOGS with its recompiles logger on or a trace log of 2.5 or later (before: an unknown_recompile) tell them';
+COMMENT ON COLUMN run_rollups."uncounted_breaks" IS 'breaks Dynamo files as unimplemented, not as graph breaks; NULL (unknown) when the run has an unknown_uncounted or its graph breaks are told by no file of it';
 COMMENT ON COLUMN run_rollups."compile_records" IS 'timer rows of compilation_metrics';
 COMMENT ON COLUMN run_rollups."frames" IS 'frame compiles (entire_frame_compile_time records)';
-COMMENT ON COLUMN run_rollups."total_s" IS 'compile time (s) = dynamo_s + aot_s + inductor_s + code_gen_s';
+COMMENT ON COLUMN run_rollups."total_s" IS 'compile time (s) = dynamo_s + aot_s + inductor_s + code_gen_s; NULL (unknown) for a training run of 2.4, whose files hold no time of the lazily compiled backward (and its aot_s, inductor_s, code_gen_s with it)';
 COMMENT ON COLUMN run_rollups."dynamo_s" IS 'Dynamo''s own part: tracing, guards, bytecode (s)';
 COMMENT ON COLUMN run_rollups."aot_s" IS 'AOTAutograd''s own part (s)';
 COMMENT ON COLUMN run_rollups."inductor_s" IS 'Inductor''s own part, less code generation (s)';
@@ -433,9 +433,9 @@ COMMENT ON COLUMN run_rollups."autotune_misses" IS 'autotune cache misses';
 COMMENT ON COLUMN run_rollups."time_saved_s" IS 'compile time cache hits saved (s): each compile''s outermost hits, the caches nesting';
 COMMENT ON COLUMN run_rollups."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN run_rollups."workload" IS 'the run''s workload key (views/12_workloads.sql)';
-COMMENT ON COLUMN run_rollups."failures" IS 'failed frame compiles; NULL for a run of harness results alone';
-COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerly; NULL for a run of harness results alone';
-COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis; NULL for a run of harness results alone';
+COMMENT ON COLUMN run_rollups."failures" IS 'failed frame compiles; NULL (unknown) for a run without a trace log, the one file that records them';
+COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerly; NULL (unknown) for a run without a trace log';
+COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis; NULL (unknown) for a run without a trace log (TORCH_LOGS do not log them)';
 COMMENT ON COLUMN run_rollups."profiler_files" IS 'profiler traces read for the run';
 
 COMMENT ON TABLE run_phases IS 'Per run, its compile time in each phase the trace timed (a dynamo_timed span, logged as a chromium_event), summed at ingest: what compile/phase_series and compile/phase_changes read.';

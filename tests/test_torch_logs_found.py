@@ -107,9 +107,11 @@ def test_torch21_graph_break():
     reason = first.split("[DEBUG] Graph break: ", 1)[1].removesuffix(" from user code at:")
     frame = re.search(r'File "([^"]+)", line (\d+)', BLOG.read_text())
     assert [(r["compile_id"], r["kind"], r["reason"], r["user_file"], r["user_line"])
-            for r in parsed.rows["compile_events"]] == [("1/0_2", "graph_break", reason, frame.group(1),
-                                                          int(frame.group(2)))]
+            for r in parsed.rows["compile_events"] if r["kind"] != "unknown_uncounted"] == [
+        ("1/0_2", "graph_break", reason, frame.group(1), int(frame.group(2)))]
     assert frame.group(1).endswith("vocoder.py") and frame.group(2) == "49"
+    # a log of a release before 2.6 (here 2.1) logs no data-dependent branch: it cannot tell them
+    assert [r["kind"] for r in parsed.rows["compile_events"]].count("unknown_uncounted") == 1
     assert parsed.problems == []
 
 

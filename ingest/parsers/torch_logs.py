@@ -44,7 +44,7 @@ from collections.abc import Iterable
 from inductor_warehouse.ingest.parsers import glog
 from inductor_warehouse.ingest.parsers.torch_logs_autotune import AUTOTUNE_STARTS, AutotuneTables, Candidates
 from inductor_warehouse.ingest.parsers.compile_causes import SKIPPED, break_kind, cause_of, origin
-from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_BREAK
+from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_BREAK, UNKNOWN_UNCOUNTED
 from inductor_warehouse.ingest.rows import CompileEventRow, Parsed
 
 SOURCE = "torch_logs"
@@ -252,6 +252,7 @@ class _EventBuilder:
         self.skip = False  # `Graph break: skip:`: convert_frame's note of a frame it ran eagerly
         self.frame: tuple[str, str] | None = None  # (file, function) of the frame an event is of
         self.broke: set[tuple[str, str]] = set()  # frames a break was logged in, by a release before 2.6
+        self.before_2_6 = False  # a break logged the way 2.2 to 2.5 log them (its user stack below)
         self.recompiled: list[tuple[tuple[str, str], CompileEventRow]] = []
 
     def feed(self, key: str, tag: str, message: str, compile_id: str | None, lineno: int) -> None:
@@ -363,6 +364,7 @@ class _EventBuilder:
                         self.recompiled.append((self.frame, event))
                     elif self.from_stack:
                         self.broke.add(self.frame)
+                self.before_2_6 |= self.from_stack
         self.key = None
         self.event = None
         self.failures = []
@@ -371,7 +373,14 @@ class _EventBuilder:
 
     def unlogged_breaks(self) -> None:
         """An UNKNOWN_BREAK per recompile of a frame that logged a break the way 2.5 and before log
-        them, once per place: its compile may have broken there again, counted and not logged."""
+        them, once per place: its compile may have broken there again, counted and not logged. And
+        an UNKNOWN_UNCOUNTED for such a log: those releases log no data-dependent branch (generic_jump
+        raises nothing and logs nothing: trace_breaks.py), so it cannot tell the breaks Dynamo does
+        not count."""
+        if self.before_2_6:
+            self.parsed.add("compile_events", {
+                "compile_id": None, "kind": UNKNOWN_UNCOUNTED, "source": SOURCE, "user_file": None, "user_line": None,
+                "reason": "PyTorch before 2.6 logs no data-dependent branch: its uncounted breaks are not in the log"})
         for (file, fn), recompile in self.recompiled:
             if (file, fn) in self.broke:
                 self.parsed.add("compile_events", {

@@ -42,6 +42,10 @@ from inductor_warehouse.ingest.rows import Json
 
 UNKNOWN_BREAK = "unknown_break"
 UNKNOWN_UNCOUNTED = "unknown_uncounted"
+# a trace of a release that writes no recompile record (before 2.5): its run's recompiles are unknown
+# unless TORCH_LOGS count them (ingest/reader_steps.py read_traces)
+UNKNOWN_RECOMPILE = "unknown_recompile"
+RECOMPILE = "recompile"
 RESTART = "restart"
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # resume_execution.py's name for a function resuming after a break
 STEP_OR_STORE_ATTR = "Unknown fail_and_restart_analysis"

@@ -282,3 +282,24 @@ def _graph_for_provenance(graphs: Graphs, cid: str | None, name: str) -> str | N
     if graph_id is None:
         graphs.log.parsed.counters[f"{name}_without_output_code"] += 1
     return graph_id
+
+
+def code_digests(head: bytes) -> set[str]:
+    """output_code.code_digest of each whole `inductor_output_code` payload in the first bytes of a
+    log: what a debug folder of the same process holds as output_code.py (ingest/discover.py joins
+    the two by it where the log names no pid). A record the bytes cut off is left out."""
+    digests = set()
+    lines = head.split(b"\n")
+    i = 0
+    while i < len(lines):
+        if lines[i][:1] != b"\t" and b'{"inductor_output_code"' in lines[i]:
+            j = i + 1
+            while j < len(lines) and lines[j][:1] == b"\t":
+                j += 1
+            if j < len(lines):  # the record ends in the bytes (a cut one gives a digest nothing has)
+                body = b"\n".join(line[1:] for line in lines[i + 1:j])
+                digests.add(output_code.code_digest(body.decode("utf-8", "replace")))
+            i = j
+        else:
+            i += 1
+    return digests

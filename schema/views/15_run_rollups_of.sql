@@ -31,17 +31,23 @@
 --                                compile; where it writes none, TORCH_LOGS' rows do (ingest/reader_steps.py
 --                                read_torch_logs, trace_records.told_by_trace). TORCH_LOGS before 2.6 log a
 --                                break once per place: a recompile of a function that logged one makes an
---                                unknown_break (its break went unlogged), so graph_breaks is unknown there
+--                                unknown_break (its break went unlogged), so graph_breaks is unknown there.
+--                                What tells them at all: a trace log tells its compiles' breaks (and
+--                                recompiles from 2.5: a trace before writes an unknown_recompile);
+--                                TORCH_LOGS tell breaks and recompiles where their logger was on (a line
+--                                of it made a row, or `iwh capture` wrote the manifest, whose TORCH_LOGS
+--                                always name both); a profile, a debug tree, torch-spyre files tell
+--                                neither: graph_breaks is then the harness's count, else NULL, recompiles NULL
 --   uncounted_breaks             breaks that split a frame but that Dynamo files as unimplemented, not
 --                                as graph breaks: a data-dependent branch of the frame itself, a break
 --                                it could not resume from; NULL where the log cannot tell them (an
 --                                unknown_uncounted row: a release before 2.6 writes no record of them)
---                                and for harness_holders, which count none of them
+--                                and where no file tells the run's graph breaks (harness_holders count none)
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
 --                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
 --                                analysis (2.3 names no reason: a restart row per attempt its trace names);
---                                like recompiles, NULL for harness_holders (nothing measured them)
+--                                NULL without a trace log (nothing else records them; TORCH_LOGS do not)
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
 --     are the exclusive ones, so dynamo_s + aot_s + inductor_s + code_gen_s = total_s:
@@ -54,7 +60,13 @@
 --     backend_compile_time_s, inductor_compile_time_s and code_gen_time_s: read where the others lack.
 --     2.5's bwd_compilation_metrics has only inductor_compile_time_s and code_gen_time_s (the backward's
 --     compile_fx_inner, all but a few ms of its bw_compiler): the backward's total and Inductor time
---     both read the first there (2.4 writes no backward record: its lazily compiled backward is missing)
+--     both read the first there. 2.4 builds a backward record but writes none (utils.py
+--     record_compilation_metrics: "Currently only record fwd compilation metrics"), and its lazily
+--     compiled backward runs after the forward's record: a run of the pre-2.6 timers with a backward
+--     graph and no backward record has total_s, aot_s, inductor_s and code_gen_s NULL (a forward-only
+--     sum would read as a whole one next to 2.5's or 2.6's); dynamo_s, Dynamo's own, is whole (Dynamo
+--     does not trace the backward). A backward 2.4 compiled with the forward (dynamic shapes saved
+--     for it) was timed within the forward's record, but the files do not tell which it was
 --     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
@@ -89,12 +101,16 @@ CREATE OR REPLACE MACRO run_rollups_of(ids) AS TABLE
 WITH picked AS (
     -- the runs asked for, once: every part below keeps their rows
     SELECT run_id, run_key, workload_key(model, device, rank, labels, workload_labels()) AS workload,
-           run_unfinished(labels) IS NOT NULL AS unfinished
+           run_unfinished(labels) IS NOT NULL AS unfinished,
+           -- `iwh capture` wrote the manifest (its own keys): its TORCH_LOGS always had graph_breaks
+           -- and recompiles on (ingest/capture_command.py CAPTURE_ENV)
+           (labels ->> 'command') IS NOT NULL AND (labels ->> 'exit_code') IS NOT NULL AS captured
     FROM runs WHERE run_id IN (SELECT unnest(ids))
 ), g AS (
     SELECT
         run_id,
         count(graph_id)                         AS graphs,
+        count(*) FILTER (WHERE phase = 'backward') AS backward_graphs,
         sum(kernel_count)::BIGINT               AS kernel_count,  -- NULL: no graph's code came
         sum(extern_kernel_count)::BIGINT        AS extern_kernel_count,
         (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
@@ -121,7 +137,11 @@ WITH picked AS (
         count(*) FILTER (WHERE kind = 'uncounted_break')            AS uncounted_breaks,
         count(*) FILTER (WHERE kind = 'failure')                    AS failures,
         count(*) FILTER (WHERE kind = 'failure' AND fallback)       AS fallbacks,
-        count(*) FILTER (WHERE kind = 'restart')                    AS restarts
+        count(*) FILTER (WHERE kind = 'restart')                    AS restarts,
+        count(*) FILTER (WHERE kind = 'unknown_recompile')          AS unknown_recompiles,
+        -- the TORCH_LOGS loggers whose lines the run's logs hold: a logger seen was on
+        count(*) FILTER (WHERE source = 'torch_logs' AND kind IN ('graph_break', 'uncounted_break', 'unknown_break')) AS logged_breaks,
+        count(*) FILTER (WHERE source = 'torch_logs' AND kind = 'recompile') AS logged_recompiles
     FROM compile_events
     WHERE run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
@@ -130,7 +150,9 @@ WITH picked AS (
     -- whether it holds harness results and nothing a compile wrote (harness_holders)
     SELECT run_id,
            bool_or(kind IN ('output_code', 'torch_trace', 'spyre')) AS kernel_files,
-           bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only
+           bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only,
+           bool_or(kind = 'torch_trace') AS traced,
+           bool_or(kind = 'torch_logs')  AS logged
     FROM artifacts WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), hb AS (
     -- Dynamo's graph-break counter as the benchmark harness wrote it, once a workload: its latest
@@ -200,7 +222,9 @@ WITH picked AS (
                  sum(duration_us) FILTER (WHERE name = 'bwd_code_gen_time'), 0)                         AS bwd_cg,
         sum(duration_us) FILTER (WHERE name IN ('compile_time_autotune_time', 'bwd_compile_time_autotune_time')) AS autotune,
         sum(duration_us) FILTER (WHERE name IN ('triton_compile_time', 'bwd_triton_compile_time'))              AS triton,
-        count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames
+        count(*) FILTER (WHERE name = 'entire_frame_compile_time')                            AS frames,
+        count(*) FILTER (WHERE starts_with(name, 'bwd_'))                                     AS bwd_records,
+        count(*) FILTER (WHERE name = 'dynamo_cumulative_compile_time')                       AS cumulative_records
     FROM timings
     WHERE kind = 'compile' AND source = 'compilation_metrics' AND run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
@@ -257,22 +281,22 @@ SELECT
     coalesce(k.persistent_reduction_kernels, 0)::BIGINT AS persistent_reduction_kernels,
     coalesce(k.template_kernels, 0)::BIGINT     AS template_kernels,
     coalesce(k.foreach_kernels, 0)::BIGINT      AS foreach_kernels,
-    CASE WHEN e.unknown_breaks > 0 OR coalesce(held.harness_only, false) THEN hb.graph_breaks
+    CASE WHEN e.unknown_breaks > 0 OR NOT tells.breaks THEN hb.graph_breaks
          ELSE coalesce(e.graph_breaks, 0) END::BIGINT AS graph_breaks,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.recompiles, 0) END::BIGINT AS recompiles,
-    CASE WHEN NOT (coalesce(e.unknown_uncounted, 0) > 0 OR coalesce(held.harness_only, false)) THEN coalesce(e.uncounted_breaks, 0)
+    CASE WHEN tells.recompiles THEN coalesce(e.recompiles, 0) END::BIGINT AS recompiles,
+    CASE WHEN tells.breaks AND coalesce(e.unknown_uncounted, 0) = 0 THEN coalesce(e.uncounted_breaks, 0)
          END::BIGINT AS uncounted_breaks,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.failures, 0) END::BIGINT AS failures,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
-    CASE WHEN NOT coalesce(held.harness_only, false) THEN coalesce(e.restarts, 0) END::BIGINT AS restarts,
+    CASE WHEN tells.compiles THEN coalesce(e.failures, 0) END::BIGINT AS failures,
+    CASE WHEN tells.compiles THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
+    CASE WHEN tells.compiles THEN coalesce(e.restarts, 0) END::BIGINT AS restarts,
     coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
-    (ct.dynamo + ct.bwd) / 1e6                  AS total_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.dynamo + ct.bwd) / 1e6 END AS total_s,
     (ct.dynamo - ct.aot) / 1e6                  AS dynamo_s,
-    (ct.aot - ct.ind + ct.bwd - ct.bwd_ind) / 1e6 AS aot_s,
-    (ct.ind - ct.cg + ct.bwd_ind - ct.bwd_cg) / 1e6 AS inductor_s,
-    (ct.cg + ct.bwd_cg) / 1e6                   AS code_gen_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.aot - ct.ind + ct.bwd - ct.bwd_ind) / 1e6 END AS aot_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.ind - ct.cg + ct.bwd_ind - ct.bwd_cg) / 1e6 END AS inductor_s,
+    CASE WHEN NOT tells.backward_lost THEN (ct.cg + ct.bwd_cg) / 1e6 END AS code_gen_s,
     ct.autotune / 1e6                           AS autotune_s,
     ct.triton / 1e6                             AS cxx_triton_compile_s,
     coalesce(prof.kernel_timings, 0)::BIGINT    AS kernel_timings,
@@ -309,7 +333,20 @@ LEFT JOIN prof USING (run_id)
 LEFT JOIN slowest USING (run_id)
 LEFT JOIN cfg USING (run_id)
 LEFT JOIN cache USING (run_id)
-LEFT JOIN saved USING (run_id);
+LEFT JOIN saved USING (run_id)
+-- which compile events the run's files can tell (the header's rule): a trace log tells its compiles'
+-- breaks, restarts and failures (its recompiles from 2.5: an unknown_recompile says it cannot);
+-- TORCH_LOGS tell breaks and recompiles where their logger was on; nothing else tells any
+CROSS JOIN LATERAL (SELECT
+    coalesce(held.traced, false) OR (coalesce(held.logged, false) AND (p.captured OR coalesce(e.logged_breaks, 0) > 0)) AS breaks,
+    NOT coalesce(held.harness_only, false) AND (
+        (coalesce(held.logged, false) AND (p.captured OR coalesce(e.logged_recompiles, 0) > 0))
+        OR (coalesce(held.traced, false) AND coalesce(e.unknown_recompiles, 0) = 0)) AS recompiles,
+    coalesce(held.traced, false) AS compiles,
+    -- a backward compiled by a release whose timers are the pre-2.6 ones (entire_frame_compile_time_s)
+    -- and that wrote no backward record (2.4): its time is in no file
+    coalesce(g.backward_graphs > 0 AND ct.frames > 0 AND ct.cumulative_records = 0 AND ct.bwd_records = 0, false)
+        AS backward_lost) AS tells;
 
 -- run_tallies_of(ids): rows of run_tallies for the runs `ids` names (see migration 0010)
 CREATE OR REPLACE MACRO run_tallies_of(ids) AS TABLE

@@ -3,7 +3,9 @@
 -- the median run by total (the lower median of an even count), and that run's exclusive phases, which
 -- add up to its total (view run_compile_time: dynamo_s + aot_s + inductor_s + code_gen_s = total_s;
 -- autotune_s and cxx_triton_compile_s are parts of code_gen_s), in seconds. A part is NULL when a
--- release does not report the timers it needs. `runs` says how many runs the median is of. A page of
+-- release does not report the timers it needs; a total is NULL (unknown) where the files miss a part
+-- (2.4's lazily compiled backward: views/15_run_rollups_of.sql), and the median is of the runs with a
+-- total. `runs` says how many runs the median is of. A page of
 -- `limit` groups from `offset`, in order of workload and release; `total` counts them all.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
@@ -13,7 +15,7 @@
 -- @param offset INTEGER default=0 skip this many groups (paging)
 WITH timed AS (
     SELECT m.model, m.workload, m.compiler_version, m.device, t.*,
-           row_number() OVER w AS nth, count(*) OVER (PARTITION BY m.workload, m.compiler_version) AS runs
+           row_number() OVER w AS nth, count(t.total_s) OVER (PARTITION BY m.workload, m.compiler_version) AS runs
     FROM run_compile_time t
     JOIN run_metrics m USING (run_id)
     WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models,
@@ -36,7 +38,7 @@ WITH timed AS (
     round(cxx_triton_compile_s, 3) AS cxx_triton_compile_s,
     run_id                         AS median_run_id
 FROM timed
-WHERE nth = (runs + 1) // 2
+WHERE nth = greatest((runs + 1) // 2, 1)  -- a group of unknown totals alone (2.4 training): its first run
 )
 -- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
 SELECT g.*, (SELECT count(*) FROM groups) AS total
