@@ -191,3 +191,31 @@ def test_a_2_4_training_run_s_compile_time_without_its_backward_is_unknown(cut_r
     inference = _compile_time(cut_runs[("2.4.1", "gbreak_dyn", "whole")])
     assert inference["total_s"] == pytest.approx(sum(inference[k] for k in ("dynamo_s", "aot_s", "inductor_s", "code_gen_s")))
     assert inference["total_s"] > 0
+
+
+
+def test_specializations_by_model_takes_recompiles_as_run_metrics_tells_them(tmp_path):
+    """The dynamic-shapes query's recompiles are run_metrics' (one definition): for 2.7's gbreak_dyn
+    the log's count of `Recompiling function` lines; for a run that cannot tell them, NULL, never a 0
+    made of nothing (a 2.7 trace with its recompile records taken out stands for a release whose trace
+    writes none)."""
+    from inductor_warehouse.schema import queries as canned
+
+    with tarfile.open(ARCHIVE) as tf:
+        tf.extractall(tmp_path / "x", filter="data")
+    run = tmp_path / "x" / "cpu-torch2.7.1" / "gbreak_dyn"
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([run], db)
+
+    def recompiles() -> list:
+        with reader(db) as con:
+            cur = canned.run(con, "shapes/specializations_by_model", {"model": "gbreak_dyn"})
+            cols = [d[0] for d in cur.description]
+            return [dict(zip(cols, r, strict=True))["recompiles"] for r in cur.fetchall()]
+
+    assert recompiles() == [_recompile_lines(run)] == [3]
+    import duckdb
+
+    with duckdb.connect(db) as con:
+        con.execute("UPDATE run_rollups SET recompiles = NULL")
+    assert recompiles() == [None]

@@ -2,7 +2,7 @@
 -- Counts of the shape environment's records per workload (views/12_workloads.sql) and compiler
 -- version (summed over its runs), and the recompiles they go with (a recompile once, however many
 -- guards failed; every frame's): growth in specializations or guards between releases is
--- where recompiles come from.
+-- where recompiles come from; recompiles are run_metrics', NULL where a run cannot tell them.
 -- @param model VARCHAR only this model
 WITH shapes AS (
     SELECT
@@ -18,13 +18,17 @@ WITH shapes AS (
     WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
     GROUP BY r.model, r.workload, r.compiler_version
 ), recompiles AS (
-    SELECT r.workload, r.compiler_version, count(*) AS recompiles
-    FROM compile_events e
-    JOIN run_workloads r USING (run_id)
-    WHERE e.kind = 'recompile' AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
+    -- run_metrics' recompiles (unknown where the run's files cannot tell them): a sum only where
+    -- every run of the row tells them
+    SELECT r.workload, r.compiler_version,
+           CASE WHEN count(m.recompiles) = count(*) THEN sum(m.recompiles) END::BIGINT AS recompiles
+    FROM run_workloads r
+    JOIN run_metrics m USING (run_id)
+    WHERE r.run_id IN (SELECT run_id FROM shape_events)
+      AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
     GROUP BY r.workload, r.compiler_version
 )
-SELECT s.*, coalesce(rc.recompiles, 0) AS recompiles
+SELECT s.*, rc.recompiles
 FROM shapes s
 LEFT JOIN recompiles rc ON rc.workload = s.workload AND rc.compiler_version IS NOT DISTINCT FROM s.compiler_version
 ORDER BY s.model, s.workload, version_key(s.compiler_version), s.compiler_version;
