@@ -33,6 +33,8 @@ class Artifact:
     first_record: Prefix | None = None
     # a benchmark harness CSV's kind (performance, accuracy, ...), told by its header in the sniff
     harness_kind: str | None = None
+    # a profiler trace's rank (its distributedInfo), read with the sniff
+    rank: int | None = None
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ class Sniffed(TypedDict, total=False):
     """The Artifact fields a file's first bytes set."""
     first_record: glog.Prefix | None
     harness_kind: str
+    rank: int
 
 
 @dataclass(frozen=True)
@@ -113,12 +114,15 @@ def _torch_logs_sniff(name: str, head: bytes) -> Sniffed | More | None:
 
 
 def _profiler_sniff(name: str, head: bytes) -> Sniffed | More | None:
-    """A Chrome trace by its top-level keys. A file named as tensorboard_trace_handler names traces is
+    """A Chrome trace by its top-level keys, and its rank where its `distributedInfo` (before its
+    events, as Kineto writes it) names one. A file named as tensorboard_trace_handler names traces is
     one whatever its bytes say: one that cannot be read is an error of its run, never skipped."""
     if not name.endswith(".json"):
         return None
-    found, _header = profiler.trace_head(head)
+    found, header = profiler.trace_head(head)
     said: Sniffed = {}
+    if isinstance(rank := profiler.distributed(header.get("distributedInfo")).get("rank"), int):
+        said["rank"] = rank
     if found:
         return said
     named = name.endswith(profiler.TRACE_NAME)

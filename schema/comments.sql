@@ -462,7 +462,7 @@ COMMENT ON COLUMN runs."compiler_commit" IS 'torch''s git commit, where the arti
 COMMENT ON COLUMN runs."device" IS 'cpu | cuda | spyre | ...: from the manifest, the generated code, buffer layouts, the traced tensors, a +cpu build or the folder names; NULL only when nothing says';
 COMMENT ON COLUMN runs."device_name" IS 'the accelerator''s name (e.g. NVIDIA H100 80GB HBM3), where known';
 COMMENT ON COLUMN runs."backend" IS 'Inductor''s code generator: cpp | triton | spyre | ...';
-COMMENT ON COLUMN runs."rank" IS 'the process''s rank in a multi-rank job (torchrun, DDP, FSDP); NULL for a single process';
+COMMENT ON COLUMN runs."rank" IS 'the process''s rank in a multi-rank job (torchrun, DDP, FSDP): its trace log''s, else its profiler trace''s (distributedInfo, where one profile names it); NULL for a single process';
 COMMENT ON COLUMN runs."labels" IS 'every other scalar key of the manifest and every --label, as JSON: mode, dtype, variant, batch, nightly, ...';
 COMMENT ON COLUMN runs."source_path" IS 'where the run''s files were: its folder (or s3:// URL, or trace log)';
 COMMENT ON COLUMN runs."started_at" IS 'when the run started (the manifest, else the trace''s first record)';

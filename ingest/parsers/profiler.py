@@ -109,6 +109,17 @@ def trace_head(head: bytes) -> tuple[bool | None, dict[str, Json]]:
         seen[key] = value
 
 
+def distributed(info: Json) -> dict[str, Json]:
+    """The rank, world size and communication backend a trace's `distributedInfo` names (Kineto
+    writes it when torch.distributed is initialised), those it names."""
+    if not isinstance(info, dict):
+        return {}
+    out: dict[str, Json] = {k: info[k] for k in ("rank", "world_size") if type(info.get(k)) is int and info[k] >= 0}
+    if isinstance(info.get("backend"), str) and info["backend"]:
+        out["dist_backend"] = info["backend"]
+    return out
+
+
 def parse_profiler(data: bytes) -> Parsed:
     parsed = Parsed()
     trace = parsed.json_object(data, "profiler trace")
@@ -119,6 +130,7 @@ def parse_profiler(data: bytes) -> Parsed:
         parsed.problem("no traceEvents list")
         return parsed
     _device_facts(trace, parsed)
+    parsed.facts.update(distributed(trace.get("distributedInfo")))
 
     kernels, launches, ranges, flows, ops = _collect(events, parsed)
     scopes = _Scopes(ranges, flows)
