@@ -324,7 +324,7 @@ COMMENT ON COLUMN kernels."size_hints" IS 'Triton''s size hints, as JSON';
 COMMENT ON COLUMN kernels."signature" IS 'the name without its per-graph counter: the kernel''s identity across runs';
 COMMENT ON COLUMN kernels."source_hash" IS 'hash of the source with names, counters and paths normalised (the text is in kernel_sources)';
 COMMENT ON COLUMN kernels."site" IS 'definition or call-site order within the graph';
-COMMENT ON COLUMN kernels."debug_handle" IS 'the provenance debug handle, where known';
+COMMENT ON COLUMN kernels."debug_handle" IS 'Inductor''s provenance debug handle (the N of its `kernel:N` provenance keys, as lineage.debug_handle), where known; NULL for a Spyre kernel, whose spec names torch-spyre''s own handle id (a content hash; spyre_handles.handle_id) in details.debug_handle';
 COMMENT ON COLUMN kernels."line" IS 'line of the definition or call in the output code';
 COMMENT ON COLUMN kernels."details" IS 'what else the parser read, as JSON (Spyre cores and work division, reduction hint, ...)';
 COMMENT ON COLUMN kernels."cache_state" IS 'where the kernel came from on a cache hit (the cached output code)';
