@@ -197,9 +197,10 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str], head: He
         elif a.kind in LONE_RUNS and not any(_unit_dir(u).is_relative_to(a.path.parent) for u in units):
             # no process in its folder or under it (whose stderr it may be): its own run, and no
             # owner of the files beside it
-            lone.append(Run(a.path, [a], root_is_log=True))
+            lone.append(Run(a.path, [a], rank=a.rank, root_is_log=True))
         else:
             skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
+    _jobs_of_ranks([r for r in lone if r.rank is not None])  # a profile's rank: its distributedInfo
     _tell_harness_kinds(units, unowned_harness)
     units.extend(_harness_runs(unowned_harness, skipped, units))
     return units + lone
@@ -263,7 +264,7 @@ def _split_by_process(arts: list[Artifact], head: Head | None = None) -> list[Ru
         run.pid = key[0] if key else None
         debug_keys[d] = key
         units.append(run)
-    rank_logs: dict[Path, list[Run]] = {}
+    rank_logs: list[Run] = []
     for log in (a for a in arts if a.kind == "torch_trace"):
         key = _process_key(log)
         match = None
@@ -286,19 +287,27 @@ def _split_by_process(arts: list[Artifact], head: Head | None = None) -> list[Ru
             run.rank = int(m.group(1))  # older logs say the rank only in the file name
         units.append(run)
         if run.rank is not None or "rank" in log.path.name:
-            rank_logs.setdefault(log.path.parent, []).append(run)  # type: ignore[arg-type]
+            rank_logs.append(run)
     if head is not None:
         for log_run in _join_by_code(units, debug_keys, head):
             units.remove(log_run)
-            for group in rank_logs.values():
-                if log_run in group:
-                    group.remove(log_run)
-    for folder, group in rank_logs.items():
+            if log_run in rank_logs:
+                rank_logs.remove(log_run)
+    _jobs_of_ranks(rank_logs)
+    _own_roots(units)
+    return units
+
+
+def _jobs_of_ranks(ranks: list[Run]) -> None:
+    """Ranks rooted at their own files (trace logs, profiles) that share a folder are one job, the
+    folder: torchrun's processes write their files side by side."""
+    by_folder: dict[PurePath, list[Run]] = {}
+    for run in ranks:
+        by_folder.setdefault(run.root.parent, []).append(run)
+    for folder, group in by_folder.items():
         if len(group) > 1:
             for run in group:
                 run.job, run.job_root = folder.name, folder
-    _own_roots(units)
-    return units
 
 
 def _join_by_code(units: list[Run], debug_keys: dict[PurePath, ProcessKey | None], head: Head) -> list[Run]:

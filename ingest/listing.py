@@ -16,6 +16,10 @@ SNIFF_BYTES = 8192
 # how far a text log is read when its first SNIFF_BYTES say nothing: a TORCH_LOGS capture may open
 # with a model's printout, progress bars or warnings before torch's first tagged line
 LONG_SNIFF_BYTES = 1 << 18
+# how far a JSON object is read for a profiler trace's top-level keys: a harness may write an object of
+# its own (its run's metadata) before the trace's events; bounded, so that a large JSON file of another
+# kind is never read whole
+PROFILE_SNIFF_BYTES = 1 << 22
 
 
 @dataclass
@@ -29,6 +33,8 @@ class Artifact:
     first_record: Prefix | None = None
     # a benchmark harness CSV's kind (performance, accuracy, ...), told by its header in the sniff
     harness_kind: str | None = None
+    # a profiler trace's rank (its distributedInfo), read with the sniff
+    rank: int | None = None
 
 
 @dataclass(frozen=True)

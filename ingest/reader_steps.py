@@ -80,6 +80,8 @@ def read_profiles(ctx: Assembly, arts: list[Artifact]) -> None:
             parsed = profiler.parse_profiler(data)
             joins.attribute_to_graphs(parsed.rows.get("timings", []), ctx.tables["graphs"])
             ctx.take(parsed, a)
+            if "rank" in parsed.facts and ctx.facts.get("rank", parsed.facts["rank"]) != parsed.facts["rank"]:
+                ctx.facts["rank"] = None  # profiles of several ranks in one run: its rank is none of theirs
             for k, v in parsed.facts.items():
                 ctx.facts.setdefault(k, v)
 

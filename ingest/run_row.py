@@ -24,6 +24,9 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
         labels.setdefault(k, v)
     if run.job and "job" not in labels:
         labels["job"] = run.job
+    for k in ("world_size", "dist_backend"):  # a profile's distributedInfo: how the job was run
+        if facts.get(k) is not None:
+            labels.setdefault(k, facts[k])
     if "harness" not in labels:
         # the benchmark harness's mode is part of the workload: its accuracy and performance runs
         # of a model differ in batch size and config (views/12_workloads.sql)
@@ -40,7 +43,8 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
     fingerprint = hashlib.blake2b(digest_size=16)
     for rel, h in sorted(hashes.items()):
         fingerprint.update(f"{rel}\0{h}\n".encode())
-    rank = trace.get("rank") if trace.get("rank") is not None else run.rank
+    # the trace log's glog prefix, else the log's name, else a profile's distributedInfo
+    rank = next((r for r in (trace.get("rank"), run.rank, facts.get("rank")) if r is not None), None)
     return {
         "run_id": fingerprint.hexdigest()[:16],
         "model": model,

@@ -23,7 +23,8 @@ from typing import TypedDict
 from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.debug_tree import read_graph_folders
-from inductor_warehouse.ingest.listing import LONG_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry, stored_name
+from inductor_warehouse.ingest.listing import (LONG_SNIFF_BYTES, PROFILE_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry,
+                                               stored_name)
 from inductor_warehouse.ingest.parsers import (fusion_ir, fx_graph, fx_graph_runnable, glog, harness, kernel_information,
                                                manifest, output_code, profiler, provenance, spyre, spyre_provenance,
                                                torch_logs, torch_trace, triton_cache)
@@ -38,8 +39,9 @@ SIDECAR = "sidecar"  # a file a compiler writes beside its code, joined onto the
 JOB = "job"  # a benchmark harness's results, for every run of its job
 
 Step = Callable[[Assembly, list[Artifact]], None]
-# a file's name and first bytes -> the Artifact fields it sets when it is of the kind, or None when it is not
-Sniff = Callable[[str, bytes], "Sniffed | None"]
+# a file's name and first bytes -> the Artifact fields it sets when it is of the kind, None when it
+# is not, More when a longer head may tell
+Sniff = Callable[[str, bytes], "Sniffed | More | None"]
 # (path, size) -> the file's first `size` bytes, decompressed; None when it cannot be read
 Head = Callable[[PurePath, int], "bytes | None"]
 
@@ -48,6 +50,14 @@ class Sniffed(TypedDict, total=False):
     """The Artifact fields a file's first bytes set."""
     first_record: glog.Prefix | None
     harness_kind: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class More:
+    """A sniff's answer when the bytes end before they tell: a longer head may, up to the source's
+    `further`; with none longer (the whole file was seen, or that far), `otherwise` stands."""
+    otherwise: Sniffed | None = None
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,8 @@ class Source:
     names: tuple[str, ...] = ()  # file names it is recognised by ...
     where: Callable[[PurePath], bool] | None = None  # ... where it lies (or, with no names, what its name is)
     sniff: Sniff | None = None  # else: recognised by its first bytes
-    # names worth a longer look (LONG_SNIFF_BYTES) when the first bytes of a longer file tell nothing
-    further: Callable[[str], bool] | None = None
+    # how far a file of this name is read, at most, while its sniff answers More
+    further: Callable[[str], int] | None = None
 
     @property
     def kind(self) -> str:
@@ -93,10 +103,32 @@ def _harness_sniff(name: str, head: bytes) -> Sniffed | None:
 _TEXT_LOG = (".txt", ".log", ".err")
 
 
-def _torch_logs_sniff(name: str, head: bytes) -> Sniffed | None:
+def _torch_logs_sniff(name: str, head: bytes) -> Sniffed | More | None:
     if name.endswith(_TEXT_LOG) and torch_logs.is_torch_logs(head):
         return {}
-    return {} if name in ("torch_logs.txt", "stderr.txt") else None  # a capture's stderr, by its name
+    if name in ("torch_logs.txt", "stderr.txt"):
+        return {}  # a capture's stderr, by its name
+    # a TORCH_LOGS capture may open with a model's printout, progress bars or warnings before
+    # torch's first tagged line
+    return More() if name.endswith(_TEXT_LOG) else None
+
+
+def _profiler_sniff(name: str, head: bytes) -> Sniffed | More | None:
+    """A Chrome trace by its top-level keys, and its rank where its `distributedInfo` (before its
+    events, as Kineto writes it) names one. A file named as tensorboard_trace_handler names traces is
+    one whatever its bytes say: one that cannot be read is an error of its run, never skipped."""
+    if not name.endswith(".json"):
+        return None
+    found, header = profiler.trace_head(head)
+    said: Sniffed = {}
+    if isinstance(rank := profiler.distributed(header.get("distributedInfo")).get("rank"), int):
+        said["rank"] = rank
+    if found:
+        return said
+    named = name.endswith(profiler.TRACE_NAME)
+    if found is None:
+        return More(said if named or profiler.is_profiler_trace(head) else None)
+    return said if named else None
 
 
 _SPYRE_FILE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
@@ -119,10 +151,11 @@ SOURCES: tuple[Source, ...] = (
         "graphs", "graph_texts", "ops", "kernels", "fusions", "lineage", "collectives", "compilations", "timings",
         "compile_events", "guards", "cache_events", "autotune_choices", "shape_events", "cudagraph_events",
         "op_estimates", "graph_executions", "trace_records", "triton_kernels"}), read_traces, sniff=_trace_sniff),
-    Source(profiler, RUN, frozenset({"timings"}), read_profiles, sniff=_by_suffix((".json",), profiler.is_profiler_trace)),
+    Source(profiler, RUN, frozenset({"timings"}), read_profiles, sniff=_profiler_sniff,
+           further=lambda name: PROFILE_SNIFF_BYTES),
     Source(torch_logs, RUN, frozenset({"fusion_decisions", "compile_events", "autotune_choices", "triton_kernels",
                                        "cache_events"}), read_torch_logs, sniff=_torch_logs_sniff,
-           further=lambda name: name.endswith(_TEXT_LOG)),
+           further=lambda name: LONG_SNIFF_BYTES),
     Source(spyre, GRAPH, frozenset({"graphs", "kernels", "layouts", "spyre_handles"}), read_spyre_folders,
            where=lambda path: _SPYRE_FILE.match(path.name) is not None),
     Source(kernel_information, SIDECAR, frozenset({"lineage"}), joins.read_kernel_information,
@@ -165,25 +198,35 @@ def classify(e: Entry, head: Head) -> Artifact | None:
 
 
 def _sniffed(e: Entry, head: Head) -> Artifact | None:
-    """The artifact a file's first bytes say it is: its first SNIFF_BYTES, then, for the names a
-    source looks further into, LONG_SNIFF_BYTES."""
+    """The artifact a file's first bytes say it is: its first SNIFF_BYTES, then, for a source whose
+    sniff answers More, heads four times longer each, up to its `further`; sources are asked in the
+    register's order."""
     f, name = e.path, stored_name(e.path.name)
     first = head(f, SNIFF_BYTES)
     if first is None:
         # object storage refused the read: recorded as unreadable (an error of its run), not
         # skipped as unrecognised, which would drop a trace log without a word
         return Artifact(f, UNREADABLE)
+    heads = {SNIFF_BYTES: first}
     for source in SOURCES:
-        if source.sniff is not None and (said := source.sniff(name, first)) is not None:
+        if source.sniff is None:
+            continue
+        size, data = SNIFF_BYTES, first
+        said = source.sniff(name, data)
+        while isinstance(said, More):
+            reach = source.further(name) if source.further is not None else 0
+            if len(data) < size or size >= reach:
+                said = said.otherwise  # the whole file was seen, or as far as this source looks
+                break
+            size = min(max(size * 4, LONG_SNIFF_BYTES), reach)
+            longer = heads[size] if size in heads else head(f, size)
+            if longer is None or len(longer) <= len(data):
+                said = said.otherwise  # a damaged file's (gzip) stream ends early
+                break
+            heads[size], data = longer, longer
+            said = source.sniff(name, data)
+        if said is not None:
             return Artifact(f, source.kind, size=e.size, mtime=e.mtime, **said)
-    if len(first) < SNIFF_BYTES:
-        return None  # the whole file was seen
-    more: bytes | None = None
-    for source in SOURCES:
-        if source.sniff is not None and source.further is not None and source.further(name):
-            more = more if more is not None else head(f, LONG_SNIFF_BYTES)
-            if more is not None and (said := source.sniff(name, more)) is not None:
-                return Artifact(f, source.kind, size=e.size, mtime=e.mtime, **said)
     return None
 
 

@@ -324,7 +324,7 @@ COMMENT ON COLUMN kernels."size_hints" IS 'Triton''s size hints, as JSON';
 COMMENT ON COLUMN kernels."signature" IS 'the name without its per-graph counter: the kernel''s identity across runs';
 COMMENT ON COLUMN kernels."source_hash" IS 'hash of the source with names, counters and paths normalised (the text is in kernel_sources)';
 COMMENT ON COLUMN kernels."site" IS 'definition or call-site order within the graph';
-COMMENT ON COLUMN kernels."debug_handle" IS 'the provenance debug handle, where known';
+COMMENT ON COLUMN kernels."debug_handle" IS 'Inductor''s provenance debug handle (the N of its `kernel:N` provenance keys, as lineage.debug_handle), where known; NULL for a Spyre kernel, whose spec names torch-spyre''s own handle id (a content hash; spyre_handles.handle_id) in details.debug_handle';
 COMMENT ON COLUMN kernels."line" IS 'line of the definition or call in the output code';
 COMMENT ON COLUMN kernels."details" IS 'what else the parser read, as JSON (Spyre cores and work division, reduction hint, ...)';
 COMMENT ON COLUMN kernels."cache_state" IS 'where the kernel came from on a cache hit (the cached output code)';
@@ -462,7 +462,7 @@ COMMENT ON COLUMN runs."compiler_commit" IS 'torch''s git commit, where the arti
 COMMENT ON COLUMN runs."device" IS 'cpu | cuda | spyre | ...: from the manifest, the generated code, buffer layouts, the traced tensors, a +cpu build or the folder names; NULL only when nothing says';
 COMMENT ON COLUMN runs."device_name" IS 'the accelerator''s name (e.g. NVIDIA H100 80GB HBM3), where known';
 COMMENT ON COLUMN runs."backend" IS 'Inductor''s code generator: cpp | triton | spyre | ...';
-COMMENT ON COLUMN runs."rank" IS 'the process''s rank in a multi-rank job (torchrun, DDP, FSDP); NULL for a single process';
+COMMENT ON COLUMN runs."rank" IS 'the process''s rank in a multi-rank job (torchrun, DDP, FSDP): its trace log''s, else its profiler trace''s (distributedInfo, where one profile names it); NULL for a single process';
 COMMENT ON COLUMN runs."labels" IS 'every other scalar key of the manifest and every --label, as JSON: mode, dtype, variant, batch, nightly, ...';
 COMMENT ON COLUMN runs."source_path" IS 'where the run''s files were: its folder (or s3:// URL, or trace log)';
 COMMENT ON COLUMN runs."started_at" IS 'when the run started (the manifest, else the trace''s first record)';

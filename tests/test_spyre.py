@@ -81,6 +81,8 @@ def test_rows_match_json(op):
         assert kernel["site"] == (executed.index(name) if executed else int(root_key.split("_")[0]))
         assert kernel["aten_ops"] == ([root["debug_handle_"]["aten_op"]]
                                       if root["debug_handle_"]["aten_op"] else None)
+        # torch-spyre's handle id (a content hash) is no Inductor debug handle: kept in details only
+        assert kernel["debug_handle"] is None and details["debug_handle"] == root["debug_handle_"]
         component = {n["ldsIdx_"]: n["component_"] for n in dsc["scheduleTree_"]}
         for lds in dsc["labeledDs_"]:
             expected_layouts.append((root_key, lds["dsName_"], lds["dataFormat_"], lds["scale_"],

@@ -33,6 +33,8 @@ too, named without their `#<step>`: the name is the kernel identity's eventNameB
 from __future__ import annotations
 
 import bisect
+import json
+import re
 from collections import defaultdict
 
 from inductor_warehouse.ingest.rows import Json, Parsed
@@ -64,6 +66,60 @@ def is_profiler_trace(head: bytes) -> bool:
     return b'"traceEvents"' in text or (b'"schemaVersion"' in text and b'"deviceProperties"' in text)
 
 
+# a trace file's name as tensorboard_trace_handler writes it (`<worker>.<time>.pt.trace.json[.gz]`)
+TRACE_NAME = ".pt.trace.json"
+_HEAD_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"\s*")
+
+
+def trace_head(head: bytes) -> tuple[bool | None, dict[str, Json]]:
+    """Whether a file's first bytes are a Chrome trace's, by the top-level keys before its
+    `traceEvents` array, wherever that starts (Kineto writes its header first; a harness that
+    rewrites the trace may put an object of its own, of any size, before it): True at a top-level
+    `traceEvents` array, False when the bytes are no JSON object or it closes without one, None when
+    they end first (a longer head may tell). With the top-level values read before it (`distributedInfo`)."""
+    text = head.decode("utf-8", "replace")
+    seen: dict[str, Json] = {}
+    i = _SPACE.match(text).end()  # type: ignore[union-attr]
+    if not text.startswith("{", i):
+        return False, seen
+    i += 1
+    while True:
+        i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+        if i >= len(text):
+            return None, seen
+        if text[i] == ",":
+            i += 1
+            continue
+        if text[i] != '"':
+            return False, seen  # closed without one, or no key where one must be
+        try:
+            key, i = _HEAD_DECODER.raw_decode(text, i)
+            i = _SPACE.match(text, i).end()  # type: ignore[union-attr]
+            if not text.startswith(":", i):
+                return (None if i >= len(text) else False), seen
+            i = _SPACE.match(text, i + 1).end()  # type: ignore[union-attr]
+            if i >= len(text):
+                return None, seen
+            if key == "traceEvents":
+                return text[i] == "[", seen
+            value, i = _HEAD_DECODER.raw_decode(text, i)
+        except json.JSONDecodeError:
+            return None, seen  # cut inside a value (or bad JSON: a longer head says the same)
+        seen[key] = value
+
+
+def distributed(info: Json) -> dict[str, Json]:
+    """The rank, world size and communication backend a trace's `distributedInfo` names (Kineto
+    writes it when torch.distributed is initialised), those it names."""
+    if not isinstance(info, dict):
+        return {}
+    out: dict[str, Json] = {k: info[k] for k in ("rank", "world_size") if type(info.get(k)) is int and info[k] >= 0}
+    if isinstance(info.get("backend"), str) and info["backend"]:
+        out["dist_backend"] = info["backend"]
+    return out
+
+
 def parse_profiler(data: bytes) -> Parsed:
     parsed = Parsed()
     trace = parsed.json_object(data, "profiler trace")
@@ -74,6 +130,7 @@ def parse_profiler(data: bytes) -> Parsed:
         parsed.problem("no traceEvents list")
         return parsed
     _device_facts(trace, parsed)
+    parsed.facts.update(distributed(trace.get("distributedInfo")))
 
     kernels, launches, ranges, flows, ops = _collect(events, parsed)
     scopes = _Scopes(ranges, flows)

@@ -157,7 +157,9 @@ def _op_spec(parsed: Parsed, name: str, index: int | None, spec: Json, text: str
             "signature": opfunc,
             "source_hash": _source_hash(opfunc, root),
             "site": index if bundle_site is None else bundle_site,
-            "debug_handle": None,  # the spyre id is a 63-bit int: kept in details, too big for INTEGER
+            # torch-spyre's handle id hashes the OpSpec's provenance; the column is Inductor's per-kernel
+            # counter, joined to lineage: another kind of id, kept in details (docs/ingesting.md)
+            "debug_handle": None,
             "line": None,
             "details": orjson.dumps(details).decode(),
             "source": text,
