@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from inductor_warehouse.ingest.convert import Loaded
+from inductor_warehouse.ingest.listing import Skipped
 from inductor_warehouse.schema.words import plural
 
 
@@ -30,7 +31,7 @@ class IngestSummary:
     errors: int = 0
     bytes: int = 0
     seconds: float = 0.0
-    skipped_files: Counter[str] = field(default_factory=Counter)
+    skipped_files: Skipped = field(default_factory=Skipped)  # files not read: a count by reason, and which
     counters: Counter[str] = field(default_factory=Counter)
     missing: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
@@ -69,7 +70,8 @@ class IngestSummary:
             "failed_runs": self.failed, "replaced_runs": self.replaced,
             "graphs": self.graphs, "kernels": self.kernels,
             "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-            "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
+            "skipped_files": dict(self.skipped_files), "skipped_paths": self.skipped_files.paths,
+            "missing": self.missing, "run_ids": self.run_ids,
             "error_rows": self.error_rows, "unknown_records": self.unknown_records(),
         }, default=str, option=orjson.OPT_INDENT_2).decode()
 
