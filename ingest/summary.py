@@ -48,11 +48,17 @@ class IngestSummary:
             ([f"{self.failed:,} failed to parse"] if self.failed else []) + \
             ([f"{self.replaced:,} the same files as another run, stored once"] if self.replaced else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
+        warned = f" and {plural(self.warnings, 'warning')}" if self.warnings else ""
         return (
             f"ingested {plural(self.runs, 'run')}{skipped}, {plural(self.graphs, 'graph')}, "
-            f"{plural(self.kernels, 'kernel')}, {plural(self.errors, 'error')} in {self.seconds:.2f} s "
-            f"({mb:.1f} MB, {rate:.1f} MB/s)"
+            f"{plural(self.kernels, 'kernel')}, {plural(self.errors - self.warnings, 'error')}{warned} in "
+            f"{self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
         )
+
+    @property
+    def warnings(self) -> int:
+        """How many of the ingest_errors rows counted in `errors` are warnings (the data kept, a doubt said)."""
+        return sum(1 for e in self.error_rows if e.get("severity") == "warning")
 
     def unknown_records(self) -> dict[str, int]:
         """Trace records the record table does not know, by `kind` or `kind name` (ingest/parsers/trace_records.py)."""
@@ -69,7 +75,7 @@ class IngestSummary:
             "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
             "failed_runs": self.failed, "replaced_runs": self.replaced,
             "graphs": self.graphs, "kernels": self.kernels,
-            "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+            "errors": self.errors, "warnings": self.warnings, "bytes": self.bytes, "seconds": round(self.seconds, 3),
             "skipped_files": dict(self.skipped_files), "skipped_paths": self.skipped_files.paths,
             "missing": self.missing, "run_ids": self.run_ids,
             "error_rows": self.error_rows, "unknown_records": self.unknown_records(),

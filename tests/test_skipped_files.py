@@ -80,3 +80,20 @@ def test_json_lists_every_skipped_file(tmp_path):
     assert out["skipped_paths"]["harness records with no CSV beside them"] == [
         str(root / "records" / "inductor_timm_models_float32_inference_cpu_performance.json")]
     assert {k: len(v) for k, v in out["skipped_paths"].items()} == out["skipped_files"]
+
+
+def test_the_summary_line_tells_warnings_from_errors(tmp_path):
+    """A file of warnings alone reads "0 errors and N warnings", never "N errors"; --strict fails on both."""
+    name = "inductor_torchbench_float32_training_cuda_performance_compilation_metrics.csv"
+    src = FIXTURES / "harness" / "compilation_metrics" / "davidberard98-dynamo_benchmark_results" / \
+        "day_326_22_11_22_performance_float32_285" / name
+    (tmp_path / "nightly").mkdir()
+    shutil.copy(src, tmp_path / "nightly" / name)
+    db = str(tmp_path / "wh.duckdb")
+    res = CliRunner().invoke(cli, ["ingest", str(tmp_path / "nightly"), "--db", db, "--format", "json"])
+    out = json.loads(res.stdout)
+    severities = [e["severity"] for e in out["error_rows"]]
+    assert severities == ["warning"] and (out["errors"], out["warnings"]) == (1, 1)
+    res = CliRunner().invoke(cli, ["ingest", str(tmp_path / "nightly"), "--db", db, "--force", "--strict"])
+    assert ", 0 errors and 1 warning in " in res.stdout
+    assert res.exit_code == 1 and "1 ingest problem recorded (--strict fails on errors and warnings alike)" in res.stderr

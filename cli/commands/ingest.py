@@ -36,7 +36,7 @@ EXAMPLES = 3
               help="where runs are parsed: processes of this machine, or Ray tasks (this process still writes)")
 @click.option("--ray-address", metavar="ADDRESS", default=None,
               help="the Ray cluster for --executor ray (HOST:PORT of its head; default: $RAY_ADDRESS, else a local Ray)")
-@click.option("--strict", is_flag=True, help="exit non-zero when any ingest error is recorded")
+@click.option("--strict", is_flag=True, help="exit non-zero when any ingest error or warning is recorded")
 @click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
 @click.option("--allow-empty", is_flag=True, help="exit 0 when PATHS hold nothing to ingest")
 @click.option("--verbose", "-v", is_flag=True, help=f"name every file skipped (else {EXAMPLES} for each reason)")
@@ -70,7 +70,8 @@ def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, 
         click.echo(f"warning: nothing to ingest under {', '.join(paths)}: no {KINDS_READ} was found", err=True)
         raise click.exceptions.Exit(1)
     if strict and summary.errors:
-        raise click.ClickException(f"{summary.errors} ingest errors (--strict)")
+        raise click.ClickException(f"{plural(summary.errors, 'ingest problem')} recorded (--strict fails on errors "
+                                   "and warnings alike)")
 
 
 def skipped_lines(skipped, verbose: bool = False) -> list[str]:
@@ -127,12 +128,14 @@ def _report(summary, verbose: bool = False) -> None:
     if unknown:
         click.echo("trace records no release up to 2.14 writes (counted, not errors; `iwh query ingest/unknown_records`): "
                    + ", ".join(f"{k} x{v}" for k, v in sorted(unknown.items())), err=True)
-    for e in summary.error_rows[:10]:
+    # errors before warnings: what lost data is what a reader must see first
+    for e in sorted(summary.error_rows, key=lambda e: e["severity"] != "error")[:10]:
         base = e["source_path"]
         where = (base if base.endswith(e["path"]) else f"{base}/{e['path']}") + (f":{e['line']}" if e.get("line") else "")
         click.echo(f"{e['severity']}: {where}: [{e['kind']}] {e['message']}", err=True)
     if summary.errors > 10:
-        click.echo(f"... and {summary.errors - 10} more: `iwh sql \"SELECT * FROM ingest_errors\"`", err=True)
+        click.echo(f"... and {summary.errors - 10:,} more: `--format json` lists every one (error_rows), "
+                   "`iwh query ingest/runs_with_errors` counts them by run", err=True)
     click.echo(summary.line())
 
 
