@@ -6,7 +6,9 @@ mappings it gives the kernels' lineage; beside them it adds nothing, and is no s
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
 import tarfile
 
@@ -98,3 +100,75 @@ def test_the_real_2_7_files_are_read_not_skipped(tmp_path):
         kinds = dict(con.execute("SELECT path, kind FROM artifacts WHERE path LIKE '%kernel_to_post_grad_nodes.json'")
                      .fetchall())
     assert len(kinds) == 10 and set(kinds.values()) == {"provenance"}
+
+
+# ---- the trace's twin: 2.7's artifact of the same name, logged just before the node mappings ----------
+
+MAPPING_RECORD = '"name": "inductor_provenance_tracking_node_mappings"'
+
+
+def _record(header: str, payload: str) -> list[str]:
+    """A glog record: its header line with has_payload the md5 of `payload` (TorchLogsFormatter's)."""
+    md5 = hashlib.md5(payload.encode()).hexdigest()
+    return [re.sub(r'"has_payload": "[0-9a-f]+"', f'"has_payload": "{md5}"', header)] + \
+        ["\t" + line for line in payload.split("\n")]
+
+
+def _as_2_7(log: str, mappings_written: bool) -> tuple[str, list[dict]]:
+    """The log as 2.7 writes it: before each node mappings record, the kernel -> post-grad node
+    artifact (their `cppCodeToPost`, graph.py at 2.7); the mappings `{}` where no pre-grad graph was
+    recorded. With the kernel dicts, for an independent reading."""
+    lines, out, kernels = log.split("\n"), [], []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if MAPPING_RECORD not in line:
+            out.append(line)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        mapping = json.loads("\n".join(x[1:] for x in lines[i + 1:j]))
+        kernels.append(mapping["cppCodeToPost"])
+        out += _record(line.replace("inductor_provenance_tracking_node_mappings",
+                                    "inductor_triton_kernel_to_post_grad_nodes"), json.dumps(mapping["cppCodeToPost"]))
+        out += lines[i:j] if mappings_written else _record(line, "{}")
+        i = j
+    return "\n".join(out), kernels
+
+
+def _trace_lineage(tmp_path, text, name):
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "dedicated_log_torch_trace_x.log").write_text(text)
+    db = str(tmp_path / f"{name}.duckdb")
+    summary = ingest_paths([folder], db)
+    assert summary.errors == 0, summary.error_rows
+    with reader(db) as con:
+        return con.execute("SELECT source_node, post_grad_node, kernel_name, debug_handle FROM lineage "
+                           "WHERE source = 'provenance'").fetchall()
+
+
+def test_a_2_7_trace_without_node_mappings_gets_the_kernels_lineage_from_its_artifact(tmp_path):
+    """The real 2.11 GPU trace, made 2.7's: the node mappings logged empty, the kernels said by the
+    artifact before them. Its lineage: each (post-grad node, kernel) of the artifact, once; beside full
+    mappings the artifact changes no row."""
+    log = next((_with_trace(tmp_path) / "trace").glob("*.log")).read_text()
+    assert log.count(MAPPING_RECORD) == 1
+    empty, kernels = _as_2_7(log, mappings_written=False)
+    got = _trace_lineage(tmp_path, empty, "empty")
+    expected = {(post, *_split(k)) for d in kernels for k, posts in d.items() for post in posts}
+    assert expected and {r[1:] for r in got} == expected and len(got) == len(expected)
+    assert {r[0] for r in got} == {None}
+    full, _ = _as_2_7(log, mappings_written=True)
+    assert sorted(_trace_lineage(tmp_path, full, "full"), key=repr) == \
+        sorted(_trace_lineage(tmp_path, log, "original"), key=repr)
+
+
+def _with_trace(tmp_path):
+    """The archive's combo-kernels run with its trace log."""
+    root = tmp_path / "archive"
+    with tarfile.open(GPU) as tf:
+        tf.extractall(root, filter="data", members=[m for m in tf.getmembers() if "/combo_kernels" in m.name])
+    return next(root.rglob("combo_kernels"))
