@@ -60,6 +60,12 @@ def format_option(choices: tuple[str, ...] = FORMATS, default: str = "table", he
     return decorate
 
 
+def timeout_option(what: str = "the query"):
+    """`--timeout SECONDS` on a command that reads: the limit every reader has (store/bounds.py)."""
+    return click.option("--timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"stop {what} after this long (default: $IWH_QUERY_TIMEOUT or 60; 0: no limit)")
+
+
 def location(ctx: click.Context) -> Location:
     """The warehouse the command works on: `--db` (after or before the command), $IWH_DB, the default."""
     obj = ctx.obj or {}

@@ -18,7 +18,6 @@ import hashlib
 import shutil
 import tempfile
 import zipfile
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -26,7 +25,7 @@ import os
 from pathlib import Path, PurePath, PurePosixPath
 
 from inductor_warehouse.ingest.discover import group
-from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, Run, gunzip_head, relocated, under
+from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, Run, Skipped, gunzip_head, relocated, under
 from inductor_warehouse.ingest.reading import CHUNK
 
 SUFFIX = ".zip"
@@ -54,27 +53,27 @@ def split(path: PurePath) -> tuple[Path, str] | None:
     return None
 
 
-def discover_archive(archive: Path) -> tuple[list[Run], Counter[str], list[str]]:
+def discover_archive(archive: Path) -> tuple[list[Run], Skipped, list[str]]:
     """The runs an archive's members make, as discovery groups a folder's files."""
-    skipped: Counter[str] = Counter()
+    skipped = Skipped()
     try:
         with zipfile.ZipFile(archive) as zf:
             infos = [i for i in zf.infolist() if not i.is_dir()]
     except (zipfile.BadZipFile, OSError):
-        skipped["zip archive that cannot be read"] += 1
+        skipped.add("zip archive that cannot be read", archive)
         return [], skipped, []
     root = PurePosixPath(archive.resolve())
     entries = []
     for info in infos:
         name = info.filename
         if name.startswith("/") or ".." in name.split("/") or any(p.startswith(".") for p in name.split("/")[:-1]):
-            skipped["zip member outside its archive or in a hidden folder"] += 1
+            skipped.add("zip member outside its archive or in a hidden folder", root / name)
             continue
         mtime = datetime(*info.date_time).timestamp() if info.date_time[0] >= 1980 else 0.0
         entries.append(Entry(root / name, info.file_size, mtime))
     entries.sort(key=lambda e: e.path)
     runs, more = group(entries, _head)
-    skipped.update(more)
+    skipped.absorb(more)
     for run in runs:
         run.source = str(run.root)
     return runs, skipped, []

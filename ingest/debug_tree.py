@@ -75,6 +75,11 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
                 op["stage"] = stage
         prov_art = files.get("inductor_provenance_tracking_node_mappings.json")
         prov = parse_file(prov_art, reader, provenance.parse_provenance)
+        if prov_art is None:
+            # no node mappings (written only when a pre-grad graph was recorded): the kernel ->
+            # post-grad node file, their `cppCodeToPost` written on its own, says the kernels' nodes
+            prov_art = next((files[n] for n in provenance.KERNEL_NODE_FILES if n in files), None)
+            prov = parse_file(prov_art, reader, provenance.parse_kernel_nodes)
         runnable = parse_file(files.get("fx_graph_runnable.py"), reader, fx_graph_runnable.parse_fx_graph_runnable)
 
         kernels = code.rows.get("kernels", []) if code else []

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from inductor_warehouse.ingest.listing import Artifact, Entry, Run, entry, sniff
+from inductor_warehouse.ingest.listing import Artifact, Entry, Run, Skipped, entry, sniff
 from inductor_warehouse.ingest.sources import Head, classify
 from inductor_warehouse.ingest.parsers import output_code, torch_trace, trace_graphs
 
@@ -50,7 +49,7 @@ ProcessKey = tuple[int, tuple[int, int, int, int], int | None]
 @dataclass
 class Discovery:
     runs: list[Run]
-    skipped: Counter[str]  # reason -> count
+    skipped: Skipped  # reason -> count, and the files
     missing: list[str]  # paths given that do not exist
 
 
@@ -75,19 +74,19 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
 
 def group(entries: Iterable[Entry], head: Head,
           mapper: Callable[[Callable[[Entry], Artifact | None], Iterable[Entry]], Iterator[Artifact | None]] = map,
-          ) -> tuple[list[Run], Counter[str]]:
+          ) -> tuple[list[Run], Skipped]:
     """Runs from a listing sorted by path. `head(path, n)` reads a file's first n bytes (decompressed),
     None when it cannot; `mapper` may classify the entries concurrently (a sniff of object storage
     is a request)."""
     entries = list(entries)
-    skipped: Counter[str] = Counter()
+    skipped = Skipped()
     manifest_roots = {e.path.parent for e in entries if e.path.name == "manifest.json"}
 
     by_root: dict[PurePath | None, list[Artifact]] = {}
     nearest: dict[PurePath, PurePath | None] = {}  # folder -> its manifest folder: files share folders
     for e, art in zip(entries, mapper(lambda e: classify(e, head), entries), strict=True):
         if art is None:
-            skipped["unrecognised file"] += 1
+            skipped.add("unrecognised file", e.path)
             continue
         folder = e.path.parent
         if folder not in nearest:
@@ -168,7 +167,7 @@ def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
 LONE_RUNS = frozenset({"profiler", "torch_logs"})
 
 
-def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str], head: Head | None = None) -> list[Run]:
+def _runs_without_manifest(arts: list[Artifact], skipped: Skipped, head: Head | None = None) -> list[Run]:
     # torch-spyre kernel folders are runs too: a sidecar or profile beside one belongs to it
     units = _split_by_process(arts, head) + _spyre_runs([a for a in arts if a.kind == "spyre"])
     # a provenance sidecar with no run beside it (copied out on its own) is a run: what lies beside
@@ -199,7 +198,7 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Counter[str], head: He
             # owner of the files beside it
             lone.append(Run(a.path, [a], rank=a.rank, root_is_log=True))
         else:
-            skipped[f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file"] += 1
+            skipped.add(f"{a.kind} file with no run beside it" if a.kind != "other" else "unrecognised file", a.path)
     _jobs_of_ranks([r for r in lone if r.rank is not None])  # a profile's rank: its distributedInfo
     _tell_harness_kinds(units, unowned_harness)
     units.extend(_harness_runs(unowned_harness, skipped, units))
@@ -220,7 +219,7 @@ def _tell_harness_kinds(processes: list[Run], held_apart: list[Artifact]) -> Non
         u.job_harness_kinds = frozenset().union(*(kinds.get(f, ()) for f in (u.folder, *u.folder.parents)))
 
 
-def _harness_runs(arts: list[Artifact], skipped: Counter[str] | None = None, processes: Iterable[Run] = ()) -> list[Run]:
+def _harness_runs(arts: list[Artifact], skipped: Skipped | None = None, processes: Iterable[Run] = ()) -> list[Run]:
     """The harness files of each folder as one run. A folder of several CSVs (a nightly's, a CI
     job's) is rooted at the folder, its source path; a lone CSV at itself (what a user ingesting one
     file named), as are a folder's CSVs where a process is rooted at the folder: two runs of one
@@ -240,7 +239,7 @@ def _harness_runs(arts: list[Artifact], skipped: Counter[str] | None = None, pro
             runs.append(Run(csvs[0].path if on_csv else folder, files, root_is_log=on_csv, job=jobs.get(folder),
                             job_root=folder if folder in jobs else None))
         elif skipped is not None:  # JSON records alone say nothing the warehouse keeps
-            skipped["harness records with no CSV beside them"] += len(files)
+            skipped.add("harness records with no CSV beside them", *(a.path for a in files))
     return runs
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import gzip
 import stat
 import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
@@ -85,6 +87,39 @@ def gunzip_head(data: bytes, size: int = SNIFF_BYTES) -> bytes:
 def stored_name(name: str) -> str:
     """A file's name without the `.gz` it was compressed under: what tells its format."""
     return name.removesuffix(".gz")
+
+
+class Skipped(Counter[str]):
+    """The files discovery does not read: how many for each reason (a Counter, as summaries count
+    them) and which, in listing order, so that a user can be told which files and why."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.paths: dict[str, list[str]] = {}
+
+    def add(self, reason: str, *paths: PurePath | str) -> None:
+        self[reason] += len(paths)
+        self.paths.setdefault(reason, []).extend(map(str, paths))
+
+    def absorb(self, other: Counter[str]) -> None:
+        """Another listing's skipped files added to these."""
+        self.update(other)
+        for reason, paths in getattr(other, "paths", {}).items():
+            self.paths.setdefault(reason, []).extend(paths)
+
+    def forget(self, reason: str, paths: Iterable[PurePath | str]) -> None:
+        """Files counted under `reason` that are read after all (an archive, read member by member)."""
+        gone = set(map(str, paths))
+        kept = [p for p in self.paths.get(reason, []) if p not in gone]
+        self[reason] -= len(self.paths.get(reason, [])) - len(kept)
+        self.paths[reason] = kept
+        if self[reason] <= 0:
+            del self[reason]
+            self.paths.pop(reason, None)
+
+    def renamed(self, name: Callable[[str], str]) -> None:
+        """Each path as the user knows it (an object's s3:// URL rather than its pure path)."""
+        self.paths = {reason: [name(p) for p in paths] for reason, paths in self.paths.items()}
 
 
 @dataclass

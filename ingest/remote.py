@@ -21,7 +21,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -30,7 +29,7 @@ from typing import Any
 
 from inductor_warehouse.ingest import archives
 from inductor_warehouse.ingest.discover import Discovery, discover, group
-from inductor_warehouse.ingest.listing import Run, relocated, under
+from inductor_warehouse.ingest.listing import Run, Skipped, relocated, under
 from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
 from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.store.extensions import s3_endpoint, s3_region
@@ -60,22 +59,21 @@ def discover_anywhere(paths: Sequence[str | os.PathLike[str]]) -> Discovery:
     """Runs under local paths, zip archives (ingest/archives.py: as CI's artifacts are downloaded)
     and s3:// URLs alike."""
     local = [p for p in paths if not is_remote(p) and not archives.is_archive(p)]
-    found = discover(local) if local else Discovery([], Counter(), [])
+    found = discover(local) if local else Discovery([], Skipped(), [])
     zips = [Path(str(p)) for p in paths if not is_remote(p) and archives.is_archive(p)]
     for folder in (Path(str(p)) for p in local if Path(str(p)).is_dir()):
         inside = archives.archives_under(folder)
         zips += inside
-        found.skipped["unrecognised file"] -= len(inside)  # read below, not skipped
-    found.skipped = +found.skipped
+        found.skipped.forget("unrecognised file", (p.absolute() for p in inside))  # read below, not skipped
     for archive in zips:
         runs, skipped, missing = archives.discover_archive(archive)
         found.runs.extend(runs)
-        found.skipped.update(skipped)
+        found.skipped.absorb(skipped)
         found.missing.extend(missing)
     for url in (str(p) for p in paths if is_remote(p)):
         runs, skipped, missing = _discover_s3(url)
         found.runs.extend(runs)
-        found.skipped.update(skipped)
+        found.skipped.absorb(skipped)
         found.missing.extend(missing)
     return found
 
@@ -100,7 +98,7 @@ def url_of(path: PurePath) -> str:
     return f"{SCHEME}{bucket}/{key}"
 
 
-def _discover_s3(url: str) -> tuple[list[Run], Counter[str], list[str]]:
+def _discover_s3(url: str) -> tuple[list[Run], Skipped, list[str]]:
     bucket, prefix = _split(url)
     prefix = prefix.rstrip("/")
     entries, skipped = _entries(bucket, prefix, _list(bucket, prefix))
@@ -108,7 +106,8 @@ def _discover_s3(url: str) -> tuple[list[Run], Counter[str], list[str]]:
         return [], skipped, [url]
     with ThreadPoolExecutor(THREADS) as pool:
         runs, more = group(entries, _head, mapper=pool.map)
-    skipped.update(more)
+    skipped.absorb(more)
+    skipped.renamed(lambda p: url_of(PurePosixPath(p)))
     for run in runs:
         run.source = url_of(run.root)
     return runs, skipped, []
@@ -130,10 +129,10 @@ def _list(bucket: str, prefix: str) -> list[S3Object]:
     return objects
 
 
-def _entries(bucket: str, prefix: str, objects: list[S3Object]) -> tuple[list[Entry], Counter[str]]:
+def _entries(bucket: str, prefix: str, objects: list[S3Object]) -> tuple[list[Entry], Skipped]:
     """The listing as local discovery's walk would see it: hidden folders left out, and a folder
     marker (a key ending in /, as some uploaders write) kept only as an empty graph folder."""
-    skipped: Counter[str] = Counter()
+    skipped = Skipped()
     objects = sorted(objects, key=lambda o: o["Key"])
     entries = []
     for i, o in enumerate(objects):
@@ -148,7 +147,7 @@ def _entries(bucket: str, prefix: str, objects: list[S3Object]) -> tuple[list[En
                 entries.append(Entry(path, kind="folder"))
             continue
         if str(path) != f"/{bucket}/{key}":
-            skipped["object key that is not a file path (// or /./ in it)"] += 1
+            skipped.add("object key that is not a file path (// or /./ in it)", path)
             continue
         entries.append(Entry(path, o["Size"], o["LastModified"].timestamp()))
     entries.sort(key=lambda e: e.path)

@@ -144,7 +144,8 @@ SOURCES: tuple[Source, ...] = (
     Source(output_code, GRAPH, _GRAPH_TABLES | {"kernels", "collectives", "lineage"}, read_graph_folders,
            names=("output_code.py", "output_code.cpp"), where=_in_graph_folder),  # .cpp: AOTInductor's
     Source(provenance, GRAPH, _GRAPH_TABLES | {"lineage"}, read_graph_folders,
-           names=("inductor_provenance_tracking_node_mappings.json",), where=_in_graph_folder),
+           names=("inductor_provenance_tracking_node_mappings.json", *provenance.KERNEL_NODE_FILES),
+           where=_in_graph_folder),
     Source(fx_graph_runnable, GRAPH, _GRAPH_TABLES, read_graph_folders, names=("fx_graph_runnable.py",),
            where=_in_graph_folder),
     Source(torch_trace, RUN, frozenset({

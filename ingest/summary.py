@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from inductor_warehouse.ingest.convert import Loaded
+from inductor_warehouse.ingest.listing import Skipped
 from inductor_warehouse.schema.words import plural
 
 
@@ -30,7 +31,7 @@ class IngestSummary:
     errors: int = 0
     bytes: int = 0
     seconds: float = 0.0
-    skipped_files: Counter[str] = field(default_factory=Counter)
+    skipped_files: Skipped = field(default_factory=Skipped)  # files not read: a count by reason, and which
     counters: Counter[str] = field(default_factory=Counter)
     missing: list[str] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
@@ -47,11 +48,17 @@ class IngestSummary:
             ([f"{self.failed:,} failed to parse"] if self.failed else []) + \
             ([f"{self.replaced:,} the same files as another run, stored once"] if self.replaced else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
+        warned = f" and {plural(self.warnings, 'warning')}" if self.warnings else ""
         return (
             f"ingested {plural(self.runs, 'run')}{skipped}, {plural(self.graphs, 'graph')}, "
-            f"{plural(self.kernels, 'kernel')}, {plural(self.errors, 'error')} in {self.seconds:.2f} s "
-            f"({mb:.1f} MB, {rate:.1f} MB/s)"
+            f"{plural(self.kernels, 'kernel')}, {plural(self.errors - self.warnings, 'error')}{warned} in "
+            f"{self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
         )
+
+    @property
+    def warnings(self) -> int:
+        """How many of the ingest_errors rows counted in `errors` are warnings (the data kept, a doubt said)."""
+        return sum(1 for e in self.error_rows if e.get("severity") == "warning")
 
     def unknown_records(self) -> dict[str, int]:
         """Trace records the record table does not know, by `kind` or `kind name` (ingest/parsers/trace_records.py)."""
@@ -68,8 +75,9 @@ class IngestSummary:
             "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
             "failed_runs": self.failed, "replaced_runs": self.replaced,
             "graphs": self.graphs, "kernels": self.kernels,
-            "errors": self.errors, "bytes": self.bytes, "seconds": round(self.seconds, 3),
-            "skipped_files": dict(self.skipped_files), "missing": self.missing, "run_ids": self.run_ids,
+            "errors": self.errors, "warnings": self.warnings, "bytes": self.bytes, "seconds": round(self.seconds, 3),
+            "skipped_files": dict(self.skipped_files), "skipped_paths": self.skipped_files.paths,
+            "missing": self.missing, "run_ids": self.run_ids,
             "error_rows": self.error_rows, "unknown_records": self.unknown_records(),
         }, default=str, option=orjson.OPT_INDENT_2).decode()
 

@@ -62,6 +62,11 @@ class Warehouse:
         """The canned query `name` with `params`, bounded as `sql` is (by the Warehouse's timeout)."""
         return self._bounded(lambda con: run_bounded(con, lambda: queries.run(con, name, params).pl(), self.timeout))
 
+    def read(self, work: Callable[[Warehouse], T], timeout: float | None = None) -> T:
+        """`work(self)`, any reading of several queries (a comparison, a series of changes), within
+        one time limit as `sql`'s: `timeout`, else the Warehouse's, else IWH_QUERY_TIMEOUT or 60."""
+        return self._bounded(lambda con: run_bounded(con, lambda: work(self), self._seconds(timeout)))
+
     def _seconds(self, timeout: float | None) -> float | None:
         return timeout if timeout is not None else self.timeout
 

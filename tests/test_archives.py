@@ -78,6 +78,8 @@ def test_a_folder_of_archives_and_a_damaged_one(tmp_path):
     db = str(tmp_path / "w.duckdb")
     summary = ingest_paths([folder], db)
     assert summary.errors == 0 and summary.skipped_files == {"unrecognised file": 1}
+    # the one named is the damaged download, never the archives read member by member
+    assert summary.skipped_files.paths == {"unrecognised file": [str(folder / "test-reports-broken.zip")]}
     # two archives of the same files: the same run (content), stored once
     assert _sql(db, "SELECT count(*) AS n FROM runs")[0]["n"] == 1
     assert _sql(db, "SELECT count(*) AS n FROM harness_results")[0]["n"] == sum(

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from inductor_warehouse.cli.main import cli
 from inductor_warehouse.ingest import load, remote
+from inductor_warehouse.ingest.discover import discover
 from inductor_warehouse.ingest.listing import SNIFF_BYTES
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers import torch_trace
@@ -42,6 +43,7 @@ def runs_root(tmp_path_factory) -> Path:
     long = root / "long" / "dedicated_log_torch_trace_long.log"
     long.parent.mkdir(parents=True)
     long.write_bytes(log * (torch_trace.SINK_EVERY // len(log) + 2))
+    (long.parent / "notes.txt").write_text("what this log is\n")  # no reader takes it: skipped, and named
     return root
 
 
@@ -145,6 +147,10 @@ def test_an_s3_prefix_lands_what_its_local_copy_lands(s3_db, local_db, url, runs
     local_ids = sorted(r for (r,) in con.execute("SELECT run_id FROM runs").fetchall())
     con.close()
     assert sorted(summary["run_ids"]) == local_ids  # the same artifacts, the same run ids
+    # the files skipped are named by their URLs, as the local copy's by their paths
+    local = discover([runs_root]).skipped.paths
+    assert f"{url}/long/notes.txt" in summary["skipped_paths"]["unrecognised file"]
+    assert summary["skipped_paths"] == {k: [p.replace(str(runs_root), url, 1) for p in v] for k, v in local.items()}
 
 
 def test_a_second_ingest_of_the_prefix_skips_every_run_and_downloads_nothing(s3_db, url, aws, tmp_path, monkeypatch):
@@ -167,7 +173,7 @@ def test_a_second_ingest_of_the_prefix_skips_every_run_and_downloads_nothing(s3_
     # no object was downloaded; what was read is discovery's sniff of the files only their content
     # names (trace logs, stderr), as a local re-ingest reads them: the first 8 KB, a few per run
     assert None not in gets and set(gets) == {f"bytes=0-{SNIFF_BYTES - 1}"}, gets
-    assert len(gets) <= 2 * 17
+    assert len(gets) <= 2 * 17 + 1  # and the stray notes.txt, sniffed to be skipped
 
     # new LastModified times, same content (the objects uploaded again): hashed, not parsed, skipped
     with duckdb.connect(db) as con:

@@ -164,3 +164,44 @@ def test_the_limits_default_to_60_s_and_4GB_and_a_notebook_raises_them_by_saying
         assert time.monotonic() - t0 < 2 + GRACE_S
         with pytest.raises(Exception, match="needed more than the memory a reader may use"):
             wh.sql("SELECT list(range) AS l FROM range(30000000)")
+
+
+@pytest.fixture
+def every_query_runs_away(monkeypatch):
+    """Every canned query of the library runs for hours (its parameters kept: the callers' calls bind)."""
+    import dataclasses
+
+    from inductor_warehouse.schema import queries
+
+    library = {name: dataclasses.replace(q, sql=f"{RUNAWAY} WHERE 1 = 1")
+               for name, q in queries._library().items()}
+    monkeypatch.setattr(queries, "_library", lambda: library)
+
+
+@pytest.mark.parametrize("args", [
+    ["compare", "--base", "compiler=2.13", "--head", "compiler=2.14"],
+    ["compare", "--base", "compiler=2.13", "--head", "compiler=2.14", "--model", "mlp", "--lineage", "x.py:1"],
+    ["changes", "--model", "mlp"],
+    ["export", "{out}", "--query", "overview/runs"],
+])
+def test_export_compare_and_changes_stop_at_the_readers_limit(db, every_query_runs_away, monkeypatch, tmp_path, args):
+    """`iwh export`, `iwh compare` and `iwh changes` read within the limit every reader has:
+    IWH_QUERY_TIMEOUT, or their --timeout. A runaway stops them with the limit named (compare's
+    exit status 2, a data error, never 1, a regression's)."""
+    import threading
+
+    args = [a.format(out=tmp_path / "out") for a in args]
+    monkeypatch.setenv("IWH_QUERY_TIMEOUT", "2")
+    for extra, limit in (([], 2), (["--timeout", "1"], 1)):
+        ran: list = []
+        t0 = time.monotonic()
+        # in a thread: a command without the limit would run for hours, failing here rather than hanging
+        worker = threading.Thread(target=lambda into, argv: into.append(CliRunner().invoke(cli, argv)),
+                                  args=(ran, [*args, *extra, "--db", db]), daemon=True)
+        worker.start()
+        worker.join(limit + GRACE_S + 5)
+        assert not worker.is_alive(), f"{args[0]} ran past its limit of {limit} s"
+        res = ran[0]
+        assert f"the query was stopped after {limit} s" in res.output, res.output
+        assert res.exit_code == (2 if args[0] == "compare" else 1)
+        assert limit <= time.monotonic() - t0

@@ -44,7 +44,7 @@ def test_a_run_the_warehouse_refuses_is_an_error_and_its_batch_lands(tmp_path, m
         assert con.execute("SELECT count(*) FROM ingest_errors WHERE run_id = ? AND kind = 'load'",
                            [refused]).fetchone()[0] == 1
     strict = CliRunner().invoke(cli, ["ingest", str(RUNS / "cpu-torch2.13"), "--db", db, "--strict"])
-    assert strict.exit_code == 1 and "ingest errors (--strict)" in strict.output
+    assert strict.exit_code == 1 and "1 ingest problem recorded (--strict" in strict.output
     # the bug fixed: the refused run is not "unchanged" (its files were never recorded), so it lands
     monkeypatch.setattr(output_code, "parse_output_code", real)
     again = CliRunner().invoke(cli, ["ingest", str(RUNS), "--db", db, "--format", "json"])

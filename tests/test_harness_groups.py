@@ -186,11 +186,14 @@ def test_damaged_files_and_rows_are_errors_never_values(tmp_path):
     assert len(rows) == len(full.splitlines()) - 2 and all(r["abs_latency"] != 1.70 for r in rows)
     assert [(p.line, p.severity) for p in parsed.problems if p.severity == "error"] == [(len(full.splitlines()), "error")]
 
+    # rows of other timings than the header names (the harness appends each model's as it comes): their
+    # models kept, no timing, one warning; no error (tests/test_harness_metrics.py)
     metrics = _parse("eellison/inductor_compilation_metrics.csv")
     lines = (REAL / "eellison/inductor_compilation_metrics.csv").read_text().splitlines()
     longer = [i + 1 for i, line in enumerate(lines) if len(line.split(",")) != len(lines[0].split(","))]
-    assert longer and sorted(p.line for p in metrics.problems if p.severity == "error") == longer
-    assert len(metrics.rows["harness_results"]) == len(lines) - 1 - len(longer)
+    assert longer and not [p for p in metrics.problems if p.severity == "error"]
+    assert [p.line for p in metrics.problems if "timed other functions" in p.message] == [longer[0]]
+    assert len(metrics.rows["harness_results"]) == len(lines) - 1
 
 
 # ---- ingested: groups, and inductor's numbers from inductor's files alone ------------------------------

@@ -13,7 +13,8 @@ from inductor_warehouse.analysis.kernel_code import NORMALISED, KernelCodes
 from inductor_warehouse.analysis.kernel_diff import change_code_diff, change_label, kernel_diff
 from inductor_warehouse.analysis.selectors import SelectorError, same_selection
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse
+from inductor_warehouse.cli.options import FORMATS, db_option, format_option, open_warehouse, timeout_option
+from inductor_warehouse.store.bounds import QueryRefused
 
 EXAMPLES = """\b
 Examples:
@@ -61,11 +62,12 @@ PAIR_ON_HELP = ("labels that name a workload (device, rank: the run's): runs pai
                    "too), recompiles=off; the benchmark harness's: speedup=5%, "
                    "compilation_latency=15%, compression_ratio=5% (HUD's), accuracy=off")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP)
+@timeout_option("the comparison")
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
 def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, lineage, fail_on, thresholds, pair_on,
-                    fmt):
+                    timeout, fmt):
     """Compare two sets of runs workload by workload (--base and --head selectors).
 
     Selectors: compiler=2.13 (every 2.13.x build; compiler=2.13.0+cpu for one build), a label such as
@@ -82,7 +84,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
     if (show_kernels or show_code or lineage) and not model:
         raise click.UsageError(("--lineage" if lineage else "--kernels") + " needs --model M")
     if lineage:
-        return _lineage(ctx, base, head, model, lineage, show_code, _keys(pair_on), fmt)
+        return _lineage(ctx, base, head, model, lineage, show_code, _keys(pair_on), timeout, fmt)
     try:
         rules = regress.parse_thresholds(thresholds)
     except ValueError as e:
@@ -95,17 +97,21 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
         opened = open_warehouse(ctx)
     except click.ClickException as e:
         raise DataError(e.message) from e
-    with opened as wh:
-        try:
-            result = compare(wh, base, head, model, rules, pair_on=keys)
-            diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
-        except SelectorError as e:
-            raise DataError(str(e)) from e
+    def read(wh):
+        result = compare(wh, base, head, model, rules, pair_on=keys)
+        diff = kernel_diff(wh, base, head, model, pair_on=keys) if show_kernels or show_code else None
         # a list, not a dict by name: kernel names repeat across graphs (each graph counts from _0)
         shown = sorted(diff.code_changes + (diff.meta_changes if show_meta else [])) if diff and show_code else []
         texts = KernelCodes(wh)
         codes = [(change_label(diff.kernels[i]),  # type: ignore[union-attr]
                   change_code_diff(texts, diff.base_run, diff.head_run, diff.kernels[i])) for i in shown]  # type: ignore[union-attr]
+        return result, diff, codes
+
+    with opened as wh:
+        try:
+            result, diff, codes = wh.read(read, timeout)
+        except (SelectorError, QueryRefused) as e:
+            raise DataError(str(e)) from e
     click.echo(render.render(result, fmt, diff, codes), nl=False)
     from inductor_warehouse.schema.output import paragraph
 
@@ -137,10 +143,11 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
 @click.option("--all", "show_all", is_flag=True, help=f"every change, not the {TOP} with the biggest effect")
 @click.option("--pair-on", metavar="K1,K2", help=PAIR_ON_HELP.replace("runs pair when the model and these agree",
                                                                        "each workload is a series of its own"))
+@timeout_option("the search for changes")
 @db_option
 @format_option(FORMATS + ("markdown",))
 @click.pass_context
-def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, show_all, fmt):
+def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_ratio, show_all, timeout, fmt):
     """Where in a series of runs a model's kernels, fusion, failures, graph breaks, compile phases or
     Triton launch configs changed, and how.
 
@@ -159,7 +166,11 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
 
     keys = _keys(pair_on)
     with open_warehouse(ctx) as wh:
-        report = changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys, phase, phase_ratio)
+        try:
+            report = wh.read(lambda wh: changes(wh.con, model, series_label, tuple(metrics) or CHOICES, keys, phase,
+                                                phase_ratio), timeout)
+        except QueryRefused as e:
+            raise click.ClickException(str(e)) from e
     if not report.series and not report.points:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")
@@ -185,7 +196,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
                 click.echo(f"its torch commits: {p.compare_url}", err=True)
 
 
-def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
+def _lineage(ctx, base, head, model, where, show_code, keys, timeout, fmt) -> None:
     """`--lineage FILE:LINE`: the line's kernels on both sides, paired, then the code of those that changed."""
     from inductor_warehouse.analysis.line_diff import line_code_diffs, line_diff, line_frame, parse_location
     from inductor_warehouse.schema.output import emit
@@ -194,12 +205,15 @@ def _lineage(ctx, base, head, model, where, show_code, keys, fmt) -> None:
         file, line = parse_location(where)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--lineage") from e
+    def read(wh):
+        result = line_diff(wh, base, head, model, file, line, pair_on=keys)
+        return result, line_code_diffs(wh, result) if show_code else []
+
     with open_warehouse(ctx) as wh:
         try:
-            result = line_diff(wh, base, head, model, file, line, pair_on=keys)
-        except SelectorError as e:
+            result, codes = wh.read(read, timeout)
+        except (SelectorError, QueryRefused) as e:
             raise DataError(str(e)) from e
-        codes = line_code_diffs(wh, result) if show_code else []
     if fmt in ("table", "markdown"):
         click.echo(f"{file}:{line} of {model}: base run {result.base_run} -> head run {result.head_run}"
                    + (f"\n    {result.code}" if result.code else ""))

@@ -7,24 +7,27 @@ from pathlib import Path
 import click
 import duckdb
 
-from inductor_warehouse.cli.options import db_option, format_option, labels, location
+from inductor_warehouse.cli.options import db_option, format_option, labels, location, timeout_option
 from inductor_warehouse.schema import queries as canned
 from inductor_warehouse.schema.ddl import TABLES
+from inductor_warehouse.store.bounds import QueryRefused, Stuck, let_go, run_bounded
 from inductor_warehouse.store.connection import sql_literal
 from inductor_warehouse.store.errors import WarehouseError
 from inductor_warehouse.store.opening import connect
 
 
 @click.command("export", epilog="\b\nExamples:\n  iwh export out/ --table kernels --table runs\n"
-                                "  iwh export out/ --query kernel_category_mix --format csv")
+                                "  iwh export out/ --query kernel_category_mix --format csv\n"
+                                "  iwh export out/ --timeout 0      # a big warehouse's every table, however long")
 @click.argument("dest", type=click.Path(file_okay=False))
 @click.option("--table", "tables", multiple=True, type=click.Choice(TABLES), help="only these tables (default: all)")
 @click.option("--query", "query_name", help="export one canned query's result instead of tables")
 @click.option("-p", "--param", "params", multiple=True, metavar="K=V", help="parameter of --query")
+@timeout_option("the export")
 @db_option
 @format_option(("parquet", "csv"), default="parquet", help="file format")
 @click.pass_context
-def export_command(ctx, dest, tables, query_name, params, fmt):
+def export_command(ctx, dest, tables, query_name, params, timeout, fmt):
     """Write warehouse tables (or a canned query's result) into DEST, one file each."""
     try:
         con = connect(location(ctx), read_only=True)
@@ -33,8 +36,9 @@ def export_command(ctx, dest, tables, query_name, params, fmt):
     out = Path(dest)
     out.mkdir(parents=True, exist_ok=True)
     options = "(FORMAT parquet, COMPRESSION zstd)" if fmt == "parquet" else "(FORMAT csv, HEADER)"
-    written = []
-    try:
+    written: list[Path] = []
+
+    def write() -> None:
         if query_name:
             q = canned.get(query_name)
             path = out / f"{q.name.replace('/', '__')}.{fmt}"
@@ -52,10 +56,16 @@ def export_command(ctx, dest, tables, query_name, params, fmt):
                 path = out / f"{table}.{fmt}"
                 con.execute(f"COPY {table} TO {sql_literal(str(path))} {options}")
                 written.append(path)
-    except (canned.QueryError, duckdb.Error) as e:
+
+    try:
+        # within the time limit every reader has
+        run_bounded(con, write, timeout)
+    except Stuck as e:
+        let_go(con.close)
         raise click.ClickException(str(e)) from e
-    finally:
+    except (canned.QueryError, QueryRefused, duckdb.Error) as e:
         con.close()
+        raise click.ClickException(str(e)) from e
+    con.close()
     for path in written:
         click.echo(f"{path} ({path.stat().st_size:,} bytes)")
-

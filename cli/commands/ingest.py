@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from inductor_warehouse.cli.options import data_path_option, db_option, format_option, labels, location, wait
+from inductor_warehouse.schema.words import plural
 from inductor_warehouse.store.errors import WarehouseError
+
+# what an ingest reads: said when a file is skipped as none of these, and when nothing was found
+KINDS_READ = "trace log, debug tree, profiler trace, TORCH_LOGS output, harness CSV or spyre spec"
+# why a file of each reason discovery gives was left unread, for a user who did not write the rules
+WHY_SKIPPED = {
+    "unrecognised file": f"not a {KINDS_READ}",
+    "harness records with no CSV beside them": "a harness JSON record says nothing stored without its CSV",
+}
+COMPANION = "it belongs to a run, and its folder and the one above hold none, or several"
+# the skipped files named for each reason, unless --verbose names them all
+EXAMPLES = 3
 
 
 @click.command(epilog="\b\nExamples:\n  iwh ingest runs/ --jobs 2\n  iwh ingest out/ --model resnet50 "
@@ -22,14 +36,15 @@ from inductor_warehouse.store.errors import WarehouseError
               help="where runs are parsed: processes of this machine, or Ray tasks (this process still writes)")
 @click.option("--ray-address", metavar="ADDRESS", default=None,
               help="the Ray cluster for --executor ray (HOST:PORT of its head; default: $RAY_ADDRESS, else a local Ray)")
-@click.option("--strict", is_flag=True, help="exit non-zero when any ingest error is recorded")
+@click.option("--strict", is_flag=True, help="exit non-zero when any ingest error or warning is recorded")
 @click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
 @click.option("--allow-empty", is_flag=True, help="exit 0 when PATHS hold nothing to ingest")
+@click.option("--verbose", "-v", is_flag=True, help=f"name every file skipped (else {EXAMPLES} for each reason)")
 @db_option
 @data_path_option
 @format_option(("table", "json"), help="table: progress and a summary line; json: the summary as JSON")
 @click.pass_context
-def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, force, allow_empty, fmt):
+def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, force, allow_empty, verbose, fmt):
     """Ingest the artifacts under PATHS (run folders, debug trees, trace logs, anything nested, or
     s3://bucket/prefix)."""
     from inductor_warehouse.ingest.load import ingest_paths
@@ -48,15 +63,51 @@ def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, 
     if fmt == "json":
         click.echo(summary.json())
     else:
-        _report(summary)
+        _report(summary, verbose)
     if summary.missing and not summary.runs and not summary.skipped_runs:
         raise click.ClickException("no such path; give a run folder, a torch_compile_debug folder or a trace log")
     if not (summary.runs or summary.skipped_runs or summary.refused or summary.failed or allow_empty):
-        click.echo(f"warning: nothing to ingest under {', '.join(paths)}: no trace log, debug tree, profiler trace, "
-                   "TORCH_LOGS output, harness CSV or spyre spec was found", err=True)
+        click.echo(f"warning: nothing to ingest under {', '.join(paths)}: no {KINDS_READ} was found", err=True)
         raise click.exceptions.Exit(1)
     if strict and summary.errors:
-        raise click.ClickException(f"{summary.errors} ingest errors (--strict)")
+        raise click.ClickException(f"{plural(summary.errors, 'ingest problem')} recorded (--strict fails on errors "
+                                   "and warnings alike)")
+
+
+def skipped_lines(skipped, verbose: bool = False) -> list[str]:
+    """The files an ingest did not read, by reason (most first): a few named for each, the count of
+    the rest and how to see them all; every one with `verbose`. A big ingest skips thousands of
+    files, which a full list would bury the rest of the output under."""
+    total = sum(skipped.values())
+    if not total:
+        return []
+    how = "" if verbose else "; `--verbose` names every one, `--format json` lists them"
+    lines = [f"skipped {plural(total, 'file')} (not errors{how}):"]
+    for reason, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])):
+        why = WHY_SKIPPED.get(reason) or (COMPANION if reason.endswith(" with no run beside it") else None)
+        lines.append(f"  {reason} x{n:,}" + (f" ({why})" if why else "") + ":")
+        paths = skipped.paths.get(reason, [])
+        shown = paths if verbose else _examples(paths, EXAMPLES)
+        lines += [f"    {_shown(p)}" for p in shown]
+        if n > len(shown):
+            lines.append(f"    ... and {n - len(shown):,} more")
+    return lines
+
+
+def _examples(paths: list[str], n: int) -> list[str]:
+    """`n` of the paths, files of different names first: what kinds of file were skipped tells more
+    than the first few of one folder."""
+    seen: set[str] = set()
+    first = [p for p in paths if not (os.path.basename(p) in seen or seen.add(os.path.basename(p)))]  # type: ignore[func-returns-value]
+    picked = first[:n]
+    picked += [p for p in paths if p not in set(picked)][:n - len(picked)]
+    return sorted(picked, key=paths.index)
+
+
+def _shown(path: str) -> str:
+    """A path below the working folder as the user would type it, others whole."""
+    here = os.getcwd() + os.sep
+    return path[len(here):] if path.startswith(here) else path
 
 
 def _executor(value: str) -> tuple[str, str | None]:
@@ -68,22 +119,23 @@ def _executor(value: str) -> tuple[str, str | None]:
     raise click.BadParameter(f"{value!r} is not local, ray or ray://HOST:PORT", param_hint="--executor")
 
 
-def _report(summary) -> None:
+def _report(summary, verbose: bool = False) -> None:
     for p in summary.missing:
         click.echo(f"warning: {p} does not exist; nothing ingested from it", err=True)
-    if summary.skipped_files:
-        parts = ", ".join(f"{why} x{n:,}" for why, n in sorted(summary.skipped_files.items(), key=lambda kv: (-kv[1], kv[0])))
-        click.echo(f"skipped files: {parts}", err=True)
+    for line in skipped_lines(summary.skipped_files, verbose):
+        click.echo(line, err=True)
     unknown = summary.unknown_records()
     if unknown:
         click.echo("trace records no release up to 2.14 writes (counted, not errors; `iwh query ingest/unknown_records`): "
                    + ", ".join(f"{k} x{v}" for k, v in sorted(unknown.items())), err=True)
-    for e in summary.error_rows[:10]:
+    # errors before warnings: what lost data is what a reader must see first
+    for e in sorted(summary.error_rows, key=lambda e: e["severity"] != "error")[:10]:
         base = e["source_path"]
         where = (base if base.endswith(e["path"]) else f"{base}/{e['path']}") + (f":{e['line']}" if e.get("line") else "")
         click.echo(f"{e['severity']}: {where}: [{e['kind']}] {e['message']}", err=True)
     if summary.errors > 10:
-        click.echo(f"... and {summary.errors - 10} more: `iwh sql \"SELECT * FROM ingest_errors\"`", err=True)
+        click.echo(f"... and {summary.errors - 10:,} more: `--format json` lists every one (error_rows), "
+                   "`iwh query ingest/runs_with_errors` counts them by run", err=True)
     click.echo(summary.line())
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from inductor_warehouse.cli.options import FORMATS, db_option, format_option, labels, open_warehouse
+from inductor_warehouse.cli.options import FORMATS, db_option, format_option, labels, open_warehouse, timeout_option
 from inductor_warehouse.schema import queries as canned
 
 
@@ -24,8 +24,7 @@ def runs(ctx, model, limit, fmt):
 
 @click.command(epilog="\b\nExample:\n  iwh sql \"SELECT model, count(*) FROM kernels JOIN runs USING (run_id) GROUP BY ALL\"")
 @click.argument("text")
-@click.option("--timeout", type=float, default=None, metavar="SECONDS",
-              help="stop the query after this long (default: $IWH_QUERY_TIMEOUT or 60; 0: no limit)")
+@timeout_option()
 @db_option
 @format_option()
 @click.pass_context

@@ -13,7 +13,8 @@ What a harness job writes (read off its `common.py` from 2023 to 2026, and off r
   fail_accuracy, fail_to_run, eager_fail_to_run, model_fail_to_load, timeout, ...), the same
   counters, and `compilation_latency` (2025 on).
 - `<output>_compilation_metrics.csv`: `dev,name,batch_size` and seconds per `dynamo_timed` function
-  (`torch._dynamo.utils.compile_times(repr="csv", aggregate=True)`); the names differ by release.
+  (`torch._dynamo.utils.compile_times(repr="csv", aggregate=True)`); the names differ by release, and
+  by model: each row's are in its own process's order, under one model's header (timings_unplaced).
 - `<output>.json` beside each CSV: one JSON record a metric (the PyTorch benchmark database's
   format), naming what the CSV leaves to its file name: mode, dtype, backend and suite ("origins").
 - `--coverage` (2022): Dynamo's capture counts a model (`graphs,graph_calls,captured_ops,...`).
@@ -60,6 +61,8 @@ RESULT_COLUMNS = {"compilation_latency", *INT_COLUMNS[1:]}
 # the columns HUD's numbers and CI's gate read: a row whose value there is no number is damaged
 GATED = {"speedup", "abs_latency", "compilation_latency", "compression_ratio", "eager_peak_mem", "dynamo_peak_mem",
          "calls_captured", "unique_graphs", "graph_breaks", "unique_graph_breaks", "fallbacks_to_eager"}
+# the columns every compilation-metrics row opens with, before its timings
+METRICS_KEYS = ("dev", "name", "batch_size")
 # the kinds the harness itself writes, a row at a time and each ended by a newline (csv's \r\n)
 WRITTEN_BY_HARNESS = ("performance", "accuracy", "compile_times", "coverage")
 # the fields whose absence is worth a warning, by kind: CI's expected values name no dtype or device
@@ -191,16 +194,22 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
     last = text.count("\n") + 1 if cut else None
     suites: set[str | None] = set()
     unknown: set[str] = set()
+    unplaced_lines: list[int] = []
     try:
         for fields in reader:
             lineno = reader.line_num
             if not any(f.strip() for f in fields):
                 continue  # PyTorch's expected CSVs put blank lines between rows
-            failed = kind in WRITTEN_BY_HARNESS and lineno != last and harness_era.failed_process_row(fields)
-            if not failed and (damage := _cut(fields, header, lineno == last)):
+            unplaced = kind == "compile_times" and lineno != last and timings_unplaced(fields, header)
+            failed = not unplaced and kind in WRITTEN_BY_HARNESS and lineno != last and \
+                harness_era.failed_process_row(fields)
+            if not (failed or unplaced) and (damage := _cut(fields, header, lineno == last)):
                 parsed.problem(damage, lineno)
                 continue
-            row = _row(parsed, kind, header[:len(fields)] if failed else header, fields, lineno)
+            if unplaced:
+                unplaced_lines.append(lineno)
+            names = header[:len(fields)] if failed else header[:len(METRICS_KEYS)] if unplaced else header
+            row = _row(parsed, kind, names, fields, lineno)
             if row is None:
                 continue
             if failed:
@@ -213,6 +222,16 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
             parsed.add("harness_results", cast(HarnessResultRow, row))
     except csv.Error as e:
         parsed.problem(f"CSV cut or damaged, rows after it are lost: {e}", reader.line_num)
+    _warnings(parsed, unplaced_lines, unknown, filename)
+    if len(suites - {None}) == 1:
+        parsed.facts["suite"] = (suites - {None}).pop()
+    return parsed
+
+
+def _warnings(parsed: Parsed, unplaced_lines: list[int], unknown: set[str], filename: str) -> None:
+    """What a file's rows lack, said once for the file."""
+    if unplaced_lines:
+        parsed.problem(_unplaced(unplaced_lines), unplaced_lines[0], "warning")
     if unknown:
         shown = [k for k in FIELDS if k in unknown]
         unread = unread_words(filename) if "backend" in unknown else []
@@ -220,9 +239,6 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
         parsed.problem(f"{', '.join(shown)} unknown for some rows: named by no JSON record beside the file, nor its "
                        f"name {filename!r}{why}, the run's labels or its folders; stored NULL (a manifest or `--label "
                        f"{shown[0]}=...` names {'it' if len(shown) == 1 else 'them'})", None, "warning")
-    if len(suites - {None}) == 1:
-        parsed.facts["suite"] = (suites - {None}).pop()
-    return parsed
 
 
 def _header(parsed: Parsed, reader: Iterator[list[str]], text: str, filename: str) -> list[str] | None:
@@ -264,6 +280,28 @@ def _cut(fields: list[str], header: list[str], unterminated: bool) -> str | None
     if unterminated:
         return "the file ends inside this row (no newline after it): cut short, not stored"
     return None
+
+
+def timings_unplaced(fields: list[str], header: list[str]) -> bool:
+    """Whether a compilation-metrics row's timings cannot be named by the header. The harness writes
+    `dev,name,batch_size` and the seconds of every function its model's process timed, in the order
+    that process first timed them (`compile_times(repr="csv")`), under the header of another model:
+    one `output_csv` of common.py appends each row as it comes under the file's first header (wider
+    or narrower than it), the other rewrites the file under the widest header seen, padding shorter
+    rows with "0" (a timing is always written with decimals, so a bare 0 is padding). A row of
+    another width, or padded, timed other functions than the header names, and which of its values
+    is which is written nowhere."""
+    if len(fields) != len(header):
+        return True
+    return len(fields) > len(METRICS_KEYS) and fields[-1].strip() == "0"
+
+
+def _unplaced(lines: list[int]) -> str:
+    shown = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return (f"{len(lines)} {'row' if len(lines) == 1 else 'rows'} (line {shown}) timed other functions than the "
+            "header names (the harness writes one model's header, and each model's timings in the order its "
+            "process first timed them, a shorter row padded with 0): which value is which function's cannot be "
+            "known, so these rows keep their model, device and batch size and store no timing")
 
 
 def _failed_process(row: dict[str, Any], kind: str) -> None:

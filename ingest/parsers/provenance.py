@@ -1,4 +1,5 @@
-"""inductor_provenance_tracking_node_mappings.json (debug dir) and its trace-artifact twin.
+"""inductor_provenance_tracking_node_mappings.json (debug dir) and its trace-artifact twin; and the
+kernel -> post-grad node file written beside it (`parse_kernel_nodes`).
 
 `{"preToPost": {pre: [post]}, "postToPre": {post: [pre]}, "cppCodeToPost": {"<kernel>:<handle>":
 [post]}, "postToCppCode": {post: ["<kernel>:<handle>"]}}`; the trace form adds `"version": 2.0`,
@@ -11,21 +12,39 @@ row with source_node NULL; a pre node with no post node and a kernel with no pos
 row too. Empty node names (pattern-rewritten nodes) count as unknown (NULL). `kernel:handle` is
 split on the last colon (names may hold colons); a key without a numeric suffix (v1) gets
 debug_handle NULL. user_file/user_line stay NULL here: stack traces come with the trace artifacts.
+
+`inductor_triton_kernel_to_post_grad_nodes.json` (2.7) and `inductor_generated_kernel_to_post_grad_nodes.json`
+(2.8 on, till the node mappings held it alone) are `{kernel: [post]}`, written whenever the debug
+trace is on: the very dict the node mappings give as `cppCodeToPost` (torch/_inductor/debug.py), which
+are written only when a pre-grad graph was recorded. Read as that mapping alone, they give the same
+rows the node mappings' kernels give.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from inductor_warehouse.ingest.rows import Parsed
 
 _MAPPINGS = ("preToPost", "postToPre", "cppCodeToPost", "postToCppCode")
+KERNEL_NODE_FILES = ("inductor_triton_kernel_to_post_grad_nodes.json", "inductor_generated_kernel_to_post_grad_nodes.json")
 _UNKNOWN: list[str | None] = [None]  # no node or kernel known
 
 
-def parse_provenance(text: str | bytes) -> Parsed:  # noqa: C901 - one loop over the record's kinds
+def parse_provenance(text: str | bytes) -> Parsed:
     parsed = Parsed()
     doc = parsed.json_object(text, "provenance mapping")
-    if doc is None:
-        return parsed
+    return parsed if doc is None else _lineage(parsed, doc)
+
+
+def parse_kernel_nodes(text: str | bytes) -> Parsed:
+    """The kernel -> post-grad node file (KERNEL_NODE_FILES): the node mappings' `cppCodeToPost` alone."""
+    parsed = Parsed()
+    doc = parsed.json_object(text, "kernel to post-grad node mapping")
+    return parsed if doc is None else _lineage(parsed, {"cppCodeToPost": doc})
+
+
+def _lineage(parsed: Parsed, doc: dict[str, Any]) -> Parsed:  # noqa: C901 - one loop over the record's kinds
     maps: dict[str, dict[str, list[str]]] = {}
     for key in _MAPPINGS:
         value = doc.get(key, {})

@@ -52,6 +52,9 @@ class Graphs:
     aoti_wrapper: tuple[int, str | None, str, str | None] | None = None
     pre_grad: dict[str | None, str] = field(default_factory=dict)  # compile id -> its pre-grad graph's text (the latest logged)
     pre_grad_used: set[str | None] = field(default_factory=set)  # compile ids whose pre-grad graph a graph of this log took
+    # compile id -> (line, payload) of its kernel -> post-grad node artifact, waiting for the node mappings
+    # logged after it: read only where they name no kernel
+    kernel_nodes: dict[str | None, tuple[int, bytes]] = field(default_factory=dict)
 
 
 def read_output_code(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
@@ -158,16 +161,37 @@ def read_stack_traces(graphs: Graphs, lineno: int, meta: Json, cid: str | None, 
         stack_trace_rows(graphs.log.parsed, graph_id, value)
 
 
+def read_kernel_nodes(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
+    """2.7's inductor_triton_kernel_to_post_grad_nodes (2.8: inductor_generated_...): the node mappings'
+    `cppCodeToPost`, logged just before them; kept until they come (finish_graphs: or never)."""
+    if data.strip():
+        graphs.kernel_nodes[cid] = (lineno, data)
+
+
 def read_node_mappings(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
-    if not data.strip():
+    kernels = graphs.kernel_nodes.pop(cid, None)
+    if not data.strip() and kernels is None:
         return  # a cache hit of a graph compiled without provenance tracking logs the artifact with no payload
     graph_id = _graph_for_provenance(graphs, cid, "inductor_provenance_tracking_node_mappings")
     if graph_id is None:
         graph_id = graph_without_code(graphs, cid)
     if graph_id is None or graph_id in graphs.known_graphs:
         return  # a debug-tree graph: its own mapping file says the same
-    sub = provenance.parse_provenance(data.decode("utf-8", "replace"))
+    sub = provenance.parse_provenance(data.decode("utf-8", "replace")) if data.strip() else Parsed()
     graphs.log.offset_problems(sub, lineno)
+    if kernels is not None and not any(r["kernel_name"] for r in sub.rows.get("lineage", ())):
+        # mappings written without a pre-grad graph are empty: the kernels' nodes are the artifact's
+        _take_lineage(graphs, graph_id, kernels)
+    _add_lineage(graphs, graph_id, sub)
+
+
+def _take_lineage(graphs: Graphs, graph_id: str, kernels: tuple[int, bytes]) -> None:
+    sub = provenance.parse_kernel_nodes(kernels[1].decode("utf-8", "replace"))
+    graphs.log.offset_problems(sub, kernels[0])
+    _add_lineage(graphs, graph_id, sub)
+
+
+def _add_lineage(graphs: Graphs, graph_id: str, sub: Parsed) -> None:
     for table, rows in sub.rows.items():
         for r in rows:
             r["graph_id"] = graph_id
@@ -177,6 +201,11 @@ def read_node_mappings(graphs: Graphs, lineno: int, meta: Json, cid: str | None,
 
 def finish_graphs(graphs: Graphs) -> None:
     """Code and post-grad graphs the log ended without pairing."""
+    for cid, kernels in graphs.kernel_nodes.items():  # no node mappings followed
+        graph_id = graphs.latest_graph.get(cid) or graph_without_code(graphs, cid)
+        if graph_id is not None and graph_id not in graphs.known_graphs:
+            _take_lineage(graphs, graph_id, kernels)
+    graphs.kernel_nodes.clear()
     if graphs.aoti_wrapper is not None:  # a wrapper whose kernel file was never logged
         lineno, cid, text, md5 = graphs.aoti_wrapper
         graphs.aoti_wrapper = None

@@ -31,6 +31,7 @@ from inductor_warehouse.ingest.parsers.trace_graphs import (
     read_aot_graph,
     read_exported_program,
     read_graph_dump,
+    read_kernel_nodes,
     read_node_mappings,
     read_output_code,
     read_post_grad_graph,
@@ -88,6 +89,8 @@ READERS: dict[RecordKey, tuple[type, Reader]] = {
     ("artifact", "before_pre_grad_graph"): (Graphs, read_pre_grad_graph),
     ("artifact", "inductor_provenance_tracking_kernel_stack_traces"): (Graphs, read_stack_traces),
     ("artifact", "inductor_provenance_tracking_node_mappings"): (Graphs, read_node_mappings),
+    ("artifact", "inductor_triton_kernel_to_post_grad_nodes"): (Graphs, read_kernel_nodes),
+    ("artifact", "inductor_generated_kernel_to_post_grad_nodes"): (Graphs, read_kernel_nodes),  # its 2.8 name
     ("artifact", "triton_kernel_info"): (Caches, read_kernel_info),
     ("artifact", "inductor_collective_schedule"): (TraceLog, read_collective_schedule),
     ("artifact", "inductor_runtime_and_tensor_meta"): (TraceLog, read_runtime_estimates),
