@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
-from inductor_warehouse.ingest.listing import Run
+from inductor_warehouse.ingest.listing import Run, Skipped
 from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.remote import discover_anywhere, fetched
 from inductor_warehouse.ingest.summary import IngestSummary, Progress
@@ -61,6 +61,7 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
     found = discover_anywhere(paths)
     summary = IngestSummary(skipped_files=found.skipped, missing=found.missing)
     with Writer(db, wait=wait) as writer:
+        _leave_out_own_files(found.skipped, writer.location)
         with writer.session() as con:
             write.recover(con)
             columns = Columns(con)
@@ -126,6 +127,18 @@ def parse_all(runs: list[Run], jobs: int, context: Context, executor: str = "loc
     """Every run parsed (`_parse_one`) by the executor named, as each ends."""
     return executors.parse_all(runs, jobs, context, _parse_one, executor, ray_address)
 
+
+
+def _leave_out_own_files(skipped: Skipped, location: Location) -> None:
+    """The warehouse's own files (the database, its WAL, its lock files), found under the paths
+    ingested (`iwh ingest .` beside ./warehouse.duckdb), are not files to tell the user were skipped."""
+    if location.is_lake or location.text == ":memory:":
+        return
+    own = location.path
+    reason = "unrecognised file"
+    mine = [p for p in skipped.paths.get(reason, []) if (real := os.path.realpath(p)) == own or real.startswith(own + ".")]
+    if mine:
+        skipped.forget(reason, mine)
 
 def _parse_one(args: tuple[Run, Context]) -> Loaded:
     """One run, fetched where it lies, assembled and converted: `args` is (run, (columns, model,

@@ -97,3 +97,19 @@ def test_the_summary_line_tells_warnings_from_errors(tmp_path):
     res = CliRunner().invoke(cli, ["ingest", str(tmp_path / "nightly"), "--db", db, "--force", "--strict"])
     assert ", 0 errors and 1 warning in " in res.stdout
     assert res.exit_code == 1 and "1 ingest problem recorded (--strict fails on errors and warnings alike)" in res.stderr
+
+
+def test_the_warehouse_s_own_files_under_the_paths_are_not_called_skipped(tmp_path, monkeypatch):
+    """`iwh ingest .` beside ./warehouse.duckdb: the database, its WAL and its lock files are the
+    ingest's own, not files to report; a stray beside them still is."""
+    shutil.copytree(RUN, tmp_path / "mlp")
+    (tmp_path / "notes.txt").write_text("a stray\n")
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # the second time the warehouse and its lock files are there before discovery
+        res = CliRunner().invoke(cli, ["ingest", ".", "--force", "--format", "json"])
+        assert res.exit_code == 0, res.output
+        summary = json.loads(res.stdout)
+        named = [p for paths in summary["skipped_paths"].values() for p in paths]
+        assert [p for p in named if "warehouse.duckdb" in p] == []
+        assert any(p.endswith("notes.txt") for p in named), named
+    assert (tmp_path / "warehouse.duckdb").exists() and (tmp_path / "warehouse.duckdb.iwh-writer").exists()
