@@ -290,3 +290,38 @@ def test_every_canned_query_answers_alike_in_any_order(monkeypatch, tmp_path):
         ids = w.sql("SELECT run_id FROM runs WHERE model = 'mlp' AND compiler_version LIKE '2.13%'")["run_id"].to_list()
     # the copy and its run: one workload, the tie broken by the greater run id
     assert [(r["runs"], r["latest_run_id"]) for r in tied] == [(2, max(ids))] and len(ids) == 2
+
+
+def test_copies_keep_the_least_folder_at_every_ingest(monkeypatch, tmp_path):
+    """Ingested again, two live copies of a run keep the least folder (the one found unchanged where
+    it is stored), whichever the ingest parses; the lesser of a new copy and the stored one wins;
+    a stored folder that is gone (a moved run) gives way to the folder the run is found in now."""
+    run = FIXTURES / "runs" / "cpu-torch2.14.1" / "mlp"
+    src = tmp_path / "in"
+    for name in ("b", "c"):
+        shutil.copytree(run, src / name / "mlp")
+
+    def stored(db: str) -> list[tuple[str]]:
+        con = reader(db)
+        try:
+            return con.execute("SELECT source_path FROM runs").fetchall()
+        finally:
+            con.close()
+
+    for kwargs in ({}, {"jobs": 2}, {"batch_runs": 1, "pick": lambda runs: runs[::-1]}):
+        db = str(tmp_path / f"{len(kwargs)}-{kwargs.get('jobs')}.duckdb")
+        _ingest(monkeypatch, [src], db, **kwargs)
+        for _ in range(2):  # b unchanged, c parsed again: b stays
+            summary = _ingest(monkeypatch, [src], db, **kwargs)
+            assert (summary.runs, summary.skipped_runs, summary.replaced) == (0, 1, 1)
+            assert stored(db) == [(str(src / "b" / "mlp"),)]
+        # c alone: b is not found, so c is where the run is now (a moved folder)
+        _ingest(monkeypatch, [src / "c"], db, **kwargs)
+        assert stored(db) == [(str(src / "c" / "mlp"),)]
+        # both again: c unchanged where stored, b the lesser copy: stored from b, then kept there
+        for _ in range(2):
+            _ingest(monkeypatch, [src], db, **kwargs)
+            assert stored(db) == [(str(src / "b" / "mlp"),)]
+    shutil.rmtree(src / "b")  # moved away: the run is stored from c
+    _ingest(monkeypatch, [src], db)
+    assert stored(db) == [(str(src / "c" / "mlp"),)]
