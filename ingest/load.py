@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 
+import duckdb
+
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
@@ -67,6 +69,8 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
             columns = Columns(con)
             todo, touched = (found.runs, []) if force else unchanged.changed(con, found.runs)
             write.record_mtimes(con, touched)
+            # run id -> the folder this ingest stores it from, or found it unchanged in
+            folders = _kept_folders(con, found.runs, todo)
         summary.skipped_runs = len(found.runs) - len(todo)
         bar = Progress(len(todo)) if progress else None
         # one timestamp for everything one ingest writes
@@ -80,7 +84,6 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
                 summary.refuse(d, row)
 
         batch: list[Loaded] = []
-        folders: dict[str, str] = {}  # run id -> the folder this ingest stores it from
         data: Loaded | executors.Failed | None = None
         try:
             for data in parse_all(todo, jobs, (columns, model, labels, now), executor, ray_address):
@@ -159,9 +162,22 @@ def _clashes(batch: list[Loaded], data: Loaded) -> bool:
     return any(d.run["run_id"] == data.run["run_id"] or d.run["source_path"] == data.run["source_path"] for d in batch)
 
 
+def _kept_folders(con: duckdb.DuckDBPyConnection, found: list[Run], todo: list[Run]) -> dict[str, str]:
+    """Run id -> folder of the stored runs this ingest found unchanged where they are stored: a copy
+    of one of them found in a greater folder is not stored from there (`_a_copy`), so that two live
+    copies keep the least folder at every ingest rather than the one parsed last."""
+    parsed = {r.source_path for r in todo}
+    unchanged_paths = [r.source_path for r in found if r.source_path not in parsed]
+    if not unchanged_paths:
+        return {}
+    return dict(con.execute("SELECT run_id, source_path FROM runs WHERE source_path IN (SELECT unnest(?))",
+                            [unchanged_paths]).fetchall())
+
+
 def _a_copy(folders: dict[str, str], data: Loaded) -> bool:
-    """A run whose files this ingest found in a lesser folder too (a run id is a hash of its files):
-    stored once, from the least folder, whichever was parsed first. A later ingest that finds it in
-    another folder only stores it from there (a moved folder)."""
+    """A run whose files this ingest found in a lesser folder too (a run id is a hash of its files),
+    parsed here or found unchanged where it is stored: stored once, from the least folder, whichever
+    was parsed first. A later ingest that finds it in another folder and not in the one it is stored
+    from stores it from there (a moved folder)."""
     kept = folders.get(data.run["run_id"])
     return kept is not None and kept < data.run["source_path"]

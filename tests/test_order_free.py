@@ -16,11 +16,16 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from inductor_warehouse.ingest import load
 from inductor_warehouse.ingest.load import ingest_paths
-from tests.conftest import FIXTURES, reader, unpack_cpu_corpora, unpacked_corpus
+from inductor_warehouse.schema import queries
+from inductor_warehouse.store.api import Warehouse
+from tests import test_queries_golden as golden
+from tests.conftest import (BROKEN_TRACE, FIXTURES, GPU_TRAIN_RUN, HARNESS_EXPECTED, VOLATILE, reader,
+                            unpack_cpu_corpora, unpack_gpu_captures, unpack_harness_captures, unpacked_corpus)
 from tests.test_table_checksums import table_checksums as tables
 
 
@@ -195,3 +200,128 @@ def test_a_run_in_two_folders_is_stored_from_the_least(monkeypatch, tmp_path):
                 (1, True)]
         finally:
             con.close()
+
+
+# canned queries asked once more with other parameters than the golden test's, where ties can meet:
+# every run's Triton facts (kernel names several graphs give), every workload's latest run, a GPU
+# run's lines and a profiled graph's provenance
+MORE_PARAMS = [("triton/kernel_facts", {}), ("dashboard/latest_per_workload", {"compilers": "2.13"}),
+               ("lineage/source_line_kernels", {"run": golden.GPU_MLP_TRAIN}),
+               ("explore/provenance_links", {"run_id": golden.GPU_MLP_TRAIN, "graph_id": "0_forward"}),
+               ("dashboard/trend_points", {}), ("overview/runs", {})]
+
+
+def _answers(wh: Path, root: Path) -> dict[str, str]:
+    """Every canned query's CSV (as the golden test writes it, less the columns that say when or in
+    which order runs were written) on the fixture warehouse `wh`/fixtures.duckdb, the harness
+    queries' on `wh`/harness.duckdb."""
+    out = {}
+    for q in queries.all_queries():
+        db = wh / ("harness.duckdb" if q.area in golden.HARNESS_AREAS or q.name in golden.HARNESS_QUERIES
+                   else "fixtures.duckdb")
+        for i, params in enumerate([golden._params(q), *(p for name, p in MORE_PARAMS if name == q.name)]):
+            with Warehouse(str(db)) as w:
+                df = w.query(q.name, **params)
+            out[f"{q.name} {i}"] = golden.golden_csv(df.drop([c for c in df.columns if c in VOLATILE]), str(root))
+    return out
+
+
+def _rewrite_rows(db: str) -> None:
+    """Every table's rows written again in another order (by a hash of the row): the order runs'
+    files were parsed in and rows written in, which scans follow, is not the content."""
+    con = duckdb.connect(db)
+    try:
+        tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+                                            "AND NOT internal ORDER BY 1").fetchall()]
+        for t in tables:
+            con.execute(f'CREATE TEMP TABLE moved AS SELECT * FROM "{t}" x ORDER BY md5(CAST(x AS VARCHAR))')
+            con.execute(f'DELETE FROM "{t}"')
+            con.execute(f'INSERT INTO "{t}" SELECT * FROM moved')
+            con.execute("DROP TABLE moved")
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def test_every_canned_query_answers_alike_in_any_order(monkeypatch, tmp_path):
+    """The golden test's two warehouses (conftest.build_fixture_warehouse's runs, the harness
+    captures), with a copy of the 2.13 mlp run whose stdout has one more line (another run id, alike
+    in release, build and start time: a tie for "latest"), ingested in the order found, in reverse
+    with a batch a run, and with every table's rows written again in another order: every canned
+    query gives the same bytes."""
+    root = tmp_path / "in"
+    root.mkdir()
+    corpora = unpack_cpu_corpora(root)
+    mlp = next(corpora[1].glob("*/mlp"))
+    shutil.copytree(mlp, root / "again" / "mlp")
+    with open(root / "again" / "mlp" / "stdout.txt", "a") as f:
+        f.write("\n")
+    captures = unpack_gpu_captures(root)
+    gpu = [captures / part / temp / name for part, name in (("train", "mlp__train__fp32__default"),
+                                                            ("autotune", "mlp__infer__bf16__max_autotune"))
+           for temp in ("cold", "warm")]
+    fixtures = [*corpora, root / "again", GPU_TRAIN_RUN, BROKEN_TRACE, *gpu]
+    expected = root / "ci_expected_accuracy"
+    expected.mkdir()
+    shutil.copy(HARNESS_EXPECTED, expected)
+    harness = [unpack_harness_captures(root), expected]
+
+    ways = {"found": {}, "reversed, a batch a run": {"batch_runs": 1, "pick": lambda runs: runs[::-1]}}
+    answers = {}
+    for way, kwargs in ways.items():
+        wh = tmp_path / way
+        wh.mkdir()
+        _ingest(monkeypatch, fixtures, str(wh / "fixtures.duckdb"), **kwargs)
+        _ingest(monkeypatch, harness, str(wh / "harness.duckdb"), **kwargs)
+        answers[way] = _answers(wh, root)
+    rewritten = tmp_path / "rewritten"
+    shutil.copytree(tmp_path / "found", rewritten)
+    for db in rewritten.glob("*.duckdb"):
+        _rewrite_rows(str(db))
+    answers["rows written again"] = _answers(rewritten, root)
+
+    want = answers.pop("found")
+    assert len(want) > len(queries.all_queries())
+    for way, got in answers.items():
+        differ = sorted(name for name in want if got[name] != want[name])
+        assert not differ, f"{way}: canned queries whose answers differ from the first ingest's: {differ}"
+    with Warehouse(str(tmp_path / "found" / "fixtures.duckdb")) as w:
+        tied = w.query("dashboard/latest_per_workload", models="mlp", compilers="2.13").to_dicts()
+        ids = w.sql("SELECT run_id FROM runs WHERE model = 'mlp' AND compiler_version LIKE '2.13%'")["run_id"].to_list()
+    # the copy and its run: one workload, the tie broken by the greater run id
+    assert [(r["runs"], r["latest_run_id"]) for r in tied] == [(2, max(ids))] and len(ids) == 2
+
+
+def test_copies_keep_the_least_folder_at_every_ingest(monkeypatch, tmp_path):
+    """Ingested again, two live copies of a run keep the least folder (the one found unchanged where
+    it is stored), whichever the ingest parses; the lesser of a new copy and the stored one wins;
+    a stored folder that is gone (a moved run) gives way to the folder the run is found in now."""
+    run = FIXTURES / "runs" / "cpu-torch2.14.1" / "mlp"
+    src = tmp_path / "in"
+    for name in ("b", "c"):
+        shutil.copytree(run, src / name / "mlp")
+
+    def stored(db: str) -> list[tuple[str]]:
+        con = reader(db)
+        try:
+            return con.execute("SELECT source_path FROM runs").fetchall()
+        finally:
+            con.close()
+
+    for kwargs in ({}, {"jobs": 2}, {"batch_runs": 1, "pick": lambda runs: runs[::-1]}):
+        db = str(tmp_path / f"{len(kwargs)}-{kwargs.get('jobs')}.duckdb")
+        _ingest(monkeypatch, [src], db, **kwargs)
+        for _ in range(2):  # b unchanged, c parsed again: b stays
+            summary = _ingest(monkeypatch, [src], db, **kwargs)
+            assert (summary.runs, summary.skipped_runs, summary.replaced) == (0, 1, 1)
+            assert stored(db) == [(str(src / "b" / "mlp"),)]
+        # c alone: b is not found, so c is where the run is now (a moved folder)
+        _ingest(monkeypatch, [src / "c"], db, **kwargs)
+        assert stored(db) == [(str(src / "c" / "mlp"),)]
+        # both again: c unchanged where stored, b the lesser copy: stored from b, then kept there
+        for _ in range(2):
+            _ingest(monkeypatch, [src], db, **kwargs)
+            assert stored(db) == [(str(src / "b" / "mlp"),)]
+    shutil.rmtree(src / "b")  # moved away: the run is stored from c
+    _ingest(monkeypatch, [src], db)
+    assert stored(db) == [(str(src / "c" / "mlp"),)]

@@ -10,9 +10,10 @@ CREATE OR REPLACE MACRO version_key(v) AS
 CREATE OR REPLACE MACRO version_matches(v, selector) AS
     starts_with(v, selector)
     AND (length(v) = length(selector) OR NOT regexp_matches(substr(v, length(selector) + 1, 1), '[0-9]'));
--- "Latest" of a set of runs: the newest compiler release, then build, then start time
--- (arg_max(run_id, release_order(compiler_version, started_at))). Releases sort as releases
--- (version_key); runs without a version or a start time come first.
+-- "Latest" of a set of runs: the newest compiler release, then build, then start time, then the
+-- greatest run id, so that runs alike in all three pick one whatever order they were written in
+-- (arg_max(run_id, (release_order(compiler_version, started_at), run_id))). Releases sort as
+-- releases (version_key); runs without a version or a start time come first.
 CREATE OR REPLACE MACRO release_order(version, started_at) AS {
     'release': list_transform(version_key(version), lambda x: coalesce(x, -1)),
     'build': coalesce(version, ''),

@@ -20,7 +20,8 @@ CREATE OR REPLACE MACRO event_causes(f, event_kind, event_origin) AS TABLE
         count(DISTINCT r.model)                      AS models,
         string_agg(DISTINCT r.model, ' ' ORDER BY r.model) AS model_list,
         string_agg(DISTINCT r.compiler_version, ' ' ORDER BY r.compiler_version) AS compiler_versions,
-        mode(regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line) AS top_user_frame,
+        mode(regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line
+             ORDER BY regexp_extract(e.user_file, '[^/]+$') || ':' || e.user_line) AS top_user_frame,
         sum(len(e.details))::BIGINT                  AS failed_guards,
         min(e.normalised)                            AS example
     FROM compile_event_reasons e

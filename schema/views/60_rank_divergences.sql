@@ -23,19 +23,19 @@ JOIN (
                         AND run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'cache', coalesce(compile_id, '-') || ' ' || cache,
-           string_agg(coalesce(outcome, '?'), ',' ORDER BY line)
+           string_agg(coalesce(outcome, '?'), ',' ORDER BY line, source, outcome)
     FROM cache_events WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'collectives',
            CASE WHEN source = 'output_code' THEN 'code ' || graph_id ELSE 'schedule ' || coalesce(compile_id, '-') END,
-           string_agg(coalesce(op, '?'), ',' ORDER BY line, seq)
+           string_agg(coalesce(op, '?'), ',' ORDER BY line, seq, op)
     FROM collectives WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
-    SELECT run_id, 'graph_execution', '', string_agg(coalesce(compile_id, '?'), ',' ORDER BY seq)
+    SELECT run_id, 'graph_execution', '', string_agg(coalesce(compile_id, '?'), ',' ORDER BY seq, compile_id)
     FROM graph_executions WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
     UNION ALL
     SELECT run_id, 'tensor_meta', coalesce(compile_id, '-'),
-           md5(string_agg(coalesce(name, '') || ':' || coalesce(CAST(outputs AS VARCHAR), ''), '|' ORDER BY line, seq))
+           md5(string_agg(coalesce(name, '') || ':' || coalesce(CAST(outputs AS VARCHAR), ''), '|' ORDER BY line, seq, name, CAST(outputs AS VARCHAR)))
     FROM op_estimates WHERE run_key IN (SELECT run_key FROM job_runs) GROUP BY ALL
 ) s USING (run_id);
 

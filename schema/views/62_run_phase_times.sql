@@ -6,7 +6,7 @@
 -- run_phases as it writes a run (ingest/rollups.py, migration 0038).
 CREATE OR REPLACE MACRO run_phases_of(ids) AS TABLE
 SELECT run_id, run_key, name AS phase, sum(duration_us) / 1e6 AS seconds, sum(calls)::BIGINT AS spans,
-       count(DISTINCT compile_id)::BIGINT AS compiles, mode(parent) AS parent
+       count(DISTINCT compile_id)::BIGINT AS compiles, mode(parent ORDER BY parent) AS parent
 FROM timings
 WHERE source = 'chromium_event' AND kind = 'compile'
   AND run_key IN (SELECT run_key FROM runs WHERE run_id IN (SELECT unnest(ids)))

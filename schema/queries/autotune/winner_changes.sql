@@ -22,7 +22,7 @@ WITH winners AS (
 ), latest AS (
     SELECT * FROM side WHERE side IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY side, workload, op, shapes, strides, dtypes, nth
-                               ORDER BY release_order(compiler_version, started_at) DESC, run_id) = 1
+                               ORDER BY release_order(compiler_version, started_at) DESC, run_id DESC) = 1
 ), paired AS (
     SELECT
         coalesce(b.model, h.model) AS model, coalesce(b.workload, h.workload) AS workload, coalesce(b.op, h.op) AS op, coalesce(b.shapes, h.shapes) AS shapes,
@@ -41,4 +41,5 @@ WITH winners AS (
 )
 SELECT * FROM paired
 WHERE $all OR status <> 'same'
-ORDER BY model, workload, status, op, shapes;
+ORDER BY model, workload, status, op, shapes, dtypes, base_winner, base_config, base_ms, head_winner, head_config, head_ms,
+         base_run, head_run;

@@ -7,4 +7,4 @@ SELECT compile_id, seq, op, shapes, strides, dtypes, num_choices, choice,
        regexp_replace(choice, '_[0-9]+$', '') AS choice_kind, config, time_ms
 FROM autotune_choices
 WHERE run_id = $run AND run_key = (SELECT run_key FROM runs WHERE run_id = $run) AND winner
-ORDER BY seq;
+ORDER BY seq, compile_id, choice, config;

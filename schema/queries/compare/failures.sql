@@ -6,4 +6,4 @@
 SELECT run_id, compile_id, cause, normalised AS reason, fallback, origin, user_file, user_line
 FROM compile_event_reasons
 WHERE kind = 'failure' AND list_contains(string_split($runs, ','), run_id)
-ORDER BY run_id, compile_id, cause;
+ORDER BY run_id, compile_id, cause, reason, user_file, user_line, origin, fallback;

@@ -9,4 +9,4 @@ SELECT
 FROM fusions f
 LEFT JOIN graphs g USING (run_key, run_id, graph_id)
 WHERE f.run_id = $run AND f.run_key = (SELECT run_key FROM runs WHERE run_id = $run)
-ORDER BY g.compile_id NULLS LAST, g.phase, f.graph_id, f.group_name;
+ORDER BY g.compile_id NULLS LAST, g.phase, f.graph_id, f.group_name, f.node_class, f.kernel_name, f.members;

@@ -37,4 +37,4 @@ LEFT JOIN graphs g USING (run_key, run_id, graph_id)
 LEFT JOIN lin l ON l.graph_id = k.graph_id AND l.kernel_name = k.kernel_name
 LEFT JOIN sched s ON s.graph_id = k.graph_id AND s.kernel_name = k.kernel_name
 WHERE k.run_id = $run AND k.run_key = (SELECT run_key FROM picked)
-ORDER BY g.compile_id NULLS LAST, g.phase, k.graph_id, k.generated DESC, k.site, k.kernel_name;
+ORDER BY g.compile_id NULLS LAST, g.phase, k.graph_id, k.generated DESC, k.site, k.kernel_name, k.line, k.source_hash;

@@ -81,7 +81,7 @@ WITH base AS (
 ), parents AS (
     -- the span a changed phase most often sits in, counted over the changed points' rows alone: over
     -- every point's it would be most of the query's time
-    SELECT r.series_id, r.device, r.point_order, p.phase, mode(p.parent) AS parent
+    SELECT r.series_id, r.device, r.point_order, p.phase, mode(p.parent ORDER BY p.parent) AS parent
     FROM run_phases p
     JOIN ordered r USING (run_key)
     SEMI JOIN changed c ON c.series_id = r.series_id AND c.device IS NOT DISTINCT FROM r.device
@@ -101,4 +101,4 @@ JOIN picked rb ON rb.run_key = c.before_key
 JOIN picked ra ON ra.run_key = c.run_key
 LEFT JOIN parents pa ON pa.series_id = c.series_id AND pa.device IS NOT DISTINCT FROM c.device
                     AND pa.point_order = c.point_order AND pa.phase = c.phase
-ORDER BY s.model, s.workload, abs(c.seconds - c.before_seconds) DESC, c.phase;
+ORDER BY s.model, s.workload, abs(c.seconds - c.before_seconds) DESC, c.phase, c.device, c.point_order;

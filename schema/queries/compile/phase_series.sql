@@ -25,4 +25,4 @@ WITH picked AS (
     GROUP BY ALL
 )
 SELECT * FROM series
-ORDER BY model, workload, phase, version_key(compiler_version), compiler_version;
+ORDER BY model, workload, phase, version_key(compiler_version), compiler_version, device;

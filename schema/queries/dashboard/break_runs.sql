@@ -22,5 +22,6 @@ JOIN run_workloads p USING (run_id)
 WHERE p.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
                                                         'labels': $labels}))
   AND e.kind = $kind AND e.cause = $cause
-ORDER BY version_key(p.compiler_version), p.compiler_version, p.model, p.workload, e.run_id, e.compile_id
+ORDER BY version_key(p.compiler_version), p.compiler_version, p.model, p.workload, e.run_id, e.compile_id, e.user_file,
+         e.user_line, e.origin, e.reason
 LIMIT $limit;

@@ -23,5 +23,5 @@ FROM ingest_errors e
 LEFT JOIN picked p USING (run_id)
 WHERE p.run_id IS NOT NULL
    OR (e.run_id IS NULL AND $compilers IS NULL AND $models IS NULL AND $devices IS NULL AND $labels IS NULL)
-ORDER BY e.ingested_at DESC, e.path, e.line
+ORDER BY e.ingested_at DESC, e.path, e.line, e.run_id, e.kind, e.severity, e.message
 LIMIT $limit OFFSET $offset;

@@ -1,8 +1,8 @@
 -- Latest fusion rate, kernel count and compile failures per workload
 -- @internal used by the dashboards' pages
 -- One row per workload (views/12_workloads.sql: model, mode, dtype, variant, batch, device) among
--- the picked runs: its latest run, the newest compiler release, then build, then start time
--- (release_order, views/30_version_key.sql), with that run's fusion rate (views/20_run_metrics.sql),
+-- the picked runs: its latest run, the newest compiler release, then build, then start time, then
+-- the greatest run id (release_order, views/30_version_key.sql), with that run's fusion rate (views/20_run_metrics.sql),
 -- kernels and failed compiles (NULL for a run whose kernels the warehouse cannot see: views/20_run_metrics.sql's
 -- run_listing); `runs` counts all the workload's picked runs.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
@@ -17,7 +17,7 @@ WITH picked AS (
     WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models,
                                                       'devices': $devices, 'labels': $labels}))
 ), latest AS (
-    SELECT workload, arg_max(run_id, release_order(compiler_version, started_at)) AS run_id, count(*) AS runs
+    SELECT workload, arg_max(run_id, (release_order(compiler_version, started_at), run_id)) AS run_id, count(*) AS runs
     FROM picked
     GROUP BY workload
 ), shown AS (

@@ -13,7 +13,7 @@
 -- @param devices VARCHAR only these devices (comma-separated)
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated
 WITH linked_suite AS (
-    SELECT l.linked_run_id AS run_id, any_value(h.suite) AS suite
+    SELECT l.linked_run_id AS run_id, min(h.suite) AS suite
     FROM harness_links l JOIN harness_results h USING (run_id, file, line)
     GROUP BY l.linked_run_id
 ), runs_ AS (
@@ -39,8 +39,8 @@ WITH linked_suite AS (
                                                              point) AS n
     FROM per_workload
 ), stepped AS (
-    SELECT *, value / nullif(lag(value) OVER (PARTITION BY suite, workload, metric ORDER BY n), 0) AS step,
-           lag(point) OVER (PARTITION BY suite, workload, metric ORDER BY n) AS before
+    SELECT *, value / nullif(lag(value) OVER (PARTITION BY suite, device, workload, metric ORDER BY n), 0) AS step,
+           lag(point) OVER (PARTITION BY suite, device, workload, metric ORDER BY n) AS before
     FROM ordered
 ), suites AS (
     SELECT suite, device, point, metric, exp(avg(ln(CASE WHEN value > 0 THEN value END))) AS geomean,

@@ -34,5 +34,5 @@ FROM run_metrics m
 JOIN picked p USING (run_id)
 JOIN run_listing li USING (run_id)  -- kernels NULL where the run holds nothing they are read from
 LEFT JOIN run_compile_time c USING (run_id)
-ORDER BY m.started_at DESC NULLS LAST, m.model
+ORDER BY m.started_at DESC NULLS LAST, m.model, m.workload, m.compiler_version, m.run_id
 LIMIT $limit;

@@ -18,4 +18,4 @@ SELECT
     c.fail_reason
 FROM compilations c
 WHERE c.run_id = $run_id AND c.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id)
-ORDER BY c.start_time_us NULLS LAST, c.compile_id, c.record_kind;
+ORDER BY c.start_time_us NULLS LAST, c.compile_id, c.record_kind, c.duration_us, c.co_name, c.fail_reason;

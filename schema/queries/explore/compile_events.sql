@@ -17,4 +17,4 @@ SELECT
     e.source
 FROM compile_event_reasons e
 WHERE e.run_id = $run_id
-ORDER BY e.compile_id, e.kind;
+ORDER BY e.compile_id, e.kind, e.source, e.user_file, e.user_line, e.cause, e.reason;

@@ -13,5 +13,5 @@ SELECT
     array_to_string(f.buffers, ' ')        AS buffers
 FROM fusions f
 WHERE f.run_id = $run_id AND f.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND f.graph_id = $graph_id
-ORDER BY f.member_count DESC, f.group_name
+ORDER BY f.member_count DESC, f.group_name, f.node_class, f.kernel_name, members
 LIMIT $limit;

@@ -10,4 +10,4 @@ FROM kernels k
 LEFT JOIN kernel_sources s USING (source_hash)
 WHERE k.run_id = $run_id AND k.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND k.graph_id = $graph_id
   AND ($kernel_name IS NULL OR k.kernel_name = $kernel_name) AND k.generated
-ORDER BY k.site, k.kernel_name;
+ORDER BY k.site, k.kernel_name, k.line, k.source_hash;

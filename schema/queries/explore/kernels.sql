@@ -20,7 +20,7 @@ WITH times AS (
 ), listed AS (
     SELECT k.*,
            CASE WHEN NOT k.generated
-                THEN row_number() OVER (PARTITION BY k.generated, extern_op(k.kernel_name) ORDER BY k.site, k.kernel_name) - 1
+                THEN row_number() OVER (PARTITION BY k.generated, extern_op(k.kernel_name) ORDER BY k.site, k.kernel_name, k.line) - 1
            END AS call_index
     FROM kernels k
     WHERE k.run_id = $run_id AND k.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND k.graph_id = $graph_id
@@ -47,5 +47,5 @@ LEFT JOIN op_time o ON NOT k.generated AND o.launched_by = extern_op(k.kernel_na
 -- the total by a count, not count(*) OVER () (duckdb/duckdb#22846: see explore/runs)
 SELECT f.* EXCLUDE (site), (SELECT count(*) FROM found) AS total
 FROM found f
-ORDER BY f.generated DESC, f.site NULLS LAST, f.kernel_name
+ORDER BY f.generated DESC, f.site NULLS LAST, f.kernel_name, f.source_hash, f.time_us
 LIMIT $limit OFFSET $offset;

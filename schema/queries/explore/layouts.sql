@@ -16,5 +16,5 @@ SELECT
     l.details
 FROM layouts l
 WHERE l.run_id = $run_id AND l.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND l.graph_id = $graph_id
-ORDER BY l.buffer
+ORDER BY l.buffer, l.layout_kind, l.kernel_name, l.ir_class, l.details
 LIMIT $limit;

@@ -16,5 +16,5 @@ SELECT
 FROM lineage l
 LEFT JOIN ops o ON o.run_key = l.run_key AND o.run_id = l.run_id AND o.graph_id = l.graph_id AND o.name = l.post_grad_node
 WHERE l.run_id = $run_id AND l.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND l.graph_id = $graph_id
-ORDER BY user_file NULLS LAST, user_line NULLS LAST, l.kernel_name, l.post_grad_node
+ORDER BY user_file NULLS LAST, user_line NULLS LAST, l.kernel_name, l.post_grad_node, l.source_node, l.source, o.source_code
 LIMIT $limit;

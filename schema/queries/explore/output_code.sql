@@ -10,4 +10,4 @@ JOIN graph_sources s USING (text_hash)
 WHERE t.run_id = $run_id AND t.run_key = (SELECT run_key FROM runs WHERE run_id = $run_id) AND t.graph_id = $graph_id
   AND t.kind = 'output_code'
 GROUP BY s.text_hash, s.text
-ORDER BY source;
+ORDER BY source, s.text_hash;

@@ -8,7 +8,7 @@
 WITH run AS (
     SELECT run_id, run_key FROM runs WHERE run_id = $run_id
 ), code AS (
-    SELECT o.source_file, o.source_line, any_value(o.source_code) AS source_code
+    SELECT o.source_file, o.source_line, min(o.source_code) AS source_code
     FROM ops o JOIN run USING (run_key, run_id)
     WHERE o.source_file IS NOT NULL
     GROUP BY ALL
@@ -19,4 +19,5 @@ FROM lineage l
 JOIN run USING (run_key, run_id)
 LEFT JOIN code c ON c.source_file = l.user_file AND c.source_line = l.user_line
 WHERE l.graph_id = $graph_id
-ORDER BY l.kernel_name NULLS LAST, l.post_grad_node NULLS LAST, l.source_node NULLS LAST, l.user_file, l.user_line;
+ORDER BY l.kernel_name NULLS LAST, l.post_grad_node NULLS LAST, l.source_node NULLS LAST, l.user_file, l.user_line,
+         l.debug_handle, l.source, c.source_code;

@@ -77,4 +77,4 @@ SELECT suite, mode, dtype, backend, device, variant, model, workload,
        graph_breaks, expected_graph_breaks, calls_captured, expected_calls_captured,
        unique_graphs, expected_unique_graphs, fallbacks_to_eager, expected_fallbacks_to_eager, run_id
 FROM checked
-ORDER BY status = 'PASS', suite, workload;
+ORDER BY status = 'PASS', suite, workload, backend;

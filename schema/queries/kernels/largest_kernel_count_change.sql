@@ -26,5 +26,5 @@ SELECT
 FROM keyed a
 JOIN keyed b USING (model, workload)
 WHERE a.vkey < b.vkey
-ORDER BY abs(b.kernel_count - a.kernel_count) DESC, a.model, a.workload, a.vkey, b.vkey
+ORDER BY abs(b.kernel_count - a.kernel_count) DESC, a.model, a.workload, a.vkey, b.vkey, a.kernel_count
 LIMIT $limit;

@@ -33,4 +33,5 @@ LEFT JOIN graphs g ON g.run_key = h.run_key AND g.run_id = h.run_id AND g.graph_
 LEFT JOIN kernels k ON k.run_key = h.run_key AND k.run_id = h.run_id AND k.graph_id = h.graph_id
                    AND k.kernel_name = h.kernel_name
 LEFT JOIN times t ON t.run_key = h.run_key AND t.graph_id = h.graph_id AND t.name = h.kernel_name
-ORDER BY p.model, p.compiler_version, p.started_at, h.run_id, g.phase, h.graph_id, h.kernel_name;
+ORDER BY p.model, p.compiler_version, p.started_at, h.run_id, h.file, h.line, g.phase, h.graph_id, h.kernel_name, k.site,
+         k.line;

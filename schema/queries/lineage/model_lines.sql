@@ -32,7 +32,7 @@ WITH sides AS (
     LEFT JOIN times t ON t.run_key = l.run_key AND t.graph_id = l.graph_id AND t.name = l.kernel_name
     GROUP BY ALL
 ), code AS (
-    SELECT o.source_file AS file, o.source_line AS line, any_value(o.source_code) AS source_code
+    SELECT o.source_file AS file, o.source_line AS line, min(o.source_code) AS source_code
     FROM ops o JOIN sides USING (run_key, run_id)
     WHERE o.source_file IS NOT NULL
     GROUP BY ALL

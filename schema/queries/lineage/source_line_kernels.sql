@@ -14,7 +14,7 @@ lines AS (
     SELECT graph_id, file, line, kernel_name FROM kernel_lines((SELECT list(run_key) FROM run))
 ),
 code AS (
-    SELECT o.source_file AS file, o.source_line AS line, any_value(o.source_code) AS source_code
+    SELECT o.source_file AS file, o.source_line AS line, min(o.source_code) AS source_code
     FROM ops o JOIN run USING (run_key, run_id)
     WHERE o.source_file IS NOT NULL
     GROUP BY ALL

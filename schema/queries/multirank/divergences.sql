@@ -21,4 +21,4 @@ FROM rank_divergences d
 JOIN run_workloads w USING (run_id)
 WHERE ($job IS NULL OR d.job = $job OR (w.labels ->> 'job') = $job)
   AND ($kind IS NULL OR d.kind = $kind)
-ORDER BY d.job, d.kind, d.key, d.ranks_agreeing, d.rank;
+ORDER BY d.job, d.kind, d.key, d.ranks_agreeing, d.rank, d.run_id;

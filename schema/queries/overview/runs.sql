@@ -26,5 +26,5 @@ FROM run_listing m
 LEFT JOIN (SELECT run_id, count(*) AS errors FROM ingest_errors GROUP BY run_id) e USING (run_id)
 LEFT JOIN harness_holders h USING (run_id)
 WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
-ORDER BY m.started_at DESC NULLS LAST, m.model, m.compiler_version
+ORDER BY m.started_at DESC NULLS LAST, m.model, m.compiler_version, m.run_id
 LIMIT coalesce($limit, 1000000000);

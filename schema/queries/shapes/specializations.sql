@@ -6,7 +6,7 @@
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13
 -- @param run VARCHAR run id or a prefix of it
 WITH recompiles AS (
-    SELECT run_id, regexp_replace(compile_id, '_[0-9]+$', '') AS frame_compile, string_agg(DISTINCT reason, '; ') AS reason
+    SELECT run_id, regexp_replace(compile_id, '_[0-9]+$', '') AS frame_compile, string_agg(DISTINCT reason, '; ' ORDER BY reason) AS reason
     FROM compile_events
     WHERE kind = 'recompile'
     GROUP BY ALL
@@ -19,4 +19,5 @@ JOIN runs r USING (run_key, run_id)
 LEFT JOIN recompiles rc ON rc.run_id = s.run_id AND rc.frame_compile = regexp_replace(s.compile_id, '_[0-9]+$', '')
 WHERE s.kind = 'specialization'
   AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler, 'runs': $run}))
-ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, r.run_id, s.compile_id, s.line;
+ORDER BY r.model, version_key(r.compiler_version), r.compiler_version, r.run_id, s.compile_id, s.line, s.symbol, s.source,
+         s.value;

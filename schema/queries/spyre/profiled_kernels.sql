@@ -45,4 +45,4 @@ LEFT JOIN events e ON e.run_id = i.run_id AND e.name = i.event_name_base
 LEFT JOIN lines l ON l.run_id = i.run_id AND l.identity_key = i.identity_key
 LEFT JOIN compiles c ON c.run_id = i.run_id AND c.identity_key = i.identity_key
 WHERE i.run_id IN (SELECT run_id FROM picked_runs(MAP {'runs': $run}))
-ORDER BY total_us DESC NULLS LAST, i.event_name_base, i.run_id;
+ORDER BY total_us DESC NULLS LAST, i.event_name_base, i.run_id, i.identity_key;

@@ -19,4 +19,4 @@ FROM spyre_compiles c
 JOIN run_workloads r USING (run_id)
 WHERE c.upstream_join IS DISTINCT FROM 'ok'
   AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
-ORDER BY r.model, c.upstream_join, c.compile_key;
+ORDER BY r.model, c.upstream_join, c.compile_key, c.run_id;

@@ -14,4 +14,5 @@ JOIN run_workloads w USING (run_id)
 WHERE t.source = 'torch_logs'
   AND t.run_id IN (SELECT run_id FROM picked_runs(MAP {'runs': $run, 'models': $model}))
   AND ($kernel IS NULL OR contains(t.kernel_name, $kernel))
-ORDER BY w.model, w.workload, t.run_id, t.kernel_name, TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), t.config;
+ORDER BY w.model, w.workload, t.run_id, t.kernel_name, TRY_CAST(t.metadata ->> 'time_ms' AS DOUBLE), t.config,
+         t.compile_id, t.chosen;

@@ -27,7 +27,7 @@ WITH sided AS (
 ), latest AS (
     SELECT * FROM sided WHERE side IS NOT NULL
     QUALIFY row_number() OVER (PARTITION BY side, workload
-                               ORDER BY release_order(compiler_version, started_at) DESC, run_id) = 1
+                               ORDER BY release_order(compiler_version, started_at) DESC, run_id DESC) = 1
 ), pairs AS (
     SELECT b.run_id AS base_run, h.run_id AS head_run, b.model, b.workload
     FROM (SELECT * FROM latest WHERE side = 'base') b
@@ -47,9 +47,11 @@ WITH sided AS (
     SELECT f.*, k.signature, k.source_hash,
            row_number() OVER (PARTITION BY f.run_id, k.signature ORDER BY f.kernel_name) AS nth
     FROM tuned f
-    JOIN (SELECT run_id, kernel_name, any_value(signature) AS signature, any_value(source_hash) AS source_hash
-          FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM tuned)
-          GROUP BY run_id, kernel_name) k USING (run_id, kernel_name)
+    -- a name several graphs of the run give: the least graph's row (the facts are the name's)
+    JOIN (SELECT run_id, kernel_name, k.signature, k.source_hash
+          FROM (SELECT run_id, kernel_name, min({'graph_id': graph_id, 'signature': signature, 'source_hash': source_hash}) AS k
+                FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM tuned)
+                GROUP BY run_id, kernel_name)) k USING (run_id, kernel_name)
 )
 SELECT p.model, p.workload, b.signature,
        b.kernel_name AS base_kernel, h.kernel_name AS head_kernel,

@@ -18,8 +18,9 @@ SELECT r.model, r.workload, r.compiler_version, r.labels ->> 'variant' AS varian
        round(f.compile_time_us / 1e3, 3) AS compile_time_ms, k.source_hash
 FROM triton_kernel_facts_of((SELECT list(run_key) FROM picked)) f
 JOIN picked r USING (run_id)
-LEFT JOIN (SELECT run_id, kernel_name, any_value(graph_id) AS graph_id, any_value(category) AS category,
-                  any_value(source_hash) AS source_hash
-           FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM picked)
-           GROUP BY run_id, kernel_name) k USING (run_id, kernel_name)
+LEFT JOIN (SELECT run_id, kernel_name, k.graph_id, k.category, k.source_hash
+           -- a name several graphs of the run give: the least graph's row (the facts are the name's)
+           FROM (SELECT run_id, kernel_name, min({'graph_id': graph_id, 'category': category, 'source_hash': source_hash}) AS k
+                 FROM kernels WHERE generated AND run_key IN (SELECT run_key FROM picked)
+                 GROUP BY run_id, kernel_name)) k USING (run_id, kernel_name)
 ORDER BY r.model, r.workload, release_order(r.compiler_version, r.started_at), f.run_id, k.graph_id, f.kernel_name;
