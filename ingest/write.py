@@ -15,7 +15,7 @@ import pyarrow as pa
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
 from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
-from inductor_warehouse.schema.ddl import FACT_TABLES, LEAST_TEXTS, SHARED_TEXTS
+from inductor_warehouse.schema.ddl import FACT_TABLES, LEAST_TEXTS, SHARED_REFERENCES, SHARED_TEXTS
 from inductor_warehouse.store.connection import one_row, transaction
 from inductor_warehouse.store.errors import classify, first_line, write_failure
 from inductor_warehouse.store.rollups import fill_harness_points, fill_harness_workloads, fill_rollups
@@ -73,6 +73,7 @@ def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
         keys = {id(d): first + i for i, d in enumerate(batch, 1)}
         # a run not in `runs` has no rows anywhere (a run is written in one transaction), but for
         # the error row of an earlier attempt the warehouse refused
+        named = texts_named_by(con, old)
         delete_runs(con, sorted(old))
         con.execute("DELETE FROM ingest_errors WHERE run_id IN (SELECT unnest(?))", [run_ids])
         forget_failures(con, [d.run["source_path"] for d in batch])
@@ -101,6 +102,32 @@ def write(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> None:
             parts = [d.shared[table] for d in batch if table in d.shared]
             if parts:
                 write_shared(con, table, key, text if table in LEAST_TEXTS else None, parts)
+        delete_unnamed_texts(con, named)
+
+
+def texts_named_by(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, list[str]]:
+    """The shared texts these runs' rows name: table -> hashes (SHARED_REFERENCES)."""
+    if not run_ids:
+        return {}
+    keys = [k for (k,) in con.execute("SELECT run_key FROM runs WHERE run_id IN (SELECT unnest(?))", [run_ids]).fetchall()]
+    named: dict[str, list[str]] = {}
+    for table, refs in SHARED_REFERENCES.items():
+        union = " UNION ".join(f"SELECT {column} FROM {ref} WHERE run_key IN (SELECT unnest(?)) AND {column} IS NOT NULL"
+                               for ref, column in refs)
+        named[table] = sorted(h for (h,) in con.execute(union, [keys] * len(refs)).fetchall())
+    return named
+
+
+def delete_unnamed_texts(con: duckdb.DuckDBPyConnection, named: dict[str, list[str]]) -> None:
+    """Of the shared texts the replaced runs named, those no run's row names any more: kept, they
+    would pile up, and a text's kept form would stay one of runs long gone."""
+    for table, hashes in named.items():
+        if not hashes:
+            continue
+        key = SHARED_TEXTS[table][0]
+        still = " AND ".join(f"{key} NOT IN (SELECT {column} FROM {ref} WHERE {column} IN (SELECT unnest($1)))"
+                             for ref, column in SHARED_REFERENCES[table])
+        con.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT unnest($1)) AND {still}", [hashes])
 
 
 def _keyed(tbl: pa.Table, key: int) -> pa.Table:

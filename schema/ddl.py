@@ -37,6 +37,11 @@ SHARED_TEXTS = {"kernel_sources": ("source_hash", "source"), "guard_trees": ("tr
 # depends on which runs were written, never on their order (ingest/write.py). The others' keys are
 # md5s of the exact text: one text a key.
 LEAST_TEXTS = ("kernel_sources",)
+# where each shared text's hash is named: (table, column) of every run's rows that point at it. A text
+# none of them names any more (its last run replaced) goes in the transaction that replaced it
+SHARED_REFERENCES = {"kernel_sources": (("kernels", "source_hash"),), "guard_trees": (("guards", "tree_hash"),),
+                     "inductor_configs": (("run_rollups", "inductor_config_hash"),),
+                     "graph_sources": (("graph_texts", "text_hash"),)}
 TABLES = ("runs", *FACT_TABLES, *POINT_TABLES, *SHARED_TEXTS)
 
 HERE = Path(__file__).parent

@@ -184,3 +184,45 @@ def test_a_batch_keeps_the_least_text_of_a_hash_wherever_it_comes_from():
     assert kept(runs[:1], {"a": "a0", "b": "b0", "c": "c0"}) == ([], [])
     # keys of the exact text: the first row of a key the warehouse lacks
     assert kept(runs, dict.fromkeys(["c", "e"]), None) == ([("a", "a1"), ("b", "b2"), ("d", "d3")], [])
+
+
+def test_a_text_no_run_names_any_more_goes_with_the_run_that_named_it(tmp_path):
+    """A run replaced by a run of other files (its folder's log changed): the texts only it named go
+    in the same transaction, the others' stay, and every text a row names is there."""
+    from inductor_warehouse.schema.ddl import SHARED_REFERENCES, SHARED_TEXTS
+
+    root = _runs(tmp_path, copies=1)
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([root], db).runs == 2
+    with reader(db) as con:
+        before = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in SHARED_TEXTS}
+    # the second log cut to its first record: the run in that folder is replaced, naming no text
+    log = root / "1-0" / LOGS[1].name
+    first = gzip.decompress(log.read_bytes()).split(b"\n", 1)[0] + b"\n"
+    log.write_bytes(gzip.compress(first))
+    assert ingest_paths([root], db).runs == 1
+    with reader(db) as con:
+        trees = {t for (t,) in con.execute("SELECT text FROM guard_trees").fetchall()}
+        assert trees == set(_guard_trees(LOGS[0]))  # the first log's, read here, and no other
+        for table, (key, _) in SHARED_TEXTS.items():
+            named = " UNION ".join(f"SELECT {c} FROM {ref} WHERE {c} IS NOT NULL" for ref, c in SHARED_REFERENCES[table])
+            assert con.execute(f"SELECT count(*) FROM {table} WHERE {key} NOT IN ({named})").fetchone()[0] == 0, table
+            assert con.execute(f"SELECT count(*) FROM ({named}) n WHERE n.{SHARED_REFERENCES[table][0][1]} "
+                               f"NOT IN (SELECT {key} FROM {table})").fetchone()[0] == 0, table
+        after = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in SHARED_TEXTS}
+    assert after["guard_trees"] < before["guard_trees"] and after["kernel_sources"] < before["kernel_sources"]
+
+
+def test_every_column_naming_a_shared_text_is_listed():
+    """SHARED_REFERENCES names every column of the schema that holds a shared text's hash, so that a
+    text one of them still names is never deleted."""
+    import re
+
+    from inductor_warehouse.schema.ddl import CURRENT, SHARED_REFERENCES, SHARED_TEXTS
+
+    schema = CURRENT.read_text()
+    columns = {(t, c) for t, body in re.findall(r"CREATE TABLE (\w+)\((.*?)\n\);", schema, re.S)
+               for c in re.findall(r"^\s+\"?(\w+)\"? ", body, re.M)}
+    keys = {k for k, _ in SHARED_TEXTS.values()}
+    holding = {(t, c) for t, c in columns if (c in keys or c.endswith("config_hash")) and t not in SHARED_TEXTS}
+    assert holding == {r for refs in SHARED_REFERENCES.values() for r in refs}
