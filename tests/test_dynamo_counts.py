@@ -193,6 +193,11 @@ def test_pre_registry_rules_name_registry_ids():
     assert break_cause("Reason: Data-dependent jump") == ("gb0170", "Data-dependent branching")
     assert break_cause("Reason: Unsupported: 'skip function graph_break in file /v/torch/_dynamo/decorators.py'")[0] == "gb0025"
     assert break_cause("Reason: Unsupported: something no release wrote") == (None, None)
+    # the builtin call site's messages of 2.3 (base.py's fallback) and of 2.4 to 2.6 (builtin.py's own)
+    assert break_cause("call_function BuiltinVariable(getattr) [TensorVariable(), ConstantVariable()] {}")[0] == \
+        break_cause("builtin: getattr [<class 'torch._dynamo.variables.tensor.TensorVariable'>] False")[0] == "gb0059"
+    assert break_cause("call_function UserDefinedObjectVariable(Foo) [] {}")[0] == "gb0147"  # base.py, any other
+    assert break_cause("call_function args: TensorVariable() ")[0] == "gb0055"  # utils.py proxy_args_kwargs
 
 
 @pytest.mark.torch

@@ -181,3 +181,54 @@ def test_aot_id_after_a_blank_line():
     facts = output_code.parse_output_code(text).facts
     assert (facts["aot_id"], facts["phase"]) == (0, "backward")
     assert output_code.code_digest(text) == output_code.code_digest(text.strip() + "\n")
+
+
+def test_one_cause_for_a_break_across_releases(captured):
+    """gbreak_dyn's print() break is one cause in every release although each writes its own message
+    (2.3 `call_function BuiltinVariable(print) ...`, 2.4 and 2.5 `builtin: print [...] False`, 2.7 the
+    registry's title): the title is the first line of 2.7.1's own counters["graph_break"] key."""
+    root, db = captured
+    keys = _truth_breaks(_run(root, "2.7.1", "gbreak_dyn"))
+    title = next(k for k in keys if "`print`" in k).split("\n", 1)[0]
+    with reader(db) as con:
+        for version in RELEASES:
+            run = _run(root, version, "gbreak_dyn")
+            printed = [k for k in _truth_breaks(run) if "print" in k]
+            assert len(printed) == 1, version  # the release's own message of the print break
+            causes = con.execute(
+                "SELECT DISTINCT e.cause_title FROM compile_events e WHERE e.run_id = ? AND e.kind = 'graph_break' "
+                "AND (e.reason LIKE '%print%')", [_run_id(con, run)]).fetchall()
+            assert causes == [(title,)], version
+            unmapped = con.execute("SELECT count(*) FROM compile_events WHERE run_id = ? AND kind = 'graph_break' "
+                                   "AND cause_id IS NULL", [_run_id(con, run)]).fetchone()
+            assert unmapped == (0,), version
+
+
+def _truth_breaks(run: Path) -> dict:
+    return json.loads((run / "ground_truth.json").read_text())["counters"]["graph_break"]
+
+
+def test_the_explorer_of_a_2_3_run_says_what_its_trace_holds(captured, monkeypatch):
+    """2.3.1 gbreak_dyn has a TORCH_TRACE log with no compilation_metrics record (2.3 writes none): the
+    Run explorer says so, not that the log is missing, and the rows saying why a count is unknown keep
+    the release they name (the manifest's torch) instead of a masked `torch N`."""
+    import shutil
+
+    from tests.test_dashboards import open_page
+
+    root, db = captured
+    run = _run(root, "2.3.1", "gbreak_dyn")
+    (log,) = (run / "trace").glob("*.log")
+    assert '"compilation_metrics"' not in log.read_text()
+    release = ".".join(json.loads((run / "manifest.json").read_text())["torch"].split(".")[:2])
+    with reader(db) as con:
+        run_id = _run_id(con, run)
+    app_db = str(Path(db).with_name("app.duckdb"))
+    shutil.copyfile(db, app_db)
+    at = open_page(app_db, "explorer", monkeypatch, explore_run=run_id, tab="Compile events")
+    captions = " ".join(c.value for c in at.caption)
+    assert "holds no compilation_metrics record" in captions and "has no TORCH_TRACE log" not in captions
+    (events,) = [d.value for d in at.dataframe if "cause" in d.value.columns]
+    unknown = events[events["kind"].str.startswith("unknown_")]
+    assert len(unknown) and not unknown["cause"].str.contains(r"\bN\b").any()
+    assert unknown["cause"].str.contains(f"torch {release} writes no record", regex=False).sum() == 1

@@ -38,7 +38,7 @@ def test_the_ranks_of_one_folder_are_one_job_and_workloads_apart(tmp_path):
                       "r.labels ->> 'dist_backend', m.workload FROM runs r JOIN run_metrics m USING (run_id) "
                       "ORDER BY r.rank").fetchall()
     assert got == [(str(f), infos[f.name]["rank"], str(RANKS), RANKS.name, "128", "nccl",
-                    f"m [rank={infos[f.name]['rank']}]") for f in files]
+                    f"m [device=cuda rank={infos[f.name]['rank']}]") for f in files]  # CUDA-launched kernels
     sums = dict(con.execute("SELECT r.rank, sum(t.duration_us) FROM timings t JOIN runs r USING (run_id) "
                             "GROUP BY 1").fetchall())
     for f in files:
@@ -80,3 +80,23 @@ def test_one_run_holding_two_ranks_profiles_names_no_rank(tmp_path):
     db = str(tmp_path / "wh.duckdb")
     ingest_paths([folder], db)
     assert reader(db).execute("SELECT rank FROM runs").fetchall() == [(None,)]
+
+
+def _cuda_launched_kernels(doc: dict) -> int:
+    """Kernel events whose correlation is a CUDA runtime or driver API call's: a CUDA device's kernels."""
+    events = doc["traceEvents"]
+    launched = {e["args"]["correlation"] for e in events
+                if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in (e.get("args") or {})}
+    return sum(1 for e in events if e.get("cat") == "kernel" and (e.get("args") or {}).get("correlation") in launched)
+
+
+def test_a_trace_without_device_properties_is_a_cuda_run_by_its_kernels(tmp_path):
+    """HTA's trace_filter ranks and call_stack trace have no deviceProperties, but their kernels were
+    launched by cudaLaunchKernel (the same correlation): the runs' device is cuda, not unknown."""
+    paths = [*sorted(RANKS.glob("*.json.gz")), HTA / "call_stack" / "backward_thread.json"]
+    docs = {str(p): trace(p) for p in paths}
+    assert all("deviceProperties" not in d and _cuda_launched_kernels(d) > 0 for d in docs.values())
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths(paths, db, model="m")
+    got = dict(reader(db).execute("SELECT source_path, device FROM runs").fetchall())
+    assert got == {p: "cuda" for p in docs}

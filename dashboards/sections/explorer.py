@@ -203,7 +203,9 @@ with tab_events:
             cells.table(events)
         compilations = data.run("explore/compilations", run_id=run_id)
         if compilations.empty:
-            st.caption("No compilation metrics (this run has no TORCH_TRACE log).")
+            st.caption("No compilation metrics: this run's TORCH_TRACE log holds no compilation_metrics record "
+                       "(torch 2.3 writes none)." if r["trace_logs"] else
+                       "No compilation metrics (this run has no TORCH_TRACE log).")
         else:
             st.markdown("**Compilations**")
             cells.table(compilations)

@@ -133,6 +133,10 @@ def parse_profiler(data: bytes) -> Parsed:
     parsed.facts.update(distributed(trace.get("distributedInfo")))
 
     kernels, launches, ranges, flows, ops = _collect(events, parsed)
+    # a trace without deviceProperties (HTA's trimmed ones) still shows its kernels launched by the
+    # CUDA runtime or driver API (ROCm's HIP calls too: Kineto files them as cuda_runtime)
+    if "device" not in parsed.facts and any(launches.get(c) is not None for _, _, c in kernels if c is not None):
+        parsed.facts["device"] = "cuda"
     scopes = _Scopes(ranges, flows)
     callers = _Callers(ops)
     totals: dict[_Key, list[float]] = defaultdict(lambda: [0, 0.0])  # [calls, duration]

@@ -12,7 +12,9 @@
 --               `L['x']` (2.6) by its name as later releases write it
 --   cause       what groups events across releases: compile_events.cause_id (a break's or failure's
 --               registry id, pre-registry messages mapped onto it; a recompile's guard kind), else the
---               registry id of the message's link, else `normalised`
+--               registry id of the message's link, else `normalised`; an `unknown_*` row's headline
+--               whole: the warehouse's own sentence of why a count is unknown, whose numbers are the
+--               release and the count it is about, not what differs from run to run
 --   cause_title the registry's title of that id (its gb_type), the guard kind, else the headline
 -- The raw text stays in `reason` (and a recompile's failed guards in `details`). The headline is one
 -- match at the start of the reason, not a split of all its lines: reasons carry whole tracebacks
@@ -40,6 +42,6 @@ WITH headed AS (
     FROM headed
 )
 SELECT * EXCLUDE (cause_id, cause_title),
-       coalesce(cause_id, break_id, normalised) AS cause,
+       coalesce(cause_id, break_id, CASE WHEN starts_with(kind, 'unknown_') THEN headline ELSE normalised END) AS cause,
        coalesce(cause_title, headline) AS cause_title
 FROM normalised;

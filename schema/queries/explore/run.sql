@@ -1,7 +1,8 @@
 -- One run: its identity, environment, labels and totals
 -- @internal used by the Run explorer page
 -- workload as in views/12_workloads.sql; profiler_files counts the profiler traces read (a trace
--- whose kernel events are 0 is a CPU run's: the profiler records CPU ops, not Inductor's C++ kernels).
+-- whose kernel events are 0 is a CPU run's: the profiler records CPU ops, not Inductor's C++ kernels);
+-- trace_logs counts its TORCH_TRACE logs.
 -- @param run_id VARCHAR the run
 SELECT
     r.run_id, r.model, r.compiler_version, r.compiler_commit, r.device, r.device_name, r.backend, r.rank,
@@ -12,6 +13,7 @@ SELECT
     (SELECT count(*) FROM timings t WHERE t.run_key = r.run_key AND t.run_id = r.run_id AND t.kind = 'kernel') AS profiled_kernels,
     (SELECT u.profiler_files FROM run_rollups u WHERE u.run_id = r.run_id) AS profiler_files,
     (SELECT count(*) FROM compile_events e WHERE e.run_key = r.run_key AND e.run_id = r.run_id) AS compile_events,
+    (SELECT count(*) FROM artifacts a WHERE a.run_key = r.run_key AND a.run_id = r.run_id AND a.kind = 'torch_trace') AS trace_logs,
     m.graph_breaks, m.uncounted_breaks, m.recompiles, li.failures, m.fallbacks,
     (SELECT count(*) FROM ingest_errors e WHERE e.run_id = r.run_id) AS ingest_errors
 FROM runs r
