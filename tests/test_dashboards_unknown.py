@@ -133,7 +133,7 @@ def test_trends_by_date_say_how_many_undated_runs_are_left_out(old, monkeypatch)
     undated = con_rows(db, "SELECT count(*) FROM runs WHERE started_at IS NULL")[0][0]
     assert undated == 2  # the two profiles: Kineto writes no start date
     at = open_page(db, "trends", monkeypatch, axis="date")
-    assert f"Runs without a start time ({undated}) are left out" in texts(at)
+    assert f"Runs without a start time ({undated}) are left out of the charts" in texts(at)
 
 
 def test_changes_of_one_run_series_say_a_series_needs_two(old, monkeypatch):

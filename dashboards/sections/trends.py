@@ -138,9 +138,9 @@ versions = (points.sort_values("version_rank")["compiler_version"].dropna().uniq
 if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}
     undated = points["started_at"].isna().sum()
-    if undated:  # profiles, Spyre files and harness CSVs tell no start time
-        st.caption(f"Runs without a start time ({undated:,}) are left out; switch to compiler version to see them.")
-        points = points.dropna(subset=["started_at"])
+    if undated:  # profiles, Spyre files and harness CSVs tell no start time: no point, yet a run to open below
+        st.caption(f"Runs without a start time ({undated:,}) are left out of the charts; switch to compiler version "
+                   "to see them.")
 else:
     x = {"field": "compiler_version", "type": "ordinal", "title": "compiler version", "sort": versions,
          "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
