@@ -68,7 +68,7 @@ table["total_s"] = [unknowns.seconds(v) for v in table["total_s"]]
 cells.table(table[["group", *[c for c in table.columns if c != "group"]]],
            column_config={"group": st.column_config.TextColumn("workload · compiler", width="medium"),
                           "median_run_id": st.column_config.TextColumn("median run", width="small"),
-                          "runs": st.column_config.NumberColumn("runs", help="runs of the group with a total"),
+                          "runs": st.column_config.NumberColumn("timed runs", help="runs of the group with a known total"),
                           **{c: st.column_config.TextColumn(label, alignment="right", help=f"{c}: seconds")
                              for c, label in SHORT.items() if c in table}})
 chrome.pager(total, PAGE, "compile_time_page")

@@ -139,11 +139,12 @@ if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}
     undated = points["started_at"].isna().sum()
     if undated:  # profiles, Spyre files and harness CSVs tell no start time: no point, yet a run to open below
-        st.caption(f"Runs without a start time ({undated:,}) are left out of the charts; switch to compiler version "
-                   "to see them.")
+        st.caption(f"Runs without a start time ({undated:,}) are left out of the charts: their files tell none "
+                   "(a profile, torch-spyre files, harness CSVs). They are in the list of runs below.")
 else:
+    # every release in view keeps its column, where a chart's points there are all unknown too
     x = {"field": "compiler_version", "type": "ordinal", "title": "compiler version", "sort": versions,
-         "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
+         "scale": {"domain": versions}, "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
     unversioned = points["compiler_version"].isna().sum()
     if unversioned:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
