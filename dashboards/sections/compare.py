@@ -19,6 +19,7 @@ SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "p
          "compilation_latency", "compression_ratio")
 COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nodes", "graph_breaks",
           "uncounted_breaks", "recompiles"}
+UNKNOWN = ("base unknown", "head unknown")  # analysis/metrics.py's `how` of a metric unknown on one side
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
 
 st.title("Compare releases")
@@ -33,6 +34,12 @@ if len(choices) < 2:
             f"{len(choices)}.")
     st.stop()
 
+# a link's own selector (a run id, or a selector of several parts) is honoured as `iwh compare` takes it
+for param in ("base", "head"):
+    linked = st.query_params.get(param)
+    if linked and linked not in choices and f"compare_{param}" not in st.session_state:
+        choices = [*choices, linked]
+        labels[linked] = f"{linked} (from the link)"
 left, right = st.columns(2)
 default_base = compilers[0] if len(compilers) >= 2 else choices[0]
 default_head = compilers[-1] if len(compilers) >= 2 else choices[1]
@@ -53,6 +60,9 @@ except SelectorError as e:
 if not result.pairs:
     for w in result.warnings:
         st.warning(cells.plain(w))
+    if result.base_only or result.head_only:  # as `iwh compare` lists them: what each side holds instead
+        st.info(cells.plain("; ".join(f"{side} only: {', '.join(keys)}" for side, keys in
+                                      (("base", result.base_only), ("head", result.head_only)) if keys)))
     st.stop()
 
 # the answer first: the verdict, what regressed, the failures; notes and explanations below
@@ -64,13 +74,20 @@ if regressions:  # a warning: the page's st.error means the page itself failed
                            + f". Compared: {result.headline()} (`{command}` exits 1)."))
 else:
     st.success(cells.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
-changed = long_frame(result, changed_only=True).to_pandas()
+# what changed, and where one side is unknown (NULL): `iwh compare` prints those "n/a", "base unknown"
+every = long_frame(result).to_pandas()
+changed = every[~every["verdict"].isin(["unchanged", "n/a"]) | every["how"].isin(UNKNOWN)]
 order = {"regression": 0, "improvement": 1}
 changed = changed.assign(_o=changed["verdict"].map(order).fillna(2)).sort_values(
     ["_o", "workload", "metric"], kind="stable").drop(columns="_o")
 if len(changed):
     st.subheader("What moved")
-    moved = changed[["workload", "metric", "base", "head", "delta", "pct", "verdict"]].fillna("")
+    if changed["how"].isin(UNKNOWN).any():
+        st.caption("n/a: no file of that side's runs tells the value (`iwh compare`: base unknown, head unknown); "
+                   "neither a regression nor an improvement.")
+    moved = changed[["workload", "metric", "base", "head", "delta", "pct", "verdict", "how"]].fillna("")
+    for side in ("base", "head"):
+        moved[side] = moved[side].where((moved[side] != "") | ~moved["how"].isin(UNKNOWN), "n/a")
     st.dataframe(moved.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
                  hide_index=True, width="stretch",
                  column_config={c: st.column_config.TextColumn(alignment="right") for c in ("base", "head", "delta", "pct")})
@@ -99,7 +116,12 @@ if result.hud:
     chrome.show_sql("compare/harness", "compare/hud_summary")
 
 st.subheader("Summary over the workloads on both sides")
-cells.table(summary_frame(result).to_pandas())
+summary = summary_frame(result).to_pandas()
+cells.table(summary)
+if len(summary) and (summary["workloads"] < len(result.pairs)).any():
+    fewer = summary.loc[summary["workloads"] < len(result.pairs), "metric"].tolist()
+    st.caption(cells.plain(f"{', '.join(fewer)}: over the workloads whose value is known on both sides, fewer than "
+                           f"the {len(result.pairs)} compared (workloads)."))
 
 notes = len(result.warnings) + len(result.notes)
 with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command and its markdown"
@@ -142,10 +164,15 @@ def colour(frame: pd.DataFrame) -> pd.DataFrame:
     return styles
 
 
-def cell(col: str, value) -> str:
-    """Counts as integers, rates as percentages, percentages with %, times to 3 places; NULL blank."""
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return ""
+def missing(value) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
+
+
+def cell(col: str, value, other=None) -> str:
+    """Counts as integers, rates as percentages, percentages with %, times to 3 places; NULL blank,
+    or n/a where the other side (`other`) is known: that side is unknown, as `iwh compare` says."""
+    if missing(value):
+        return "n/a" if col.endswith(("_base", "_head")) and not missing(other) else ""
     if isinstance(value, str):
         return value  # the harness's accuracy: pass, fail_accuracy, ...
     metric, part = col.rsplit("_", 1)
@@ -162,9 +189,14 @@ def cell(col: str, value) -> str:
 with st.expander("Every metric of every workload"):
     shown = compared[columns].copy()
     for col in columns[2:]:
-        shown[col] = [cell(col, v) for v in shown[col]]
+        twin = col[:-4] + ("head" if col.endswith("_base") else "base")
+        shown[col] = [cell(col, v, o) for v, o in zip(shown[col], compared[twin] if twin in compared
+                                                      else [None] * len(shown), strict=True)]
     st.dataframe(shown.style.apply(colour, axis=None), hide_index=True, width="stretch",
                  column_config={c: st.column_config.TextColumn(alignment="right") for c in columns[2:]})
+    if (shown[columns[2:]] == "n/a").any().any():
+        st.caption("n/a: unknown on that side, no file of its runs tells it (`iwh compare`: base unknown, "
+                   "head unknown).")
     only = wide[wide["status"] != "compared"][["model", "status"]]
     if len(only):
         st.markdown("**On one side only** (not compared)")

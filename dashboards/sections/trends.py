@@ -4,7 +4,7 @@ releases, one line per workload."""
 import streamlit as st
 
 from inductor_warehouse.analysis.words import plural
-from inductor_warehouse.dashboards import cells, chrome, data, filters, state
+from inductor_warehouse.dashboards import cells, chrome, data, filters, state, unknowns
 from inductor_warehouse.dashboards.navigation import open_run_button
 from inductor_warehouse.dashboards.palette import palette
 
@@ -137,9 +137,14 @@ if view == "a suite (geomean)":
 versions = (points.sort_values("version_rank")["compiler_version"].dropna().unique().tolist())
 if axis == "date":
     x = {"field": "started_at", "type": "temporal", "title": "run started"}
+    undated = points["started_at"].isna().sum()
+    if undated:  # profiles, Spyre files and harness CSVs tell no start time: no point, yet a run to open below
+        st.caption(f"Runs without a start time ({undated:,}) are left out of the charts: their files tell none "
+                   "(a profile, torch-spyre files, harness CSVs). They are in the list of runs below.")
 else:
+    # every release in view keeps its column, where a chart's points there are all unknown too
     x = {"field": "compiler_version", "type": "ordinal", "title": "compiler version", "sort": versions,
-         "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
+         "scale": {"domain": versions}, "axis": {"labelAngle": 0, "labelOverlap": True}}  # type: ignore[dict-item]
     unversioned = points["compiler_version"].isna().sum()
     if unversioned:
         st.caption(f"Runs without a compiler version ({unversioned:,}) are left out; switch to date to see them.")
@@ -170,12 +175,17 @@ colour = {"field": "series", "type": "nominal", "title": "workload",
 picked = None
 for metric, title in METRICS.items():
     shown = charted.dropna(subset=[metric])
+    # an unknown point is dropped from its line (never drawn as 0), and said so under the chart
+    missing = unknowns.left_out(charted, metric)
     if shown.empty or (metric != "fusion_rate" and metric != "compile_s" and not shown[metric].any()):
-        st.caption(f"**{title}**: none in the runs charted.")
+        st.caption(f"**{title}**: none in the runs charted"
+                   + (f"; unknown in {cells.plain(missing)}" if missing else "."))
         continue
     st.markdown(f"**{title}**")
     event = st.vega_lite_chart(shown[CHART_COLUMNS], trend_chart(x, metric, title, colour), on_select="rerun",
                                selection_mode="pick", key=f"trend_{metric}", height="content", width="stretch")
+    if missing:
+        st.caption(f"Unknown, not charted: {cells.plain(missing)}")
     chosen_points = (event.selection.get("pick") or []) if event else []
     if chosen_points and chosen_points[0].get("run_id"):
         picked = chosen_points[0]["run_id"]
