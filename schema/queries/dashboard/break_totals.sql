@@ -17,9 +17,11 @@ WITH m AS (
     WHERE run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
                                                           'labels': $labels}))
 ), counts AS (
-    UNPIVOT (SELECT run_id, graph_breaks AS graph_break, uncounted_breaks AS uncounted_break, recompiles AS recompile,
-                    restarts AS restart, failures AS failure FROM m)
-    ON graph_break, uncounted_break, recompile, restart, failure INTO NAME kind VALUE n
+    SELECT run_id, 'graph_break' AS kind, graph_breaks AS n FROM m WHERE graph_breaks IS NOT NULL
+    UNION ALL SELECT run_id, 'uncounted_break', uncounted_breaks FROM m WHERE uncounted_breaks IS NOT NULL
+    UNION ALL SELECT run_id, 'recompile', recompiles FROM m WHERE recompiles IS NOT NULL
+    UNION ALL SELECT run_id, 'restart', restarts FROM m WHERE restarts IS NOT NULL
+    UNION ALL SELECT run_id, 'failure', failures FROM m WHERE failures IS NOT NULL
 ), located AS (
     SELECT c.kind,
            count(*) FILTER (WHERE e.origin = 'model')   AS in_model,
