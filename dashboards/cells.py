@@ -79,9 +79,20 @@ def readable(frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return out, config
 
 
+# column types that draw a number themselves: given text (readable's "" for a NULL), they mark the cell
+# as an error ("The value cannot be interpreted as a number"); given NaN, they draw an empty cell
+_NUMERIC_COLUMNS = ("progress", "number")
+
+
 def table(frame: pd.DataFrame, column_config: dict | None = None, **kwargs):
-    """st.dataframe of `readable(frame)`: what every page's tables show."""
+    """st.dataframe of `readable(frame)`: what every page's tables show. A column the caller gives a
+    numeric column type (a ProgressColumn) keeps its numbers, NULL as an empty cell."""
     shown, config = readable(frame)
+    for col, setting in (column_config or {}).items():
+        if col in frame.columns and isinstance(setting, dict) and \
+                setting.get("type_config", {}).get("type") in _NUMERIC_COLUMNS:
+            shown[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+            config.pop(col, None)
     return st.dataframe(shown, hide_index=True, width="stretch", column_config=config | (column_config or {}),
                         **kwargs)
 

@@ -13,6 +13,9 @@ from inductor_warehouse.dashboards.provenance_view import show_provenance
 
 RUN_PAGE = 50
 KERNEL_PAGE = 200
+# the run's compile-event counts (run_metrics), as the Compile events tab names them
+EVENT_COUNTS = {"graph_breaks": "graph breaks", "uncounted_breaks": "uncounted breaks", "recompiles": "recompiles",
+                "restarts": "restarts", "failures": "failures"}
 
 st.title("Run explorer")
 st.caption("For one run: which graphs did Inductor compile, which kernels did each become, from "
@@ -65,7 +68,7 @@ cols = st.columns(7)
 for col, (label, key) in zip(cols, [("Graphs", "graphs"), ("Kernels", "kernels"), ("Extern calls", "extern_calls"),
                                      ("Fusion rate", "fusion_rate"), ("Compile events", "compile_events"),
                                      ("Failures", "failures"), ("Ingest errors", "ingest_errors")], strict=False):
-    col.metric(label, cells.number(r[key]))
+    col.metric(label, cells.number(r[key]))  # a help icon would cut "Compile events" at 1280 px
 with st.expander("Environment and labels"):
     st.json({k: (str(v) if v is not None else None) for k, v in r.items() if k != "labels"}, expanded=False)
     labels = r["labels"] or {}
@@ -164,6 +167,43 @@ with tab_fusion:
 
 
 
+def show_compile_events(run_id: str, r) -> None:
+    """The run's compile events, or why there are none: none happened, or no file of the run records
+    them; then what its unknown_* rows say (they are notes, not events)."""
+    events = data.run("explore/compile_events", run_id=run_id)
+    notes = data.run("explore/unknown_counts", run_id=run_id)
+    unknown = [name for key, name in EVENT_COUNTS.items() if cells.or_missing(r[key], "") == ""]
+    # the unknown counts a note below explains; the others no file of the run records
+    explained = {EVENT_COUNTS[n.metric] for n in notes.itertuples() if cells.or_missing(n.counted, "") == ""}
+    unrecorded = [name for name in unknown if name not in explained]
+    if cells.or_missing(r["compile_events"], "") == "":
+        st.info("This run holds no file that records graph breaks, recompiles, restarts or failures (a profile, a "
+                "TORCH_COMPILE_DEBUG tree, torch-spyre files, TORCH_LOGS without their loggers' lines): they are "
+                "unknown, not 0.")
+        unrecorded = []
+    elif events.empty:
+        known = [name for name in EVENT_COUNTS.values() if name not in unknown]
+        st.info(f"No {_listed(known, 'or')} in this run." + (f" Its {_listed(unknown, 'and')} are unknown." if unknown else ""))
+    else:
+        cells.table(events)
+    if unrecorded:
+        st.caption(f"Its {_listed(unrecorded, 'and')} are unknown: no file of the run records them.")
+    for note in notes.itertuples():
+        name = EVENT_COUNTS[note.metric]
+        where = f" ({plural(int(note.rows), 'compile')})" if note.rows > 1 else ""
+        said = cells.or_missing(note.reason, "the log cannot tell them")
+        reason = cells.plain(said[:1].upper() + said[1:])
+        if cells.or_missing(note.counted, "") == "":
+            st.caption(f"{name.capitalize()} unknown{where}: {cells.plain(said)}.")
+        else:
+            st.caption(f"{reason}{where}; its {name}, {int(note.counted):,}, are counted from "
+                       f"{cells.plain(note.counted_by)}.")
+
+
+def _listed(words: list[str], conjunction: str) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+
+
 def table_or_note(name: str, empty: str, **params) -> None:
     """A graph's query as a table, or a note saying why it has no rows; then its SQL."""
     frame = data.run(name, **params)
@@ -196,11 +236,7 @@ with tab_lineage:
 
 with tab_events:
     if tab_events.open:
-        events = data.run("explore/compile_events", run_id=run_id)
-        if events.empty:
-            st.info("No graph breaks, recompiles, restarts or failures in this run.")
-        else:
-            cells.table(events)
+        show_compile_events(run_id, r)
         compilations = data.run("explore/compilations", run_id=run_id)
         if compilations.empty:
             st.caption("No compilation metrics: this run's TORCH_TRACE log holds no compilation_metrics record "
@@ -209,4 +245,4 @@ with tab_events:
         else:
             st.markdown("**Compilations**")
             cells.table(compilations)
-        chrome.show_sql("explore/compile_events", "explore/compilations")
+        chrome.show_sql("explore/compile_events", "explore/unknown_counts", "explore/compilations")

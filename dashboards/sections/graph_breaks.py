@@ -9,6 +9,11 @@ from inductor_warehouse.dashboards.navigation import VIEWER_COLUMN, open_run_but
 
 KINDS = {"graph_break": "Graph breaks", "uncounted_break": "Uncounted breaks", "recompile": "Recompiles",
          "restart": "Restarts", "failure": "Failures"}
+# the rows that say why a count is unknown (compile_events.kind): notes, not events, drilled into as kinds are
+MARKERS = {"unknown_break": "Why breaks are unknown", "unknown_uncounted": "Why uncounted breaks are unknown",
+           "unknown_recompile": "Why recompiles are unknown"}
+UNKNOWN_HELP = ("Unknown, not 0: no run in view has a file that records them (a profile, a TORCH_COMPILE_DEBUG tree, "
+                "torch-spyre files, or a log of a release that writes no record of them).")
 ORIGINS = {"model": "the model's code", "package": "installed packages", "torch": "torch", "stdlib": "the standard library"}
 COLUMNS = {"model": "in_model", "package": "in_packages", "torch": "in_torch", "stdlib": "in_stdlib"}
 
@@ -17,17 +22,26 @@ chrome.stop_if_empty()
 f = filters.current()
 
 counts = data.run("dashboard/break_counts", **f).set_index("kind")
+totals = data.run("dashboard/break_totals", **f).set_index("kind")
+all_unknown = totals["total"].isna().all()
 cols = st.columns(len(KINDS))
 for col, (kind, label) in zip(cols, KINDS.items(), strict=False):
-    events = int(counts["events"].get(kind, 0))
-    runs = int(counts["runs"].get(kind, 0))
-    where = [f"{int(counts[c].get(kind, 0)):,} in {ORIGINS[o]}" for o, c in COLUMNS.items() if counts[c].get(kind, 0)]
-    detail = f"in {plural(runs, 'run')}" + (f"; {', '.join(where)}" if where else "")
-    if kind == "failure" and events:
-        eager = int(counts["ran_eagerly"].get(kind, 0))
-        detail += f"; {eager:,} of the frames then ran eagerly"
-    col.metric(label, f"{events:,}", help=detail)
-    if events:
+    total, unknown = totals.loc[kind, "total"], int(totals.loc[kind, "unknown_runs"])
+    if cells.or_missing(total, "") == "":
+        col.metric(label, "–", help=UNKNOWN_HELP)
+        if not all_unknown:
+            col.caption(f"unknown: none of these {plural(unknown, 'run')} has a file that records them")
+        continue
+    row = totals.loc[kind]
+    where = [f"{int(row[c]):,} in {ORIGINS[o]}" for o, c in COLUMNS.items() if row[c]]
+    detail = f"in {plural(int(row['runs']), 'run')}" if total else f"none in {plural(int(row['known_runs']), 'run')}"
+    detail += f"; {', '.join(where)}" if where else ""
+    if kind == "failure" and total:
+        detail += f"; {int(row['ran_eagerly']):,} of the frames then ran eagerly"
+    if unknown:
+        detail += f"; unknown in {plural(unknown, 'run')}"
+    col.metric(label, f"{int(total):,}", help=detail)
+    if total or unknown:
         col.caption(detail)
 with st.expander("What is counted"):
     st.markdown("Graph breaks are counted as Dynamo counts them (its `counters[\"graph_break\"]`, the benchmark "
@@ -38,27 +52,43 @@ with st.expander("What is counted"):
                 "from. A frame that could not handle its break fell back to eager: it is a failure. A cause is "
                 "Dynamo's graph-break id (gbNNNN; older releases' messages mapped onto it), a recompile's the kind "
                 "of guard that failed, so one cause groups across releases.")
+unknown_runs = int(totals["unknown_runs"].max())
+if all_unknown:
+    st.info(f"Unknown, not 0: none of these {plural(unknown_runs, 'run')} ({filters.describe()}) has a file that "
+            "records graph breaks, recompiles, restarts or failures (a profile, a TORCH_COMPILE_DEBUG tree or "
+            "torch-spyre files alone).")
+elif unknown_runs:
+    markers = [k for k in MARKERS if k in counts.index]
+    st.caption("Sums over the runs whose files record each count; –: unknown in every run in view. Counts are "
+               "unknown in a run holding only a profile, a TORCH_COMPILE_DEBUG tree or torch-spyre files"
+               + (", and some in logs of releases that write no record of them (the *Why … unknown* kinds below)."
+                  if markers else "."))
 if counts.empty:
-    st.success(f"No graph breaks, recompiles, restarts or failures were recorded in the runs in view "
-               f"({filters.describe()}). Runs without a TORCH_TRACE log or TORCH_LOGS output record none.")
-    chrome.show_sql("dashboard/break_counts")
+    if unknown_runs == 0 and not totals["total"].fillna(0).any():
+        st.success(f"No graph breaks, recompiles, restarts or failures were recorded in the runs in view "
+                   f"({filters.describe()}).")
+    elif not all_unknown:
+        st.info(f"No graph break, recompile, restart or failure of the runs in view ({filters.describe()}) has a "
+                "cause recorded: their counts are unknown, or the benchmark harness's alone.")
+    chrome.show_sql("dashboard/break_totals", "dashboard/break_counts")
     st.stop()
 
-present = [k for k in KINDS if k in counts.index]
+KINDS_AND_MARKERS = KINDS | MARKERS
+present = [k for k in KINDS_AND_MARKERS if k in counts.index]
 state.from_url("breaks_kind", "kind", present, default=present[0])
-kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS), key="breaks_kind") or present[0]
+kind = st.segmented_control("Kind", present, format_func=cells.labelled(KINDS_AND_MARKERS), key="breaks_kind") or present[0]
 state.to_url("kind", kind)
 state.from_url("breaks_origin", "origin", list(ORIGINS))
 origin = st.segmented_control("Where", list(ORIGINS), format_func=cells.labelled(ORIGINS), key="breaks_origin",
                               help="only the events that happened there; none picked: everywhere")
 state.to_url("origin", origin)
 reasons = data.run("dashboard/break_reasons", **f, kind=kind, origin=origin)
-st.subheader(f"{KINDS[kind]}: causes ranked")
+st.subheader(f"{KINDS_AND_MARKERS[kind]}: causes ranked")
 if reasons.empty:
-    st.info(f"No {KINDS[kind].lower()} in {ORIGINS.get(origin, 'any code')} in the runs in view.")  # type: ignore[arg-type]
+    st.info(f"No {KINDS_AND_MARKERS[kind].lower()} in {ORIGINS.get(origin, 'any code')} in the runs in view.")  # type: ignore[arg-type]
     st.stop()
 event = cells.table(reasons, on_select="rerun", selection_mode="single-row", key="breaks_reasons_table")
-chrome.show_sql("dashboard/break_counts", "dashboard/break_reasons")
+chrome.show_sql("dashboard/break_totals", "dashboard/break_counts", "dashboard/break_reasons")
 
 rows = event.selection.rows if event else []
 if rows:

@@ -21,6 +21,11 @@ for col, (label, key) in zip(cols, [
 ], strict=False):
     # labels that fit an eighth of the main column at 1280 px ("Compiler versions" was cut)
     col.metric(label, cells.number(counts[key]), help="compiler versions (builds)" if label == "Compilers" else None)
+if counts["graphs_unknown_runs"] or counts["kernels_unknown_runs"]:
+    n = int(max(counts["graphs_unknown_runs"], counts["kernels_unknown_runs"]))
+    known = "" if cells.or_missing(counts["kernels"], "") == "" else " summed over the runs whose files tell them;"
+    st.caption(f"Graphs, kernels and extern calls:{known} unknown, not 0, in {plural(n, 'run')} (a profile or "
+               "TORCH_LOGS output alone, a run killed before Inductor wrote its code).")
 if counts["harness_result_runs"]:
     n = int(counts["harness_result_runs"])
     st.caption(f"Runs are compiles. Beside them, {plural(n, 'run')} {'holds' if n == 1 else 'hold'} a benchmark "
@@ -50,7 +55,8 @@ cells.table(data.run("dashboard/overview_versions", **f))
 st.subheader("Latest fusion rate and kernel count per workload")
 st.caption("The latest run of each workload (model, mode, dtype, variant, batch, device, harness run): the newest compiler "
            "release, then build, then start time. Fusion rate = 1 − post-fusion nodes / pre-fusion nodes: the "
-           "share of scheduler nodes that fusion merged away.")
+           "share of scheduler nodes that fusion merged away. A blank cell is unknown: the run holds no file it is "
+           "read from.")
 PAGE = 200
 latest = data.run("dashboard/latest_per_workload", **f, limit=PAGE, offset=chrome.page_offset("overview_page", PAGE))
 # the workload's name holds its model and device: the columns that answer (fusion rate, kernels) fit at 1280 px

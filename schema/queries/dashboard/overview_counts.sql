@@ -4,7 +4,9 @@
 -- runs, how many have profiled kernel times, a profile without kernel events (a CPU run's: the
 -- profiler records CPU ops, not Inductor's C++ kernels), or no profile; and how many failed a compile.
 -- runs, workloads and models count compiles: the runs that hold a benchmark harness's results and
--- compiled nothing (harness_holders) are counted apart, as harness_result_runs.
+-- compiled nothing (harness_holders) are counted apart, as harness_result_runs. graphs, kernels and
+-- extern calls are summed over the runs that tell them (run_metrics: NULL where the run holds no file
+-- they are read from, as a profile alone), NULL where none does; *_unknown_runs count the others.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
@@ -22,9 +24,11 @@ SELECT
     (SELECT count(DISTINCT model) FROM picked)                      AS models,
     (SELECT count(DISTINCT compiler_version) FROM picked)           AS compiler_versions,
     (SELECT count(DISTINCT device) FROM picked)                     AS devices,
-    (SELECT coalesce(sum(graphs), 0)::BIGINT FROM rolled)           AS graphs,
-    (SELECT coalesce(sum(generated_kernel_rows), 0)::BIGINT FROM rolled) AS kernels,
-    (SELECT coalesce(sum(extern_calls), 0)::BIGINT FROM rolled)     AS extern_calls,
+    (SELECT sum(graphs)::BIGINT FROM rolled)                        AS graphs,
+    (SELECT sum(generated_kernel_rows)::BIGINT FROM rolled WHERE kernel_count IS NOT NULL) AS kernels,
+    (SELECT sum(extern_calls)::BIGINT FROM rolled WHERE extern_kernel_count IS NOT NULL) AS extern_calls,
+    (SELECT count(*) FROM picked) - (SELECT count(graphs) FROM rolled) AS graphs_unknown_runs,
+    (SELECT count(*) FROM picked) - (SELECT count(kernel_count) FROM rolled) AS kernels_unknown_runs,
     (SELECT count(*) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM chosen)) AS ingest_errors,
     (SELECT count(DISTINCT run_id) FROM ingest_errors WHERE run_id IN (SELECT run_id FROM chosen)) AS runs_with_errors,
     (SELECT count(*) FROM rolled WHERE kernel_timings > 0)          AS runs_with_kernel_times,
