@@ -161,6 +161,17 @@ def unpacked_corpus(archive: str) -> Path:
     return dest
 
 
+
+def gpu_trace_logs(tmp_path: Path) -> Path:
+    """The GPU corpus's TORCH_TRACE logs alone, as the bench's trace section ingests them: a folder a
+    run holding a link to its log (no debug tree beside it, so every record of a log is read)."""
+    runs = unpacked_corpus("gpu-h200-torch2.11.tar.xz")
+    root = tmp_path / "traces"
+    for log in sorted(runs.rglob("trace/*.log")):
+        (root / log.parent.parent.name).mkdir(parents=True)
+        (root / log.parent.parent.name / "x.log").symlink_to(log)
+    return root
+
 def reader(db: str):
     """A connection to read a warehouse the way iwh's readers do (read-only, locked down): in one
     process, DuckDB shares a file among connections only when they open it with the same settings."""

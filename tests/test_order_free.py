@@ -24,8 +24,8 @@ from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.schema import queries
 from inductor_warehouse.store.api import Warehouse
 from tests import test_queries_golden as golden
-from tests.conftest import (BROKEN_TRACE, FIXTURES, GPU_TRAIN_RUN, HARNESS_EXPECTED, VOLATILE, reader,
-                            unpack_cpu_corpora, unpack_gpu_captures, unpack_harness_captures, unpacked_corpus)
+from tests.conftest import (BROKEN_TRACE, FIXTURES, GPU_TRAIN_RUN, HARNESS_EXPECTED, VOLATILE, gpu_trace_logs, reader,
+                            unpack_cpu_corpora, unpack_gpu_captures, unpack_harness_captures)
 from tests.test_table_checksums import table_checksums as tables
 
 
@@ -172,12 +172,7 @@ def test_fixture_runs_are_stored_alike_in_any_order(monkeypatch, tmp_path):
 def test_gpu_corpus_logs_are_stored_alike_in_any_order(monkeypatch, tmp_path):
     """The 67 GPU runs' TORCH_TRACE logs (bench's trace section): many kernels of one hash and
     several names across models."""
-    runs = unpacked_corpus("gpu-h200-torch2.11.tar.xz")
-    root = tmp_path / "traces"
-    for log in sorted(runs.rglob("trace/*.log")):
-        run = log.parent.parent
-        (root / run.name).mkdir(parents=True)
-        (root / run.name / "x.log").symlink_to(log)
+    root = gpu_trace_logs(tmp_path)
     one = _orders(monkeypatch, [root], root, tmp_path)
     assert len(_named_otherwise(one)) == 2
 

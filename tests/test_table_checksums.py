@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, corpus_path, reader, unpack_cpu_corpora, unpacked_corpus
+from tests.conftest import FIXTURES, ROOT, corpus_path, gpu_trace_logs, reader, unpack_cpu_corpora, unpacked_corpus
 
 GOLDEN = ROOT / "tests" / "golden" / "table_checksums.json"
 # when and how fast a row was written, in which order, and the files' times on this disk
@@ -125,10 +125,5 @@ def test_gpu_corpus_tables_unchanged(tmp_path, request):
 def test_gpu_corpus_logs_tables_unchanged(tmp_path, request):
     """The 67 GPU runs' TORCH_TRACE logs alone, as the bench's trace section ingests them (every
     record of a log is read there: no debug tree holds its graphs)."""
-    runs = unpacked_corpus("gpu-h200-torch2.11.tar.xz")
-    root = tmp_path / "traces"
-    for log in sorted(runs.rglob("trace/*.log")):
-        run = log.parent.parent
-        (root / run.name).mkdir(parents=True)
-        (root / run.name / "x.log").symlink_to(log)
+    root = gpu_trace_logs(tmp_path)
     _check("gpu_corpus_logs", [root], root, tmp_path, request)
