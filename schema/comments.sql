@@ -115,7 +115,7 @@ COMMENT ON COLUMN compile_events."run_key" IS 'the run''s number in write order 
 COMMENT ON COLUMN compile_events."details" IS 'a recompile''s failed guards, one per cached entry of the frame';
 COMMENT ON COLUMN compile_events."fallback" IS 'a failure after which the frame ran eagerly (a soft failure, or errors suppressed)';
 COMMENT ON COLUMN compile_events."origin" IS 'where it happened: model (the model''s own code, torch.nn''s layers) | package (an installed package: transformers, timm) | torch | stdlib; a recompile''s in the compiled frame, a break''s at its user frame. A breakdown: every event counts';
-COMMENT ON COLUMN compile_events."cause_id" IS 'a break''s or failure''s Dynamo graph-break registry id (gbNNNN; pre-registry messages mapped onto it), a recompile''s guard kind';
+COMMENT ON COLUMN compile_events."cause_id" IS 'a break''s, failure''s or restart''s Dynamo graph-break registry id (gbNNNN; pre-registry messages mapped onto it; a restart''s reason is its break''s message, NULL where it has none), a recompile''s guard kind';
 COMMENT ON COLUMN compile_events."cause_title" IS 'the registry''s title of cause_id (its gb_type), or the guard kind';
 
 COMMENT ON TABLE cudagraph_events IS 'What cudagraphs did with a compile: skipped (with Inductor''s reason), recorded, re-recorded.';
