@@ -355,21 +355,20 @@ class _EventBuilder:
                 self.event["reason"] = "\n".join(self.failures)
                 self.event["details"] = list(self.failures)
             event = self.event
-            if event["kind"] == "graph_break":
+            kind: str | None = event["kind"]
+            if kind == "graph_break":
                 reason = event["reason"]
-                if self.skip:
-                    event["kind"] = SKIPPED
-                elif reason is not None:
-                    event["kind"] = break_kind(reason)
-            skipped = event["kind"] is SKIPPED
-            if skipped:
+                kind = SKIPPED if self.skip else break_kind(reason) if reason is not None else kind
+            skipped = kind is SKIPPED
+            if kind is SKIPPED:
                 # a frame that fell back to eager: Dynamo counted its Unsupported as unimplemented, no
                 # graph break, and the frame's compile as failed (compilation_metrics' fail_type)
                 self.parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] += 1
-                event["kind"], event["fallback"] = "failure", True
+                kind, event["fallback"] = "failure", True
+            event["kind"] = kind
             # the frame a recompile names, the user line of a graph break
             event["origin"] = origin(event["user_file"])
-            event["cause_id"], event["cause_title"] = cause_of(event["kind"], event["reason"])
+            event["cause_id"], event["cause_title"] = cause_of(kind, event["reason"])
             if event["reason"] is None:
                 self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
             self.parsed.add("compile_events", event)
