@@ -128,6 +128,17 @@ def plain(text) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
+def prose(text) -> str:
+    """A sentence the command line also prints, for a markdown element: its `backticked` parts (a
+    command, a key) shown as code, the rest escaped as `plain` escapes it. A backtick left without
+    its pair is text."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: the last one has no pair
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    return "".join(plain(p) if i % 2 == 0 else f"`{p}`" if p.strip() else plain(f"`{p}`")
+                   for i, p in enumerate(parts))
+
+
 def code_language(source: str | None) -> str:
     """The highlighter for a kernel's source, told by its content: C++ kernels start with includes,
     Spyre kernel specs are JSON, Triton kernels are Python."""

@@ -10,7 +10,7 @@ from datetime import datetime
 from inductor_warehouse.ingest.discover import DEBUG_RUN_RE
 from inductor_warehouse.ingest.listing import Run
 from inductor_warehouse.ingest.parsers import harness
-from inductor_warehouse.ingest.parsers.manifest import Label, start_time
+from inductor_warehouse.ingest.parsers.manifest import Label, run_name, start_time
 from inductor_warehouse.ingest.rows import Facts, Row, RunRow
 
 
@@ -38,7 +38,14 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
     # model) names their job, and each process's `--only` names its model
     own, job_model = (None, man.get("model")) if run.job_root is not None else (man.get("model"), None)
     model = (own or cli_model or trace.get("benchmark_model") or facts.get("benchmark_model") or job_model
-             or facts.get("harness_suite") or _default_model(run))
+             or facts.get("harness_suite"))
+    if model is None:
+        # a run nobody named is named by its folder or file; a zoo run's name also says its workload
+        model = _default_model(run)
+        if named := run_name(model):
+            model = named[0]
+            for k, v in named[1].items():
+                labels.setdefault(k, v)
     started = trace.get("started_at") or _debug_started(run) or start_time(labels.get("started_at"))
     fingerprint = hashlib.blake2b(digest_size=16)
     for rel, h in sorted(hashes.items()):

@@ -249,6 +249,9 @@ def test_compare_names_new_compile_failures(warehouse, monkeypatch):
     # the regressions, then what was compared: a count of one side's workloads never reads as their subject
     assert "3 regressions: ca failures, ca fallbacks, ca recompiles. Compared: 5 workloads of 5 models on both sides" \
         in errors.replace("\\", "")
+    # the command is shown as code (cells.prose), not as text between escaped backticks
+    assert "`iwh compare --base compiler=2.13.0+cpu --head compiler=2.14.1+cu130 --fail-on regression` exits 1" in errors
+    assert "\\`" not in errors
     # the answer leads: the verdict, then what moved (regressions first), before any note
     moved = frame_with(at, "metric", "verdict", "delta")
     assert moved["verdict"].tolist()[:3] == ["regression"] * 3
@@ -421,6 +424,15 @@ def test_missing_warehouse_says_what_to_do(tmp_path, monkeypatch):
     at = AppTest.from_file(str(APP), default_timeout=60).run()
     assert not at.exception
     assert "iwh" in at.error[0].value and "ingest" in at.error[0].value
+
+
+def test_prose_shows_backticked_parts_as_code_and_escapes_the_rest():
+    from inductor_warehouse.dashboards.cells import prose
+
+    text = "selector 'x_y' picks no runs (`iwh runs` lists every run)"
+    assert prose(text) == "selector 'x\\_y' picks no runs \\(`iwh runs` lists every run\\)"
+    assert prose("a ` b") == "a \\` b"  # a backtick without its pair is text
+    assert prose("a `` b") == "a \\`\\` b"  # an empty code span is text too
 
 
 def test_single_run(single_run, monkeypatch):

@@ -254,3 +254,32 @@ def test_on_an_h100_too(tmp_path, case):
     assert kinds.count("graph_break") == want == {"gpt2_generate": 8, "llama_attentions": 10}[case]
     assert kinds.count("graph_break") + kinds.count("uncounted_break") + parsed.counters[
         "graph_break_of_a_skipped_frame"] == len(records)
+
+
+SKIPPED_LOGS = FIXTURES / "torch_logs"
+
+
+@pytest.mark.parametrize("log,truth", [
+    ("skipped_frame/skipped_2.13.torch_logs.txt", "skipped_2.13.ground_truth.json"),
+    ("old_releases/skip_in_try_2.5.1.torch_logs.txt", "skip_in_try_2.5.1.counters.json"),
+])
+def test_a_log_of_skipped_frames_alone_counts_0_breaks_not_unknown(tmp_path, log, truth):
+    """A print inside `try:` (dynamo_counts.py --case skipped under iwh capture with torch 2.13; the
+    2.5.1 capture of SOURCES.md): Dynamo skips the frame, counts the print as unimplemented and no
+    graph break. The graph_breaks logger wrote only the skip, so the log alone, its logger on, says
+    0 breaks, as Dynamo counted, and one failure row: the frame that ran eagerly."""
+    from inductor_warehouse.ingest.load import ingest_paths
+
+    counters = json.loads((FIXTURES / "capture" / truth).read_text())
+    counters = counters.get("dynamo_counters", counters)
+    text = (SKIPPED_LOGS / log).read_text()
+    assert "[__graph_breaks]" in text and sum(counters.get("graph_break", {}).values()) == 0
+    assert sum(counters["unimplemented"].values()) == 1 and counters["frames"] == {"total": 1}
+    lone = tmp_path / Path(log).name
+    lone.write_text(text)
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([lone], db).errors == 0
+    with reader(db) as con:
+        assert con.execute("SELECT graph_breaks FROM run_metrics").fetchall() == [(0,)]
+        assert con.execute("SELECT kind, fallback FROM compile_events WHERE kind NOT LIKE 'unknown%'").fetchall() == [
+            ("failure", True)]

@@ -11,6 +11,7 @@ import shutil
 
 from inductor_warehouse.store.api import Warehouse
 from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.analysis.compare import compare
 from tests.conftest import FIXTURES, reader
 
 HTA = FIXTURES / "profiler" / "facebookresearch__HolisticTraceAnalysis"
@@ -69,3 +70,52 @@ def test_an_extern_kernel_of_a_profile_only_run_stays_extern(tmp_path):
     assert ingest_paths([tmp_path / "renamed.json"], db).runs == 1
     con = reader(db)
     assert con.execute("SELECT generated_us, extern_us FROM run_rollups").fetchall() == [(None, kernel["dur"])]
+
+
+def test_a_lone_profile_named_as_a_zoo_run_pairs_with_its_traced_twin(tmp_path):
+    """A file named `<model>__<mode>__<dtype>__<variant>.profile.json` (zoo/run.py's run name) is
+    read as the run folder of that name is: model `mlp`, labels mode/dtype/variant, so that
+    `iwh compare` pairs it with the traced run of its folder (whose manifest says the same)."""
+    lone = FIXTURES / "profiler" / "mlp__infer__bf16__max_autotune.profile.json"
+    twin = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__infer__bf16__max_autotune"
+    manifest = json.loads((twin / "manifest.json").read_text())
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([lone, twin], db).runs == 2
+    con = reader(db)
+    rows = con.execute("SELECT model, labels->>'mode', labels->>'dtype', labels->>'variant' FROM runs "
+                       "ORDER BY source_path LIKE '%.json'").fetchall()
+    con.close()
+    assert rows == [(manifest["model"], manifest["mode"], manifest["dtype"], manifest["variant"])] * 2
+    lone_id, twin_id = (one_value(db, f"SELECT run_id FROM runs WHERE source_path = '{p}'") for p in (lone, twin))
+    result = compare(reader(db), f"run={lone_id}", f"run={twin_id}")
+    assert [p.model for p in result.pairs] == ["mlp"] and not result.base_only and not result.head_only
+
+
+def test_only_a_name_of_the_zoo_form_is_decoded(tmp_path):
+    for name, model in (("mlp__infer__bf16__max_autotune", "mlp"), ("hf__bert__train__fp32__default", "hf__bert"),
+                        ("mlp__bench__bf16__default", "mlp__bench__bf16__default"), ("a__b", "a__b"),
+                        ("mlp__infer__int8__default", "mlp__infer__int8__default")):
+        lone = tmp_path / name / f"{name}.profile.json"
+        lone.parent.mkdir()
+        shutil.copy(FIXTURES / "profiler" / "mlp__infer__bf16__max_autotune.profile.json", lone)
+        db = str(tmp_path / f"{name}.duckdb")
+        assert ingest_paths([lone], db).runs == 1
+        assert one_value(db, "SELECT model FROM runs") == model, name
+
+
+def one_value(db: str, sql: str):
+    con = reader(db)
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_a_zoo_run_folder_without_its_manifest_is_decoded_by_the_same_rule(tmp_path):
+    twin = FIXTURES / "runs" / "gpu-torch2.11" / "mlp__infer__bf16__max_autotune"
+    folder = tmp_path / twin.name
+    shutil.copytree(twin, folder, ignore=shutil.ignore_patterns("manifest.json"))
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([folder], db).runs == 1
+    assert one_value(db, "SELECT [model, labels->>'mode', labels->>'dtype', labels->>'variant'] FROM runs") == [
+        "mlp", "infer", "bf16", "max_autotune"]

@@ -174,3 +174,40 @@ def test_a_warehouse_written_before_says_ingest_again(tmp_path):
     with reader(db) as con:
         assert con.execute("SELECT graph_breaks FROM run_metrics JOIN runs USING (run_id) "
                            "WHERE source_path LIKE '%/restarted/%'").fetchone() == (2,)
+
+
+OLD = FIXTURES / "captures" / "cpu-torch2.3-2.7-old-releases.tar.xz"
+# gbreak_dyn's forward (SOURCES.md): `print(...)` then `z.sum().item()`; Dynamo's registry (2.8+)
+# files these call sites as gb0059 "Failed to trace builtin operator" and gb0124 "Unsupported
+# Tensor.item() call with capture_scalar_outputs=False"; the tlparse log calls torch._dynamo.graph_break()
+# (gb0025 "Call to `torch._dynamo.graph_break()`")
+EXPECTED_CAUSE = {"print": "gb0059", "Tensor.item": "gb0124", "graph_break": "gb0025"}
+
+
+def test_a_restart_carries_the_cause_of_the_break_that_restarted_it(tmp_path):
+    """A 2.4/2.5 restart's reason is its break's message (convert_frame's restart_reasons): its
+    cause is the break's registry id; a restart that names no message (a `<class ...>`) has none."""
+    import tarfile
+
+    with tarfile.open(OLD) as tf:
+        tf.extractall(tmp_path / "old", filter="data")
+    runs = [tmp_path / "old" / f"cpu-torch{v}" / "gbreak_dyn" for v in ("2.4.1", "2.5.1", "2.7.1")]
+    (tmp_path / "tlparse").mkdir()
+    (tmp_path / "tlparse" / LOG.name).write_bytes(LOG.read_bytes())
+    # the reasons as the logs give them: every compilation_metrics' restart_reasons
+    given = []
+    for run in runs:
+        [log] = (run / "trace").glob("*.log")
+        given += [r for m in metrics_of(log.read_text()) for r in m.get("restart_reasons") or ()]
+    given += [r for m in metrics_of(LOG.read_text()) for r in m["restart_reasons"]]
+    db = str(tmp_path / "wh.duckdb")
+    assert ingest_paths([*runs, tmp_path / "tlparse"], db).errors == 0
+    with reader(db) as con:
+        rows = con.execute("SELECT reason, cause_id FROM compile_events WHERE kind = 'restart'").fetchall()
+    assert sorted(r for r, _ in rows) == sorted(given) and len(given) == 4 + 4 + 5 + 2
+    for reason, cause in rows:
+        if reason.startswith("<class '"):
+            assert cause is None, reason  # 2.7.1's TensorifyScalarRestartAnalysis: no break's message
+        else:
+            [word] = [w for w in EXPECTED_CAUSE if w in reason]
+            assert cause == EXPECTED_CAUSE[word], reason

@@ -173,5 +173,12 @@ def test_a_frame_run_eagerly_is_no_graph_break():
     text = (logs / "skip_in_try_2.5.1.torch_logs.txt").read_text()
     assert "Graph break: skip: from user code at:" in text and "graph_break" not in counters
     parsed = parse_torch_logs(text.splitlines())
-    assert not parsed.rows.get("compile_events") and not parsed.problems
+    assert not parsed.problems
     assert parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] == 1
+    events = parsed.rows["compile_events"]
+    # the frame's compile failed and it ran eagerly; the message is what counters["unimplemented"] counts
+    [failure] = [e for e in events if e["kind"] == "failure"]
+    assert failure["fallback"] is True and failure["reason"] in counters["unimplemented"]
+    assert failure["user_line"] == int(re.search(r'File "/tmp/ol/skip/skip\.py", line (\d+), in f', text).group(1))
+    # a skip logged this way is 2.4 to 2.7's: the log cannot tell whether it logs data-dependent branches
+    assert sorted(e["kind"] for e in events) == ["failure", "unknown_uncounted"]

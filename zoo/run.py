@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inductor_warehouse.ingest.capture_command import capture, new_folder
+from inductor_warehouse.ingest.parsers.manifest import RUN_NAME_DTYPES, RUN_NAME_MODES, run_name
 
 WORKER = Path(__file__).with_name("worker.py")
 
@@ -39,10 +40,12 @@ class ZooRun:
 
     @classmethod
     def from_name(cls, name: str) -> ZooRun:
-        parts = name.split("__")
-        if len(parts) != 4:
-            raise ValueError(f"run name {name!r} is not model__mode__dtype__variant")
-        return cls(*parts)
+        named = run_name(name)
+        if named is None:
+            raise ValueError(f"run name {name!r} is not model__mode__dtype__variant "
+                             f"(mode {'|'.join(RUN_NAME_MODES)}, dtype {'|'.join(RUN_NAME_DTYPES)})")
+        model, parts = named
+        return cls(model, str(parts["mode"]), str(parts["dtype"]), str(parts["variant"]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -55,11 +55,11 @@ if base == head:
 try:
     result = analyses.compare_releases(base, head)
 except SelectorError as e:
-    st.warning(cells.plain(e))
+    st.warning(cells.prose(e))
     st.stop()
 if not result.pairs:
     for w in result.warnings:
-        st.warning(cells.plain(w))
+        st.warning(cells.prose(w))
     if result.base_only or result.head_only:  # as `iwh compare` lists them: what each side holds instead
         st.info(cells.plain("; ".join(f"{side} only: {', '.join(keys)}" for side, keys in
                                       (("base", result.base_only), ("head", result.head_only)) if keys)))
@@ -70,10 +70,10 @@ command = f"iwh compare --base {shlex.quote(base)} --head {shlex.quote(head)} --
 regressions = result.regressions
 if regressions:  # a warning: the page's st.error means the page itself failed
     # the regressions first, then what was compared: the head-only count must not read as their subject
-    st.warning(cells.plain(f"{plural(len(regressions), 'regression')}: " + ", ".join(f"{k} {m}" for k, m in regressions)
-                           + f". Compared: {result.headline()} (`{command}` exits 1)."))
+    st.warning(cells.plain(f"{plural(len(regressions), 'regression')}: " + ", ".join(f"{k} {m}" for k, m in regressions))
+               + cells.prose(f". Compared: {result.headline()} (`{command}` exits 1)."))
 else:
-    st.success(cells.plain(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
+    st.success(cells.prose(f"No regression in {result.headline()} by `iwh compare`'s rules (`{command}` exits 0)."))
 # what changed, and where one side is unknown (NULL): `iwh compare` prints those "n/a", "base unknown"
 every = long_frame(result).to_pandas()
 changed = every[~every["verdict"].isin(["unchanged", "n/a"]) | every["how"].isin(UNKNOWN)]
@@ -127,9 +127,9 @@ notes = len(result.warnings) + len(result.notes)
 with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command and its markdown"
                  if notes else "How runs pair, the command and its markdown"):
     for w in result.warnings:
-        st.warning(cells.plain(w))
+        st.warning(cells.prose(w))
     for n in result.notes:
-        st.info(cells.plain(n))
+        st.info(cells.prose(n))
     st.caption("The sidebar filters do not apply here: base and head pick the runs, as `iwh compare --base "
                "--head` does. Runs pair by workload (model, mode, dtype, variant, batch, device, and the benchmark "
                "harness's performance or accuracy run); workloads on one side only are listed apart and never "

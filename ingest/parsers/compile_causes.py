@@ -10,7 +10,7 @@
   compile's `compilation_metrics` fail_type).
 - `origin`: where a frame's file lives: the model's own code, an installed package, torch, or the
   standard library. A breakdown; every event counts whatever its origin.
-- `cause`: graph breaks and failures by Dynamo's graph-break registry id (in the message's link since
+- `cause`: graph breaks, failures and restarts by Dynamo's graph-break registry id (in the message's link since
   2.8, else its title, else a pre-registry message mapped by ../causes/pre_registry.json);
   recompiles by the kind of guard that failed.
 """
@@ -146,10 +146,13 @@ def guard_kind(reason: str | None) -> str | None:
 
 
 def cause_of(kind: str, reason: str | None) -> tuple[str | None, str | None]:
-    """(cause_id, cause_title) of an event: a registry id for breaks and failures, a guard kind for recompiles."""
+    """(cause_id, cause_title) of an event: a registry id for breaks, failures and restarts, a guard
+    kind for recompiles."""
     if kind == "recompile":
         g = guard_kind(reason)
         return g, g
-    if kind in (GRAPH_BREAK, UNCOUNTED, "failure"):
+    # a restart's reason is the message of the break that restarted the frame's analysis
+    # (convert_frame's `restart_reasons.add(e.restart_reason ...)`); one with no message never maps
+    if kind in (GRAPH_BREAK, UNCOUNTED, "failure", "restart"):
         return break_cause(reason)
     return None, None

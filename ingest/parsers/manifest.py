@@ -2,6 +2,9 @@
 
 `model` names the run; every other scalar key becomes a label (nested values are not labels:
 they are counted and left out).
+
+A zoo run's name (`<model>__<mode>__<dtype>__<variant>`, zoo/run.py) is the same facts spelled in
+a folder's or a file's name: `run_name` reads it, for zoo/ and for runs nobody named.
 """
 
 from __future__ import annotations
@@ -36,6 +39,22 @@ def parse_manifest(data: bytes) -> Parsed:
                        "not as the run's start", severity="warning")
     parsed.facts["labels"] = labels
     return parsed
+
+
+# the zoo's words for a mode and a dtype (zoo/worker.py), which the warehouse spells workloads with
+# (views/12_workloads.sql's workload_value); a name whose parts are other words is no run name
+RUN_NAME_MODES = ("infer", "train")
+RUN_NAME_DTYPES = ("fp32", "bf16", "fp16")
+
+
+def run_name(name: str) -> tuple[str, dict[str, Label]] | None:
+    """(model, {mode, dtype, variant}) of a name of the form `<model>__<mode>__<dtype>__<variant>`,
+    else None. The model is whatever precedes the last three parts, so a model may itself hold `__`."""
+    parts = name.rsplit("__", 3)
+    if len(parts) != 4 or not all(parts) or parts[1] not in RUN_NAME_MODES or parts[2] not in RUN_NAME_DTYPES:
+        return None
+    model, mode, dtype, variant = parts
+    return model, {"mode": mode, "dtype": dtype, "variant": variant}
 
 
 def start_time(value: Label) -> str | None:

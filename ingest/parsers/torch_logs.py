@@ -24,6 +24,10 @@ Rows:
   `Graph break: from user code at:`, the user stack (the break at its last frame), then the
   exception (`exc_info`): the reason is the message of its last line, `torch._dynamo.exc.Unsupported:
   <msg>` (symbolic_convert.py's break_graph_if_unsupported), the key Dynamo counts it under.
+  A frame Dynamo skipped and ran eagerly (`Graph break: skip:`, 2.4 to 2.7; `Failed to handle graph
+  break gracefully`, `... results in a skip.` later) is no break Dynamo counts (its Unsupported goes
+  to counters["unimplemented"], convert_frame.py): a failure row with fallback, so a log of skips
+  alone still shows its logger on, with 0 breaks.
 - an `unknown_break` compile_event (trace_breaks.UNKNOWN_BREAK) per recompile, in a log of 2.5 or
   before, of a function that logged a break: those releases log a break once per user location a
   process (utils.py's graph_break_dup_warning_checker), but Dynamo counts it every time a compile
@@ -74,7 +78,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 _EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*: (.*)$")
 # a chained exception's traceback follows: the reason is the last exception's
 _CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
-_SKIP = "skip:"  # `Graph break: skip: from user code at:`, convert_frame.py 2.4 and 2.5
+_SKIP = "skip:"  # `Graph break: skip: from user code at:`, convert_frame.py 2.4 to 2.7 at least
 
 _TAGS = ("[__fusion] ", "[__graph_breaks] ", "[__recompiles] ", "[__recompiles_verbose] ", "[__cudagraphs] ")
 _CUDAGRAPH_SKIP = re.compile(r"skipping cudagraphs? due to (.*?)(?:\. Found from\s*:\s*)?$")
@@ -253,6 +257,8 @@ class _EventBuilder:
         self.frame: tuple[str, str] | None = None  # (file, function) of the frame an event is of
         self.broke: set[tuple[str, str]] = set()  # frames a break was logged in, by a release before 2.6
         self.before_2_6 = False  # a break logged the way 2.2 to 2.5 log them (its user stack below)
+        self.modern = False  # a break logged the way 2.6 and later log them
+        self.old_skip = False  # a frame skipped, logged as 2.4 to 2.7 log it: of either era
         self.recompiled: list[tuple[tuple[str, str], CompileEventRow]] = []
 
     def feed(self, key: str, tag: str, message: str, compile_id: str | None, lineno: int) -> None:
@@ -289,8 +295,13 @@ class _EventBuilder:
         self.failures = []
         self.from_stack = kind == "graph_break" and m is None
         self.in_traceback, self.exception, self.exception_done = False, None, False
-        if inline is not None and inline.group(1) == _SKIP:  # a frame that fell back to eager (2.4, 2.5)
+        if inline is not None and inline.group(1) == _SKIP:  # a frame that fell back to eager
             self.event["reason"], self.skip = None, True
+            self.old_skip = True
+        elif kind == "graph_break" and break_kind(message) is SKIPPED:  # 2.9+'s `... results in a skip.`
+            self.skip = True
+        elif kind == "graph_break" and m is not None:
+            self.modern = True  # `Graph break in user code at F:L`: 2.6 and later
         fn = _RECOMPILED.match(message) if kind == "recompile" else None
         self.frame = (m.group(1), fn.group(1)) if m and fn else None
 
@@ -344,27 +355,30 @@ class _EventBuilder:
                 self.event["reason"] = "\n".join(self.failures)
                 self.event["details"] = list(self.failures)
             event = self.event
-            if event["kind"] == "graph_break":
+            kind: str | None = event["kind"]
+            if kind == "graph_break":
                 reason = event["reason"]
-                if self.skip:
-                    event["kind"] = SKIPPED
-                elif reason is not None:
-                    event["kind"] = break_kind(reason)
-            if event["kind"] is SKIPPED:  # a frame that fell back to eager: a failure, not a graph break
+                kind = SKIPPED if self.skip else break_kind(reason) if reason is not None else kind
+            skipped = kind is SKIPPED
+            if kind is SKIPPED:
+                # a frame that fell back to eager: Dynamo counted its Unsupported as unimplemented, no
+                # graph break, and the frame's compile as failed (compilation_metrics' fail_type)
                 self.parsed.counters["torch_logs.graph_break_of_a_skipped_frame"] += 1
-            else:
-                # the frame a recompile names, the user line of a graph break
-                event["origin"] = origin(event["user_file"])
-                event["cause_id"], event["cause_title"] = cause_of(event["kind"], event["reason"])
-                if event["reason"] is None:
-                    self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
-                self.parsed.add("compile_events", event)
-                if self.frame is not None:
-                    if event["kind"] == "recompile":
-                        self.recompiled.append((self.frame, event))
-                    elif self.from_stack:
-                        self.broke.add(self.frame)
-                self.before_2_6 |= self.from_stack
+                kind, event["fallback"] = "failure", True
+            event["kind"] = kind
+            # the frame a recompile names, the user line of a graph break
+            event["origin"] = origin(event["user_file"])
+            event["cause_id"], event["cause_title"] = cause_of(kind, event["reason"])
+            if event["reason"] is None:
+                self.parsed.problem(f"{event['kind']} without a reason", self.start_line, "warning")
+            self.parsed.add("compile_events", event)
+            if self.frame is not None:
+                if event["kind"] == "recompile":
+                    self.recompiled.append((self.frame, event))
+                elif self.from_stack and not skipped:
+                    self.broke.add(self.frame)
+            # convert_frame writes a skipped frame's user stack below its first line in 2.6+ too: no era told
+            self.before_2_6 |= self.from_stack and not skipped
         self.key = None
         self.event = None
         self.failures = []
@@ -381,6 +395,12 @@ class _EventBuilder:
             self.parsed.add("compile_events", {
                 "compile_id": None, "kind": UNKNOWN_UNCOUNTED, "source": SOURCE, "user_file": None, "user_line": None,
                 "reason": "PyTorch before 2.6 logs no data-dependent branch: its uncounted breaks are not in the log"})
+        elif self.old_skip and not self.modern:
+            self.parsed.add("compile_events", {
+                "compile_id": None, "kind": UNKNOWN_UNCOUNTED, "source": SOURCE, "user_file": None, "user_line": None,
+                "reason": ("a frame skipped, logged as PyTorch 2.4 to 2.7 log it, and no break logged as 2.6 and "
+                           "later log them: PyTorch before 2.6 logs no data-dependent branch, so the log may lack "
+                           "its uncounted breaks")})
         for (file, fn), recompile in self.recompiled:
             if (file, fn) in self.broke:
                 self.parsed.add("compile_events", {

@@ -301,10 +301,12 @@ def first_written(kind: str, name: str = "") -> tuple[int, int]:
 # compile_events kinds by the fact they tell (trace_breaks.py's UNKNOWN_BREAK and UNKNOWN_UNCOUNTED
 # among them), and the trace record a release tells it by: recompiles by a recompile_reasons artifact
 # (2.5), graph breaks by compilation_metrics' restart_reasons (2.4; from 2.6 a dynamo_graph_break_reason
-# artifact each), or unknown_break rows saying why not
+# artifact each), or unknown_break rows saying why not; failures by compilation_metrics' fail_type
+# (TORCH_LOGS tell those of frames that fell back to eager: torch_logs.py)
 FACTS = (
     (frozenset({"recompile"}), ("artifact", "recompile_reasons")),
-    (frozenset({"graph_break", "uncounted_break", "unknown_break", "unknown_uncounted"}), ("compilation_metrics", "")),
+    (frozenset({"graph_break", "uncounted_break", "unknown_break", "unknown_uncounted", "failure"}),
+     ("compilation_metrics", "")),
 )
 
 

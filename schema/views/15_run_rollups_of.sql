@@ -139,8 +139,9 @@ WITH picked AS (
         count(*) FILTER (WHERE kind = 'failure' AND fallback)       AS fallbacks,
         count(*) FILTER (WHERE kind = 'restart')                    AS restarts,
         count(*) FILTER (WHERE kind = 'unknown_recompile')          AS unknown_recompiles,
-        -- the TORCH_LOGS loggers whose lines the run's logs hold: a logger seen was on
-        count(*) FILTER (WHERE source = 'torch_logs' AND kind IN ('graph_break', 'uncounted_break', 'unknown_break')) AS logged_breaks,
+        -- the TORCH_LOGS loggers whose lines the run's logs hold: a logger seen was on (graph_breaks
+        -- logs a frame that fell back to eager too: a failure, no break Dynamo counts)
+        count(*) FILTER (WHERE source = 'torch_logs' AND kind IN ('graph_break', 'uncounted_break', 'unknown_break', 'failure')) AS logged_breaks,
         count(*) FILTER (WHERE source = 'torch_logs' AND kind = 'recompile') AS logged_recompiles
     FROM compile_events
     WHERE run_key IN (SELECT run_key FROM picked)
