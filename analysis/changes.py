@@ -106,6 +106,8 @@ class SeriesReport:
     ordered_by: str
     series: dict[str, list[Row]]  # series key -> its runs, in order
     points: list[ChangePoint]
+    # the model's harness series (--metric harness): series key -> its points, changed or not
+    harness: dict[str, int] = field(default_factory=dict)
 
     def ranked(self) -> list[tuple[ChangePoint, Change]]:
         """Every change of every point, biggest effect first (Change.effect), then in series order."""
@@ -157,9 +159,11 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
                                 size=moved / (max(len(base), len(head)) or 1)))
         points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found,
                                   b.get("compiler_commit"), h.get("compiler_commit")))
+    harness: dict[str, int] = {}
     if HARNESS in metrics:
         points += _harness_changes(con, model, series_label)
-    return SeriesReport(model, series_label or "compiler version", series, points)
+        harness = _harness_series(con, model, series_label)
+    return SeriesReport(model, series_label or "compiler version", series, points, harness)
 
 
 def _harness_changes(con: Reader, model: str, series_label: str | None) -> list[ChangePoint]:
@@ -168,11 +172,26 @@ def _harness_changes(con: Reader, model: str, series_label: str | None) -> list[
     each point's samples by the metric's one rule, as HUD's numbers and `iwh compare` take them)."""
     steps: dict[tuple[str, int], ChangePoint] = {}
     for r in run_query(con, "harness/model_changes", model=model, key=series_label):
-        key = (f"{r['workload']} [suite={r['suite']} backend={r['backend']}]", r["position"])
+        key = (_harness_key(r), r["position"])
         point = steps.setdefault(key, ChangePoint(key[0], r["position"], r["before_run"], r["after_run"],
                                                   r["before_point"], r["point"]))
-        point.changes.append(Change(HARNESS, r["before"], r["after"], f"{r['metric']}: HUD {r['flag']}"))
+        # HUD flags the harness's measurements; its graph-break count is Dynamo's, judged exactly
+        who = "" if r["metric"] == "graph_breaks" else "HUD "
+        point.changes.append(Change(HARNESS, r["before"], r["after"], f"{r['metric']}: {who}{r['flag']}"))
     return list(steps.values())
+
+
+def _harness_key(r: Row) -> str:
+    return f"{r['workload']} [suite={r['suite']} backend={r['backend']}]"
+
+
+def _harness_series(con: Reader, model: str, series_label: str | None) -> dict[str, int]:
+    """The model's harness series (harness/models: a workload's record at each point) -> how many points
+    each has: a series whose steps flag nothing is a series without a change, not a missing model."""
+    points: dict[str, set[str]] = {}
+    for r in run_query(con, "harness/models", model=model, key=series_label):
+        points.setdefault(_harness_key(r), set()).add(str(r["point"]))
+    return {key: len(found) for key, found in points.items()}
 
 
 def _series(con: Reader, model: str, series_label: str | None, keys: tuple[str, ...]) -> dict[str, list[Row]]:

@@ -96,7 +96,7 @@ def compare(con: Reader, base: str, head: str, model: str | None = None,
     result = CompareResult(base=base, head=head, pairs=pairs, base_only=base_only, head_only=head_only,
                            summary=summary(pairs))
     if measured or (sets_b and sets_h):
-        result.hud = hud_summary(con, sides[0], sides[1], rules, sel_b.keys | sel_h.keys, model)
+        result.hud = hud_summary(con, sides[0], sides[1], rules, (rows[0], rows[1]), sel_b.keys | sel_h.keys, model)
     configs = configs_of(con, [groups[p.workload] for p in pairs if p.workload in common
                                for groups in (groups_b, groups_h)])
     result.warnings, result.notes = _warnings([p for p in pairs if p.workload in common], groups_b, groups_h,

@@ -93,6 +93,9 @@ class SummaryRow:
     geomean_ratio: float | None  # geomean of head/base over models where both are > 0
     regressions: int
     improvements: int
+    geomean_workloads: int = 0  # the workloads the geomean is over
+    # workloads the geomean leaves out that moved: 0 on one side only has no ratio (0 on both is no move)
+    geomean_left_out: int = 0
 
 
 def failures_of(con: Reader, runs: list[Row]) -> dict[str, list[Failure]]:
@@ -186,5 +189,7 @@ def summary(pairs: list[ModelPair]) -> list[SummaryRow]:
             geomean_ratio=math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else None,
             regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
             improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),
+            geomean_workloads=len(ratios),
+            geomean_left_out=sum(1 for b, h in numbers if b != h and not (b > 0 and h > 0)),
         ))
     return rows

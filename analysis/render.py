@@ -13,7 +13,7 @@ import polars as pl
 from inductor_warehouse.analysis.kernel_code import NORMALISED
 from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
-from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL
+from inductor_warehouse.analysis.metrics import METRICS, RATES, STRUCTURAL, SummaryRow
 from inductor_warehouse.schema import output
 from inductor_warehouse.schema.words import plural
 
@@ -68,8 +68,7 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
     """One row per metric over the workloads on both sides: totals (not for rates), the geomean of
     head/base, how many workloads regressed or improved."""
     rows = [{"metric": s.metric, "workloads": s.models, "base_total": _shown(s.metric, s.base_total),
-             "head_total": _shown(s.metric, s.head_total),
-             "geomean_ratio": None if s.geomean_ratio is None else f"{s.geomean_ratio:.3f}x",
+             "head_total": _shown(s.metric, s.head_total), "geomean_ratio": geomean_text(s),
              "regressions": s.regressions, "improvements": s.improvements}
             for s in result.summary if s.models]
     return pl.DataFrame(rows, schema={"metric": pl.String, "workloads": pl.Int64, "base_total": pl.String,
@@ -77,16 +76,25 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
                                       "regressions": pl.Int64, "improvements": pl.Int64})
 
 
+def geomean_text(s: SummaryRow) -> str | None:
+    """`1.130x`, saying how many workloads that moved it leaves out (0 on one side has no ratio), so
+    that a geomean of the rest never reads as the whole: `1.000x (1 left out: 0 on one side)`."""
+    ratio = None if s.geomean_ratio is None else f"{s.geomean_ratio:.3f}x"
+    if not s.geomean_left_out:
+        return ratio
+    return f"{ratio or 'none'} ({s.geomean_left_out} left out: 0 on one side)"
+
+
 def hud_frame(result: CompareResult) -> pl.DataFrame:
     """HUD's suite numbers on both sides (the harness rows of the compared runs) and HUD's verdict."""
     rows = [{"suite": r.suite, "ran_in": r.group or None, "metric": r.metric, "base": _shown(r.metric, r.base),
              "head": _shown(r.metric, r.head),
              "pct": percent(None if r.base in (None, 0) or r.head is None else 100.0 * (r.head - r.base) / abs(r.base)),
-             "verdict": r.verdict, "workloads": f"{r.base_workloads or 0}/{r.head_workloads or 0}"}
+             "verdict": r.verdict, "workloads": f"{r.base_workloads or 0}/{r.head_workloads or 0}", "how": r.how}
             for r in result.hud]
     return pl.DataFrame(rows, schema={"suite": pl.String, "ran_in": pl.String, "metric": pl.String, "base": pl.String,
                                       "head": pl.String, "pct": pl.String, "verdict": pl.String,
-                                      "workloads": pl.String})
+                                      "workloads": pl.String, "how": pl.String})
 
 
 def failures_frame(result: CompareResult) -> pl.DataFrame:
@@ -188,10 +196,12 @@ def render(result: CompareResult, fmt: str, diff: KernelDiff | None = None,
     failures = failures_frame(result)
     if len(failures):
         parts += [h("compile failures of a cause one side lacks (new: a regression)"), show(failures)]
-    parts += [h("summary (workloads on both sides; geomean of head/base)"), show(summary_frame(result))]
+    parts += [h("summary (workloads on both sides; geomean of head/base over those above 0 on both)"),
+              show(summary_frame(result))]
     if result.hud:
         parts += [h("benchmark harness: HUD's suite numbers of the compared runs (each workload's samples by its "
-                    "metric's one rule, then HUD's rule, one point a side; gated)"), show(hud_frame(result))]
+                    "metric's one rule, then HUD's rule; a measured number needs two samples of each workload a "
+                    "side; gated)"), show(hud_frame(result))]
     parts += [h("per workload" + (": changes only" if md else "")), show(long_frame(result, changed_only=md))]
     if result.base_only or result.head_only:
         parts.append(h("not compared (one side only)"))

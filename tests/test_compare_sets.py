@@ -82,26 +82,40 @@ def test_a_set_against_another_holding_the_same_data_passes(sets):
                for m in p["metrics"].values())
     hud = {r["metric"]: r for r in result["hud"]}
     assert hud["geomean_speedup"]["base"] == hud["geomean_speedup"]["head"] == pytest.approx(_geomean(text))
-    assert hud["geomean_speedup"]["verdict"] == "unchanged"
+    # one night a side: a suite of single measurements is judged as they are
+    assert (hud["geomean_speedup"]["verdict"], hud["geomean_speedup"]["how"]) == ("insufficient data", "n=1/1")
     # a --performance job alone: no accuracy check, so no pass rate (never a 0% that passes the gate)
     assert hud["pass_rate"]["base"] is None and hud["pass_rate"]["verdict"] == "n/a"
 
 
-def test_a_hud_regression_of_the_suite_exits_1(sets):
-    """Ten of 25 models 20% slower: HUD's geomean speedup falls past 0.95x the base, a regression by
-    HUD's rule that fails the gate; each model's single sample decides nothing on its own."""
+def test_a_hud_regression_of_the_suite_exits_1(sets, tmp_path):
+    """Ten of 25 models 20% slower, two nights a side (HUD judges a window of nights, never one night
+    against one): HUD's geomean speedup falls past 0.95x the base, a regression by HUD's rule that
+    fails the gate, as each slowed model's own two samples do; one night a side decides nothing."""
+    from inductor_warehouse.ingest.load import ingest_paths
+
     db, text, slower = sets
     b, h = _geomean(text), _geomean(slower)
     assert h < 0.95 * b
-    out = iwh(db, "--base", "nightly=2024-01-01", "--head", "nightly=2024-01-03", "--fail-on", "regression",
+    one = iwh(db, "--base", "nightly=2024-01-01", "--head", "nightly=2024-01-03", "--fail-on", "regression",
               "--format", "json")
+    assert one.returncode == 0, one.stderr
+    hud = {r["metric"]: r for r in json.loads(one.stdout)["hud"]}
+    assert (hud["geomean_speedup"]["verdict"], hud["geomean_speedup"]["how"]) == ("insufficient data", "n=1/1")
+    folders = [_set(tmp_path, f"{side}{night}", body, window=side, night=night)
+               for side, body in (("base", text), ("head", slower)) for night in ("1", "2")]
+    two = str(tmp_path / "two.duckdb")
+    assert ingest_paths(folders, two).errors == 0
+    out = iwh(two, "--base", "window=base", "--head", "window=head", "--fail-on", "regression", "--format", "json")
     assert out.returncode == 1, out.stderr
-    assert out.stderr.startswith("1 regression: huggingface [") and out.stderr.rstrip().endswith("geomean_speedup")
+    slowed = [r["name"] for r in list(csv.DictReader(text.splitlines()))[:10] if float(r["speedup"]) > 0]
+    assert out.stderr.startswith(f"{len(slowed) + 1} regressions: ") and out.stderr.rstrip().endswith("geomean_speedup")
+    assert all(f"{m} speedup" in out.stderr for m in slowed)
     hud = {r["metric"]: r for r in json.loads(out.stdout)["hud"]}
     assert (hud["geomean_speedup"]["base"], hud["geomean_speedup"]["head"]) == (pytest.approx(b), pytest.approx(h))
-    assert hud["geomean_speedup"]["verdict"] == "regression"
+    assert (hud["geomean_speedup"]["verdict"], hud["geomean_speedup"]["how"]) == ("regression", "n=2/2")
     # without the gate the same comparison exits 0, and the text says what regressed
-    plain = iwh(db, "--base", "nightly=2024-01-01", "--head", "nightly=2024-01-03")
+    plain = iwh(two, "--base", "window=base", "--head", "window=head")
     assert plain.returncode == 0 and "geomean_speedup" in plain.stdout and "regression" in plain.stdout
 
 
@@ -157,9 +171,10 @@ def test_the_exit_codes_are_documented():
 
 def test_each_set_is_a_point_of_its_own_and_changes_steps_between_nights(sets):
     """With no torch version, each night's set is a point of its own by compiler version, with its
-    own geomean (never one point of the three); by `--series nightly` a slowed model's step is HUD's
-    speedup regression, and the summary line counts the sets' series and runs, offering no kernel
-    diff of runs that compiled nothing."""
+    own geomean (never one point of the three); by `--series nightly` a slowed model's step from one
+    night to the next is a single measurement a side, which changes judges as compare does: no change
+    point, exit 0, the summary line counting the sets' series and points, offering no kernel diff of
+    runs that compiled nothing."""
     db, text, slower = sets
     out = subprocess.run([*IWH, "--db", db, "query", "harness/summary", "--format", "json"], capture_output=True,
                          text=True, timeout=120)
@@ -172,6 +187,7 @@ def test_each_set_is_a_point_of_its_own_and_changes_steps_between_nights(sets):
     out = subprocess.run([*IWH, "--db", db, "changes", "--model", model, "--series", "nightly", "--metric", "harness"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "2024-01-02  2024-01-03" in out.stdout and "speedup: HUD regression" in out.stdout
-    assert out.stderr.startswith("1 change point in 1 series of 2 runs, ordered by nightly")
+    assert "(no rows)" in out.stdout
+    assert out.stderr.startswith("0 change points in 1 series of 3 points of harness results, ordered by nightly: "
+                                 "no change")
     assert "the code of one" not in out.stderr

@@ -171,7 +171,7 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
                                                 phase_ratio), timeout)
         except QueryRefused as e:
             raise click.ClickException(str(e)) from e
-    if not report.series and not report.points:
+    if not report.series and not report.points and not report.harness:
         raise click.ClickException(f"no run of model {model!r}" + (f" with a {series_label!r} label" if series_label else "")
                                    + "; `iwh runs` lists the runs")
     ranked = report.ranked()
@@ -179,12 +179,14 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
     emit(changes_frame(report, shown, table=fmt in ("table", "markdown")), fmt)
     if fmt == "table":
         # the harness's series are its workloads' points, whose runs may have compiled nothing
-        harness = {p.series: {p.before_run, p.after_run} for p in report.points
-                   if any(c.metric == HARNESS for c in p.changes)}
-        series = set(report.series) | set(harness)
-        runs = sum(len(rs) for rs in report.series.values()) + len(set().union(*harness.values()) if harness else ())
-        click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(series), 'series', 'series')} "
-                   f"of {plural(runs, 'run')}, ordered by {report.ordered_by}; the biggest changes first", err=True)
+        series = set(report.series) | set(report.harness)
+        runs = sum(len(rs) for rs in report.series.values())
+        held = sum(report.harness.values())
+        click.echo(f"{plural(len(report.points), 'change point')} in {plural(len(series), 'series', 'series')}"
+                   + " of " + " and ".join([plural(runs, "run")] * bool(runs or not held)
+                                            + [f"{plural(held, 'point')} of harness results"] * bool(held))
+                   + f", ordered by {report.ordered_by}"
+                   + ("; the biggest changes first" if report.points else ": no change"), err=True)
         if shown is not None and len(ranked) > shown:
             click.echo(f"{plural(len(ranked) - shown, 'more change')}: --all", err=True)
         # the code of a change of the compiles' own (a harness number's runs may hold CSVs alone)

@@ -104,14 +104,16 @@ if len(failures):
 if result.hud:
     st.subheader("Benchmark harness: HUD's suite numbers")
     hud = hud_frame(result).to_pandas()
-    hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "workloads", "ran_in"]]
+    hud = hud[["suite", "metric", "base", "head", "pct", "verdict", "how", "workloads", "ran_in"]]
     st.dataframe(hud.style.apply(lambda col: col.map(COLOURS).fillna(""), subset=["verdict"]),
                  hide_index=True, width="stretch")
     st.caption("HUD's compiler dashboard numbers of each side, over the harness rows that measured the compared runs "
                "(each workload's samples by its metric's one rule: median of N speedups and compression ratios, min "
                "of N compilation latencies): pass rate, geomean speedup, mean compilation latency (s) and compression "
-               "ratio, judged by HUD's rule on one point a side (pass rate 0.9x, speedup and compression 0.95x, "
-               "compilation latency 1.15x the base). A regression here gates `iwh compare --fail-on regression` as "
+               "ratio, judged by HUD's thresholds (pass rate 0.9x, speedup and compression 0.95x, compilation "
+               "latency 1.15x the base). The pass rate is exact; a measured number is judged only where every "
+               "workload of it has two samples or more a side (how: the fewest), as a workload's are: one run "
+               "against one is insufficient data. A regression here gates `iwh compare --fail-on regression` as "
                "a workload's does.")
     chrome.show_sql("compare/harness", "compare/hud_summary")
 
