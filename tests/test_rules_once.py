@@ -4,11 +4,14 @@ the two uses part again."""
 from __future__ import annotations
 
 import re
+import tarfile
+from pathlib import PurePosixPath
 
 import duckdb
 import pytest
 
 from inductor_warehouse.ingest import sources
+from inductor_warehouse.ingest.debug_tree import compile_order, graph_folder
 from inductor_warehouse.ingest.parsers.kernel_rows import generated_row
 from inductor_warehouse.ingest.parsers.trace_records import release as trace_release
 from inductor_warehouse.schema import ddl
@@ -93,3 +96,30 @@ def test_python_orders_releases_as_the_views_do(con):
                                          [VERSIONS]).fetchall()]
     assert [v or "" for v in by_sql] == sorted((v or "" for v in VERSIONS), key=release_key)
     assert release_parts("2.6.0.dev20240915+cu124") == (2, 6, 0) and trace_release("2.13+") == (2, 13)
+
+
+def _graph_folder_names() -> set[str]:
+    names = {p.name for p in FIXTURES.rglob("*") if p.is_dir() and p.parent.name == "torchinductor"}
+    for archive in sorted((FIXTURES / "captures").glob("*.tar.xz")):
+        with tarfile.open(archive) as tar:
+            names |= {PurePosixPath(m.name).name for m in tar.getmembers()
+                      if m.isdir() and PurePosixPath(m.name).parent.name == "torchinductor"}
+    return names
+
+
+def test_graph_folder_names_are_read_in_one_place():
+    """ingest/debug_tree.py's graph_folder, which the debug tree's graphs and the empty folders'
+    (ingest/joins.py) both take their ids from, reads every real folder name as its parts say:
+    `<model>__<aot id>_<phase>_<nth>.<counter>`, or `<model>___<nth>.<counter>` with no AOT id."""
+    names = _graph_folder_names()
+    assert any("___" in n for n in names) and any("_backward_" in n for n in names)
+    for name in names:
+        model, rest = name.rsplit("__", 1)
+        parts, counter = rest.split("_"), int(rest.rsplit(".", 1)[1])
+        named = graph_folder(name)
+        assert named is not None, name
+        if len(parts) == 3:
+            assert named == (f"{parts[0]}_{parts[1]}", int(parts[0]), parts[1], counter), name
+        else:
+            assert named == (name, None, None, counter), name
+    assert graph_folder("output_code.py") is None and compile_order("a/model__0_forward_1.7")[0] == 7
