@@ -30,7 +30,7 @@ class GraphFolder(NamedTuple):
     graph_id: str  # `<aot id>_<phase>`, or the folder's name when it names no AOT id
     aot_id: int | None
     phase: str | None
-    order: int | None  # the process-wide counter: the order graphs were compiled in
+    order: int  # the process-wide counter: the order graphs were compiled in
 
 
 def graph_folder(folder: str) -> GraphFolder | None:

@@ -66,8 +66,9 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
     # a trace says which finished compiles left no code; without one, nothing says a compile was cut
     codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
     for a in sorted(arts, key=lambda a: compile_order(a.graph or "")):
-        named = graph_folder(a.graph)  # type: ignore[arg-type]
-        graph_id = named.graph_id if named else a.graph
+        folder = a.graph or ""  # an empty graph folder's artifact is named by its folder
+        named = graph_folder(folder)
+        graph_id = named.graph_id if named else folder
         if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1
