@@ -12,6 +12,7 @@ import pytest
 
 from inductor_warehouse.ingest import sources
 from inductor_warehouse.ingest.debug_tree import compile_order, graph_folder
+from inductor_warehouse.ingest.listing import in_graph_folders
 from inductor_warehouse.ingest.parsers.kernel_rows import generated_row
 from inductor_warehouse.ingest.parsers.trace_records import release as trace_release
 from inductor_warehouse.schema import ddl
@@ -99,17 +100,20 @@ def test_python_orders_releases_as_the_views_do(con):
 
 
 def _graph_folder_names() -> set[str]:
-    names = {p.name for p in FIXTURES.rglob("*") if p.is_dir() and p.parent.name == "torchinductor"}
+    """The names of every folder where the listing (ingest/listing.py) takes graph folders to be, in
+    the fixtures' debug trees and the capture archives'."""
+    names = {p.name for p in FIXTURES.rglob("*") if p.is_dir() and in_graph_folders(p)}
     for archive in sorted((FIXTURES / "captures").glob("*.tar.xz")):
         with tarfile.open(archive) as tar:
             names |= {PurePosixPath(m.name).name for m in tar.getmembers()
-                      if m.isdir() and PurePosixPath(m.name).parent.name == "torchinductor"}
+                      if m.isdir() and in_graph_folders(PurePosixPath(m.name))}
     return names
 
 
 def test_graph_folder_names_are_read_in_one_place():
     """ingest/debug_tree.py's graph_folder, which the debug tree's graphs and the empty folders'
-    (ingest/joins.py) both take their ids from, reads every real folder name as its parts say:
+    (ingest/joins.py) both take their ids from, reads the name of every real folder where the
+    listing finds graph folders (discovery, object storage and the sources alike) as its parts say:
     `<model>__<aot id>_<phase>_<nth>.<counter>`, or `<model>___<nth>.<counter>` with no AOT id."""
     names = _graph_folder_names()
     assert any("___" in n for n in names) and any("_backward_" in n for n in names)
