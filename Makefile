@@ -64,10 +64,12 @@ golden: setup
 	$(PY) -m pytest -q tests/test_queries_golden.py --update-golden
 
 # schema/current.sql, the schema a new warehouse is made with, after adding a migration; and
-# schema/read_functions.txt, the functions SQL people type may call, after a DuckDB upgrade
+# schema/read_functions.txt, the functions SQL people type may call, after a DuckDB upgrade; and
+# views/13_kernel_name_category.sql, from schema/kernel_names.py's mapping
 schema: setup
 	$(PY) -c "from inductor_warehouse.store.migrate import write_current_sql; write_current_sql()"
 	$(PY) -c "from inductor_warehouse.schema.readonly import write_read_functions; write_read_functions()"
+	$(PY) -c "from inductor_warehouse.schema.kernel_names import write_view; write_view()"
 
 # the reference pages made from the code: docs/queries.md, docs/tables.md, docs/trace_records.md
 docs: setup-core

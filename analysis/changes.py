@@ -25,7 +25,6 @@ by how far it moved; phases not judged last.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
@@ -36,6 +35,7 @@ from inductor_warehouse.analysis.metrics import EVENTS, unfinished
 from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.selectors import Selector, pair_on_param, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
+from inductor_warehouse.schema.releases import release_key
 
 IDENTITY = "kernel_identity"
 PHASE = "compile_phase"
@@ -285,12 +285,6 @@ def launch_config(row: Row, side: str) -> str:
     """`warps=8 stages=1 shared=0`: what triton/config_changes compares of one side (known parts)."""
     parts = (("warps", "num_warps"), ("stages", "num_stages"), ("shared", "shared_bytes"), ("regs", "n_regs"))
     return " ".join(f"{word}={row[f'{side}_{col}']}" for word, col in parts if row.get(f"{side}_{col}") is not None)
-
-
-def release_key(version: str | None) -> tuple[tuple[int, ...], str]:
-    """Compiler versions in release order: 2.6.0 before 2.13.0, a build's local part after its release."""
-    v = version or ""
-    return (tuple(int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]), v)
 
 
 def _by_version(r: Row) -> tuple[tuple[int, ...], str, str, str]:

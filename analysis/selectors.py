@@ -4,13 +4,13 @@ why one picks nothing, in the values that do exist."""
 from __future__ import annotations
 
 import difflib
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 
 import orjson
 
 from inductor_warehouse.analysis.canned_rows import Reader, Row, connection, run_query
+from inductor_warehouse.schema.releases import release_parts
 
 
 # selector words that name a run column; any other key is a label
@@ -126,13 +126,10 @@ def nearest_values(con: Reader, sel: Selector, model: str | None) -> str:
 
 def _nearest_versions(wanted: str, known: list[str], n: int = 5) -> list[str]:
     """Versions nearest a wanted one: most leading parts in common, then the closest next part."""
-    def parts(v: str) -> list[int]:
-        return [int(x) for x in re.findall(r"\d+", v.split("+")[0])[:3]]
-
-    want = parts(wanted)
+    want = release_parts(wanted)
 
     def distance(v: str) -> tuple[int, int, str]:
-        have = parts(v)
+        have = release_parts(v)
         common = next((i for i, (a, b) in enumerate(zip(want, have, strict=False)) if a != b), min(len(want), len(have)))
         gap = abs(want[common] - have[common]) if common < min(len(want), len(have)) else 0
         return (-common, gap, v)

@@ -7,22 +7,12 @@ import pandas as pd
 
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import cells
+from inductor_warehouse.schema.reference import unknown_when
 
-# why a run's files leave a metric of dashboard/trend_points unknown (views/20_run_metrics.sql and
-# views/15_run_rollups_of.sql say the rules)
-WHY = {
-    "fusion_rate": "no debug tree or trace log of the run holds its graphs (a profile, harness results alone)",
-    "kernels": "no file of the run holds its generated code (a profile, harness results alone)",
-    "failures": "only a TORCH_TRACE log records compile failures",
-    "graph_breaks": "no file of the run can count them (a profile, a debug tree alone, torch-spyre files, "
-                    "TORCH_LOGS without the graph_breaks logger; a trace of 2.3 or 2.4 whose restarted frame has "
-                    "no compilation_metrics)",
-    "recompiles": "no file of the run records them (a profile, a debug tree alone; a trace log of 2.3 or 2.4 "
-                  "writes no recompile record, and no TORCH_LOGS told them)",
-    "compile_s": "no file of the run records its whole compile time: no TORCH_TRACE log, a trace of 2.3 (it "
-                 "writes no compilation_metrics), or a 2.4 training run (2.4 writes no record of the backward's "
-                 "compile)",
-}
+# a metric of dashboard/trend_points -> the run_rollups column whose NULL leaves it unknown: that
+# column's comment (schema/comments.sql) says why, for the reference and for the pages alike
+UNKNOWN_OF = {"fusion_rate": "pre_fusion_nodes", "kernels": "kernel_count", "failures": "failures",
+              "graph_breaks": "graph_breaks", "recompiles": "recompiles", "compile_s": "total_s"}
 NAMED = 6  # releases listed by name: the rest are counted
 
 
@@ -40,7 +30,13 @@ def left_out(runs: pd.DataFrame, metric: str) -> str | None:
     named = "; ".join(f"{v}: {', '.join(by_version[v])}" for v in order[:NAMED])
     more = f"; and {plural(len(order) - NAMED, 'other version')}" if len(order) > NAMED else ""
     return (f"{plural(len(unknown), 'run')} ({named}{more}): "
-            f"{WHY.get(metric, 'no file of the run records it')}.")
+            f"{why(metric)}.")
+
+
+def why(metric: str) -> str:
+    """Why a run's files leave `metric` of dashboard/trend_points unknown."""
+    column = UNKNOWN_OF.get(metric)
+    return (unknown_when("run_rollups", column) if column else None) or "no file of the run records it"
 
 
 def seconds(value) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact
@@ -22,6 +23,26 @@ from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 # the pattern matcher's replacements through AOTAutograd, which cleared the name).
 GRAPH_DIR_RE = re.compile(r"^(?P<model>.+?)__(?:(?P<aot_id>\d+)_(?P<phase>inference|forward|backward))?"
                           r"_(?P<nth>\d+)\.(?P<ctr>\d+)$")
+
+
+class GraphFolder(NamedTuple):
+    """What a graph folder's name says of its graph."""
+    graph_id: str  # `<aot id>_<phase>`, or the folder's name when it names no AOT id
+    aot_id: int | None
+    phase: str | None
+    order: int  # the process-wide counter: the order graphs were compiled in
+
+
+def graph_folder(folder: str) -> GraphFolder | None:
+    """What the name of graph folder `folder` (its name, not its path) says; None when it is no graph
+    folder's name."""
+    m = GRAPH_DIR_RE.match(folder)
+    if m is None:
+        return None
+    aot_id = int(m["aot_id"]) if m["aot_id"] else None
+    return GraphFolder(f"{aot_id}_{m['phase']}" if aot_id is not None else folder, aot_id, m["phase"], int(m["ctr"]))
+
+
 # A graph folder that lacks one of these was cut short (the process was killed, a disk filled).
 REQUIRED_GRAPH_FILES = ("fx_graph_readable.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
 
@@ -38,7 +59,7 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
     for _, files in sorted(graphs.items(), key=lambda kv: compile_order(kv[0])):
         any_art = next(iter(files.values()))
         folder = any_art.path.parent.name
-        m = GRAPH_DIR_RE.match(folder)
+        named = graph_folder(folder)
         code_art = files.get("output_code.py") or files.get("output_code.cpp")
         parse = aoti_code.parse_aoti_code if code_art is not None and code_art.path.suffix == ".cpp" \
             else output_code.parse_output_code
@@ -51,8 +72,8 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
             aoti_graph = False
         aot_id = code.facts.get("aot_id") if code else None
         phase = code.facts.get("phase") if code else None
-        if aot_id is None and m and m["aot_id"]:
-            aot_id, phase = int(m["aot_id"]), m["phase"]
+        if aot_id is None and named and named.aot_id is not None:
+            aot_id, phase = named.aot_id, named.phase
         graph_id = f"{aot_id}_{phase}" if aot_id is not None and phase else folder
         ids.add(graph_id)
         if "output_code.py" in texts and code is not None and code.facts.get("aot_id") is None:
@@ -103,12 +124,12 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
                     if src.facts.get(k) is not None:
                         facts.setdefault(k, src.facts[k])
         row = graph_row(
-            graph_id, "debug_tree", phase=phase or (m.group("phase") if m else None), aot_id=aot_id, folder=folder,
+            graph_id, "debug_tree", phase=phase or (named.phase if named else None), aot_id=aot_id, folder=folder,
             pre_fusion_nodes=pre.facts.get("top_level_nodes") if pre else None,
             post_fusion_nodes=post.facts.get("top_level_nodes") if post else None,
             kernel_count=generated if code else None,
             extern_kernel_count=(len(kernels) - generated) if code else None,
-            compile_order=int(m.group("ctr")) if m else None,
+            compile_order=named.order if named else None,
             output_code_hash=reader.hashes.get(run.rel(code_art)) if code_art is not None else None,
             partitions=code.facts.get("partitions") if code else None,
             unknown_because=None if pre and post else
@@ -137,16 +158,10 @@ def _graph_texts(files: dict[str, Artifact], reader: Reader, texts: dict[str, st
     return parsed
 
 
-def folder_graph(folder: str) -> tuple[str, re.Match[str] | None]:
-    """The graph id a graph folder's name says (`<model>__<aot id>_<phase>_<n>.<counter>`), or the
-    name itself when it says none; with the name's match (None when it is no graph folder's name)."""
-    m = GRAPH_DIR_RE.match(folder)
-    return (f"{m['aot_id']}_{m['phase']}" if m and m["aot_id"] else folder), m
-
-
 def compile_order(folder: str) -> tuple[int, str]:
-    m = GRAPH_DIR_RE.match(folder.rsplit("/", 1)[-1])
-    return (int(m.group("ctr")) if m else 1 << 30, folder)
+    """A sort key of graph folders (names or paths): in the order they were compiled, others last."""
+    named = graph_folder(folder.rsplit("/", 1)[-1])
+    return (named.order if named else 1 << 30, folder)
 
 
 def _link_fusions_to_kernels(fusions: list[Row], call_buffers: list[tuple[str, list[str]]]) -> None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from inductor_warehouse.ingest.listing import Artifact, Entry, Run, Skipped, entry, sniff
+from inductor_warehouse.ingest.listing import Artifact, Entry, Run, Skipped, entry, in_graph_folders, sniff
 from inductor_warehouse.ingest.sources import Head, classify
 from inductor_warehouse.ingest.parsers import output_code, torch_trace, trace_graphs
 
@@ -66,7 +66,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> Discovery:
             for dirpath, dirnames, filenames in os.walk(p):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 files.extend(Path(dirpath, f) for f in sorted(filenames))
-                if not filenames and not dirnames and Path(dirpath).parent.name == "torchinductor":
+                if not filenames and not dirnames and in_graph_folders(Path(dirpath)):
                     files.append(Path(dirpath))  # an empty graph folder: the process died early
     runs, skipped = group(map(entry, sorted(set(files))), sniff)  # type: ignore[arg-type]
     return Discovery(runs, skipped, missing)

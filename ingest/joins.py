@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 
-from inductor_warehouse.ingest.debug_tree import compile_order, folder_graph
+from inductor_warehouse.ingest.debug_tree import compile_order, graph_folder
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact
 from inductor_warehouse.ingest.parsers import kernel_information, spyre_provenance
@@ -66,7 +66,9 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
     # a trace says which finished compiles left no code; without one, nothing says a compile was cut
     codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
     for a in sorted(arts, key=lambda a: compile_order(a.graph or "")):
-        graph_id, m = folder_graph(a.graph)  # type: ignore[arg-type]
+        folder = a.graph or ""  # an empty graph folder's artifact is named by its folder
+        named = graph_folder(folder)
+        graph_id = named.graph_id if named else folder
         if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1
@@ -82,8 +84,8 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
             counters["empty_graph_folder_of_a_finished_compile"] += 1
             take(Parsed.one("graphs", graph_row(
                 graph_id, "debug_tree", compile_id=codeless.pop(0) if codeless else None,
-                phase=m["phase"] if m else None, aot_id=int(m["aot_id"]) if m and m["aot_id"] else None, folder=a.graph,
-                kernel_count=0, extern_kernel_count=0, compile_order=int(m.group("ctr")) if m else None,
+                phase=named.phase if named else None, aot_id=named.aot_id if named else None, folder=a.graph,
+                kernel_count=0, extern_kernel_count=0, compile_order=named.order if named else None,
                 unknown_because="an empty graph folder of a compile that finished: Inductor generated no code "
                                 "for this graph (0 kernels) and wrote no IR, so its fusion counts are unknown",
             )), a)

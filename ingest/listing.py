@@ -24,6 +24,12 @@ LONG_SNIFF_BYTES = 1 << 18
 PROFILE_SNIFF_BYTES = 1 << 22
 
 
+def in_graph_folders(path: PurePath) -> bool:
+    """Whether `path` stands where Inductor puts a compile's graph folders: right in a debug tree's
+    `torchinductor/` (debug.py: one `<model>__<aot id>_<phase>_<n>.<counter>` folder a graph)."""
+    return path.parent.name == "torchinductor"
+
+
 @dataclass
 class Artifact:
     path: PurePath  # absolute (for a run in object storage: /bucket/key, a PurePosixPath)

@@ -30,7 +30,7 @@ from typing import Any
 from inductor_warehouse.ingest import archives
 from inductor_warehouse.ingest.discover import Discovery, discover, group
 from inductor_warehouse.ingest.listing import Run, Skipped, relocated, under
-from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head
+from inductor_warehouse.ingest.listing import SNIFF_BYTES, Artifact, Entry, gunzip_head, in_graph_folders
 from inductor_warehouse.ingest.reading import CHUNK
 from inductor_warehouse.store.extensions import s3_endpoint, s3_region
 
@@ -143,7 +143,7 @@ def _entries(bucket: str, prefix: str, objects: list[S3Object]) -> tuple[list[En
         path = _path(bucket, key.rstrip("/"))
         if key.endswith("/"):
             follows = i + 1 < len(objects) and objects[i + 1]["Key"].startswith(key)
-            if not follows and path.parent.name == "torchinductor":
+            if not follows and in_graph_folders(path):
                 entries.append(Entry(path, kind="folder"))
             continue
         if str(path) != f"/{bucket}/{key}":

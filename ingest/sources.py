@@ -24,7 +24,7 @@ from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.debug_tree import read_graph_folders
 from inductor_warehouse.ingest.listing import (LONG_SNIFF_BYTES, PROFILE_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry,
-                                               stored_name)
+                                               in_graph_folders, stored_name)
 from inductor_warehouse.ingest.parsers import (fusion_ir, fx_graph, fx_graph_runnable, glog, harness, kernel_information,
                                                manifest, output_code, profiler, provenance, spyre, spyre_provenance,
                                                torch_logs, torch_trace, triton_cache)
@@ -83,7 +83,7 @@ class Source:
 
 
 def _in_graph_folder(path: PurePath) -> bool:
-    return path.parent.parent.name == "torchinductor"
+    return in_graph_folders(path.parent)
 
 
 def _by_suffix(suffixes: tuple[str, ...], test: Callable[[bytes], object]) -> Sniff:
@@ -191,7 +191,7 @@ def classify(e: Entry, head: Head) -> Artifact | None:
         if source.named(f):
             return Artifact(f, source.kind, graph=f.parent.name if source.scope == GRAPH else None, size=e.size,
                             mtime=e.mtime)
-    if (f.parent.name == "torchinductor" and f.parent.parent.name.startswith("run_")) or name in KNOWN_UNREAD:
+    if (in_graph_folders(f) and f.parent.parent.name.startswith("run_")) or name in KNOWN_UNREAD:
         return Artifact(f, OTHER, size=e.size, mtime=e.mtime)  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
     if name.endswith(TRITON_STAGE_SUFFIXES) or name.startswith("__grp__"):
         return None

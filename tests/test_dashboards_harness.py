@@ -259,19 +259,6 @@ def test_runs_that_compiled_nothing_seen_read_as_unknown_not_0(harness, monkeypa
     assert any("unknown, not 0" in i.value for i in at.info)
 
 
-def test_kernels_unseen_names_every_kind_that_feeds_kernels():
-    """views/12_workloads.sql's kernels_unseen lists the artifact kinds kernels are read from: the
-    register's (ingest/sources.py), so a new such kind is not missed."""
-    import re
-
-    from inductor_warehouse.ingest.sources import SOURCES
-    from tests.test_dashboards import ROOT
-
-    view = (ROOT / "schema" / "views" / "12_workloads.sql").read_text()
-    listed = re.search(r"VIEW kernels_unseen AS.*?kind IN \(([^)]*)\)", view, re.S).group(1)
-    assert set(re.findall(r"'(\w+)'", listed)) == {s.kind for s in SOURCES if "kernels" in s.tables}
-
-
 def test_changes_page_says_what_a_model_of_harness_results_alone_is(harness, monkeypatch):
     """What changed when, for a model whose runs hold harness CSVs alone: not '0 runs', but how many
     runs hold results, and where they are charted."""

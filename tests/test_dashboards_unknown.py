@@ -14,12 +14,16 @@ import re
 import tarfile
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from inductor_warehouse.analysis.canned_rows import run_query
+from inductor_warehouse.dashboards import unknowns
 from inductor_warehouse.ingest.load import ingest_paths
-from tests.conftest import FIXTURES
+from inductor_warehouse.schema.reference import unknown_when
+from tests.conftest import FIXTURES, reader
 from tests.test_dashboards import APP, con_rows, texts, with_copy
 
 ARCHIVE = FIXTURES / "captures" / "cpu-torch2.3-2.7-old-releases.tar.xz"
@@ -181,3 +185,27 @@ def test_compare_honours_run_ids_in_the_link(old, monkeypatch):
     assert a in cmd.replace("\\", "") and b in cmd.replace("\\", "")
     at = open_page(db, "compare", monkeypatch, base="ffffffff", head=b)
     assert "picks no runs" in " ".join(w.value for w in at.warning)
+
+
+def test_an_unknown_metric_is_said_in_its_columns_words(old):
+    """unknowns.left_out says why a metric is unknown in the words of the run_rollups column whose
+    NULL leaves it unknown (schema/comments.sql, as docs/tables.md shows them): over real runs of
+    2.3 to 2.7 and a profile, the metric is unknown exactly where that column is."""
+    _, db = old
+    con = reader(db)
+    try:
+        points = {r["run_id"]: r for r in run_query(con, "dashboard/trend_points")}
+        rollups = {r["run_id"]: r for r in con.execute("SELECT r.run_id, u.* EXCLUDE (run_id) FROM runs r "
+                                                       "JOIN run_rollups u USING (run_key)").fetchdf().to_dict("records")}
+    finally:
+        con.close()
+    assert set(points) == set(rollups)
+    for metric, column in unknowns.UNKNOWN_OF.items():
+        said = unknown_when("run_rollups", column)
+        assert said and unknowns.why(metric) == said, metric
+        unknown = {run for run, p in points.items() if p[metric] is None}
+        assert unknown == {run for run, u in rollups.items() if pd.isna(u[column])}, metric
+        if unknown:
+            frame = pd.DataFrame([points[run] for run in sorted(points)])
+            assert unknowns.left_out(frame, metric).endswith(f": {said}."), metric
+    assert any(p["compile_s"] is None for p in points.values())  # the 2.3 and 2.4 training runs

@@ -6,7 +6,7 @@ each linked to its runs in the Run explorer."""
 import pandas as pd
 import streamlit as st
 
-from inductor_warehouse.analysis.changes import release_key
+from inductor_warehouse.schema.releases import release_key
 from inductor_warehouse.analysis.words import plural
 from inductor_warehouse.dashboards import cells, chrome, data, filters, state
 from inductor_warehouse.dashboards.palette import palette

@@ -13,6 +13,7 @@ import orjson
 
 from inductor_warehouse.ingest.normalize import kernel_signature, source_hash
 from inductor_warehouse.ingest.rows import CollectiveRow, Json, KernelRow, Parsed
+from inductor_warehouse.schema.kernel_names import category_of_prefix
 
 SOURCE_NODES = re.compile(r"#\s*(?:\w+ )*Source Nodes: \[(?P<nodes>.*?)\], Original ATen: \[(?P<aten>.*)\]\s*$")
 SOURCE_NODES_TAG = "Source Nodes: ["
@@ -23,10 +24,6 @@ QUOTES = "'''"
 _ODD_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks lines there too
 _HEURISTIC = re.compile(r"^@triton_heuristics\.(?P<kind>\w+)\(", re.M)
 _TRITON_PREFIX = re.compile(r"^triton_(?P<prefix>[a-z]{3})_")
-_PREFIX_CATEGORY = {
-    "poi": "pointwise", "red": "reduction", "per": "persistent_reduction", "tem": "template",
-    "for": "foreach", "spl": "split_scan",
-}
 _CPP_REDUCTION = re.compile(r"\btmp_acc\d+")
 _SIZE_HINTS = re.compile(r"size_hints=(?P<hints>\{[^}]*\}|\[[^\]]*\])")
 _META_INT = {key: re.compile(rf"'{key}': (?P<v>\d+)") for key in ("num_load", "num_store", "num_reduction")}
@@ -182,7 +179,7 @@ def _triton_category(name: str, source: str) -> str | None:
     if m:
         return m["kind"]
     m = _TRITON_PREFIX.match(name)
-    return _PREFIX_CATEGORY.get(m["prefix"]) if m else None
+    return category_of_prefix(m["prefix"]) if m else None
 
 
 def _meta_int(source: str, key: str) -> int | None:

@@ -21,6 +21,7 @@ from fnmatch import translate
 from functools import cache, lru_cache
 
 from inductor_warehouse.ingest.parsers.trace_readers import reader_of
+from inductor_warehouse.schema.releases import release_parts
 
 # record kinds whose metadata names what they hold: counted by (kind, name)
 NAMED_KINDS = frozenset({"artifact", "graph_dump", "link", "dump_file"})
@@ -275,13 +276,10 @@ def handling_of(kind: str | None, name: Hashable) -> str:
     return e.handling if e is not None else UNKNOWN
 
 
-_RELEASE = re.compile(r"^(\d+)\.(\d+)")
-
-
 def release(text: str | None) -> tuple[int, int] | None:
     """(major, minor) of a release as `2.5`, `2.4.1+cu121`, `2.13+` write it; None for anything else."""
-    m = _RELEASE.match(text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    parts = release_parts(text)
+    return (parts[0], parts[1]) if len(parts) >= 2 else None
 
 
 def release_floor(records: Iterable[tuple[str | None, Hashable]]) -> tuple[int, int] | None:

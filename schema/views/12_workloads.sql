@@ -38,24 +38,33 @@ SELECT r.run_id, r.model, r.device, r.rank, r.compiler_version, r.started_at, r.
 FROM runs r
 LEFT JOIN run_rollups u ON u.run_key = r.run_key;
 
--- harness_holders: runs that hold a benchmark harness's results (its CSVs and JSON records; kind
--- harness) and no file a compile wrote, only a manifest or files the warehouse does not read: a
--- harness job's CSVs held by a run of their own, CI's expected CSVs. Such a run measured no compile,
--- so it is no workload to pair: `iwh compare` and `iwh changes` leave it out, harness/* read its rows.
+-- harness_only(kind): an aggregate over a run's artifact kinds: whether the run holds a benchmark
+-- harness's results (its CSVs and JSON records; kind harness) and no file a compile wrote, only a
+-- manifest or files the warehouse does not read. harness_holders and run_rollups_of both ask it.
+CREATE OR REPLACE MACRO harness_only(kind) AS
+    bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other'));
+
+-- harness_holders: runs that hold a benchmark harness's results and no file a compile wrote
+-- (harness_only): a harness job's CSVs held by a run of their own, CI's expected CSVs. Such a run measured no compile, so it is no workload to pair:
+-- `iwh compare` and `iwh changes` leave it out, harness/* read its rows.
 CREATE OR REPLACE VIEW harness_holders AS
 SELECT run_id
 FROM artifacts
 WHERE run_id IN (SELECT run_id FROM artifacts WHERE kind = 'harness')
 GROUP BY run_id
-HAVING bool_and(kind IN ('harness', 'manifest', 'other'));
+HAVING harness_only(kind);
 
--- kernels_unseen: runs that hold no file Inductor's kernels are read from (the kinds that feed the
--- kernels table in ingest/sources.py: a debug tree's output code, a TORCH_TRACE log, a Spyre kernel
--- folder) and have no graph: harness_holders, a TORCH_LOGS capture or a profile alone. Whatever
+-- feeds_kernels(kind): whether an artifact of `kind` is a file Inductor's kernels are read from: the
+-- kinds that feed the kernels table in ingest/sources.py (a debug tree's output code, a TORCH_TRACE
+-- log, a Spyre kernel folder). kernels_unseen and run_rollups_of both ask it.
+CREATE OR REPLACE MACRO feeds_kernels(kind) AS kind IN ('output_code', 'torch_trace', 'spyre');
+
+-- kernels_unseen: runs that hold no file Inductor's kernels are read from (feeds_kernels) and have
+-- no graph: harness_holders, a TORCH_LOGS capture or a profile alone. Whatever
 -- they compiled, the warehouse cannot see it: their graph, kernel and extern-call counts are
 -- unknown, not 0: NULL in their rollups (views/15_run_rollups_of.sql), run_metrics and the run listings.
 CREATE OR REPLACE VIEW kernels_unseen AS
 SELECT run_id
 FROM runs
-WHERE run_id NOT IN (SELECT run_id FROM artifacts WHERE kind IN ('output_code', 'torch_trace', 'spyre'))
+WHERE run_id NOT IN (SELECT run_id FROM artifacts WHERE feeds_kernels(kind))
   AND run_id NOT IN (SELECT run_id FROM graphs);

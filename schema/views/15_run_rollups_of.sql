@@ -147,11 +147,11 @@ WITH picked AS (
     WHERE run_key IN (SELECT run_key FROM picked)
     GROUP BY run_id
 ), held AS (
-    -- what the run's files are: whether any feeds the kernels table (kernels_unseen's kinds), and
-    -- whether it holds harness results and nothing a compile wrote (harness_holders)
+    -- what the run's files are: whether any feeds the kernels table (feeds_kernels), and
+    -- whether it holds harness results and nothing a compile wrote (harness_only)
     SELECT run_id,
-           bool_or(kind IN ('output_code', 'torch_trace', 'spyre')) AS kernel_files,
-           bool_or(kind = 'harness') AND bool_and(kind IN ('harness', 'manifest', 'other')) AS harness_only,
+           bool_or(feeds_kernels(kind)) AS kernel_files,
+           harness_only(kind) AS harness_only,
            bool_or(kind = 'torch_trace') AS traced,
            bool_or(kind = 'torch_logs')  AS logged
     FROM artifacts WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id

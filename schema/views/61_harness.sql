@@ -96,6 +96,12 @@ CREATE OR REPLACE MACRO harness_point_placed(point_key, compiler_version) AS
 -- `nightly`). Any other key (a label such as variant) is computed when asked, from every row.
 CREATE OR REPLACE MACRO harness_point_keys() AS ['compiler', 'nightly'];
 
+-- harness_point_kept(point_key, runs): whether harness_models and harness_summary read a point's
+-- numbers from what the loader keeps (over every row, for a key of harness_point_keys()) rather than
+-- computing them.
+CREATE OR REPLACE MACRO harness_point_kept(point_key, runs) AS
+    runs IS NULL AND list_contains(harness_point_keys(), coalesce(point_key, 'compiler'));
+
 -- harness_models_of(point_key, runs): HUD's record, one per workload (harness_rows.workload: the model,
 -- mode, dtype, device and variant, the holding run's label, so two Inductor configs of one release
 -- stay apart) of a suite and backend at a point: its accuracy beside its speedup, latencies and
@@ -199,7 +205,7 @@ SELECT * EXCLUDE (point_key) FROM harness_records
 WHERE runs IS NULL AND harness_records.point_key = coalesce(point_key, 'compiler')
 UNION ALL BY NAME
 SELECT * FROM harness_models_of(point_key, runs, NULL, NULL)
-WHERE runs IS NOT NULL OR NOT list_contains(harness_point_keys(), coalesce(point_key, 'compiler'));
+WHERE NOT harness_point_kept(point_key, runs);
 
 -- harness_summary_of(point_key, runs): HUD's compiler dashboard, per (suite, point, mode, dtype,
 -- backend, device, variant) (torchci/lib/benchmark/compilerUtils.ts), over the group's workloads (a
@@ -254,7 +260,7 @@ SELECT * EXCLUDE (point_key) FROM harness_point_summaries
 WHERE runs IS NULL AND harness_point_summaries.point_key = coalesce(point_key, 'compiler')
 UNION ALL BY NAME
 SELECT * FROM harness_summary_of(point_key, runs, NULL, NULL)
-WHERE runs IS NOT NULL OR NOT list_contains(harness_point_keys(), coalesce(point_key, 'compiler'));
+WHERE NOT harness_point_kept(point_key, runs);
 
 -- HUD's flags of one model's metric from one point to the next (torchci's ModelPanel.tsx), used by
 -- harness/point_models and harness/model_changes: hud_accuracy_flag says 'regression' when an accuracy
