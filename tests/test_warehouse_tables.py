@@ -202,3 +202,31 @@ def test_migration_0035_counts_breaks_as_dynamo_does(tmp_path):
                            "ORDER BY ALL").fetchall() == links
     finally:
         con.close()
+
+
+def test_migration_0050_gives_restarts_their_break_s_registry_id(tmp_path):
+    """A warehouse written before 0050 kept no cause on restart rows: the migration takes the registry
+    id from the link in the restart's message (the break that restarted the analysis), as a fresh
+    ingest gives it, and leaves restarts without a link as they were."""
+    from inductor_warehouse.ingest.load import ingest_paths
+    from tests.conftest import unpack_cpu_corpora
+
+    root = unpack_cpu_corpora(tmp_path / "corpora")
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([next(root[2].glob("cpu-torch*")) / "ca", next(root[1].glob("cpu-torch*")) / "dynamic"], db)
+    restarts = "SELECT compile_id, reason, cause_id FROM compile_events WHERE kind = 'restart' ORDER BY ALL"
+    con = connect(db)
+    fresh = con.execute(restarts).fetchall()
+    linked = [r for r in fresh if "/gb/gb" in (r[1] or "")]
+    assert linked and all(r[2] == re.search(r"/gb/(gb\d+)\.html", r[1]).group(1) for r in linked)
+    con.execute("UPDATE compile_events SET cause_id = NULL, cause_title = NULL WHERE kind = 'restart'")
+    con.execute("DELETE FROM _migrations WHERE name LIKE '0050_%'")
+    con.close()
+    con = duckdb.connect(db)
+    try:
+        assert [a[:4] for a in migrate(con)] == ["0050"]
+        after = con.execute(restarts).fetchall()
+        assert [r for r in after if "/gb/gb" in (r[1] or "")] == linked
+        assert all(r[2] is None for r in after if "/gb/gb" not in (r[1] or ""))
+    finally:
+        con.close()

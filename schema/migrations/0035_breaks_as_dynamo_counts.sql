@@ -68,4 +68,4 @@ FROM (
 WHERE compile_events.rowid = o.id;
 
 UPDATE compile_events SET cause_id = nullif(regexp_extract(coalesce(reason, ''), '/gb/(gb[0-9]+)\.html', 1), '')
-WHERE kind IN ('graph_break', 'uncounted_break', 'failure');
+WHERE kind IN ('graph_break', 'uncounted_break', 'failure', 'restart');
