@@ -120,10 +120,11 @@ def failures_of(con: Reader, runs: list[Row]) -> dict[str, list[Failure]]:
 
 
 def pooled(runs: list[Row], metric: str) -> float | None:
-    """A rate of POOLED over the runs that know both its counts: the rate of their sums."""
+    """A rate of POOLED over the runs: the rate of their summed counts, each sum of the runs that know
+    it (SQL's sum(): the queries' fusion_rate(sum(pre), sum(post)))."""
     num, den, rate = POOLED[metric]
-    known = [(r[num], r[den]) for r in runs if r.get(num) is not None and r.get(den) is not None]
-    return rate(sum(n for n, _ in known), sum(d for _, d in known)) if known else None
+    nums, dens = [r[num] for r in runs if r.get(num) is not None], [r[den] for r in runs if r.get(den) is not None]
+    return rate(sum(nums), sum(dens)) if nums and dens else None
 
 
 def side_samples(runs: list[Row], metric: str) -> regress.Samples:

@@ -184,6 +184,19 @@ def test_hit_rates_and_warm_against_cold_compile_time(captures):
     res = CliRunner().invoke(cli, ["query", "cache/warm_vs_cold_compile_time", "--db", db, "--format", "json"])
     for r in json.loads(res.output):
         assert r["warm_compile_s"] < r["cold_compile_s"] and 0 < r["saved_share"] < 1
+    # each side's time is the least of its runs (min of N, as every compile time), read here with plain SQL
+    with reader(db) as con:
+        runs = con.execute("""SELECT w.workload, w.compiler_version, c.cache_temperature, t.total_s
+                              FROM run_workloads w JOIN run_cache c USING (run_id) JOIN run_compile_time t USING (run_id)
+                              WHERE c.cache_temperature IN ('cold', 'warm') AND t.total_s IS NOT NULL""").fetchall()
+    sides: dict = {}
+    for workload, version, temperature, total in runs:
+        sides.setdefault((workload, version, temperature), []).append(total)
+    rows = json.loads(res.output)
+    assert any(len(sides[(r["workload"], r["compiler_version"], "warm")]) > 1 for r in rows)
+    for r in rows:
+        for temperature in ("cold", "warm"):
+            assert r[f"{temperature}_compile_s"] == round(min(sides[(r["workload"], r["compiler_version"], temperature)]), 3)
 
 
 def test_compare_reports_hit_rates_and_will_not_gate_cold_against_warm(captures):
