@@ -28,8 +28,8 @@ phases["group"] = [f"{cells.workload_name(w)} · {cells.or_missing(v)}" for w, v
 # a group of unknown totals alone gets no bar: its known part (Dynamo's) would read as a fast compile
 whole = phases[phases["total_s"].notna()]
 st.caption(f"{shown} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')} with a total. "
-           "Each bar is the fastest run of its group (the least total compile time: min of N, the rule of every "
-           "compile time shown, `iwh compare`'s too): its exclusive phases add up to its total, Dynamo + AOT "
+           "Each bar is the fastest run of its group (the least total compile time: min of N, as every compile "
+           "time is shown, in `iwh compare` too): its exclusive phases add up to its total, Dynamo + AOT "
            "autograd + Inductor + code gen; autotune time is part of code gen.")
 missing = unknowns.left_out(data.run("dashboard/trend_points", **filters.current()), "compile_s")
 if missing:
