@@ -4,7 +4,9 @@ after of each.
 
 A series is the runs of one workload (views/12_workloads.sql: the model plus its workload labels, device
 and rank), ordered by compiler version (as releases, then build, then start time), or by a
-label such as `nightly` (its values sorted as text: dates sort as dates). Structural metrics are
+label such as `nightly` (its values sorted as text: dates sort as dates). Its points are the versions
+(or the label's values): the runs of one are samples of that point, each metric's value the one
+`iwh compare` takes of a side's runs, so a point never changes from itself. Structural metrics are
 those `compare` reports, compile failures, fallbacks to eager and restarts among them; a kernel's
 identity is its signature plus the hash of its normalised source, so a kernel renamed by its counter
 is the same kernel and one whose code changed is not. Beside a change of identities, the kernels of
@@ -31,7 +33,8 @@ from typing import TypeAlias
 
 from inductor_warehouse.analysis.kernel_diff import mark_meta_only
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, KernelChange, match_kernels
-from inductor_warehouse.analysis.metrics import EVENTS, unfinished
+from inductor_warehouse.analysis import regress
+from inductor_warehouse.analysis.metrics import EVENTS, side_samples, unfinished
 from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.selectors import Selector, pair_on_param, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
@@ -108,6 +111,8 @@ class SeriesReport:
     points: list[ChangePoint]
     # the model's harness series (--metric harness): series key -> its points, changed or not
     harness: dict[str, int] = field(default_factory=dict)
+    # series key -> how many points its runs make (a version's runs, a label value's, are one point)
+    point_counts: dict[str, int] = field(default_factory=dict)
 
     def ranked(self) -> list[tuple[ChangePoint, Change]]:
         """Every change of every point, biggest effect first (Change.effect), then in series order."""
@@ -129,28 +134,31 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
     digests = _identity_digests(con, model) if IDENTITY in metrics else {}
     at: Callable[[Row], str] = ((lambda r: str(r["labels"].get(series_label))) if series_label
                                  else (lambda r: r["compiler_version"] or "?"))
-    pairs = [(key, i, rs[i - 1], rs[i]) for key, rs in sorted(series.items()) for i in range(1, len(rs))]
+    placed = {key: _points(rs, at) for key, rs in series.items()}
+    # a step: from one point to the next, each point shown by its first run (as `compare --kernels` diffs a side's)
+    pairs = [(key, i, ps[i - 1][0], ps[i][0]) for key, ps in sorted(placed.items()) for i in range(1, len(ps))]
     others = _triton_changes(con, model, pairs) if TRITON in metrics else {}
     for (key, b_at, h_at), found in (_phase_changes(con, model, series_label, keys, phase, phase_ratio).items()
                                      if PHASE in metrics else ()):
-        # a point's runs in a row: its change shows between the last run of one point and the first of the next
         step = next(((k, i, b, h) for k, i, b, h in pairs if k == key and at(b) == b_at and at(h) == h_at), None)
         if step is not None:
             others.setdefault((step[2]["run_id"], step[3]["run_id"]), []).extend(found)
-    # (series key, position, before run, after run, metric changes, kernels changed?)
-    steps: list[tuple[str, int, Row, Row, list[Change], bool]] = []
-    known = _last_known(series, metrics)
+    # (series key, position, before point, after point, metric changes, kernels changed?)
+    steps: list[tuple[str, int, list[Row], list[Row], list[Change], bool]] = []
+    known = _last_known(placed, metrics)
     for key, i, b, h in pairs:
+        after_point = placed[key][i]
         found = [Change(m, before, after) for m in metrics if m in METRICS
-                 if (after := _sample(h, m)) is not None and (before := known[key][i - 1].get(m)) is not None
-                 and _differs(before, after)]
+                 if (after := point_value(after_point, m)) is not None
+                 and (before := known[key][i - 1].get(m)) is not None and _differs(before, after)]
         found += others.get((b["run_id"], h["run_id"]), [])
         kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
         if found or kernels_changed:
-            steps.append((key, i + 1, b, h, found, kernels_changed))
+            steps.append((key, i + 1, placed[key][i - 1], after_point, found, kernels_changed))
     points = []
     kernels: dict[str, list[Row]] = {}
-    for key, position, b, h, found, kernels_changed in steps:
+    for key, position, before_point, after_point, found, kernels_changed in steps:
+        b, h = before_point[0], after_point[0]
         if kernels_changed:
             base, head = _generated_kernels(con, b["run_id"], kernels), _generated_kernels(con, h["run_id"], kernels)
             paired = mark_meta_only(con, b["run_id"], h["run_id"], match_kernels(base, head))
@@ -158,12 +166,41 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
             found.append(Change(IDENTITY, len(base), len(head), identity_change(base, head, paired),
                                 size=moved / (max(len(base), len(head)) or 1)))
         points.append(ChangePoint(key, position, b["run_id"], h["run_id"], at(b), at(h), found,
-                                  b.get("compiler_commit"), h.get("compiler_commit")))
+                                  _commit(before_point), _commit(after_point)))
     harness: dict[str, int] = {}
     if HARNESS in metrics:
         points += _harness_changes(con, model, series_label)
         harness = _harness_series(con, model, series_label)
-    return SeriesReport(model, series_label or "compiler version", series, points, harness)
+    return SeriesReport(model, series_label or "compiler version", series, points, harness,
+                        {key: len(ps) for key, ps in placed.items()})
+
+
+def _points(runs: list[Row], at: Callable[[Row], str]) -> list[list[Row]]:
+    """A series' runs (in order) as its points: the runs of one version, or of one value of the label,
+    are samples of one point, as `iwh compare` takes a side's runs, never points of their own."""
+    out: list[list[Row]] = []
+    for r in runs:
+        if out and at(out[-1][0]) == at(r):
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
+
+
+def point_value(runs: list[Row], metric: str) -> float | None:
+    """A point's value of a structural metric by the metric's one rule, as `iwh compare` takes a side's
+    (metrics.side_samples: a rate of the summed counts, else the lower median), over the runs that
+    finished (metrics.unfinished: a run killed mid-compile is no sample); None where no run knows it."""
+    finished = [r for r in runs if not unfinished(r)]
+    samples = side_samples(finished, metric)
+    value = regress.side_value(regress.DEFAULT_RULES[metric], samples)
+    return value if isinstance(value, (int, float)) else None
+
+
+def _commit(runs: list[Row]) -> str | None:
+    """The torch build's git hash of a point, where its runs know one and agree on it."""
+    found = {r.get("compiler_commit") for r in runs}
+    return found.pop() if len(found) == 1 else None
 
 
 def _harness_changes(con: Reader, model: str, series_label: str | None) -> list[ChangePoint]:
@@ -297,22 +334,16 @@ def _by_label(label: str) -> Callable[[Row], tuple[str, str, str]]:
     return key
 
 
-def _sample(run: Row, metric: str) -> float | None:
-    """A run's value of a metric, or None where it is no sample: unknown (NULL: the run's files never
-    said it) or of a run that did not finish (compare's rule, metrics.unfinished)."""
-    return None if unfinished(run) else run.get(metric)
-
-
-def _last_known(series: dict[str, list[Row]], metrics: tuple[str, ...]) -> dict[str, list[dict[str, float]]]:
-    """Per series and position, each metric's value at the last run up to there that has one: a run
-    whose value is no sample makes no change point, and the run after it is judged against the last
-    run that had one (never against a 0 it does not have)."""
+def _last_known(placed: dict[str, list[list[Row]]], metrics: tuple[str, ...]) -> dict[str, list[dict[str, float]]]:
+    """Per series and point, each metric's value at the last point up to there that has one: a point
+    whose value is no sample makes no change point, and the point after it is judged against the last
+    point that had one (never against a 0 it does not have)."""
     out: dict[str, list[dict[str, float]]] = {}
-    for key, rs in series.items():
+    for key, ps in placed.items():
         last: dict[str, float] = {}
         out[key] = []
-        for r in rs:
-            last = {**last, **{m: v for m in metrics if m in METRICS and (v := _sample(r, m)) is not None}}
+        for p in ps:
+            last = {**last, **{m: v for m in metrics if m in METRICS and (v := point_value(p, m)) is not None}}
             out[key].append(last)
     return out
 

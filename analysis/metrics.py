@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from inductor_warehouse.analysis import regress
@@ -23,6 +24,13 @@ TIMINGS = ("compile_s", "kernel_us")
 HARNESS = ("accuracy", "speedup", "compilation_latency", "compression_ratio")
 METRICS = STRUCTURAL + TIMINGS + HARNESS
 RATES = ("fusion_rate", "fx_cache_hit_rate")  # a sum of rates means nothing: the summary shows their geomean only
+# A rate of several runs is the rate of their summed counts (schema/views/05_rates.sql: fusion_rate and
+# hit_rate of a group, as the canned queries pool them), never a median of the runs' rates: a cold run
+# and a warm one hit half the lookups. metric -> (numerator, denominator, the macro's rate of the two)
+POOLED: dict[str, tuple[str, str, Callable[[float, float], float | None]]] = {
+    "fx_cache_hit_rate": ("fx_hits", "fx_lookups", lambda hits, lookups: hits / lookups if lookups > 0 else None),
+    "fusion_rate": ("post_fusion_nodes", "pre_fusion_nodes", lambda post, pre: 1.0 - post / pre if pre > 0 else None),
+}
 UNSUMMED = RATES + HARNESS  # nor of speedups, latencies of different models, or pass/fail texts
 
 
@@ -111,9 +119,20 @@ def failures_of(con: Reader, runs: list[Row]) -> dict[str, list[Failure]]:
     return out
 
 
-def _values(runs: list[Row], metric: str) -> regress.Samples:
+def pooled(runs: list[Row], metric: str) -> float | None:
+    """A rate of POOLED over the runs: the rate of their summed counts, each sum of the runs that know
+    it (SQL's sum(): the queries' fusion_rate(sum(pre), sum(post)))."""
+    num, den, rate = POOLED[metric]
+    nums, dens = [r[num] for r in runs if r.get(num) is not None], [r[den] for r in runs if r.get(den) is not None]
+    return rate(sum(nums), sum(dens)) if nums and dens else None
+
+
+def side_samples(runs: list[Row], metric: str) -> regress.Samples:
     """A side's samples of a metric: a value a run, or, for the harness's numbers, a value a harness
-    row that measured the run (a list on the run)."""
+    row that measured the run (a list on the run); a pooled rate's one value over the runs."""
+    if metric in POOLED:
+        rate = pooled(runs, metric)
+        return [] if rate is None else [rate]
     out: list[float | str] = []  # a metric column's values: numbers, or the harness's accuracy texts
     for r in runs:
         v = r.get(metric)
@@ -135,7 +154,7 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
     stopped = [[why for r in side if (why := unfinished(r))] for side in (base, head)]
     whole = [[r for r in side if not unfinished(r)] for side in (base, head)]
     for m in METRICS:
-        vb, vh = _values(whole[0], m), _values(whole[1], m)
+        vb, vh = side_samples(whole[0], m), side_samples(whole[1], m)
         verdict, how = regress.judge(rules[m], vb, vh)
         if verdict == regress.MISSING and bool(vb) != bool(vh) and m not in HARNESS:
             # a NULL is unknown: no sample, neither a regression nor an improvement, whatever the gate

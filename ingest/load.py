@@ -22,6 +22,7 @@ import duckdb
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
+from inductor_warehouse.ingest.copies import StoredCopy
 from inductor_warehouse.ingest.listing import Run, Skipped
 from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.remote import discover_anywhere, fetched
@@ -80,8 +81,12 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
         threads = 1 if jobs > 1 and len(todo) > 1 and here else None
 
         def commit(batch: list[Loaded], threads: int | None) -> None:
-            for d, row in write.commit(writer, columns, batch, threads, now):
+            # --force stores a copy of a stored run under this ingest's names; else it is left out
+            copies: list[tuple[Loaded, StoredCopy]] | None = None if force else []
+            for d, row in write.commit(writer, columns, batch, threads, now, copies):
                 summary.refuse(d, row)
+            for d, copy in copies or ():
+                summary.leave_out(d, copy)
 
         batch: list[Loaded] = []
         data: Loaded | executors.Failed | None = None

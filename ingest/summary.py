@@ -6,6 +6,7 @@ once, and a run the warehouse refused not at all.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from inductor_warehouse.ingest.convert import Loaded
+from inductor_warehouse.ingest.copies import StoredCopy
 from inductor_warehouse.ingest.listing import Skipped
 from inductor_warehouse.schema.words import plural
 
@@ -37,6 +39,7 @@ class IngestSummary:
     run_ids: list[str] = field(default_factory=list)
     error_rows: list[dict[str, Any]] = field(default_factory=list)  # ingest_errors rows, with their run's source path
     replaced: int = 0  # runs of this ingest stored once with another of the same files (a later one, a copy)
+    copies: list[StoredCopy] = field(default_factory=list)  # runs left out: a stored run's files under other names
     # ("path", source path) and ("id", run id) -> the run of this ingest written under them
     written: dict[tuple[str, str], Loaded] = field(default_factory=dict, repr=False)
 
@@ -46,7 +49,8 @@ class IngestSummary:
         notes = ([f"{self.skipped_runs:,} unchanged, skipped"] if self.skipped_runs else []) + \
             ([f"{self.refused:,} refused by the warehouse"] if self.refused else []) + \
             ([f"{self.failed:,} failed to parse"] if self.failed else []) + \
-            ([f"{self.replaced:,} the same files as another run, stored once"] if self.replaced else [])
+            ([f"{self.replaced:,} the same files as another run, stored once"] if self.replaced else []) + \
+            ([f"{len(self.copies):,} the same files as a stored run named otherwise, not stored"] if self.copies else [])
         skipped = f" ({'; '.join(notes)})" if notes else ""
         warned = f" and {plural(self.warnings, 'warning')}" if self.warnings else ""
         return (
@@ -74,6 +78,7 @@ class IngestSummary:
         return orjson.dumps({
             "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
             "failed_runs": self.failed, "replaced_runs": self.replaced,
+            "copies_not_stored": [dataclasses.asdict(c) for c in self.copies],
             "graphs": self.graphs, "kernels": self.kernels,
             "errors": self.errors, "warnings": self.warnings, "bytes": self.bytes, "seconds": round(self.seconds, 3),
             "skipped_files": dict(self.skipped_files), "skipped_paths": self.skipped_files.paths,
@@ -87,14 +92,8 @@ class IngestSummary:
         keys = _keys(data)
         earlier = next((self.written[k] for k in keys if k in self.written), None)
         if earlier is not None:
-            self._uncount(earlier)
-            self.errors -= len(earlier.errors)
-            for e in earlier.errors:
-                self.error_rows.remove(dict(e, source_path=earlier.run["source_path"]))
-            self.counters -= earlier.counters
+            self._forget(earlier)
             self.replaced += 1
-            for k in _keys(earlier):
-                self.written.pop(k, None)
         for k in keys:
             self.written[k] = data
         self.runs += 1
@@ -114,6 +113,22 @@ class IngestSummary:
                 del self.written[k]
         self.refused += 1
         self._error(row, data.run["source_path"])
+
+    def leave_out(self, data: Loaded, copy: StoredCopy) -> None:
+        """A tallied run left out: a copy of a stored run under other names (ingest/copies.py)."""
+        self._forget(data)
+        self.copies.append(copy)
+
+    def _forget(self, data: Loaded) -> None:
+        """A tallied run that is not stored after all: neither it, its errors nor its counters count."""
+        self._uncount(data)
+        self.errors -= len(data.errors)
+        for e in data.errors:
+            self.error_rows.remove(dict(e, source_path=data.run["source_path"]))
+        self.counters -= data.counters
+        for k in _keys(data):
+            if self.written.get(k) is data:
+                del self.written[k]
 
     def fail(self, source_path: str, row: Mapping[str, Any]) -> None:
         """A run whose parse failed, `row` the error written in its place."""

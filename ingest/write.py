@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from inductor_warehouse.ingest import spill
 from inductor_warehouse.ingest.convert import Columns, Loaded
+from inductor_warehouse.ingest.copies import StoredCopy, copies_of_stored
 from inductor_warehouse.ingest.rows import IngestErrorRow, error_row
 from inductor_warehouse.schema.ddl import FACT_TABLES, LEAST_TEXTS, SHARED_REFERENCES, SHARED_TEXTS
 from inductor_warehouse.store.connection import one_row, transaction
@@ -27,10 +28,11 @@ _KEYS_PER_DELETE = 50
 
 
 def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads: int | None,
-           now: str) -> list[tuple[Loaded, IngestErrorRow]]:
+           now: str, copies: list[tuple[Loaded, StoredCopy]] | None = None) -> list[tuple[Loaded, IngestErrorRow]]:
     """Write a batch in one session; return the runs the warehouse refused, each with the error row
     written in its place. `threads`: DuckDB's threads from now on (0: its default, every core;
-    None: as they are)."""
+    None: as they are). `copies`: where the runs that copy a stored run under other names are put,
+    left out of the write (ingest/copies.py); None: they are stored, taking the stored run over."""
     refused: list[tuple[Loaded, IngestErrorRow]] = []
     try:
         with writer.session() as con:
@@ -38,15 +40,21 @@ def commit(writer: Writer, columns: Columns, batch: list[Loaded], threads: int |
                 con.execute("RESET threads")
             elif threads:
                 con.execute(f"SET threads = {threads}")
+            todo = batch
+            if copies is not None and (found := copies_of_stored(con, batch)):
+                copies.extend(found)
+                todo = [d for d in batch if all(d is not c for c, _ in found)]
+                if not todo:
+                    return refused
             try:
-                write(con, batch)
+                write(con, todo)
                 return refused
             except Exception as e:
                 _raise_if_fatal(writer, e)
-                if len(batch) == 1:
-                    refused.append((batch[0], refuse(con, columns, batch[0], e, now)))
+                if len(todo) == 1:
+                    refused.append((todo[0], refuse(con, columns, todo[0], e, now)))
                     return refused
-            for d in batch:
+            for d in todo:
                 try:
                     write(con, [d])
                 except Exception as e:

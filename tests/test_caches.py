@@ -184,6 +184,19 @@ def test_hit_rates_and_warm_against_cold_compile_time(captures):
     res = CliRunner().invoke(cli, ["query", "cache/warm_vs_cold_compile_time", "--db", db, "--format", "json"])
     for r in json.loads(res.output):
         assert r["warm_compile_s"] < r["cold_compile_s"] and 0 < r["saved_share"] < 1
+    # each side's time is the least of its runs (min of N, as every compile time), read here with plain SQL
+    with reader(db) as con:
+        runs = con.execute("""SELECT w.workload, w.compiler_version, c.cache_temperature, t.total_s
+                              FROM run_workloads w JOIN run_cache c USING (run_id) JOIN run_compile_time t USING (run_id)
+                              WHERE c.cache_temperature IN ('cold', 'warm') AND t.total_s IS NOT NULL""").fetchall()
+    sides: dict = {}
+    for workload, version, temperature, total in runs:
+        sides.setdefault((workload, version, temperature), []).append(total)
+    rows = json.loads(res.output)
+    assert any(len(sides[(r["workload"], r["compiler_version"], "warm")]) > 1 for r in rows)
+    for r in rows:
+        for temperature in ("cold", "warm"):
+            assert r[f"{temperature}_compile_s"] == round(min(sides[(r["workload"], r["compiler_version"], temperature)]), 3)
 
 
 def test_compare_reports_hit_rates_and_will_not_gate_cold_against_warm(captures):
@@ -199,3 +212,36 @@ def test_compare_reports_hit_rates_and_will_not_gate_cold_against_warm(captures)
     res = CliRunner().invoke(cli, ["compare", "--base", "cache=cold", "--head", "cache=warm", "--fail-on", "regression",
                                    "--db", db])
     assert res.exit_code == 0, res.output
+
+
+def test_compare_pools_a_sides_hit_rate_as_the_cache_query_does(captures):
+    """A side of several runs (2.13: cold, warm, warm with the AOTAutograd cache off; 2.14.1: cold and
+    warm) hits the share of its runs' FX cache lookups that hit, pooled, in `iwh compare` as in
+    cache/hit_rate_by_model_version: never the median of per-run rates (of 0 and 1: 0, -100 pp)."""
+    db, root = captures
+    want: dict[str, tuple[int, int]] = {}
+    for run in runs_under(root / "cpu"):
+        if run.name != "mlp__train__fp32__default":
+            continue
+        seen = Counter()
+        for log in (run / "trace").iterdir():
+            seen.update(outcome for (_, cache, outcome), n in counted(log_text(log)).items()
+                        if cache == "fx_graph" for _ in range(n))
+        release = "2.13" if "2.13" in run.parent.parent.name else "2.14.1"
+        hits, lookups = want.get(release, (0, 0))
+        want[release] = (hits + seen["hit"], lookups + sum(seen.values()))
+    assert sorted(want) == ["2.13", "2.14.1"] and all(h < n for h, n in want.values())
+    with reader(db) as con:
+        result = compare(con, "compiler=2.13,model=mlp,mode=train,device=cpu",
+                         "compiler=2.14.1,model=mlp,mode=train,device=cpu")
+    [pair] = result.pairs
+    assert (len(pair.base_runs), len(pair.head_runs)) == (3, 2)
+    rate = pair.metrics["fx_cache_hit_rate"]
+    assert (rate.base, rate.head) == (want["2.13"][0] / want["2.13"][1], want["2.14.1"][0] / want["2.14.1"][1])
+    res = CliRunner().invoke(cli, ["query", "cache/hit_rate_by_model_version", "--db", db, "--format", "json",
+                                   "-p", "model=mlp"])
+    import json
+
+    rows = {r["compiler_version"][:4]: r["fx_hit_rate"] for r in json.loads(res.output)
+            if r["workload"].startswith("mlp [") and "mode=train" in r["workload"] and "device=cpu" in r["workload"]}
+    assert rows == {"2.13": round(rate.base, 3), "2.14": round(rate.head, 3)}

@@ -244,3 +244,40 @@ def test_a_change_point_names_the_commits_between_the_builds(releases):
         assert p.compare_url == f"https://github.com/pytorch/pytorch/compare/{b}...{a}"
     res = CliRunner().invoke(cli, ["changes", "--model", "transformer", "--format", "csv", "--db", db])
     assert res.exit_code == 0 and "https://github.com/pytorch/pytorch/compare/" in res.stdout
+
+
+def test_runs_of_one_label_value_are_samples_of_one_point(tmp_path):
+    """With --series LABEL a point is a value of the label: group A holds the 2.6.0 and 2.13 runs of
+    ca, group B the 2.13 and 2.14.1 ones. Nothing changes inside a group (no "B -> B"
+    point), and the one step A -> B says what `iwh compare` says of the two sides: each side's
+    kernel count its lower median (counted here from output_code.py), the same in both commands."""
+    from inductor_warehouse.analysis.compare import compare
+
+    corpora = {next(p.glob("cpu-torch*")).name.removeprefix("cpu-torch"): next(p.glob("cpu-torch*"))
+               for p in unpack_cpu_corpora(tmp_path / "corpora")}
+    counted = {}
+    for group, releases in (("A", ("2.6.0", "2.13")), ("B", ("2.13", "2.14.1"))):
+        for release in releases:
+            dest = tmp_path / "groups" / f"{group}-{release}" / "ca"
+            shutil.copytree(corpora[release] / "ca", dest)
+            manifest = json.loads((dest / "manifest.json").read_text())
+            (dest / "manifest.json").write_text(json.dumps(manifest | {"grp": group}))
+            counted[(group, release)] = sum(len(KERNEL_DEF.findall(p.read_text())) for p in dest.rglob("output_code.py"))
+    db = str(tmp_path / "w.duckdb")
+    assert ingest_paths([tmp_path / "groups"], db).runs == 4
+    lower_median = {g: sorted(n for (grp, _), n in counted.items() if grp == g)[0] for g in ("A", "B")}
+    with reader(db) as con:
+        report = changes(con, "ca", "grp")
+        result = compare(con, "grp=A", "grp=B", model="ca")
+    assert {p.before_at + p.after_at for p in report.points} <= {"AB"}
+    kernels = [(c.before, c.after) for p in report.points for c in p.changes if c.metric == "kernels"]
+    [pair] = result.pairs
+    want = (lower_median["A"], lower_median["B"])
+    assert (pair.metrics["kernels"].base, pair.metrics["kernels"].head) == want
+    assert want[0] != want[1] and kernels == [want]
+    # every structural change of the step is compare's move of that metric
+    for p in report.points:
+        for c in p.changes:
+            if c.metric in pair.metrics:
+                assert (c.before, c.after) == (pair.metrics[c.metric].base, pair.metrics[c.metric].head), c.metric
+    assert all(report.point_counts[key] == 2 for key in report.series)

@@ -258,3 +258,54 @@ def test_the_demo_sets_are_made_again_from_the_captures_byte_for_byte(tmp_path):
         release = {"timm-cpu-2.13": "cpu-torch2.13", "timm-cpu-2.14.1": "cpu-torch2.14.1"}[name.split("/")[0]]
         assert sets[name] == capture[release + name[name.index("/"):]], name
     assert json.loads(sets["timm-cpu-2.13/manifest.json"]) == {"ci": "timm-cpu-2.13"}
+
+
+def test_the_kept_suite_numbers_do_not_depend_on_ingest_order(tmp_path):
+    """HUD's suite means are sums of floats: the same rows ingested in another order, in other
+    batches, with other --jobs, keep the same numbers to the last bit (each in workload order), and
+    those are the means of the harness's own CSV values."""
+    import csv
+    import math
+
+    from inductor_warehouse.ingest.load import ingest_paths
+    from tests.conftest import unpack_harness_repeats
+
+    caps, reps = unpack_harness_captures(tmp_path / "caps"), unpack_harness_repeats(tmp_path / "reps")
+    folders = [caps / "cpu-torch2.13", caps / "cpu-torch2.14.1", reps / "cpu-torch2.13", reps / "cpu-torch2.14.1"]
+    at_once, piecewise = str(tmp_path / "a.duckdb"), str(tmp_path / "b.duckdb")
+    ingest_paths(folders, at_once, jobs=1)
+    for folder in [caps / "cpu-torch2.14.1", reps / "cpu-torch2.14.1", caps / "cpu-torch2.13" / "performance" / "repvgg_a2",
+                   reps / "cpu-torch2.13", caps / "cpu-torch2.13"]:
+        ingest_paths([folder], piecewise, jobs=2)
+    sql = ("SELECT point, backend, geomean_speedup::VARCHAR, compilation_latency::VARCHAR, compression_ratio::VARCHAR, "
+           "dynamo_peak_mem::VARCHAR, geomean_speedup_all::VARCHAR FROM harness_point_summaries ORDER BY ALL")
+    kept = []
+    for db in (at_once, piecewise):
+        con = duckdb.connect(db, read_only=True)
+        kept.append(con.execute(sql).fetchall())
+        con.close()
+    assert kept[0] == kept[1]
+    # the independent reading: each model's median compression ratio of the 2.13 performance CSVs
+    # (three samples of mobilenetv2_100, one of each other model), their mean
+    ratios: dict[str, list[float]] = {}
+    for path in sorted((caps / "cpu-torch2.13").rglob("*_performance.csv")) + sorted(
+            (reps / "cpu-torch2.13").rglob("*_performance.csv")):
+        for row in csv.DictReader(path.open()):
+            ratios.setdefault(row["name"], []).append(float(row["compression_ratio"]))
+    medians = [sorted(v)[(len(v) - 1) // 2] for v in ratios.values()]
+    assert sorted(ratios) == ["deit_tiny_patch16_224.fb_in1k", "mobilenetv2_100", "repvgg_a2"]
+    assert [len(v) for _, v in sorted(ratios.items())] == [1, 3, 1]
+    stored = [float(r[4]) for r in kept[0] if r[0] == "2.13.0+cpu" and r[1] == "inductor"]
+    assert stored and math.isclose(stored[0], math.fsum(medians) / 3, rel_tol=1e-15)
+    # a warehouse that kept numbers summed in another order gets them made again by migration 0051
+    from inductor_warehouse.store.writer import Writer
+
+    con = duckdb.connect(piecewise)
+    con.execute("UPDATE harness_point_summaries SET compression_ratio = 0")
+    con.execute("DELETE FROM _migrations WHERE name = '0051_harness_means_in_workload_order'")
+    con.close()
+    with Writer(piecewise) as writer, writer.session():
+        pass
+    con = duckdb.connect(piecewise, read_only=True)
+    assert con.execute(sql).fetchall() == kept[0]
+    con.close()

@@ -37,7 +37,8 @@ EXAMPLES = 3
 @click.option("--ray-address", metavar="ADDRESS", default=None,
               help="the Ray cluster for --executor ray (HOST:PORT of its head; default: $RAY_ADDRESS, else a local Ray)")
 @click.option("--strict", is_flag=True, help="exit non-zero when any ingest error or warning is recorded")
-@click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged")
+@click.option("--force", is_flag=True, help="re-read runs even when their files are unchanged, and store a copy of a "
+                                          "stored run (the same files) under the model and labels given here")
 @click.option("--allow-empty", is_flag=True, help="exit 0 when PATHS hold nothing to ingest")
 @click.option("--verbose", "-v", is_flag=True, help=f"name every file skipped (else {EXAMPLES} for each reason)")
 @db_option
@@ -66,12 +67,15 @@ def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, 
         _report(summary, verbose)
     if summary.missing and not summary.runs and not summary.skipped_runs:
         raise click.ClickException("no such path; give a run folder, a torch_compile_debug folder or a trace log")
-    if not (summary.runs or summary.skipped_runs or summary.refused or summary.failed or allow_empty):
+    if not (summary.runs or summary.skipped_runs or summary.refused or summary.failed or summary.copies or allow_empty):
         click.echo(f"warning: nothing to ingest under {', '.join(paths)}: no {KINDS_READ} was found", err=True)
         raise click.exceptions.Exit(1)
     if strict and summary.errors:
         raise click.ClickException(f"{plural(summary.errors, 'ingest problem')} recorded (--strict fails on errors "
                                    "and warnings alike)")
+    if strict and summary.copies:
+        raise click.ClickException(f"{plural(len(summary.copies), 'run')} not stored: the same files as a stored run "
+                                   "named otherwise (--strict fails on it)")
 
 
 def skipped_lines(skipped, verbose: bool = False) -> list[str]:
@@ -136,6 +140,10 @@ def _report(summary, verbose: bool = False) -> None:
     if summary.errors > 10:
         click.echo(f"... and {summary.errors - 10:,} more: `--format json` lists every one (error_rows), "
                    "`iwh query ingest/runs_with_errors` counts them by run", err=True)
+    for c in summary.copies[:10]:
+        click.echo(f"note: {c.message()}", err=True)
+    if len(summary.copies) > 10:
+        click.echo(f"... and {len(summary.copies) - 10:,} more: `--format json` lists every one (copies_not_stored)", err=True)
     click.echo(summary.line())
 
 

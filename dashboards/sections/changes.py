@@ -51,20 +51,22 @@ st.caption(cells.plain(f"{plural(len(report.points), 'change point')} in {n_seri
                       f"{plural(runs, 'run')} of {cells.or_missing(model, 'runs without a model')}, "
                       f"ordered by {report.ordered_by} (one series per "
                       "workload: mode, dtype, variant, batch, device, rank, harness run)."))
-# a series of one run has no run before it: nothing can have changed there, nor stayed the same
-lone = [key for key, rs in report.series.items() if len(rs) < 2]
+# a series of one point (one run, or runs of one version or label value) has no point before it:
+# nothing can have changed there, nor stayed the same
+lone = [key for key in report.series if report.point_counts.get(key, 0) < 2]
 if not report.points:
     st.info("Nothing changed from run to run in any series of this model: every run has the kernels, fusion, "
             "compile failures and graph breaks of the run before it." if len(lone) < n_series else
-            cells.plain("A series needs at least two runs of one workload (its model, mode, dtype, variant, batch, "
-                        "device, rank); " + (f"each of this model's {n_series} series holds one run: "
+            cells.plain("A series needs runs of one workload (its model, mode, dtype, variant, batch, device, "
+                        "rank) at two points (versions, or values of the label); "
+                        + (f"each of this model's {n_series} series holds one point: "
                                              + ", ".join(sorted(lone)) + "." if n_series > 1 else
                                              "this model has fewer.")))
     chrome.show_sql("compare/runs", "changes/kernel_identity_digests")
     st.stop()
 
 if lone:
-    st.caption(cells.plain(f"{plural(len(lone), 'series')} of one run, nothing to compare it with: " + ", ".join(sorted(lone))))
+    st.caption(cells.plain(f"{plural(len(lone), 'series')} of one point, nothing to compare it with: " + ", ".join(sorted(lone))))
 # the points with the biggest change first (a failure, a graph break, the kernels; phase times of one
 # run a side last), each point's changes likewise
 points = sorted(report.points, key=lambda p: (min(c.effect() for c in p.changes), p.series, p.position))

@@ -24,6 +24,8 @@ TOOLTIP = {"series": "nominal", "compiler_version": "nominal", "started_at": "te
            "recompiles": "quantitative", "compile_s": "quantitative",
            "run_id": "nominal"}
 CHART_COLUMNS = [*TOOLTIP, "workload"]
+# each metric's value of a run's point (its workload at its compiler version) by the metric's one rule
+POINT_COLUMNS = {m: f"{m}_point" for m in METRICS}
 COUNTS = {"kernels", "failures", "graph_breaks", "recompiles"}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
@@ -36,9 +38,12 @@ def legend_columns(names: list[str], width_px: int = 760, char_px: float = 6.0) 
     return max(1, min(3, int(width_px // longest)))
 
 
-def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
-    """A Vega-Lite spec: each workload's median per x as a line, its runs as points to pick. The legend
-    sits under the plot (the plot keeps the column's width) and picks a workload to bring forward.
+def trend_chart(x: dict, metric: str, title: str, colour: dict, line: str | None = None) -> dict:
+    """A Vega-Lite spec: each workload's line through the value of its runs at each x by the metric's
+    one rule (the `line` column, dashboard/trend_points' `<metric>_point`: drawn as it is, never
+    aggregated again here), its runs as points to pick; without `line`, through its runs themselves
+    (each run its own x: a date). The legend sits under the plot (the plot keeps the column's width) and
+    picks a workload to bring forward.
     Written as the spec itself: Altair would validate every sorted version of every layer, on every render."""
     y = {"field": metric, "type": "quantitative", "title": title}
     if metric in COUNTS:
@@ -48,7 +53,8 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict) -> dict:
     return {"height": PLOT_HEIGHT, "autosize": {"type": "fit-x", "contains": "padding"}, "layer": [
         {"mark": {"type": "line", "strokeWidth": 2},
          "params": [{"name": "focus", "select": {"type": "point", "fields": ["series"]}, "bind": "legend"}],
-         "encoding": {"x": x, "y": {**y, "aggregate": "median"}, "color": colour,
+         # the rows come in x's order (release order): the path follows them, not x's values as text
+         "encoding": {"x": x, "y": {**y, "field": line or metric}, "color": colour, "order": {"value": None},
                       "detail": {"field": "series", "type": "nominal"},
                       "opacity": {"condition": {"param": "focus", "empty": True, "value": 0.7}, "value": 0.08}}},
         {"mark": {"type": "circle", "size": 70},
@@ -182,7 +188,11 @@ for metric, title in METRICS.items():
                    + (f"; unknown in {cells.plain(missing)}" if missing else "."))
         continue
     st.markdown(f"**{title}**")
-    event = st.vega_lite_chart(shown[CHART_COLUMNS], trend_chart(x, metric, title, colour), on_select="rerun",
+    # across versions a line joins each version's one value; across dates each run is a point of its own
+    line = POINT_COLUMNS[metric] if axis != "date" else None
+    rows = shown.sort_values(["version_rank", "started_at"]) if line else shown.sort_values("started_at")
+    event = st.vega_lite_chart(rows[CHART_COLUMNS + ([line] if line else [])], trend_chart(x, metric, title, colour, line),
+                               on_select="rerun",
                                selection_mode="pick", key=f"trend_{metric}", height="content", width="stretch")
     if missing:
         st.caption(f"Unknown, not charted: {cells.plain(missing)}")
@@ -202,5 +212,5 @@ run_id = st.selectbox("Run", list(labels), format_func=cells.labelled(labels), k
                       index=None, placeholder="pick a point above, or choose here")
 open_run_button(run_id, "trend_open")
 with st.expander(f"The {len(points):,} runs behind the charts"):
-    cells.table(points.drop(columns=["version_rank", "series"]))
+    cells.table(points.drop(columns=["version_rank", "series", *POINT_COLUMNS.values()]))
 chrome.show_sql("dashboard/trend_points")

@@ -240,13 +240,16 @@ SELECT
     CASE WHEN bool_or(checked) THEN count(*) FILTER (WHERE passed) END AS passed_workloads,
     CASE WHEN bool_or(checked) THEN count(*) FILTER (WHERE passed)::DOUBLE / count(*) END AS pass_rate,
     -- ln of a positive speedup only: DuckDB computes an aggregate's argument before its FILTER, and
-    -- a model the harness could not run has speedup 0
-    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END)) FILTER (WHERE accuracy_passed OR NOT checked)) AS geomean_speedup,
-    avg(compilation_latency) FILTER (WHERE (accuracy_passed OR NOT checked) AND compilation_latency <> 0)
-        AS compilation_latency,
-    avg(compression_ratio) FILTER (WHERE (accuracy_passed OR NOT checked) AND compression_ratio <> 0) AS compression_ratio,
-    avg(dynamo_peak_mem) FILTER (WHERE accuracy_passed OR NOT checked) AS dynamo_peak_mem,
-    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END))) AS geomean_speedup_all,
+    -- a model the harness could not run has speedup 0. Each mean sums in workload order: a float sum
+    -- in the order the rows came would differ in its last bits with the order runs were ingested
+    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END) ORDER BY workload)
+        FILTER (WHERE accuracy_passed OR NOT checked)) AS geomean_speedup,
+    avg(compilation_latency ORDER BY workload)
+        FILTER (WHERE (accuracy_passed OR NOT checked) AND compilation_latency <> 0) AS compilation_latency,
+    avg(compression_ratio ORDER BY workload)
+        FILTER (WHERE (accuracy_passed OR NOT checked) AND compression_ratio <> 0) AS compression_ratio,
+    avg(dynamo_peak_mem ORDER BY workload) FILTER (WHERE accuracy_passed OR NOT checked) AS dynamo_peak_mem,
+    exp(avg(ln(CASE WHEN speedup > 0 THEN speedup END) ORDER BY workload)) AS geomean_speedup_all,
     bool_or(checked) AS accuracy_checked,
     count(*) FILTER (WHERE accuracy IS NULL) AS workloads_without_accuracy,
     count(*) FILTER (WHERE speedup IS NULL) AS workloads_without_performance

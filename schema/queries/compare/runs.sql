@@ -15,7 +15,8 @@
 -- A NULL count is unknown (run_metrics says when): no sample of that metric, never 0.
 -- inductor_config_hash names the run's first compilation_metrics inductor_config (its JSON text is
 -- in inductor_configs: compare/inductor_configs); a text a run would repeat thousands of times.
--- fx_cache_hit_rate and cache_temperature (off, cold, warm, partial) are the view run_cache's.
+-- fx_cache_hit_rate and cache_temperature (off, cold, warm, partial) are the view run_cache's, with the
+-- FX cache's hits and lookups a side's rate pools (analysis/metrics.py POOLED).
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13.0+cpu, 2.13.0 or 2.13
 -- @param run VARCHAR run id or a prefix of it
 -- @param device VARCHAR device
@@ -50,7 +51,8 @@ SELECT
     p.graph_breaks, p.uncounted_breaks, p.recompiles,
     p.failures, p.fallbacks, p.restarts,
     CASE WHEN u.compile_records > 0 THEN u.total_s END AS compile_s,
-    u.compiled_kernel_us AS kernel_us, u.inductor_config_hash, rc.fx_hit_rate AS fx_cache_hit_rate, rc.cache_temperature,
+    u.compiled_kernel_us AS kernel_us, u.inductor_config_hash, rc.fx_hit_rate AS fx_cache_hit_rate,
+    rc.fx_hits, rc.fx_lookups, rc.cache_temperature,
     hh.run_id IS NOT NULL AS harness_only,
     -- a harness holder's rows are a sample whatever its job's exit: HUD reads a model's timeout from them
     CASE WHEN hh.run_id IS NULL THEN run_unfinished(p.labels) END AS unfinished

@@ -2,8 +2,9 @@
 -- @internal used by the Trends page
 -- A run's suite is its `suite` label, else the suite of the benchmark-harness rows that measured it
 -- (harness_links); a suite's series is one a device. At each point (a compiler version, or a day of started_at with axis=date) each
--- workload of the suite has its median kernels, fusion rate and compile time (s) over its runs there
--- (views/20_run_metrics.sql, run_compile_time), and the suite its geomean over the workloads with a
+-- workload of the suite has one value a metric over its runs there, by the metric's one rule
+-- (views/06_point_values.sql): kernels their lower median, fusion rate that of their summed nodes, compile
+-- time (s) the least (views/20_run_metrics.sql, run_compile_time), and the suite its geomean over the workloads with a
 -- value above 0 (geomean, workloads). A workload's step is its value over its value at the suite's
 -- point before (the previous point where it was measured), the suite's step the geomean of those;
 -- outlier = |ln(step / suite step)|: how far a workload moved against its suite (the biggest first).
@@ -19,21 +20,26 @@ WITH linked_suite AS (
 ), runs_ AS (
     SELECT m.run_id, m.workload, coalesce(m.labels ->> 'suite', s.suite) AS suite, m.device,
            CASE WHEN $axis = 'date' THEN strftime(m.started_at, '%Y-%m-%d') ELSE m.compiler_version END AS point,
-           m.kernel_count::DOUBLE AS kernels, m.fusion_rate, c.total_s AS compile_s
+           m.kernel_count::DOUBLE AS kernels, m.pre_fusion_nodes, m.post_fusion_nodes, c.total_s AS compile_s
     FROM run_metrics m
     JOIN picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices,
                      'labels': $labels}) p USING (run_id)
     LEFT JOIN linked_suite s USING (run_id)
     LEFT JOIN run_compile_time c USING (run_id)
     WHERE m.run_id NOT IN (SELECT run_id FROM harness_holders)
-), per_workload AS (
-    SELECT suite, device, point, workload, metric, median(value) AS value
+), per_point AS (
+    SELECT suite, device, point, workload, count_of_runs(kernels) AS kernels,
+           fusion_rate(sum(pre_fusion_nodes), sum(post_fusion_nodes)) AS fusion_rate, time_of_runs(compile_s) AS compile_s
     FROM runs_
+    WHERE suite IS NOT NULL AND point IS NOT NULL
+    GROUP BY suite, device, point, workload
+), per_workload AS (
+    SELECT suite, device, point, workload, metric, value
+    FROM per_point
     CROSS JOIN (VALUES ('kernels'), ('fusion_rate'), ('compile_s')) t(metric)
     CROSS JOIN LATERAL (SELECT CASE metric WHEN 'kernels' THEN kernels WHEN 'fusion_rate' THEN fusion_rate
                                            ELSE compile_s END AS value)
-    WHERE suite IS NOT NULL AND point IS NOT NULL AND value IS NOT NULL
-    GROUP BY suite, device, point, workload, metric
+    WHERE value IS NOT NULL
 ), ordered AS (
     SELECT *, dense_rank() OVER (PARTITION BY suite, device ORDER BY CASE WHEN $axis = 'date' THEN NULL ELSE version_key(point) END,
                                                              point) AS n

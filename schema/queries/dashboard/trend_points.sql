@@ -3,7 +3,10 @@
 -- fusion_rate, kernels and the compile events as in views/20_run_metrics.sql (NULL where the run's files
 -- never said them: no point of the chart, never a 0; graph_breaks and recompiles as Dynamo counts them,
 -- every frame's; uncounted_breaks apart); compile_s is total_s of the
--- view run_compile_time. A trend's series is a workload (views/12_workloads.sql).
+-- view run_compile_time. A trend's series is a workload (views/12_workloads.sql). Each `<metric>_point`
+-- is the value of the run's point (its workload at its compiler version) by the metric's one rule
+-- (views/06_point_values.sql: compile time the least of the point's runs, a count their lower
+-- median, fusion rate that of their summed nodes): what the Trends page draws its lines through.
 -- `version_rank` orders versions as releases.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
@@ -29,10 +32,17 @@ SELECT
     m.recompiles,
     li.failures,
     m.fallbacks,
-    round(c.total_s, 3)                         AS compile_s
+    round(c.total_s, 3)                         AS compile_s,
+    round(fusion_rate(sum(m.pre_fusion_nodes) OVER pt, sum(m.post_fusion_nodes) OVER pt), 4) AS fusion_rate_point,
+    count_of_runs(li.kernels) OVER pt           AS kernels_point,
+    count_of_runs(li.failures) OVER pt          AS failures_point,
+    count_of_runs(m.graph_breaks) OVER pt       AS graph_breaks_point,
+    count_of_runs(m.recompiles) OVER pt         AS recompiles_point,
+    round(time_of_runs(c.total_s) OVER pt, 3)   AS compile_s_point
 FROM run_metrics m
 JOIN picked p USING (run_id)
 JOIN run_listing li USING (run_id)  -- kernels NULL where the run holds nothing they are read from
 LEFT JOIN run_compile_time c USING (run_id)
+WINDOW pt AS (PARTITION BY m.workload, m.compiler_version)
 ORDER BY m.started_at DESC NULLS LAST, m.model, m.workload, m.compiler_version, m.run_id
 LIMIT $limit;
