@@ -129,7 +129,7 @@ def compare_command(ctx, base, head, model, show_kernels, show_code, show_meta, 
                                  "  iwh changes --model mlp --series variant --metric kernels --format csv\n"
                                  "  iwh changes --model deit_tiny_patch16_224.fb_in1k --metric compile_phase --phase codegen\n"
                                  "  iwh changes --model mobilenetv2_100 --series variant --metric triton_config\n"
-                                 "  iwh changes --model mobilenetv2_100 --series ci --metric harness")
+                                 "  iwh changes --model mobilenetv2_100 --metric harness")
 @click.option("--model", required=True, help="the model whose runs form the series")
 @click.option("--series", "series_label", metavar="LABEL",
               help="order the runs by this label's value (e.g. nightly) [default: by compiler version]")
