@@ -178,7 +178,9 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
     stopped = [[why for r in side if (why := unfinished(r))] for side in (base, head)]
     whole = [[r for r in side if not unfinished(r)] for side in (base, head)]
     for m in METRICS:
-        kinds, sides, left = (None, None), whole, ([], [])
+        kinds: tuple[str | None, str | None] = (None, None)
+        left: tuple[list[str], list[str]] = ([], [])
+        sides = whole
         if m in COMPILE_TIMES:  # a side's compile times are those of its runs of one cache kind
             (kb, rb, lb), (kh, rh, lh) = of_one_kind(whole[0], m), of_one_kind(whole[1], m)
             kinds, sides, left = (kb, kh), [rb, rh], (lb, lh)

@@ -6,7 +6,8 @@
 --   time_of_runs(seconds)  a measured time: the least, min of N (noise only adds time)
 --   compile_time_of_point(seconds, cache_temperature)
 --                          compile time: the least of the point's runs of one cache kind, the most
---                          compiled it has (compile_kind; compile_cache_of_point names it)
+--                          compiled it has (compile_kind; compile_cache_of_point names it;
+--                          analysis/metrics.py's of_one_kind for `iwh compare`)
 --   count_of_runs(n)       a count (kernels, graph breaks, failures): the lower median, an observed value
 --   a rate                 of the runs' summed counts (05_rates.sql: fusion_rate(sum(pre), sum(post)),
 --                          hit_rate(sum(hits), sum(lookups))), never a median of the runs' rates
