@@ -127,8 +127,8 @@ def _warnings(pairs: list[ModelPair], groups_b: Groups, groups_h: Groups, sel_b:
     if uncomparable:
         warnings.append(f"compile time is not gated for {len(uncomparable)} of {len(pairs)} models (e.g. "
                         f"{uncomparable[0]}: {pairs[[p.key for p in pairs].index(uncomparable[0])].metrics['compile_s'].how}):"
-                        " one side compiled with a cold cache and the other loaded from a warm one, so their "
-                        "compile times measure caches, not compilers; compare cold runs with cold runs")
+                        " one side's runs compiled (caches off or cold) and the other's loaded graphs from a warm "
+                        "cache, so their compile times measure caches, not compilers; compare cold runs with cold runs")
     changed: Counter[str] = Counter()
     added: Counter[str] = Counter()
     removed: Counter[str] = Counter()

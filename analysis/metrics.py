@@ -32,6 +32,11 @@ POOLED: dict[str, tuple[str, str, Callable[[float, float], float | None]]] = {
     "fusion_rate": ("post_fusion_nodes", "pre_fusion_nodes", lambda post, pre: 1.0 - post / pre if pre > 0 else None),
 }
 UNSUMMED = RATES + HARNESS  # nor of speedups, latencies of different models, or pass/fail texts
+# compile times, whose samples are a side's runs of one cache kind (of_one_kind)
+COMPILE_TIMES = ("compile_s", "compilation_latency")
+# what a run's compile time measures (views/06_point_values.sql's compile_kind), the most compiled first:
+# caches off or cold, some graphs loaded, every graph loaded from the caches
+CACHE_KINDS = ("compiled", "partial", "warm")
 
 
 @dataclass
@@ -146,22 +151,49 @@ def _shown_value(rule: regress.Rule, values: regress.Samples) -> float | str | N
     return regress.side_value(rule, values)
 
 
+def compile_kind(temperature: str | None) -> str:
+    """How a run met the caches, for its compile time (views/06_point_values.sql's compile_kind)."""
+    return temperature if temperature in ("partial", "warm") else "compiled"
+
+
+def of_one_kind(runs: list[Row], metric: str) -> tuple[str | None, list[Row], list[str]]:
+    """A side's (or a point's) runs whose compile times are its samples: those of its most compiled
+    cache kind, as compile_time_of_point takes them in SQL: the kind (None where no run has a time),
+    those runs, and the kinds of the timed runs left out. A warm run loads what a cold one compiles."""
+    timed = [r for r in runs if r.get(metric) is not None]
+    kinds = [compile_kind(r.get("cache_temperature")) for r in timed]
+    kind = next((k for k in CACHE_KINDS if k in kinds), None)
+    return (kind, [r for r, k in zip(timed, kinds, strict=True) if k == kind],
+            [k for k in kinds if k != kind])
+
+
+def _left_out(side: str, kinds: list[str]) -> str:
+    return f"{side}: {len(kinds)} {'/'.join(sorted(set(kinds)))} run{'s' if len(kinds) > 1 else ''} left out" if kinds else ""
+
+
 def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str, regress.Rule],
                failures: dict[str, list[Failure]]) -> ModelPair:
     metrics = {}
-    temperatures = (_temperatures(base), _temperatures(head))
     # a run killed mid-compile made part of what the compiler makes: no sample of it
     stopped = [[why for r in side if (why := unfinished(r))] for side in (base, head)]
     whole = [[r for r in side if not unfinished(r)] for side in (base, head)]
     for m in METRICS:
-        vb, vh = side_samples(whole[0], m), side_samples(whole[1], m)
+        kinds: tuple[str | None, str | None] = (None, None)
+        left: tuple[list[str], list[str]] = ([], [])
+        sides = whole
+        if m in COMPILE_TIMES:  # a side's compile times are those of its runs of one cache kind
+            (kb, rb, lb), (kh, rh, lh) = of_one_kind(whole[0], m), of_one_kind(whole[1], m)
+            kinds, sides, left = (kb, kh), [rb, rh], (lb, lh)
+        vb, vh = side_samples(sides[0], m), side_samples(sides[1], m)
         verdict, how = regress.judge(rules[m], vb, vh)
         if verdict == regress.MISSING and bool(vb) != bool(vh) and m not in HARNESS:
             # a NULL is unknown: no sample, neither a regression nor an improvement, whatever the gate
             how = f"{'head' if vb else 'base'} unknown"
-        if m in ("compile_s", "compilation_latency") and vb and vh and temperatures[0] != temperatures[1]:
+        if vb and vh and kinds[0] != kinds[1]:
             # a warm cache loads what a cold one compiles: a difference of caches, not of compilers
-            verdict, how = regress.NOT_COMPARABLE, f"caches {'/'.join(temperatures[0])} vs {'/'.join(temperatures[1])}"
+            verdict, how = regress.NOT_COMPARABLE, f"caches {kinds[0]} vs {kinds[1]}"
+        elif vb and vh and (notes := [n for n in (_left_out("base", left[0]), _left_out("head", left[1])) if n]):
+            how = "; ".join([how, *notes]) if how else "; ".join(notes)
         metrics[m] = MetricDelta(m, _shown_value(rules[m], vb), _shown_value(rules[m], vh), verdict, how)
     # a failure of a cause the base never had is new, whatever the counts say
     found = [[f for r in side for f in failures.get(r["run_id"], ())] for side in (base, head)]
@@ -185,13 +217,6 @@ def unfinished(run: Row) -> str | None:
     counts (its failures) are a sample like any other; so are a harness holder's rows."""
     why = run.get("unfinished")
     return str(why) if why else None
-
-
-def _temperatures(runs: list[Row]) -> tuple[str, ...]:
-    """How a side's runs met the caches: "compiled" (caches off, or cold: every graph compiled),
-    "warm" (every lookup hit), "partial". Compile times compare only between sides of the same."""
-    seen: set[str | None] = {r.get("cache_temperature") for r in runs}
-    return tuple(sorted({"compiled" if t is None or t in ("off", "cold") else t for t in seen}))
 
 
 def summary(pairs: list[ModelPair]) -> list[SummaryRow]:

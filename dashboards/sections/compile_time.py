@@ -23,14 +23,25 @@ if phases.empty:
 
 total = int(phases["total"].max())
 shown = f"{plural(len(phases), 'group')} of {total:,} on this page" if total > len(phases) else plural(total, "group")
-phases["group"] = [f"{cells.workload_name(w)} · {cells.or_missing(v)}" for w, v in
-                   zip(phases["workload"], phases["compiler_version"], strict=True)]
+# a group of no compiled run says what its bar is: the cache load of its warm runs
+phases["group"] = [f"{cells.workload_name(w)} · {cells.or_missing(v)}" + ("" if c == "compiled" else f" ({c} cache)")
+                   for w, v, c in zip(phases["workload"], phases["compiler_version"], phases["cache"], strict=True)]
 # a group of unknown totals alone gets no bar: its known part (Dynamo's) would read as a fast compile
 whole = phases[phases["total_s"].notna()]
-st.caption(f"{shown} (workload × compiler version) from {plural(int(phases['runs'].sum()), 'run')} with a total. "
-           "Each bar is the fastest run of its group (the least total compile time: min of N, as every compile "
-           "time is shown, in `iwh compare` too): its exclusive phases add up to its total, Dynamo + AOT "
-           "autograd + Inductor + code gen; autotune time is part of code gen.")
+timed = int(phases["runs"].sum() + phases["other_runs"].sum())
+st.caption(f"{shown} (workload × compiler version) from {plural(timed, 'run')} with a total. "
+           "Each bar is the fastest of its group's compiled runs, caches off or cold (the least total compile time: "
+           "min of N, as every compile time is shown, in `iwh compare` too): its exclusive phases add up to its "
+           "total, Dynamo + AOT autograd + Inductor + code gen; autotune time is part of code gen.")
+loaded = phases[phases["other_runs"] > 0]
+if len(loaded):
+    st.caption(f"**Runs that loaded from a warm cache are left out** of {plural(len(loaded), 'group')} with compiled "
+               f"runs ({plural(int(loaded['other_runs'].sum()), 'run')}: *timed runs* reads 1 of 2): loading compiled "
+               f"graphs is not compiling them. `cache/warm_vs_cold_compile_time` compares the two.")
+alone = phases[phases["cache"] != "compiled"]
+if len(alone):
+    st.caption(f"{plural(len(alone), 'group')} of no compiled run show their warm runs' cache load, marked so: "
+               + cells.plain(", ".join(alone["group"])))
 missing = unknowns.left_out(data.run("dashboard/trend_points", **filters.current()), "compile_s")
 if missing:
     partial = phases.loc[phases["total_s"].isna(), "group"].tolist()
@@ -61,6 +72,9 @@ if len(charted):
 # the group's name holds the workload, its device and the version: the phases fit at 1280 px
 table = phases.drop(columns=[c for c in ("model", "workload", "compiler_version", "device", "frames", "total") if c in phases])
 table = table.dropna(axis="columns", how="all")  # a part no run in view reports (autotune on the CPU)
+# the kind is in the group's name and the runs left out in the runs' cell: the phases fit at 1280 px
+table["runs"] = [f"{n}" + (f" of {n + o}" if o else "") for n, o in zip(table["runs"], table["other_runs"], strict=True)]
+table = table.drop(columns=["cache", "other_runs"])
 # short headers (the full names in their tooltips and in the query's CSV): the phases fit at 1280 px
 SHORT = {"total_s": "total s", "dynamo_s": "Dynamo", "aot_s": "AOT", "inductor_s": "Inductor", "code_gen_s": "code gen",
          "autotune_s": "autotune", "cxx_triton_compile_s": "C++/Triton"}
@@ -69,7 +83,11 @@ table["total_s"] = [unknowns.seconds(v) for v in table["total_s"]]
 cells.table(table[["group", *[c for c in table.columns if c != "group"]]],
            column_config={"group": st.column_config.TextColumn("workload · compiler", width="medium"),
                           "fastest_run_id": st.column_config.TextColumn("fastest run", width="small"),
-                          "runs": st.column_config.NumberColumn("timed runs", help="runs of the group with a known total"),
+                          "runs": st.column_config.TextColumn(
+                              "timed runs", alignment="right",
+                              help="runs of the group with a known total, compiled ones (caches off or cold) where "
+                                   "it has any; '1 of 2': one of two timed runs, the other of another cache kind "
+                                   "(loaded from a warm cache) left out"),
                           **{c: st.column_config.TextColumn(label, alignment="right", help=f"{c}: seconds")
                              for c, label in SHORT.items() if c in table}})
 chrome.pager(total, PAGE, "compile_time_page")

@@ -21,7 +21,7 @@ METRICS = {
 TOOLTIP = {"series": "nominal", "compiler_version": "nominal", "started_at": "temporal",
            "fusion_rate": "quantitative", "kernels": "quantitative", "failures": "quantitative",
            "fallbacks": "quantitative", "graph_breaks": "quantitative", "uncounted_breaks": "quantitative",
-           "recompiles": "quantitative", "compile_s": "quantitative",
+           "recompiles": "quantitative", "compile_s": "quantitative", "cache": "nominal",
            "run_id": "nominal"}
 CHART_COLUMNS = [*TOOLTIP, "workload"]
 # each metric's value of a run's point (its workload at its compiler version) by the metric's one rule
@@ -65,6 +65,24 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict, line: str | None
     ]}
 
 
+def cache_note(rows, lines: bool) -> str:
+    """What the compile time chart's lines go through, and which of its points are cache loads."""
+    loaded = rows[rows["cache"] != "compiled"]
+    text = ("Each line goes through the least compile time of its point's compiled runs (caches off or cold), "
+            "as `iwh compare` takes it: a run that loaded its graphs from a warm cache measured loading, not "
+            "compiling (the *cache* of a point's tooltip)." if lines else
+            "A run that loaded its graphs from a warm cache measured loading, not compiling (the *cache* of a "
+            "point's tooltip).")
+    if loaded.empty:
+        return text
+    text += f" {plural(len(loaded), 'run')} charted loaded from a warm cache"
+    alone = rows[rows["compile_cache_point"] != "compiled"].drop_duplicates(["series", "compiler_version"])
+    if lines and len(alone):
+        names = ", ".join(f"{s} · {v}" for s, v in zip(alone["series"], alone["compiler_version"], strict=True))
+        return text + f"; where a point has no compiled run its line goes through its warm runs: {cells.plain(names)}."
+    return text + (": each is a point off its line." if lines else ".")
+
+
 VIEWS = {"each workload": None, "a suite (geomean)": "suite"}
 SUITE_METRICS = {"kernels": "Generated kernels (geomean a workload)", "fusion_rate": "Fusion rate (geomean)",
                  "compile_s": "Compile time, s (geomean a workload)"}
@@ -102,6 +120,14 @@ def suite_view(axis: str) -> None:
                                                "tooltip": [{"field": "point"}, {"field": "geomean", "format": ".4~f"},
                                                            {"field": "workloads"}]}},
                            width="stretch", key=f"suite_trend_{metric}")
+        if metric == "compile_s":
+            loaded = rows[(rows["metric"] == metric) & (rows["cache"] != "compiled")]
+            st.caption("A workload's compile time at a point is the least of its compiled runs there (caches off "
+                       "or cold): a run that loaded its graphs from a warm cache measured loading, not compiling."
+                       + (" Of warm-cache runs alone, with no step to or from them: "
+                          + cells.plain(", ".join(f"{cells.workload_name(w)} · {p}" for w, p in
+                                                  zip(loaded["workload"], loaded["point"], strict=True))) + "."
+                          if len(loaded) else ""))
         moved = rows[(rows["metric"] == metric) & (rows["outlier"] > 0)].nlargest(OUTLIERS, "outlier")
         if len(moved):
             cells.table(moved.assign(workload=[cells.workload_name(w) for w in moved["workload"]])[
@@ -196,6 +222,8 @@ for metric, title in METRICS.items():
                                selection_mode="pick", key=f"trend_{metric}", height="content", width="stretch")
     if missing:
         st.caption(f"Unknown, not charted: {cells.plain(missing)}")
+    if metric == "compile_s":
+        st.caption(cache_note(rows, line is not None))
     chosen_points = (event.selection.get("pick") or []) if event else []
     if chosen_points and chosen_points[0].get("run_id"):
         picked = chosen_points[0]["run_id"]
@@ -212,5 +240,5 @@ run_id = st.selectbox("Run", list(labels), format_func=cells.labelled(labels), k
                       index=None, placeholder="pick a point above, or choose here")
 open_run_button(run_id, "trend_open")
 with st.expander(f"The {len(points):,} runs behind the charts"):
-    cells.table(points.drop(columns=["version_rank", "series", *POINT_COLUMNS.values()]))
+    cells.table(points.drop(columns=["version_rank", "series", "compile_cache_point", *POINT_COLUMNS.values()]))
 chrome.show_sql("dashboard/trend_points")

@@ -3,9 +3,30 @@
 -- shown: the canned queries and the pages here, analysis/regress.py's side_value in Python for
 -- `iwh compare` and `iwh changes`. Aggregates: in a GROUP BY, or as a window (OVER); a macro takes
 -- no FILTER, so a condition goes inside (CASE WHEN ... THEN x END).
---   time_of_runs(seconds)  a measured time (compile time): the least, min of N (noise only adds time)
+--   time_of_runs(seconds)  a measured time: the least, min of N (noise only adds time)
+--   compile_time_of_point(seconds, cache_temperature)
+--                          compile time: the least of the point's runs of one cache kind, the most
+--                          compiled it has (compile_kind; compile_cache_of_point names it;
+--                          analysis/metrics.py's of_one_kind for `iwh compare`)
 --   count_of_runs(n)       a count (kernels, graph breaks, failures): the lower median, an observed value
 --   a rate                 of the runs' summed counts (05_rates.sql: fusion_rate(sum(pre), sum(post)),
 --                          hit_rate(sum(hits), sum(lookups))), never a median of the runs' rates
 CREATE OR REPLACE MACRO time_of_runs(seconds) AS min(seconds);
 CREATE OR REPLACE MACRO count_of_runs(n) AS quantile_disc(n, 0.5);
+-- What a run's compile time measures, by how it met the caches (run_cache.cache_temperature):
+-- 'compiled' (caches off, or cold: every graph compiled; also a run of no known temperature),
+-- 'partial' (some graphs loaded), 'warm' (every graph loaded: loading, not the compiler's work).
+CREATE OR REPLACE MACRO compile_kind(temperature) AS
+    CASE WHEN temperature IN ('partial', 'warm') THEN temperature ELSE 'compiled' END;
+-- A point's compile time: time_of_runs over its runs of one kind, the compiled ones where it has any,
+-- else the partly warm, else the warm, so that a warm run joining a point never lowers its compile
+-- time to a cache load; compile_cache_of_point says which kind it is of (NULL: no run has a time).
+-- In a GROUP BY (a window takes one function call, and DuckDB's windowed min of a struct is wrong).
+CREATE OR REPLACE MACRO compile_time_of_point(seconds, temperature) AS coalesce(
+    time_of_runs(CASE WHEN compile_kind(temperature) = 'compiled' THEN seconds END),
+    time_of_runs(CASE WHEN compile_kind(temperature) = 'partial' THEN seconds END),
+    time_of_runs(CASE WHEN compile_kind(temperature) = 'warm' THEN seconds END));
+CREATE OR REPLACE MACRO compile_cache_of_point(seconds, temperature) AS CASE
+    WHEN count(CASE WHEN compile_kind(temperature) = 'compiled' THEN seconds END) > 0 THEN 'compiled'
+    WHEN count(CASE WHEN compile_kind(temperature) = 'partial' THEN seconds END) > 0 THEN 'partial'
+    WHEN count(CASE WHEN compile_kind(temperature) = 'warm' THEN seconds END) > 0 THEN 'warm' END;
