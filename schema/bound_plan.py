@@ -9,9 +9,9 @@ import json
 
 import duckdb
 
-from inductor_warehouse.schema.readonly import (EXPLAIN_PREFIX, PARSER_LOCK, TABLE_FUNCTIONS, QueryRefused, not_a_table,
-                                                not_callable, not_readable, parser, read_functions, serialized, walk,
-                                                warehouse_names)
+from inductor_warehouse.schema.readonly import (EXPLAIN_PREFIX, PARSER_LOCK, TABLE_FUNCTIONS, QueryRefused, explained,
+                                                not_a_table, not_callable, not_readable, parser, read_functions,
+                                                serialized, unknown_shape, walk, warehouse_names)
 
 # what a bound read plan is made of: anything else (a write, a copy to a file, a pragma) is refused
 _PLAN_OPERATORS = frozenset({
@@ -30,9 +30,12 @@ def check_bound_plan(con: duckdb.DuckDBPyConnection, sql: str, database: str, pa
     statement check_read_statement let through, with `params`) to a plan that reads only tables of
     `database` (the warehouse's) and the allowed table functions, and calls only the allowed functions.
     Binding reads no data; a DESCRIBE of a query is checked on the query it describes."""
-    for plan in bound_plans(con, sql, params):
-        for item in walk(plan):
-            _check_bound(item, database)
+    try:
+        for plan in bound_plans(con, sql, params):
+            for item in walk(plan):
+                _check_bound(item, database)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise unknown_shape(e) from None
 
 
 def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None) -> list:
@@ -40,8 +43,7 @@ def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | 
     too), unoptimized: what each name was bound to, before the optimizer drops what it proves empty.
     Its parameters are bound as the constants they will be (NULL where not given): DuckDB 1.5 cannot
     serialize some plans that hold a parameter (one in a macro's regexp_matches)."""
-    m = EXPLAIN_PREFIX.match(sql)
-    text = sql[m.end():] if m else sql
+    text = explained(sql) if EXPLAIN_PREFIX.match(sql) else sql
     statement = serialized(text)
     if any(item.get("class") == "PARAMETER" for item in walk(statement)):
         statement = _with_values(statement, params)

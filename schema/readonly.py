@@ -56,7 +56,11 @@ _EXPRESSIONS = frozenset({"AGGREGATE", "BETWEEN", "CASE", "CAST", "COLLATE", "CO
                           "PARAMETER", "POSITIONAL_REFERENCE", "STAR", "SUBQUERY", "WINDOW"})
 _TABLE_REFS = frozenset({"BASE_TABLE", "EMPTY", "EXPRESSION_LIST", "JOIN", "SHOW_REF", "SUBQUERY", "TABLE_FUNCTION"})
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
-EXPLAIN_PREFIX = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
+EXPLAIN_PREFIX = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\b\s*(?:ANALY[SZ]E\b\s*)?", re.I | re.S)
+# an EXPLAIN's options list, `(ANALYZE, FORMAT json)`: option names, each with one word, number or
+# string; DuckDB also takes a parenthesised query there, `EXPLAIN (SELECT ...)`, told apart by its first word
+_OPTION = r"[a-z_][a-z0-9_$]*(?:\s+(?:'(?:[^']|'')*'|[-+]?[a-z0-9_.$]+))?"
+_EXPLAIN_OPTIONS = re.compile(rf"\(\s*({_OPTION})\s*(?:,\s*{_OPTION}\s*)*\)\s*", re.I)
 
 
 class QueryRefused(duckdb.Error):
@@ -81,10 +85,7 @@ def check_read_statement(sql: str) -> ReadStatement:
         raise QueryRefused(f"one statement at a time, please ({len(statements)} given)")
     kind, text = statements[0].type, statements[0].query
     if kind == duckdb.StatementType.EXPLAIN:
-        m = EXPLAIN_PREFIX.match(text)
-        if not m:
-            raise QueryRefused("EXPLAIN takes one SELECT here")
-        text = text[m.end():]
+        text = explained(text)
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
@@ -93,7 +94,33 @@ def check_read_statement(sql: str) -> ReadStatement:
         _Check(_cte_names(node)).node(node)
     except RecursionError:
         raise QueryRefused("the statement is nested too deeply to be checked") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise unknown_shape(e) from None
     return ReadStatement(statements[0].query, frozenset(statements[0].named_parameters))
+
+
+def explained(text: str) -> str:
+    """The statement an EXPLAIN (one statement's text, as DuckDB split it out) explains: what follows
+    `EXPLAIN`, `ANALYZE` and an options list, whose first name is not one of DuckDB's reserved words
+    (a query's SELECT, FROM, WITH, TABLE or a parenthesis is) unless it is ANALYZE."""
+    m = EXPLAIN_PREFIX.match(text)
+    if not m:
+        raise QueryRefused("EXPLAIN takes one SELECT here")
+    rest = text[m.end():]
+    options = _EXPLAIN_OPTIONS.match(rest)
+    if options:
+        first = options[1].split()[0].lower()
+        if first in ("analyze", "analyse") or first not in _reserved_words():
+            rest = rest[options.end():]
+    if not rest.strip():
+        raise QueryRefused("EXPLAIN takes one SELECT here")
+    return rest
+
+
+def unknown_shape(e: Exception) -> QueryRefused:
+    """A parse or plan of a shape the check does not know (a DuckDB release's new form): refused, not a traceback."""
+    return QueryRefused(f"the statement has a form this check does not know ({type(e).__name__}: {e}); "
+                        "it is not run here")
 
 
 def serialized(text: str) -> dict:
@@ -104,8 +131,9 @@ def serialized(text: str) -> dict:
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
         raise QueryRefused("only plain SELECT statements are run here (PIVOT, PRAGMA and the like are not)")
-    (statement,) = parsed["statements"]
-    return statement
+    if len(parsed.get("statements") or []) != 1:
+        raise QueryRefused(f"one SELECT statement at a time, please ({len(parsed.get('statements') or [])} given)")
+    return parsed["statements"][0]
 
 
 PARSER_LOCK = threading.Lock()
@@ -115,6 +143,13 @@ PARSER_LOCK = threading.Lock()
 def parser() -> duckdb.DuckDBPyConnection:
     """A connection of its own that only parses: the reader's connection never sees a refused text."""
     return duckdb.connect(":memory:", config={"autoload_known_extensions": False, "enable_external_access": False})
+
+
+@functools.cache
+def _reserved_words() -> frozenset[str]:
+    with PARSER_LOCK:
+        rows = parser().execute("SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'").fetchall()
+    return frozenset(n.lower() for (n,) in rows)
 
 
 def _cte_names(node) -> frozenset[str]:
