@@ -21,10 +21,12 @@ the reader's connection itself holds nothing else to reach (store/bounds.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,12 +77,15 @@ class ReadStatement:
     parameters: frozenset[str]
 
 
-def check_read_statement(sql: str) -> ReadStatement:
+def check_read_statement(sql: str, stopped: Callable[[], bool] | None = None) -> ReadStatement:
     """Raise QueryRefused unless `sql` is one SELECT (WITH, FROM, VALUES, SHOW, DESCRIBE,
     SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds. The reader's
-    connection then checks its bound plan (check_bound_plan)."""
-    with PARSER_LOCK:
-        statements = parser().extract_statements(sql)
+    connection then checks its bound plan (check_bound_plan). `stopped`: whether the caller's time
+    is up (store/bounds.py), asked between the steps and while walking the parse; then the check
+    stops with DuckDB's InterruptException, as an interrupted statement does."""
+    stop = Stop(stopped)
+    with parsing() as cursor:
+        statements = cursor.extract_statements(sql)
     if len(statements) != 1:
         raise QueryRefused(f"one statement at a time, please ({len(statements)} given)")
     kind, text = statements[0].type, statements[0].query
@@ -89,9 +94,11 @@ def check_read_statement(sql: str) -> ReadStatement:
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
+    stop()
     node = serialized(text)["node"]
+    stop()
     try:
-        _Check(_cte_names(node)).node(node)
+        _Check(_cte_names(node, stop), stop).node(node)
     except RecursionError:
         raise QueryRefused("the statement is nested too deeply to be checked") from None
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -125,8 +132,8 @@ def unknown_shape(e: Exception) -> QueryRefused:
 
 def serialized(text: str) -> dict:
     """DuckDB's parse of one statement (`json_serialize_sql`): its node and its parameters."""
-    with PARSER_LOCK:
-        parsed = json.loads(parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])  # type: ignore[index]
+    with parsing() as cursor:
+        parsed = json.loads(cursor.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])  # type: ignore[index]
     if parsed.get("error"):
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
@@ -137,6 +144,35 @@ def serialized(text: str) -> dict:
 
 
 PARSER_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def parsing() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of the parser's connection, for one check: checks in several threads (the console's
+    users) parse at once instead of one after another behind a long statement."""
+    with PARSER_LOCK:
+        cursor = parser().cursor()
+    try:
+        yield cursor
+    finally:
+        with PARSER_LOCK:
+            cursor.close()
+
+
+class Stop:
+    """Asks the caller's `stopped` every STOP_EVERY calls (and at each step): the walk of a long
+    statement's parse takes as long as its parse."""
+
+    def __init__(self, stopped: Callable[[], bool] | None):
+        self.stopped, self.calls = stopped, 0
+
+    def __call__(self, every: int = 1) -> None:
+        self.calls += 1
+        if self.stopped is not None and self.calls % every == 0 and self.stopped():
+            raise duckdb.InterruptException("the statement's check was stopped at the time limit")
+
+
+STOP_EVERY = 4096
 
 
 @functools.cache
@@ -152,13 +188,15 @@ def _reserved_words() -> frozenset[str]:
     return frozenset(n.lower() for (n,) in rows)
 
 
-def _cte_names(node) -> frozenset[str]:
+def _cte_names(node, stop: Stop | None = None) -> frozenset[str]:
     """The names of every CTE the statement defines, wherever it defines them: a name of the
     statement may mean one of them, or the warehouse's table of that name; the binder says which.
     A CTE may not take the name of DuckDB's own views and table functions, nor of a file: a name that
     is both would be the view's where the CTE is not in scope (its own anchor, or before it)."""
     names: set[str] = set()
     for found in walk(node):
+        if stop is not None:
+            stop(STOP_EVERY)
         if isinstance(found.get("cte_map"), dict):
             for entry in found["cte_map"]["map"]:
                 name = entry["key"].lower()
@@ -195,12 +233,13 @@ def walk(node):
 
 
 class _Check:
-    def __init__(self, ctes: frozenset[str]):
-        self.ctes = ctes
+    def __init__(self, ctes: frozenset[str], stop: Stop | None = None):
+        self.ctes, self.stop = ctes, stop or Stop(None)
 
     def node(self, root) -> None:
         stack = [root]
         while stack:
+            self.stop(STOP_EVERY)
             item = stack.pop()
             if isinstance(item, list):
                 stack.extend(item)

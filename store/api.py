@@ -22,7 +22,7 @@ import duckdb
 import polars as pl
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded, run_typed
+from inductor_warehouse.store.bounds import Stuck, let_go, run_bounded, run_typed
 from inductor_warehouse.store.connection import Params
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.opening import connect
@@ -53,10 +53,10 @@ class Warehouse:
 
     def sql(self, text: str, params: Params | None = None, timeout: float | None = None) -> pl.DataFrame:
         """Ad hoc SQL: one read statement, stopped after `timeout` seconds (None: the Warehouse's,
-        else IWH_QUERY_TIMEOUT or 60; 0: no limit)."""
-        statement = check_read_statement(text)
-        return self._bounded(lambda con: run_typed(con, statement, lambda sql: frame(con, sql, params),
-                                                   self._seconds(timeout), params))
+        else IWH_QUERY_TIMEOUT or 60; 0: no limit), its check included; its result no larger than
+        the Warehouse's memory limit."""
+        table, _ = self._bounded(lambda con: run_typed(con, text, self._seconds(timeout), params))
+        return pl.from_arrow(table)  # type: ignore[return-value]
 
     def query(self, name: str, **params: Any) -> pl.DataFrame:
         """The canned query `name` with `params`, bounded as `sql` is (by the Warehouse's timeout)."""
@@ -94,8 +94,3 @@ class Warehouse:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Params | None = None) -> pl.DataFrame:
-    """Run one statement and return its result as a Polars frame (through Arrow, no copies)."""
-    rel = con.sql(sql, params=params or None)
-    return rel.pl() if rel is not None else pl.DataFrame()

@@ -168,7 +168,8 @@ def conninfo_items(text: str) -> list[tuple[str, str, str]]:
     """A `key=value ...` connection string read as libpq reads it (conninfo_parse): (key, value, the
     pair as written) for each pair, in order. Spaces may surround `=`; a value is single-quoted (to
     its closing quote) or runs to the next space; a backslash takes the next character as it is."""
-    items, i, n = [], 0, len(text)
+    items: list[tuple[str, str, str]] = []
+    i, n = 0, len(text)
     while True:
         while i < n and text[i] in _LIBPQ_SPACE:
             i += 1
