@@ -9,7 +9,9 @@ The time limit is IWH_QUERY_TIMEOUT seconds (60 where unset), the memory limit I
 The time limit holds for every statement, including one that DuckDB cannot interrupt (a read
 waiting on a catalog or storage server that never answers): the statement runs in a thread of its
 own, is interrupted at the limit, and when it has not stopped a moment later its caller gets the
-answer anyway and lets the connection go (`Stuck`).
+answer anyway and lets the connection go (`Stuck`). For a typed statement (`run_typed`) the limit
+covers its check too, and the memory limit its result, which DuckDB's own limit does not hold
+(`fetch_bounded`).
 """
 
 from __future__ import annotations
