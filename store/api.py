@@ -56,7 +56,7 @@ class Warehouse:
         else IWH_QUERY_TIMEOUT or 60; 0: no limit), its check included; its result no larger than
         the Warehouse's memory limit."""
         table, _ = self._bounded(lambda con: run_typed(con, text, self._seconds(timeout), params))
-        return pl.from_arrow(table)  # type: ignore[return-value]
+        return pl.from_arrow(table.rename_columns(unique_names(table.column_names)))  # type: ignore[return-value]
 
     def query(self, name: str, **params: Any) -> pl.DataFrame:
         """The canned query `name` with `params`, bounded as `sql` is (by the Warehouse's timeout)."""
@@ -94,3 +94,18 @@ class Warehouse:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+def unique_names(names: list[str]) -> list[str]:
+    """Column names a Polars frame takes, made as DuckDB's own `.pl()` makes them: a name met before
+    (in any case) gets `_1`, `_2`, ... (`SELECT * FROM a JOIN b USING (k)` may repeat one)."""
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+    out = []
+    for name in names:
+        candidate = name
+        while candidate.lower() in seen:
+            counts[name.lower()] = counts.get(name.lower(), 0) + 1
+            candidate = f"{name}_{counts[name.lower()]}"
+        seen.add(candidate.lower())
+        out.append(candidate)
+    return out

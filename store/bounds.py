@@ -75,7 +75,7 @@ def run_typed(con: duckdb.DuckDBPyConnection, sql: str, seconds: float | None = 
         values = params
         if named_only and isinstance(params, dict):
             values = {k: v for k, v in params.items() if k in statement.parameters}
-        watch.enter()
+        watch.enter(con)
         (database,) = one_row(con, "SELECT current_database()")
         check_bound_plan(con, statement.text, database, values, watch.stopped)
         return fetch_bounded(con, statement.text, values, max_rows)
@@ -94,13 +94,17 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: 
     watch = watch or Watch(on_connection=True)
     if seconds <= 0:
         return _translated(work, seconds)
-    served = _served(con)  # asked before: a connection busy with a statement answers nothing else
     done: dict[str, T] = {}
     failed: list[BaseException] = []
 
+    def started() -> T:
+        if watch.on_connection:  # on `con` from the start
+            watch.served = _served(con)
+        return work()
+
     def run() -> None:
         try:
-            done["value"] = _translated(work, seconds)
+            done["value"] = _translated(started, seconds)
         except BaseException as e:
             failed.append(e)
 
@@ -115,8 +119,8 @@ def run_bounded(con: duckdb.DuckDBPyConnection, work: Callable[[], T], seconds: 
         if thread.is_alive() and not busy:  # still checking the statement, which stops before `con`
             raise QueryRefused(_stopped(seconds))
     if thread.is_alive():
-        where = (" while it waited, maybe on a server that does not answer (the lake's catalog or storage)"
-                 if served else "")
+        where = ("" if watch.served is False else
+                 " while it waited, maybe on a server that does not answer (the lake's catalog or storage)")
         raise Stuck(f"the query was stopped after {seconds:g} s (the limit: IWH_QUERY_TIMEOUT or --timeout){where}; "
                     "it did not stop at once, so its connection is let go. Narrow it with WHERE or LIMIT")
     if failed:
@@ -130,23 +134,26 @@ class Watch:
 
     def __init__(self, on_connection: bool):
         self._lock = threading.Lock()
-        self._stopped, self._on_connection = False, on_connection
+        self._stopped, self.on_connection = False, on_connection
+        self.served: bool | None = None  # whether the connection reads another server's database
 
     def stopped(self) -> bool:
         return self._stopped
 
-    def enter(self) -> None:
-        """The work starts on the connection, unless the time is up."""
+    def enter(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The work starts on the connection `con`, unless the time is up."""
         with self._lock:
             if self._stopped:
                 raise duckdb.InterruptException("stopped before it ran")
-            self._on_connection = True
+            self.on_connection = True
+        # asked within the limit, on the connection: a lake's may not answer even this
+        self.served = _served(con)
 
     def stop(self) -> bool:
         """The time is up: whether the work is on the connection."""
         with self._lock:
             self._stopped = True
-            return self._on_connection
+            return self.on_connection
 
 
 def _served(con: duckdb.DuckDBPyConnection) -> bool:

@@ -309,3 +309,15 @@ def test_iwh_sql_lays_out_at_most_a_thousand_rows_and_says_how_to_get_all(db):
     assert every.stdout.splitlines()[1:] == [f"{i},row {i}" for i in range(4321)] and not every.stderr
     few = CliRunner().invoke(cli, ["sql", "SELECT range AS i FROM range(1000)", "--db", db])
     assert len(few.stdout.splitlines()) == 1002 and not few.stderr
+
+
+def test_warehouse_sql_names_repeated_columns_as_duckdb_s_own_frames_do(db):
+    """Fetched through Arrow batches, a result whose names repeat (a join's `SELECT *`) is named as
+    DuckDB's `.pl()` names it, not refused by Polars."""
+    import duckdb
+
+    from inductor_warehouse.store.api import Warehouse
+
+    statement = "SELECT 1 AS a, 2 AS a, 3 AS A, 4 AS a_1"
+    with Warehouse(db) as wh:
+        assert wh.sql(statement).columns == duckdb.connect().sql(statement).pl().columns
