@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import orjson
 import pandas as pd
-import pyarrow as pa
 import streamlit as st
 
 from inductor_warehouse.dashboards.warehouse import CACHE_SECONDS, location, read
 from inductor_warehouse.schema import queries
-from inductor_warehouse.store.bounds import check_read_statement
 
 
 def run(name: str, **params) -> pd.DataFrame:
@@ -43,22 +41,9 @@ def _frame(result) -> pd.DataFrame:
 def adhoc(sql: str, params: dict | None = None, max_rows: int = 10_000,
           seconds: float | None = None) -> tuple[pd.DataFrame, bool]:
     """User-typed SQL (the console): one read statement that reads only the warehouse
-    (schema/readonly.py), stopped after `seconds` (IWH_QUERY_TIMEOUT, 60 where unset), within the
-    reader's memory limit; not cached, no retries. Returns (rows, truncated). Its rows come through
-    Arrow, which needs no time-zone module for a TIMESTAMPTZ (DuckDB's Python rows need pytz)."""
-    statement = check_read_statement(sql)
-    params = {k: v for k, v in (params or {}).items() if k in statement.parameters}
-    table = read(lambda duck, text: _first_rows(duck, text, params, max_rows + 1), seconds, typed=(statement, params))
-    frame = table.to_pandas()
-    return frame.head(max_rows), len(frame) > max_rows
-
-
-def _first_rows(duck, sql: str, params: dict, n: int) -> pa.Table:
-    reader = duck.execute(sql, params or None).to_arrow_reader(n)
-    batches, rows = [], 0
-    for batch in reader:
-        batches.append(batch)
-        rows += batch.num_rows
-        if rows >= n:
-            break
-    return pa.Table.from_batches(batches, schema=reader.schema).slice(0, n)
+    (schema/readonly.py), stopped after `seconds` (IWH_QUERY_TIMEOUT, 60 where unset), its check
+    included, and its first `max_rows` rows no larger than the reader's memory limit; not cached, no
+    retries. Returns (rows, truncated). Its rows come through Arrow, which needs no time-zone module
+    for a TIMESTAMPTZ (DuckDB's Python rows need pytz)."""
+    table, rows = read(None, seconds, typed=(sql, params or {}, max_rows))
+    return table.to_pandas(), rows > max_rows

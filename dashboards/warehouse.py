@@ -15,7 +15,7 @@ from duckdb_engine import ConnectionWrapper
 from duckdb_engine import Dialect as DuckDBDialect
 from sqlalchemy.pool import NullPool
 
-from inductor_warehouse.store.bounds import ReadStatement, Stuck, let_go, run_bounded, run_typed
+from inductor_warehouse.store.bounds import Stuck, let_go, run_bounded, run_typed
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.opening import connect
 
@@ -55,20 +55,21 @@ def _open_warehouse(dialect, conn_rec, cargs, cparams):
     return ConnectionWrapper(connect(where, read_only=True, lockdown=True, keep_open=True))
 
 
-def read(work, seconds: float | None = None, typed: tuple[ReadStatement, dict] | None = None):
+def read(work, seconds: float | None = None, typed: tuple[str, dict, int] | None = None):
     """`work(con)` on the DuckDB connection under a pooled SQLAlchemy one, within the time limit
-    (bounds.py); for a statement someone typed (`typed`), `work(con, its text)` once DuckDB's binder
-    says what it reads (`typed`: the statement and its parameters). The
-    connection is closed on leaving, not left to the garbage collector: a file warehouse stays locked
-    while any connection to it is open, and an ingest waits for that; one whose statement did not
-    stop is let go (out of the pool, closed whenever the statement ends)."""
+    (bounds.py); or, for a statement someone typed (`typed`: its text, its parameters, the rows to
+    keep), its first rows and how many it gave (bounds.run_typed: checked, bound, fetched within the
+    time and memory limits). The connection is closed on leaving, not left to the garbage collector:
+    a file warehouse stays locked while any connection to it is open, and an ingest waits for that;
+    one whose statement did not stop is let go (out of the pool, closed whenever the statement ends)."""
     raw = connection().engine.raw_connection()
     duck = raw.driver_connection
     try:
         if typed is None:
             result = run_bounded(duck, lambda: work(duck), seconds)
         else:
-            result = run_typed(duck, typed[0], lambda text: work(duck, text), seconds, typed[1])
+            sql, params, rows = typed
+            result = run_typed(duck, sql, seconds, params, max_rows=rows, named_only=True)
     except Stuck:
         raw.detach()
         let_go(raw.close)

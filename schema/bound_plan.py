@@ -6,12 +6,14 @@ tables and the allowed table functions, and call only allowed functions."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import duckdb
 
-from inductor_warehouse.schema.readonly import (EXPLAIN_PREFIX, PARSER_LOCK, TABLE_FUNCTIONS, QueryRefused, not_a_table,
-                                                not_callable, not_readable, parser, read_functions, serialized, walk,
-                                                warehouse_names)
+from inductor_warehouse.schema.readonly import (EXPLAIN_PREFIX, STOP_EVERY, TABLE_FUNCTIONS, QueryRefused, Stop, explained,
+                                                not_a_table,
+                                                not_callable, not_readable, parsing, read_functions, serialized,
+                                                unknown_shape, walk, warehouse_names)
 
 # what a bound read plan is made of: anything else (a write, a copy to a file, a pragma) is refused
 _PLAN_OPERATORS = frozenset({
@@ -25,14 +27,20 @@ _TABLE_SCANS = frozenset({"seq_scan", "ducklake_scan"})
 _FUNCTION_EXPRESSIONS = frozenset({"BOUND_FUNCTION", "BOUND_AGGREGATE", "BOUND_WINDOW"})
 
 
-def check_bound_plan(con: duckdb.DuckDBPyConnection, sql: str, database: str, params: dict | list | None = None) -> None:
+def check_bound_plan(con: duckdb.DuckDBPyConnection, sql: str, database: str, params: dict | list | None = None,
+                     stopped: Callable[[], bool] | None = None) -> None:
     """Raise QueryRefused unless DuckDB's binder, on the reader's connection `con`, binds `sql` (one
     statement check_read_statement let through, with `params`) to a plan that reads only tables of
     `database` (the warehouse's) and the allowed table functions, and calls only the allowed functions.
     Binding reads no data; a DESCRIBE of a query is checked on the query it describes."""
-    for plan in bound_plans(con, sql, params):
-        for item in walk(plan):
-            _check_bound(item, database)
+    stop = Stop(stopped)
+    try:
+        for plan in bound_plans(con, sql, params):
+            for item in walk(plan):
+                stop(STOP_EVERY)
+                _check_bound(item, database)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise unknown_shape(e) from None
 
 
 def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | None = None) -> list:
@@ -40,8 +48,7 @@ def bound_plans(con: duckdb.DuckDBPyConnection, sql: str, params: dict | list | 
     too), unoptimized: what each name was bound to, before the optimizer drops what it proves empty.
     Its parameters are bound as the constants they will be (NULL where not given): DuckDB 1.5 cannot
     serialize some plans that hold a parameter (one in a macro's regexp_matches)."""
-    m = EXPLAIN_PREFIX.match(sql)
-    text = sql[m.end():] if m else sql
+    text = explained(sql) if EXPLAIN_PREFIX.match(sql) else sql
     statement = serialized(text)
     if any(item.get("class") == "PARAMETER" for item in walk(statement)):
         statement = _with_values(statement, params)
@@ -89,9 +96,9 @@ def _check_scan(get: dict, database: str) -> None:
 
 
 def _deserialized(statement: dict) -> str:
-    with PARSER_LOCK:
-        return parser().execute("SELECT json_deserialize_sql(?::JSON)",  # type: ignore[index]
-                                 [json.dumps({"error": False, "statements": [statement]})]).fetchone()[0]
+    with parsing() as cursor:
+        return cursor.execute("SELECT json_deserialize_sql(?::JSON)",  # type: ignore[index]
+                              [json.dumps({"error": False, "statements": [statement]})]).fetchone()[0]
 
 
 def _described(statement: dict) -> list[dict]:

@@ -21,10 +21,12 @@ the reader's connection itself holds nothing else to reach (store/bounds.py).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,7 +58,11 @@ _EXPRESSIONS = frozenset({"AGGREGATE", "BETWEEN", "CASE", "CAST", "COLLATE", "CO
                           "PARAMETER", "POSITIONAL_REFERENCE", "STAR", "SUBQUERY", "WINDOW"})
 _TABLE_REFS = frozenset({"BASE_TABLE", "EMPTY", "EXPRESSION_LIST", "JOIN", "SHOW_REF", "SUBQUERY", "TABLE_FUNCTION"})
 _QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
-EXPLAIN_PREFIX = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.I | re.S)
+EXPLAIN_PREFIX = re.compile(r"(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\b\s*(?:ANALY[SZ]E\b\s*)?", re.I | re.S)
+# an EXPLAIN's options list, `(ANALYZE, FORMAT json)`: option names, each with one word, number or
+# string; DuckDB also takes a parenthesised query there, `EXPLAIN (SELECT ...)`, told apart by its first word
+_OPTION = r"[a-z_][a-z0-9_$]*(?:\s+(?:'(?:[^']|'')*'|[-+]?[a-z0-9_.$]+))?"
+_EXPLAIN_OPTIONS = re.compile(rf"\(\s*({_OPTION})\s*(?:,\s*{_OPTION}\s*)*\)\s*", re.I)
 
 
 class QueryRefused(duckdb.Error):
@@ -71,44 +77,102 @@ class ReadStatement:
     parameters: frozenset[str]
 
 
-def check_read_statement(sql: str) -> ReadStatement:
+def check_read_statement(sql: str, stopped: Callable[[], bool] | None = None) -> ReadStatement:
     """Raise QueryRefused unless `sql` is one SELECT (WITH, FROM, VALUES, SHOW, DESCRIBE,
     SUMMARIZE...) or EXPLAIN of one that names only what the allow-list holds. The reader's
-    connection then checks its bound plan (check_bound_plan)."""
-    with PARSER_LOCK:
-        statements = parser().extract_statements(sql)
+    connection then checks its bound plan (check_bound_plan). `stopped`: whether the caller's time
+    is up (store/bounds.py), asked between the steps and while walking the parse; then the check
+    stops with DuckDB's InterruptException, as an interrupted statement does."""
+    stop = Stop(stopped)
+    with parsing() as cursor:
+        statements = cursor.extract_statements(sql)
     if len(statements) != 1:
         raise QueryRefused(f"one statement at a time, please ({len(statements)} given)")
     kind, text = statements[0].type, statements[0].query
     if kind == duckdb.StatementType.EXPLAIN:
-        m = EXPLAIN_PREFIX.match(text)
-        if not m:
-            raise QueryRefused("EXPLAIN takes one SELECT here")
-        text = text[m.end():]
+        text = explained(text)
     elif kind not in READ_STATEMENTS:
         raise QueryRefused(f"the warehouse is read-only here: {kind.name} statements are not run "
                            "(SELECT, SHOW, DESCRIBE, SUMMARIZE and EXPLAIN are)")
+    stop()
     node = serialized(text)["node"]
+    stop()
     try:
-        _Check(_cte_names(node)).node(node)
+        _Check(_cte_names(node, stop), stop).node(node)
     except RecursionError:
         raise QueryRefused("the statement is nested too deeply to be checked") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise unknown_shape(e) from None
     return ReadStatement(statements[0].query, frozenset(statements[0].named_parameters))
+
+
+def explained(text: str) -> str:
+    """The statement an EXPLAIN (one statement's text, as DuckDB split it out) explains: what follows
+    `EXPLAIN`, `ANALYZE` and an options list, whose first name is not one of DuckDB's reserved words
+    (a query's SELECT, FROM, WITH, TABLE or a parenthesis is) unless it is ANALYZE."""
+    m = EXPLAIN_PREFIX.match(text)
+    if not m:
+        raise QueryRefused("EXPLAIN takes one SELECT here")
+    rest = text[m.end():]
+    options = _EXPLAIN_OPTIONS.match(rest)
+    if options:
+        first = options[1].split()[0].lower()
+        if first in ("analyze", "analyse") or first not in _reserved_words():
+            rest = rest[options.end():]
+    if not rest.strip():
+        raise QueryRefused("EXPLAIN takes one SELECT here")
+    return rest
+
+
+def unknown_shape(e: Exception) -> QueryRefused:
+    """A parse or plan of a shape the check does not know (a DuckDB release's new form): refused, not a traceback."""
+    return QueryRefused(f"the statement has a form this check does not know ({type(e).__name__}: {e}); "
+                        "it is not run here")
 
 
 def serialized(text: str) -> dict:
     """DuckDB's parse of one statement (`json_serialize_sql`): its node and its parameters."""
-    with PARSER_LOCK:
-        parsed = json.loads(parser().execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])  # type: ignore[index]
+    with parsing() as cursor:
+        parsed = json.loads(cursor.execute("SELECT json_serialize_sql(?)", [text]).fetchone()[0])  # type: ignore[index]
     if parsed.get("error"):
         if parsed.get("error_type") == "parser":
             raise QueryRefused(parsed.get("error_message", "the statement does not parse"))
         raise QueryRefused("only plain SELECT statements are run here (PIVOT, PRAGMA and the like are not)")
-    (statement,) = parsed["statements"]
-    return statement
+    if len(parsed.get("statements") or []) != 1:
+        raise QueryRefused(f"one SELECT statement at a time, please ({len(parsed.get('statements') or [])} given)")
+    return parsed["statements"][0]
 
 
 PARSER_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def parsing() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of the parser's connection, for one check: checks in several threads (the console's
+    users) parse at once instead of one after another behind a long statement."""
+    with PARSER_LOCK:
+        cursor = parser().cursor()
+    try:
+        yield cursor
+    finally:
+        with PARSER_LOCK:
+            cursor.close()
+
+
+class Stop:
+    """Asks the caller's `stopped` every STOP_EVERY calls (and at each step): the walk of a long
+    statement's parse takes as long as its parse."""
+
+    def __init__(self, stopped: Callable[[], bool] | None):
+        self.stopped, self.calls = stopped, 0
+
+    def __call__(self, every: int = 1) -> None:
+        self.calls += 1
+        if self.stopped is not None and self.calls % every == 0 and self.stopped():
+            raise duckdb.InterruptException("the statement's check was stopped at the time limit")
+
+
+STOP_EVERY = 4096
 
 
 @functools.cache
@@ -117,13 +181,22 @@ def parser() -> duckdb.DuckDBPyConnection:
     return duckdb.connect(":memory:", config={"autoload_known_extensions": False, "enable_external_access": False})
 
 
-def _cte_names(node) -> frozenset[str]:
+@functools.cache
+def _reserved_words() -> frozenset[str]:
+    with PARSER_LOCK:
+        rows = parser().execute("SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'").fetchall()
+    return frozenset(n.lower() for (n,) in rows)
+
+
+def _cte_names(node, stop: Stop | None = None) -> frozenset[str]:
     """The names of every CTE the statement defines, wherever it defines them: a name of the
     statement may mean one of them, or the warehouse's table of that name; the binder says which.
     A CTE may not take the name of DuckDB's own views and table functions, nor of a file: a name that
     is both would be the view's where the CTE is not in scope (its own anchor, or before it)."""
     names: set[str] = set()
     for found in walk(node):
+        if stop is not None:
+            stop(STOP_EVERY)
         if isinstance(found.get("cte_map"), dict):
             for entry in found["cte_map"]["map"]:
                 name = entry["key"].lower()
@@ -160,12 +233,13 @@ def walk(node):
 
 
 class _Check:
-    def __init__(self, ctes: frozenset[str]):
-        self.ctes = ctes
+    def __init__(self, ctes: frozenset[str], stop: Stop | None = None):
+        self.ctes, self.stop = ctes, stop or Stop(None)
 
     def node(self, root) -> None:
         stack = [root]
         while stack:
+            self.stop(STOP_EVERY)
             item = stack.pop()
             if isinstance(item, list):
                 stack.extend(item)

@@ -22,7 +22,7 @@ import duckdb
 import polars as pl
 
 from inductor_warehouse.schema import queries
-from inductor_warehouse.store.bounds import Stuck, check_read_statement, let_go, run_bounded, run_typed
+from inductor_warehouse.store.bounds import Stuck, let_go, run_bounded, run_typed
 from inductor_warehouse.store.connection import Params
 from inductor_warehouse.store.location import Location, locate
 from inductor_warehouse.store.opening import connect
@@ -53,10 +53,10 @@ class Warehouse:
 
     def sql(self, text: str, params: Params | None = None, timeout: float | None = None) -> pl.DataFrame:
         """Ad hoc SQL: one read statement, stopped after `timeout` seconds (None: the Warehouse's,
-        else IWH_QUERY_TIMEOUT or 60; 0: no limit)."""
-        statement = check_read_statement(text)
-        return self._bounded(lambda con: run_typed(con, statement, lambda sql: frame(con, sql, params),
-                                                   self._seconds(timeout), params))
+        else IWH_QUERY_TIMEOUT or 60; 0: no limit), its check included; its result no larger than
+        the Warehouse's memory limit."""
+        table, _ = self._bounded(lambda con: run_typed(con, text, self._seconds(timeout), params))
+        return pl.from_arrow(table.rename_columns(unique_names(table.column_names)))  # type: ignore[return-value]
 
     def query(self, name: str, **params: Any) -> pl.DataFrame:
         """The canned query `name` with `params`, bounded as `sql` is (by the Warehouse's timeout)."""
@@ -95,7 +95,17 @@ class Warehouse:
         self.close()
 
 
-def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Params | None = None) -> pl.DataFrame:
-    """Run one statement and return its result as a Polars frame (through Arrow, no copies)."""
-    rel = con.sql(sql, params=params or None)
-    return rel.pl() if rel is not None else pl.DataFrame()
+def unique_names(names: list[str]) -> list[str]:
+    """Column names a Polars frame takes, made as DuckDB's own `.pl()` makes them: a name met before
+    (in any case) gets `_1`, `_2`, ... (`SELECT * FROM a JOIN b USING (k)` may repeat one)."""
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+    out = []
+    for name in names:
+        candidate = name
+        while candidate.lower() in seen:
+            counts[name.lower()] = counts.get(name.lower(), 0) + 1
+            candidate = f"{name}_{counts[name.lower()]}"
+        seen.add(candidate.lower())
+        out.append(candidate)
+    return out

@@ -13,7 +13,8 @@ from inductor_warehouse.store.connection import Config, quiet, sql_literal, with
 from inductor_warehouse.store.errors import WarehouseError, first_line
 from inductor_warehouse.store.grants import permission_problem
 from inductor_warehouse.store.extensions import extension_directory, has_extension, load_s3, need_extra
-from inductor_warehouse.store.location import LAKE_PREFIX, Location, conninfo, redact, split_password
+from inductor_warehouse.store.location import (LAKE_PREFIX, BadConnectionString, Location, conninfo, redact,
+                                               split_password)
 
 if TYPE_CHECKING:
     import psycopg
@@ -69,7 +70,10 @@ def _attach_target(con: duckdb.DuckDBPyConnection, loc: Location, alias: str, op
     reader does not load (bounds.READER_CONFIG)."""
     catalog, secret = loc.catalog, None
     if catalog.startswith("postgres:"):
-        info, password = split_password(with_connect_timeout(conninfo(catalog[len("postgres:"):])))
+        try:
+            info, password = split_password(with_connect_timeout(conninfo(catalog[len("postgres:"):])))
+        except BadConnectionString as e:  # as libpq would refuse it, among DuckDB's errors of the ATTACH
+            raise duckdb.InvalidInputException(str(e)) from None
         secret = f"{alias}_catalog"
         holds = "" if password is None else f", PASSWORD {sql_literal(password)}"
         con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {secret} (TYPE postgres{holds})")

@@ -25,20 +25,17 @@ from pathlib import Path
 
 DEFAULT = "warehouse.duckdb"
 LAKE_PREFIX = "ducklake:"
-# libpq's `password=value` (spaces around `=` allowed, not line ends), in a connection string or a
-# URI's query (`?password=value&...`), in any text that quotes a location; and SQL's `PASSWORD 'value'`
-# (a secret's statement, which DuckDB may quote in an error)
-_PASSWORD = re.compile(r"(?P<lead>[?&]?)(?P<key>password[ \t]*=[ \t]*)(?P<value>'(?:[^'\\]|\\.)*'|\S*)",
-                       re.IGNORECASE)
+# libpq's `password=value`, in a connection string or a URI's query (`?password=value&...`), in any
+# text that quotes a location: its value read as libpq reads it (conninfo_parse), single-quoted to the
+# closing quote (an unclosed one to the end), else to the next space, a backslash escaping the next
+# character in both; and SQL's `PASSWORD 'value'` (a secret's statement, which DuckDB may quote in an error)
+_PASSWORD = re.compile(r"(?P<lead>[?&]?)(?P<key>password\s*=\s*)"
+                       r"(?P<value>'(?:[^'\\]|\\[\s\S])*(?:'|\\?\Z)|(?:[^ \t\n\v\f\r\\]|\\[\s\S])*\\?)", re.IGNORECASE)
 _SQL_SECRET = re.compile(r"\b(?P<key>(?:password|secret|session_token)\s+)'(?:[^']|'')*'", re.IGNORECASE)
-# where an unquoted value that a message quoted ends: a closing quote before a space, punctuation
-# or the end (`at "host=h password=x": failed`)
-_QUOTE_CLOSED = re.compile(r"""["'](?=[\s:,;.)]|$)""")
 # a URI's `user:secret@`: everything from the user's colon to the last `@` of the line, whatever the
 # password holds (`@`, `/`, `:`, quotes and spaces included, which libpq wants percent-encoded)
 _URI_PASSWORD = re.compile(r"(://[^:/@\s'\"]*:)[^\n]*(@)")
-# a connection string's own password key (at its start or after a space), for split_password
-_CONNINFO_PASSWORD = re.compile(r"(?:^|(?<=\s))password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)\s*", re.IGNORECASE)
+_LIBPQ_SPACE = " \t\n\v\f\r"  # C's isspace, which libpq's parser asks
 _URI_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -96,11 +93,13 @@ def redact(text: str) -> str:
 
 
 def _masked(m: re.Match[str]) -> str:
+    """The whole value masked, as libpq would read it: a text that quotes a location may end it with
+    a quote or a colon, but a password may hold those too. In a URI's query (`?password=...`) the
+    value ends at the next parameter, as `&` and `#` are percent-encoded inside one."""
     value, rest = m["value"], ""
-    if not value.startswith("'"):
-        ends = [e.start() for e in (_QUOTE_CLOSED.search(value), re.search(r"[&#]", value) if m["lead"] else None) if e]
-        if ends:
-            value, rest = value[:min(ends)], value[min(ends):]
+    end = re.search(r"[&#]", value) if m["lead"] and not value.startswith("'") else None
+    if end:  # the parameters after it may hold another password
+        rest = _PASSWORD.sub(_masked, value[end.start():])
     return f"{m['lead']}{m['key']}***{rest}"
 
 
@@ -148,15 +147,69 @@ def _quoted(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+class BadConnectionString(ValueError):
+    """A connection string that libpq would not read; the message holds none of its values."""
+
+
 def split_password(text: str) -> tuple[str, str | None]:
-    """A libpq connection string (`k=v ...`, or a URI made one by `conninfo`) without its password,
-    and the password (None when it has none), so that the password reaches the connection apart
-    from the location."""
-    text = conninfo(text)
-    m = _CONNINFO_PASSWORD.search(text)
-    if not m:
-        return text, None
-    value = m[1]
-    if value.startswith("'"):
-        value = re.sub(r"\\(.)", r"\1", value[1:-1])
-    return (text[:m.start()] + text[m.end():]).strip(), value
+    """A libpq connection string (`k=v ...`, or a URI made one by `conninfo`) without any password
+    key, and the password libpq would use (the last one given; None when there is none), so that the
+    password reaches the connection apart from the location."""
+    kept, password = [], None
+    for key, value, spelled in conninfo_items(conninfo(text)):
+        if key == "password":  # libpq's keys are case-sensitive: `PASSWORD=` is refused by it
+            password = value
+        else:
+            kept.append(spelled)
+    return " ".join(kept), password
+
+
+def conninfo_items(text: str) -> list[tuple[str, str, str]]:
+    """A `key=value ...` connection string read as libpq reads it (conninfo_parse): (key, value, the
+    pair as written) for each pair, in order. Spaces may surround `=`; a value is single-quoted (to
+    its closing quote) or runs to the next space; a backslash takes the next character as it is."""
+    items: list[tuple[str, str, str]] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in _LIBPQ_SPACE:
+            i += 1
+        if i == n:
+            return items
+        start = i
+        while i < n and text[i] != "=" and text[i] not in _LIBPQ_SPACE:
+            i += 1
+        key = text[start:i]  # never shown: a stray word may be part of a password
+        while i < n and text[i] in _LIBPQ_SPACE:
+            i += 1
+        if i == n or text[i] != "=":
+            raise BadConnectionString('the connection string has a word without "=" after it (libpq reads '
+                                      "key=value pairs: single-quote a value that holds spaces)")
+        i += 1
+        while i < n and text[i] in _LIBPQ_SPACE:
+            i += 1
+        value, i = _conninfo_value(text, i)
+        items.append((key, value, text[start:i]))
+
+
+def _conninfo_value(text: str, i: int) -> tuple[str, int]:
+    """The value that starts at `text[i]`, as libpq reads it, and where the next pair may start."""
+    n = len(text)
+    quoted = i < n and text[i] == "'"
+    i += quoted
+    value: list[str] = []
+    while True:
+        if i >= n:
+            if quoted:
+                raise BadConnectionString("a value of the connection string has no closing quote")
+            return "".join(value), n
+        c = text[i]
+        if c == "\\":
+            value.append(text[i + 1:i + 2])
+            i += 2
+        elif quoted and c == "'":
+            return "".join(value), i + 1
+        elif not quoted and c in _LIBPQ_SPACE:
+            return "".join(value), i
+        else:
+            value.append(c)
+            i += 1

@@ -67,6 +67,27 @@ def test_the_read_only_door_refuses(db, bad):
     assert ok.output.split() == ["n", str(runs)]
 
 
+@pytest.mark.parametrize("statement", ["EXPLAIN (SELECT count(*) FROM runs)", "EXPLAIN (FROM runs)",
+                                       "EXPLAIN ((FROM runs))", "EXPLAIN (FORMAT json) SELECT count(*) FROM runs"])
+def test_an_explain_of_a_parenthesised_query_runs(db, statement):
+    """DuckDB takes `EXPLAIN (query)` as well as `EXPLAIN (options) query`: both are explained, as
+    DuckDB itself explains them (the trust hunt's defect 4: a false syntax error, a ValueError)."""
+    import duckdb
+
+    res = CliRunner().invoke(cli, ["sql", statement, "--db", db, "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    with duckdb.connect(db, read_only=True) as con:  # DuckDB's own plan of the same statement
+        (key, plan), = con.execute(statement).fetchall()
+    assert res.output.startswith("explain_key,explain_value\n" + key) and "SCAN" in plan.upper()
+
+
+@pytest.mark.parametrize("statement", ["EXPLAIN (FORMAT json)", "EXPLAIN ( )", "EXPLAIN (FORMAT json) DELETE FROM runs",
+                                       "EXPLAIN (SELECT 1) UNION SELECT * FROM read_text('/etc/hostname')"])
+def test_an_explain_of_no_select_is_refused_in_words(db, statement):
+    res = CliRunner().invoke(cli, ["sql", statement, "--db", db])
+    assert res.exit_code == 1 and res.output.startswith("Error: ") and res.exception.__class__ is SystemExit, res.output
+
+
 def test_the_console_stops_a_runaway_query_and_goes_on_serving(db, monkeypatch):
     from streamlit.testing.v1 import AppTest
 
@@ -205,3 +226,98 @@ def test_export_compare_and_changes_stop_at_the_readers_limit(db, every_query_ru
         assert f"the query was stopped after {limit} s" in res.output, res.output
         assert res.exit_code == (2 if args[0] == "compare" else 1)
         assert limit <= time.monotonic() - t0
+
+
+# ---- the trust hunt: a typed statement's result, check and printing are bounded too ---------------
+
+WIDE = "SELECT repeat('x', 1000000) AS s FROM range(300)"  # 300 MB of result, no operator holds much
+
+
+@pytest.fixture
+def small_memory(db, tmp_path, monkeypatch) -> str:
+    """A copy of the warehouse opened by nothing yet (a file's limits are its database's, set when this
+    process first opens it), read at a 64MB limit."""
+    import shutil
+
+    copy = str(tmp_path / "wh.duckdb")
+    shutil.copy(db, copy)
+    monkeypatch.setenv("IWH_QUERY_MEMORY", "64MB")
+    return copy
+
+
+def test_a_result_past_the_memory_limit_is_refused_at_every_typed_door(small_memory, monkeypatch):
+    """DuckDB's memory limit holds its operators, not the result handed to Python: `iwh sql`,
+    `Warehouse.sql` and the console stop fetching once the result passes the reader's limit, in the
+    words of the operators' limit; a result under it comes whole (the trust hunt's defect 1)."""
+    from streamlit.testing.v1 import AppTest
+
+    from inductor_warehouse.store.api import Warehouse
+    from inductor_warehouse.store.bounds import QueryRefused
+
+    said = iwh("sql", WIDE, "--db", small_memory, "--format", "csv")
+    assert said.returncode == 1 and "needed more than the memory a reader may use" in said.stderr, said.stderr
+    assert said.stdout == ""
+    with Warehouse(small_memory) as wh:
+        with pytest.raises(QueryRefused, match="needed more than the memory a reader may use"):
+            wh.sql(WIDE)
+        rows = wh.sql("SELECT repeat('x', 1000) AS s FROM range(30000)")  # 30 MB: under the limit
+        assert rows.height == 30000 and set(rows["s"].str.len_bytes()) == {1000}
+    monkeypatch.setenv("IWH_DB", small_memory)
+    at = AppTest.from_file(str(ROOT / "dashboards" / "app.py"), default_timeout=60).run()
+    at.switch_page("sections/sql_console.py").run()
+    at.text_area(key="console_sql").input(WIDE).run()
+    at.button(key="console_run").click().run()
+    assert not at.exception
+    assert any("needed more than the memory" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_the_statements_check_runs_within_the_time_limit(db):
+    """A long statement (a 200,000-item IN list) takes seconds to check: the check is inside the
+    time limit, so the caller hears at the limit, not after the check; a file warehouse's message
+    speaks of no server, and its connection is kept (the trust hunt's defect 5)."""
+    from inductor_warehouse.schema.readonly import check_read_statement
+    from inductor_warehouse.store.api import Warehouse
+    from inductor_warehouse.store.bounds import QueryRefused, Stuck
+
+    long = "SELECT 1 AS x WHERE 1 IN (" + ",".join(str(i) for i in range(200_000)) + ")"
+    t0 = time.monotonic()
+    check_read_statement(long)
+    checking = time.monotonic() - t0
+    with Warehouse(db, timeout=0.2) as wh:
+        con = wh.con
+        t0 = time.monotonic()
+        with pytest.raises(QueryRefused) as stopped:
+            wh.sql(long)
+        took = time.monotonic() - t0
+        assert took < checking, (took, checking)  # before: the whole check, then the limit
+        assert "stopped after 0.2 s" in str(stopped.value) and "server" not in str(stopped.value)
+        assert not isinstance(stopped.value, Stuck) and wh.con is con
+        assert wh.sql("SELECT 41 + 1 AS n", timeout=30)["n"][0] == 42
+
+
+def test_iwh_sql_lays_out_at_most_a_thousand_rows_and_says_how_to_get_all(db):
+    """A table is laid out in Python after the query, outside its time limit: `iwh sql` shows the
+    first 1,000 rows and says how many it left out; CSV gives every row (the trust hunt's defect 6)."""
+    many = "SELECT range AS i, 'row ' || range AS label FROM range(4321) ORDER BY i"
+    shown = CliRunner().invoke(cli, ["sql", many, "--db", db])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert lines[0].split() == ["i", "label"] and lines[2].split() == ["0", "row", "0"]
+    assert lines[-1].split() == ["999", "row", "999"] and len(lines) == 2 + 1000
+    assert "3,321 more rows not shown" in shown.stderr and "--format csv" in shown.stderr
+    every = CliRunner().invoke(cli, ["sql", many, "--db", db, "--format", "csv"])
+    assert every.stdout.splitlines()[1:] == [f"{i},row {i}" for i in range(4321)] and not every.stderr
+    few = CliRunner().invoke(cli, ["sql", "SELECT range AS i FROM range(1000)", "--db", db])
+    assert len(few.stdout.splitlines()) == 1002 and not few.stderr
+
+
+def test_warehouse_sql_names_repeated_columns_as_duckdb_s_own_frames_do(db):
+    """Fetched through Arrow batches, a result whose names repeat (a join's `SELECT *`) is named as
+    DuckDB's `.pl()` names it, not refused by Polars."""
+    import duckdb
+
+    from inductor_warehouse.store.api import Warehouse
+
+    statement = "SELECT 1 AS a, 2 AS a, 3 AS A, 4 AS a_1"
+    with Warehouse(db) as wh:
+        assert wh.sql(statement).columns == duckdb.connect().sql(statement).pl().columns

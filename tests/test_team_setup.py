@@ -153,6 +153,29 @@ def test_a_lake_named_by_a_uri_with_a_password_opens(cluster, tmp_path):
     assert_masked(wrong.stderr, AWKWARD.replace("Zq7", "Zq8"))
 
 
+def test_two_passwords_in_a_location_leave_none_in_the_readers_database_list(cluster, tmp_path):
+    """libpq takes the last `password` of a location (a URI's `?password=` after its `user:pw@`): that
+    one is the secret the lake opens with, and none is left in the ATTACH path that duckdb_databases()
+    lists on the reader's own connection (the trust hunt's defect 3)."""
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.store.location import locate
+
+    real = "Wr1ters-Zq7-s3cret"
+    cluster.password_role("iwh_two", real)
+    cluster.createdb("two", owner="iwh_two")
+    spellings = [
+        f"ducklake:postgres:dbname=two host=127.0.0.1 port={cluster.port} user=iwh_two password=decoy-Xy1 password={real}",
+        f"ducklake:postgres:postgresql://iwh_two:decoy-Xy1@127.0.0.1:{cluster.port}/two?password={real}",
+    ]
+    ingest_paths([RUN], locate(spellings[0], str(tmp_path / "data")))
+    for where in spellings:
+        with Warehouse(where) as wh:
+            assert wh.sql("SELECT count(*) AS n FROM runs")["n"][0] == 1, where
+            listed = str(wh.con.execute("SELECT database_name, path FROM duckdb_databases()").fetchall())
+            assert "127.0.0.1" in listed and "password" not in listed and "decoy" not in listed, listed
+            assert_masked(listed + wh.path, real)
+
+
 def assert_masked(text: str, password: str) -> None:
     """No four characters of the password in a row are left in `text`, in any spelling of it."""
     spellings = {password, urllib.parse.quote(password, safe=""), password.replace("'", "\\'")}

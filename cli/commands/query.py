@@ -7,6 +7,8 @@ import click
 from inductor_warehouse.cli.options import FORMATS, db_option, format_option, labels, open_warehouse, timeout_option
 from inductor_warehouse.schema import queries as canned
 
+TABLE_ROWS = 1000  # the rows `iwh sql` lays out as a table
+
 
 @click.command(epilog="\b\nExample:\n  iwh runs --model hf_bert --format csv")
 @click.option("--model", help="only this model")
@@ -42,6 +44,12 @@ def sql(ctx, text, timeout, fmt):
             raise click.ClickException(str(e)) from e
         except duckdb.Error as e:
             raise click.ClickException(f"{type(e).__name__}: {e}".strip()) from e
+    # a table is laid out after the time limit, in Python: its rows are capped; CSV and JSON give them all
+    if fmt == "table" and df.height > TABLE_ROWS:
+        emit(df.head(TABLE_ROWS), fmt)
+        click.echo(f"({df.height - TABLE_ROWS:,} more rows not shown: --format csv or json prints all "
+                   f"{df.height:,}, or LIMIT and OFFSET choose them)", err=True)
+    else:
         emit(df, fmt)
 
 
