@@ -121,3 +121,33 @@ def test_compare_takes_a_sides_compiled_runs(kinds):
     [pair] = result.pairs
     assert (pair.metrics["compile_s"].verdict, pair.metrics["compile_s"].how) == (regress.NOT_COMPARABLE,
                                                                                   "caches compiled vs warm")
+
+
+def test_a_points_compile_phases_are_its_runs_of_one_kind(kinds):
+    """compile/phase_series and compile/phase_changes take a point's phase times from the runs its compile
+    time takes (a warm run's phases are a cache load's: with them, 2.13's mlp train read its
+    inductor_compile as the median of a compiled run and a warm one, and every phase "slower" in 2.14.1)."""
+    db, points = kinds
+    with Warehouse(db) as wh:
+        series = wh.query("compile/phase_series", workloads=None).to_dicts()
+        changes = wh.query("compile/phase_changes", workloads=None, ratio=0.0, min_seconds=0.0).to_dicts()
+    checked = 0
+    for (torch, device, name), runs in points.items():
+        model, mode, dtype, variant = name.split("__")
+        kind, _, _ = expected(runs)
+        labels = (f"mode={mode}", f"dtype={dtype}", f"variant={variant}")
+
+        def here(workload: str, labels: tuple[str, ...] = labels) -> bool:
+            return all(label in workload for label in labels)
+
+        rows = [r for r in series if (r["model"], r["compiler_version"], r["device"]) == (model, torch, device)
+                and here(r["workload"])]
+        assert rows, (torch, device, name)
+        assert max(r["runs"] for r in rows) == sum(k == kind for k, _ in runs), (torch, device, name)
+        sides = [r["before_runs"] for r in changes if r["before_version"] == torch and r["model"] == model
+                 and r["device"] == device and here(r["workload"])]
+        sides += [r["after_runs"] for r in changes if r["after_version"] == torch and r["model"] == model
+                  and r["device"] == device and here(r["workload"])]
+        assert all(n <= sum(k == kind for k, _ in runs) for n in sides), (torch, device, name)
+        checked += 1
+    assert checked == len(points)

@@ -18,6 +18,10 @@ CREATE OR REPLACE MACRO count_of_runs(n) AS quantile_disc(n, 0.5);
 -- 'partial' (some graphs loaded), 'warm' (every graph loaded: loading, not the compiler's work).
 CREATE OR REPLACE MACRO compile_kind(temperature) AS
     CASE WHEN temperature IN ('partial', 'warm') THEN temperature ELSE 'compiled' END;
+-- The kinds in the order a point prefers them (0 compiled, 1 partial, 2 warm): a query that keeps a
+-- point's runs of one kind (the compile phases) keeps those whose order is the point's least.
+CREATE OR REPLACE MACRO compile_kind_order(temperature) AS
+    CASE compile_kind(temperature) WHEN 'compiled' THEN 0 WHEN 'partial' THEN 1 ELSE 2 END;
 -- A point's compile time: time_of_runs over its runs of one kind, the compiled ones where it has any,
 -- else the partly warm, else the warm, so that a warm run joining a point never lowers its compile
 -- time to a cache load; compile_cache_of_point says which kind it is of (NULL: no run has a time).

@@ -1,16 +1,17 @@
 -- Where a compile phase of a workload got slower or faster: change points per phase along compiler versions
--- For each workload (views/12_workloads.sql, or over the labels pair_on names) and phase, its points
--- in order (compiler versions in release order, or a label's values as text with `series`, such as a
--- nightly's date), the median over a point's runs of the phase's seconds in a run (run_phase_times,
--- as compile/phase_series), and each point whose phase time differs from the workload's point
--- before by at least `ratio` (relative) and `min_seconds` (absolute, so sub-millisecond phases do
--- not flap); never across workloads. Timings are noisy: with one run a point, a change point says
--- where to look, not that it is a regression. before_run / after_run: the latest run of each point
--- (release order), for `iwh compare --base RUN --head RUN`. `iwh changes --metric compile_phase`
--- shows these beside the other change points, folding a phase under its parent (the span it most
--- often sits in: timings.parent) when both moved. A page of workloads a call, in order of model and
--- workload: each workload's series is read whole, and a warehouse of nightlies holds a thousand
--- points of each; `offset` gives the next page.
+-- For each workload (views/12_workloads.sql, or over the labels pair_on names) and phase, its
+-- points in order (compiler versions in release order, or a label's values as text with `series`,
+-- such as a nightly's date), the median over a point's runs of one cache kind of the phase's
+-- seconds in a run (run_phase_times, as compile/phase_series: a warm run's phases are a cache
+-- load's), and each point whose phase time differs from the workload's point before by at least
+-- `ratio` (relative) and `min_seconds` (absolute, so sub-millisecond phases do not flap); never
+-- across workloads. Timings are noisy: with one run a point, a change point says where to look, not
+-- that it is a regression. before_run / after_run: the latest run of each point (release order),
+-- for `iwh compare --base RUN --head RUN`. `iwh changes --metric compile_phase` shows these beside
+-- the other change points, folding a phase under its parent (the span it most often sits in:
+-- timings.parent) when both moved. A page of workloads a call, in order of model and workload: each
+-- workload's series is read whole, and a warehouse of nightlies holds a thousand points of each;
+-- `offset` gives the next page.
 -- @param model VARCHAR only this model
 -- @param phase VARCHAR only phases whose name contains this
 -- @param ratio DOUBLE default=0.3 relative change that counts (0.3: 30% slower or faster)
@@ -26,8 +27,9 @@ WITH base AS (
                 ELSE workload_key(w.model, w.device, w.rank, w.labels,
                                   list_filter(list_transform(coalesce(string_split($pair_on, ','), workload_labels()),
                                                              k -> trim(k)),
-                                              k -> k IS DISTINCT FROM $series)) END AS workload
-    FROM run_workloads w JOIN runs r USING (run_id)
+                                              k -> k IS DISTINCT FROM $series)) END AS workload,
+           compile_kind_order(c.cache_temperature) AS kind_order
+    FROM run_workloads w JOIN runs r USING (run_id) JOIN run_cache c USING (run_id)
     WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), page AS (
     SELECT model, workload FROM base WHERE point IS NOT NULL GROUP BY ALL
@@ -44,10 +46,14 @@ WITH base AS (
     SELECT point, row_number() OVER (ORDER BY CASE WHEN $series IS NULL THEN version_key(point) END, point)
                AS point_order
     FROM (SELECT DISTINCT point FROM picked)
-), ordered AS (
-    SELECT r.*, o.point_order,
-           count(*) OVER (PARTITION BY r.series_id, r.device, o.point_order) AS point_runs
+), kept AS (
+    -- a point's runs of one cache kind, as its compile time takes them (views/06_point_values.sql)
+    SELECT r.*, o.point_order
     FROM picked r JOIN points o USING (point)
+    QUALIFY r.kind_order = min(r.kind_order) OVER (PARTITION BY r.series_id, r.device, o.point_order)
+), ordered AS (
+    SELECT *, count(*) OVER (PARTITION BY series_id, device, point_order) AS point_runs
+    FROM kept
 ), timed AS (
     SELECT r.series_id, r.device, r.point_order, r.point_runs, r.latest, r.run_key, p.phase, p.seconds
     FROM run_phases p
