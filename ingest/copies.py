@@ -2,11 +2,13 @@
 found in another folder are the same run. Where this ingest names it otherwise (another model or
 other labels: `--label`, a folder's words) storing it would take the stored run over and lose the
 names it was stored under; it is left out instead, and the ingest says so (`iwh ingest --force`
-stores it under the new names). A copy under the same names is a moved folder: stored from there.
+stores it under the new names). A copy under the same names is a moved folder: stored from there. An unchanged folder is not read
+again, so names an ingest gives it (`--label`, `--model`) are not applied either: the ingest says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +16,7 @@ import duckdb
 import orjson
 
 from inductor_warehouse.ingest.convert import Loaded
+from inductor_warehouse.ingest.parsers.manifest import Label
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,10 @@ class StoredCopy:
         def named(names: dict[str, Any]) -> str:
             return " ".join(f"{k}={v}" for k, v in sorted(names.items()) if v is not None) or "without them"
 
+        if self.source_path == self.stored_path:
+            return (f"{self.source_path} is unchanged since run {self.run_id} was stored from it with "
+                    f"{named(self.stored)}: not read again, so not stored with {named(self.given)}; that run keeps its "
+                    f"names (`iwh ingest --force` of {self.source_path} stores it with the names given instead)")
         return (f"{self.source_path} holds the same files as run {self.run_id}, stored from {self.stored_path} "
                 f"with {named(self.stored)}: not stored again with {named(self.given)}; that run keeps its names "
                 f"(`iwh ingest --force` of {self.source_path} stores it from there with the names given instead)")
@@ -53,6 +60,24 @@ def copies_of_stored(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> lis
         if differ:
             out.append((d, StoredCopy(d.run["source_path"], d.run["run_id"], path,
                                       {k: was.get(k) for k in differ}, {k: now.get(k) for k in differ})))
+    return out
+
+
+def unchanged_named_otherwise(con: duckdb.DuckDBPyConnection, source_paths: list[str], model: str | None,
+                              labels: Mapping[str, Label] | None) -> list[StoredCopy]:
+    """The unchanged runs of these folders (skipped unread) stored under another model or other values of
+    the labels this ingest gives (`--model`, `--label`): the names given are not applied to them."""
+    if not source_paths or not (model or labels):
+        return []
+    given = {**({"model": model} if model else {}), **orjson.loads(orjson.dumps(dict(labels or {})))}
+    out = []
+    for path, run_id, stored_model, stored_labels in con.execute(
+            "SELECT source_path, run_id, model, labels::VARCHAR FROM runs WHERE source_path IN (SELECT unnest(?)) "
+            "ORDER BY source_path, run_id", [source_paths]).fetchall():
+        was = {"model": stored_model, **(orjson.loads(stored_labels) if stored_labels else {})}
+        differ = sorted(k for k in given if was.get(k) != given[k])
+        if differ:
+            out.append(StoredCopy(path, run_id, path, {k: was.get(k) for k in differ}, {k: given[k] for k in differ}))
     return out
 
 

@@ -22,7 +22,7 @@ import duckdb
 from inductor_warehouse.ingest import executors, spill, unchanged, write
 from inductor_warehouse.ingest.assemble import assemble
 from inductor_warehouse.ingest.convert import Columns, Loaded, loaded
-from inductor_warehouse.ingest.copies import StoredCopy
+from inductor_warehouse.ingest.copies import StoredCopy, unchanged_named_otherwise
 from inductor_warehouse.ingest.listing import Run, Skipped
 from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.remote import discover_anywhere, fetched
@@ -72,6 +72,10 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
             write.record_mtimes(con, touched)
             # run id -> the folder this ingest stores it from, or found it unchanged in
             folders = _kept_folders(con, found.runs, todo)
+            if not force:
+                read = {r.source_path for r in todo}
+                summary.renamed_unchanged = unchanged_named_otherwise(
+                    con, [r.source_path for r in found.runs if r.source_path not in read], model, labels)
         summary.skipped_runs = len(found.runs) - len(todo)
         bar = Progress(len(todo)) if progress else None
         # one timestamp for everything one ingest writes

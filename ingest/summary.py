@@ -40,13 +40,16 @@ class IngestSummary:
     error_rows: list[dict[str, Any]] = field(default_factory=list)  # ingest_errors rows, with their run's source path
     replaced: int = 0  # runs of this ingest stored once with another of the same files (a later one, a copy)
     copies: list[StoredCopy] = field(default_factory=list)  # runs left out: a stored run's files under other names
+    # unchanged runs (skipped unread) stored under other names than this ingest gives them
+    renamed_unchanged: list[StoredCopy] = field(default_factory=list)
     # ("path", source path) and ("id", run id) -> the run of this ingest written under them
     written: dict[tuple[str, str], Loaded] = field(default_factory=dict, repr=False)
 
     def line(self) -> str:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds > 0 else 0.0
-        notes = ([f"{self.skipped_runs:,} unchanged, skipped"] if self.skipped_runs else []) + \
+        renamed = f" ({len(self.renamed_unchanged):,} stored with other names than given)" if self.renamed_unchanged else ""
+        notes = ([f"{self.skipped_runs:,} unchanged, skipped{renamed}"] if self.skipped_runs else []) + \
             ([f"{self.refused:,} refused by the warehouse"] if self.refused else []) + \
             ([f"{self.failed:,} failed to parse"] if self.failed else []) + \
             ([f"{self.replaced:,} the same files as another run, stored once"] if self.replaced else []) + \
@@ -79,6 +82,7 @@ class IngestSummary:
             "runs": self.runs, "skipped_runs": self.skipped_runs, "refused_runs": self.refused,
             "failed_runs": self.failed, "replaced_runs": self.replaced,
             "copies_not_stored": [dataclasses.asdict(c) for c in self.copies],
+            "unchanged_named_otherwise": [dataclasses.asdict(c) for c in self.renamed_unchanged],
             "graphs": self.graphs, "kernels": self.kernels,
             "errors": self.errors, "warnings": self.warnings, "bytes": self.bytes, "seconds": round(self.seconds, 3),
             "skipped_files": dict(self.skipped_files), "skipped_paths": self.skipped_files.paths,

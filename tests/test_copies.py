@@ -58,3 +58,33 @@ def test_a_copy_under_another_label_keeps_the_stored_run(tmp_path):
     forced = ingest_paths([night2], db, labels={"nightly": "2026-11-02"}, force=True)
     assert (forced.runs, forced.copies) == (1, [])
     assert _runs(db) == [(run_id, "2026-11-02", str(night2), "mlp")]
+
+
+def test_an_unchanged_folder_given_other_labels_says_they_are_not_applied(tmp_path):
+    """A folder ingested again unchanged is skipped unread, so labels given to it are not applied: the
+    ingest says which run keeps which labels, rather than skipping without a word; labels equal to the
+    stored ones, or none given, say nothing; --strict fails on it; --force stores the run with them."""
+    night = tmp_path / "night1" / "mlp"
+    shutil.copytree(RUN, night)
+    db = str(tmp_path / "w.duckdb")
+    ingest_paths([night], db, labels={"nightly": "2026-11-01"})
+    [(run_id, _, _, _)] = _runs(db)
+
+    assert ingest_paths([night], db, labels={"nightly": "2026-11-01"}).renamed_unchanged == []
+    assert ingest_paths([night], db).renamed_unchanged == []
+    again = ingest_paths([night], db, labels={"nightly": "2026-11-02"})
+    assert (again.runs, again.skipped_runs) == (0, 1)
+    [note] = again.renamed_unchanged
+    assert (note.run_id, note.stored, note.given) == (run_id, {"nightly": "2026-11-01"}, {"nightly": "2026-11-02"})
+    assert "1 stored with other names than given" in again.line()
+    assert _runs(db) == [(run_id, "2026-11-01", str(night), json.loads((RUN / "manifest.json").read_text())["model"])]
+
+    result = CliRunner().invoke(cli, ["--db", db, "ingest", str(night), "--label", "nightly=2026-11-02"])
+    assert result.exit_code == 0, result.output
+    assert f"unchanged since run {run_id}" in result.output and "nightly=2026-11-01" in result.output
+    strict = CliRunner().invoke(cli, ["--db", db, "ingest", str(night), "--label", "nightly=2026-11-02", "--strict"])
+    assert strict.exit_code != 0 and "not renamed" in strict.output
+
+    forced = ingest_paths([night], db, labels={"nightly": "2026-11-02"}, force=True)
+    assert (forced.runs, forced.renamed_unchanged) == (1, [])
+    assert [r[1] for r in _runs(db)] == ["2026-11-02"]

@@ -76,6 +76,9 @@ def ingest(ctx, paths, model, label_pairs, jobs, executor, ray_address, strict, 
     if strict and summary.copies:
         raise click.ClickException(f"{plural(len(summary.copies), 'run')} not stored: the same files as a stored run "
                                    "named otherwise (--strict fails on it)")
+    if strict and summary.renamed_unchanged:
+        raise click.ClickException(f"{plural(len(summary.renamed_unchanged), 'unchanged run')} stored with other names "
+                                   "than given, not renamed (--strict fails on it)")
 
 
 def skipped_lines(skipped, verbose: bool = False) -> list[str]:
@@ -140,10 +143,11 @@ def _report(summary, verbose: bool = False) -> None:
     if summary.errors > 10:
         click.echo(f"... and {summary.errors - 10:,} more: `--format json` lists every one (error_rows), "
                    "`iwh query ingest/runs_with_errors` counts them by run", err=True)
-    for c in summary.copies[:10]:
-        click.echo(f"note: {c.message()}", err=True)
-    if len(summary.copies) > 10:
-        click.echo(f"... and {len(summary.copies) - 10:,} more: `--format json` lists every one (copies_not_stored)", err=True)
+    for listed, key in ((summary.copies, "copies_not_stored"), (summary.renamed_unchanged, "unchanged_named_otherwise")):
+        for c in listed[:10]:
+            click.echo(f"note: {c.message()}", err=True)
+        if len(listed) > 10:
+            click.echo(f"... and {len(listed) - 10:,} more: `--format json` lists every one ({key})", err=True)
     click.echo(summary.line())
 
 
