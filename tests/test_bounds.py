@@ -230,7 +230,8 @@ def test_export_compare_and_changes_stop_at_the_readers_limit(db, every_query_ru
 
 # ---- the trust hunt: a typed statement's result, check and printing are bounded too ---------------
 
-WIDE = "SELECT repeat('x', 1000000) AS s FROM range(300)"  # 300 MB of result, no operator holds much
+# a result far past the limit, though no operator holds much of it at once
+WIDE = "SELECT repeat('x', 1000000) AS s FROM range(300)"
 
 
 @pytest.fixture
@@ -260,7 +261,7 @@ def test_a_result_past_the_memory_limit_is_refused_at_every_typed_door(small_mem
     with Warehouse(small_memory) as wh:
         with pytest.raises(QueryRefused, match="needed more than the memory a reader may use"):
             wh.sql(WIDE)
-        rows = wh.sql("SELECT repeat('x', 1000) AS s FROM range(30000)")  # 30 MB: under the limit
+        rows = wh.sql("SELECT repeat('x', 1000) AS s FROM range(30000)")  # a result under the limit
         assert rows.height == 30000 and set(rows["s"].str.len_bytes()) == {1000}
     monkeypatch.setenv("IWH_DB", small_memory)
     at = AppTest.from_file(str(ROOT / "dashboards" / "app.py"), default_timeout=60).run()
