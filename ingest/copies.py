@@ -8,7 +8,7 @@ again, so names an ingest gives it (`--label`, `--model`) are not applied either
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,12 +54,11 @@ def copies_of_stored(con: duckdb.DuckDBPyConnection, batch: list[Loaded]) -> lis
         if found is None or found[0] == d.run["source_path"]:
             continue
         path, model, labels = found
-        was = {"model": model, **(orjson.loads(labels) if labels else {})}
         now = {"model": d.run.get("model"), **_labels(d)}
-        differ = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
-        if differ:
-            out.append((d, StoredCopy(d.run["source_path"], d.run["run_id"], path,
-                                      {k: was.get(k) for k in differ}, {k: now.get(k) for k in differ})))
+        was = _stored_names(model, labels)
+        copy = _named_otherwise(d.run["source_path"], d.run["run_id"], path, was, now, was.keys() | now.keys())
+        if copy:
+            out.append((d, copy))
     return out
 
 
@@ -74,11 +73,24 @@ def unchanged_named_otherwise(con: duckdb.DuckDBPyConnection, source_paths: list
     for path, run_id, stored_model, stored_labels in con.execute(
             "SELECT source_path, run_id, model, labels::VARCHAR FROM runs WHERE source_path IN (SELECT unnest(?)) "
             "ORDER BY source_path, run_id", [source_paths]).fetchall():
-        was = {"model": stored_model, **(orjson.loads(stored_labels) if stored_labels else {})}
-        differ = sorted(k for k in given if was.get(k) != given[k])
-        if differ:
-            out.append(StoredCopy(path, run_id, path, {k: was.get(k) for k in differ}, {k: given[k] for k in differ}))
+        copy = _named_otherwise(path, run_id, path, _stored_names(stored_model, stored_labels), given, given.keys())
+        if copy:
+            out.append(copy)
     return out
+
+
+def _stored_names(model: str | None, labels: str | None) -> dict[str, Any]:
+    """A stored run's names: its model and its labels (the column's JSON text)."""
+    return {"model": model, **(orjson.loads(labels) if labels else {})}
+
+
+def _named_otherwise(source_path: str, run_id: str, stored_path: str, was: dict[str, Any], now: dict[str, Any],
+                     names: Iterable[str]) -> StoredCopy | None:
+    """The copy, where any of `names` differs between the stored run (`was`) and this ingest (`now`)."""
+    differ = sorted(k for k in names if was.get(k) != now.get(k))
+    if not differ:
+        return None
+    return StoredCopy(source_path, run_id, stored_path, {k: was.get(k) for k in differ}, {k: now.get(k) for k in differ})
 
 
 def _labels(d: Loaded) -> dict[str, Any]:
