@@ -127,3 +127,29 @@ def test_graph_folder_names_are_read_in_one_place():
         else:
             assert named == (name, None, None, counter), name
     assert graph_folder("output_code.py") is None and compile_order("a/model__0_forward_1.7")[0] == 7
+
+
+@pytest.mark.parametrize("temperature", [None, "off", "cold", "partial", "warm", "unknown"])
+def test_compare_reads_a_runs_cache_kind_as_the_sql_does(con, temperature):
+    """`iwh compare` keeps a side's runs of one cache kind in Python (analysis/metrics.py) as the
+    queries do in SQL (views/06_point_values.sql): the same kind of every temperature, and the same
+    order of preference."""
+    from inductor_warehouse.analysis.metrics import CACHE_KINDS, compile_kind
+
+    kind = compile_kind(temperature)
+    assert kind == _sql(con, "compile_kind(?)", temperature)
+    assert CACHE_KINDS.index(kind) == _sql(con, "compile_kind_order(?)", temperature)
+
+
+@pytest.mark.parametrize(("metric", "counts"), [("fx_cache_hit_rate", (3, 4)), ("fx_cache_hit_rate", (0, 0)),
+                                                ("fusion_rate", (6, 10)), ("fusion_rate", (0, 0))])
+def test_compare_pools_a_rate_as_the_sql_does(con, metric, counts):
+    """A side's rate in `iwh compare` (analysis/metrics.py POOLED) is the SQL macro's of the same counts
+    (views/05_rates.sql: hit_rate(hits, lookups), fusion_rate(pre, post))."""
+    from inductor_warehouse.analysis.metrics import POOLED, pooled
+
+    num, den, _ = POOLED[metric]
+    mine = pooled([{num: counts[0], den: counts[1]}], metric)
+    theirs = (_sql(con, "hit_rate(?::BIGINT, ?::BIGINT)", counts[0], counts[1]) if metric == "fx_cache_hit_rate"
+              else _sql(con, "fusion_rate(?::BIGINT, ?::BIGINT)", counts[1], counts[0]))
+    assert mine == pytest.approx(theirs) if theirs is not None else mine is None
