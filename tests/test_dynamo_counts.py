@@ -19,6 +19,7 @@ import pytest
 from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.ingest.parsers import compile_causes
 from inductor_warehouse.ingest.parsers.compile_causes import break_cause, break_kind, guard_kind, origin
+from inductor_warehouse.ingest.parsers.user_code import is_library
 from tests.conftest import FIXTURES, ROOT, reader, unpack_cpu_corpora
 
 COUNTS = FIXTURES / "captures" / "dynamo-counts.tar.xz"
@@ -172,6 +173,9 @@ def test_origins():
     assert origin("<frozen importlib._bootstrap>") == "stdlib"
     assert origin("/home/user/corpus/gen_models.py") == "model"
     assert origin(None) is None
+    # where a kernel or a break is in the user's code: a packaged model is the model's, torch.nn is not
+    assert not is_library(f"{sp}/timm/models/efficientnet.py") and not is_library("/home/user/corpus/gen_models.py")
+    assert is_library(f"{sp}/torch/nn/modules/linear.py") and is_library("/usr/local/lib/python3.11/inspect.py")
 
 
 def test_guard_kinds_group_across_releases():
@@ -283,3 +287,32 @@ def test_a_log_of_skipped_frames_alone_counts_0_breaks_not_unknown(tmp_path, log
         assert con.execute("SELECT graph_breaks FROM run_metrics").fetchall() == [(0,)]
         assert con.execute("SELECT kind, fallback FROM compile_events WHERE kind NOT LIKE 'unknown%'").fetchall() == [
             ("failure", True)]
+
+
+def test_a_specialization_s_line_is_the_model_s_not_torch_s(tmp_path):
+    """Reformer's modeling code lives in site-packages and calls torch's LayerNorm: the line of a
+    shape specialization is the model's call (read from the record's user_stack, file names through
+    the log's `str` records), never the harness's nor torch.nn's."""
+    from inductor_warehouse.ingest.load import ingest_paths
+
+    with tarfile.open(FIXTURES / "captures" / "harness-reformer.tar.xz") as tf:
+        tf.extractall(tmp_path, filter="data")
+    run = tmp_path / "cpu-torch2.13" / "accuracy" / "Reformer"
+    names: dict[int, str] = {}
+    expected = []
+    for line in next((run / "trace").glob("*.log")).read_text().splitlines():
+        if "] {" not in line or line.startswith("\t"):
+            continue
+        record = json.loads(line.split("] ", 1)[1])
+        if "str" in record:
+            names[record["str"][1]] = record["str"][0]
+        elif "symbolic_shape_specialization" in record:
+            frames = [(names[f["filename"]], f["line"]) for f in record["symbolic_shape_specialization"]["user_stack"]]
+            expected.append([f for f in frames if "/site-packages/torch/" not in f[0]][-1])
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([run], db)
+    with reader(db) as con:
+        got = con.execute("SELECT user_file, user_line FROM shape_events WHERE kind = 'specialization' "
+                          "ORDER BY line").fetchall()
+    assert got == expected and len(got) >= 1
+    assert all(f.endswith("transformers/models/reformer/modeling_reformer.py") for f, _ in got)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tarfile
 
 import pytest
 
@@ -89,3 +90,39 @@ def test_without_a_trace_the_node_mappings_and_fx_comments_answer(tmp_path):
     for line, kernels in expected.items():
         assert kernels <= got[line]
     assert expected
+
+
+def test_a_model_in_an_installed_package_is_the_model_s_code(tmp_path):
+    """The benchmark harness compiles its own `forward_pass`, whose one line calls a timm model that
+    lives in site-packages: each kernel's line is the model's (timm's) innermost frame, never the
+    harness's `mod(*inputs)` line."""
+    from tests.conftest import HARNESS_CAPTURES
+
+    run = "gpu-torch2.11/default/performance/mobilenetv2_100"
+    with tarfile.open(HARNESS_CAPTURES) as tf:
+        tf.extractall(tmp_path, members=[m for m in tf.getmembers() if m.name.startswith(run + "/")], filter="data")
+    log = next((tmp_path / run / "trace").glob("*.log")).read_text().split("\n")
+    # independently: the innermost frame of every kernel's stacks in the log's payloads
+    expected: set[tuple[str, str, int]] = set()
+    outer: set[str] = set()
+    for i, line in enumerate(log):
+        if '"inductor_provenance_tracking_kernel_stack_traces"' not in line:
+            continue
+        payload = []
+        for nxt in log[i + 1:]:
+            if not nxt.startswith("\t"):
+                break
+            payload.append(nxt[1:])
+        for key, stacks in json.loads("\n".join(payload)).items():
+            for stack in stacks:
+                frames = FRAME.findall(stack)
+                outer.add(frames[0][0])
+                expected.add((key.rsplit(":", 1)[0], frames[-1][0], int(frames[-1][1])))
+    assert [f.rsplit("/", 1)[-1] for f in outer] == ["timm_models.py"]  # the harness's frame
+    db = str(tmp_path / "wh.duckdb")
+    run_id = ingest_paths([tmp_path / run], db).run_ids[0]
+    with Warehouse(db) as w:
+        got = set(w.sql("SELECT kernel_name, user_file, user_line FROM lineage WHERE run_id = ? "
+                        "AND source = 'torch_trace'", [run_id]).iter_rows())
+    assert got == expected and len({f for _, f, _ in got}) > 1
+    assert all("/site-packages/timm/" in f for _, f, _ in got)

@@ -50,6 +50,15 @@ def break_kind(reason: str) -> str | None:
     return GRAPH_BREAK
 
 
+def in_torch(path: str) -> bool:
+    """A frame of torch's own code: its installed package (functorch, torchgen too) or a source
+    checkout's torch/ folder."""
+    p = path.replace("\\", "/")
+    if "/site-packages/" in p or "/dist-packages/" in p:
+        return p.split("-packages/", 1)[1].startswith(("torch/", "functorch/", "torchgen/"))
+    return "/torch/" in p
+
+
 def origin(path: str | None) -> str | None:
     """'model', 'package', 'torch' or 'stdlib' for a frame's file; None when unknown. torch.nn's
     layers (nn.Sequential, nn.Linear: torch/nn/modules/ but module.py's call machinery) are the
@@ -61,14 +70,13 @@ def origin(path: str | None) -> str | None:
         return "stdlib"
     if p.startswith("<eval_with_key>"):
         return "torch"  # an FX GraphModule's generated forward
-    packaged = "/site-packages/" in p or "/dist-packages/" in p
-    tail = p.split("-packages/", 1)[1] if packaged else p
-    if packaged and (tail.startswith(("torch/", "functorch/", "torchgen/"))) or not packaged and "/torch/" in p:
+    if in_torch(p):
+        tail = p.split("-packages/", 1)[-1]
         rest = tail.split("torch/", 1)[1] if "torch/" in tail else ""
         if rest.startswith("nn/modules/") and not rest.startswith("nn/modules/module.py"):
             return "model"
         return "torch"
-    if packaged:
+    if "/site-packages/" in p or "/dist-packages/" in p:
         return "package"
     if re.search(r"/lib/python\d[\d.]*t?/", p):
         return "stdlib"

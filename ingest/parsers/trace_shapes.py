@@ -8,7 +8,7 @@ import re
 
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_int, as_str
-from inductor_warehouse.ingest.parsers.user_code import LIBRARY_PARTS
+from inductor_warehouse.ingest.parsers.user_code import is_library
 from inductor_warehouse.ingest.rows import Json, Parsed
 
 SHAPE_KINDS = {"create_symbol": "symbol", "create_unbacked_symbol": "unbacked_symbol",
@@ -71,7 +71,7 @@ def user_frame(stack: Json, strings: dict[int, str]) -> tuple[str | None, int | 
     for f in frames:
         filename = f.get("filename")  # an index into the `str` records, or (older logs) the name itself
         named.append((strings.get(filename, filename) if isinstance(filename, int) else filename, f))
-    user = [(name, f) for name, f in named if isinstance(name, str) and not any(p in name for p in LIBRARY_PARTS)]
+    user = [(name, f) for name, f in named if isinstance(name, str) and not is_library(name)]
     if not (user or named):
         return None, None, None
     name, frame = (user or named)[-1]

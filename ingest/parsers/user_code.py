@@ -3,24 +3,33 @@ the lineage rows of kernels whose stack traces say it."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
+from inductor_warehouse.ingest.parsers.compile_causes import in_torch, origin
 from inductor_warehouse.ingest.rows import Parsed
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
+
+
+@functools.cache  # a log names few files in many frames
+def is_library(path: str) -> bool:
+    """torch's own code (its nn layers too: the user's line is the one that calls them) or the
+    standard library. A model that lives in an installed package (timm, transformers, torchvision)
+    is the model's code: skipping it would give every kernel of a benchmark-harness run the
+    harness's one `mod(*inputs)` line."""
+    return in_torch(path) or origin(path) == "stdlib"
 
 
 def innermost_user_frame(text: str) -> tuple[str | None, int | None]:
-    """Last `File "...", line N` of a traceback that is not library code (torch, site-packages,
-    the standard library); the last frame of any kind when every frame is library code."""
+    """Last `File "...", line N` of a traceback that is not library code (`is_library`); the last
+    frame of any kind when every frame is library code."""
     last: re.Match[str] | None = None
     user: re.Match[str] | None = None
     for m in _FRAME.finditer(text):
         last = m
-        path = m.group(1)
-        if not any(p in path for p in LIBRARY_PARTS):
+        if not is_library(m.group(1)):
             user = m
     m = user or last  # type: ignore[assignment]
     return (m.group(1), int(m.group(2))) if m else (None, None)
