@@ -52,11 +52,12 @@ def break_kind(reason: str) -> str | None:
 
 def in_torch(path: str) -> bool:
     """A frame of torch's own code: its installed package (functorch, torchgen too) or a source
-    checkout's torch/ folder."""
+    checkout's torch/ folder, never torch.hub's cache of models ($TORCH_HOME/hub/, by default
+    ~/.cache/torch/hub/), whose code is the model's."""
     p = path.replace("\\", "/")
     if "/site-packages/" in p or "/dist-packages/" in p:
         return p.split("-packages/", 1)[1].startswith(("torch/", "functorch/", "torchgen/"))
-    return "/torch/" in p
+    return "/torch/" in p and "/torch/hub/" not in p
 
 
 def origin(path: str | None) -> str | None:

@@ -1,6 +1,6 @@
 -- Specializations: which symbol was pinned to which value, from which user line, and the recompile
 -- Each symbolic_shape_specialization of the trace (an input dimension Dynamo had made dynamic, then
--- fixed to a constant), with the user line that caused it, and the reason Dynamo gave for recompiling
+-- fixed to a constant) of an attempt Dynamo kept (views/44_kept_shape_events.sql), with the user line that caused it, and the reason Dynamo gave for recompiling
 -- that frame when it did (a specialization is a classic recompile cause).
 -- @param model VARCHAR only this model
 -- @param compiler VARCHAR compiler version or family, e.g. 2.13
@@ -14,7 +14,7 @@ WITH recompiles AS (
 SELECT
     r.model, r.compiler_version, r.run_id, s.compile_id, s.symbol, s.source, s.value, s.reason,
     s.user_file, s.user_line, s.user_code, rc.reason AS recompile_reason
-FROM shape_events s
+FROM kept_shape_events s
 JOIN runs r USING (run_key, run_id)
 LEFT JOIN recompiles rc ON rc.run_id = s.run_id AND rc.frame_compile = regexp_replace(s.compile_id, '_[0-9]+$', '')
 WHERE s.kind = 'specialization'

@@ -1,6 +1,6 @@
 -- Dynamic shapes per workload and release: symbols, specializations, guards, recompiles
 -- Counts of the shape environment's records per workload (views/12_workloads.sql) and compiler
--- version (summed over its runs), and the recompiles they go with (a recompile once, however many
+-- version (summed over its runs; of the attempts Dynamo kept: views/44_kept_shape_events.sql), and the recompiles they go with (a recompile once, however many
 -- guards failed; every frame's): growth in specializations or guards between releases is
 -- where recompiles come from; recompiles are run_metrics', NULL where a run cannot tell them.
 -- @param model VARCHAR only this model
@@ -13,7 +13,7 @@ WITH shapes AS (
         count(*) FILTER (WHERE s.kind = 'specialization')    AS specializations,
         count(*) FILTER (WHERE s.kind = 'guard')             AS guards,
         count(*) FILTER (WHERE s.kind = 'automatic_dynamic') AS automatic_dynamic
-    FROM shape_events s
+    FROM kept_shape_events s
     JOIN run_workloads r USING (run_id)
     WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
     GROUP BY r.model, r.workload, r.compiler_version
