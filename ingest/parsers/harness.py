@@ -21,8 +21,8 @@ What a harness job writes (read off its `common.py` from 2023 to 2026, and off r
 - `ci_expected_accuracy/<config>_<suite>_<mode>.csv` (PyTorch's repository, what CI's graph-break
   gate compares against): `name,accuracy,graph_breaks,...`, no `dev`.
 
-Which file is which is decided by its header; the suite, mode, dtype, backend and device of a row
-come from the JSON sidecar, else from the words of the file name (CI names its files
+Which file is which is decided by its header (vendors' runners: harness_runner); the suite, mode,
+dtype, backend and device of a row come from the JSON sidecar, else from the words of the file name (CI names its files
 `<backend>_<suite>_<dtype>_<mode>_<device>_<performance|accuracy>.csv`), else stay NULL (the
 run's labels may say them: see the `harness_rows` view).
 """
@@ -37,7 +37,7 @@ from typing import Any, cast
 
 import orjson
 
-from inductor_warehouse.ingest.parsers import harness_era
+from inductor_warehouse.ingest.parsers import harness_era, harness_runner
 from inductor_warehouse.ingest.parsers.harness_names import (FIELDS, SUITES, Fields, Named, file_fields, folder_fields,
                                                              unread_words)
 from inductor_warehouse.ingest.parsers.manifest import Label
@@ -50,6 +50,8 @@ INT_COLUMNS = ("batch_size", "calls_captured", "unique_graphs", "graph_breaks", 
                "autograd_captures", "autograd_compiles", "cudagraph_skips", "fallbacks_to_eager")
 TEXT_COLUMNS = {"dev": "device", "name": "model", "tag": "tag", "accuracy": "accuracy"}
 
+# what an editor or pandas' utf-8-sig writes before a CSV it saves
+BOM = "\ufeff".encode()
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"benchmark"\s*:\s*\{')
 # columns only a --performance CSV writes: a header with one of them and no `speedup` is a
 # performance CSV that lost its speedup column, never a compilation-metrics CSV
@@ -78,6 +80,10 @@ def csv_kind(header: list[str]) -> str | None:
     speedups, a column a backend (harness_era)."""
     h = [c.strip() for c in header]
     cols = set(h)
+    if harness_runner.is_reordered(h):
+        # a runner's table (harness_runner): results of the harness, never its compilation metrics
+        return "accuracy" if "accuracy" in cols else "performance" if cols & (PERFORMANCE_ONLY | RESULT_COLUMNS) \
+            else None
     if h[:3] == ["dev", "name", "batch_size"] or h[:2] == ["dev", "name"]:
         if cols & PERFORMANCE_ONLY:
             return "performance"
@@ -90,8 +96,8 @@ def csv_kind(header: list[str]) -> str | None:
         if harness_era.is_runner_table(h):
             return None
         return "compile_times" if len(h) > 3 and h[2] == "batch_size" else None
-    if h[:1] == ["name"] and cols & {"accuracy", "graph_breaks"}:
-        return "expected"  # CI's expected values; 2022's name only graph_breaks
+    if h[:1] == ["name"] and (cols & {"accuracy", "graph_breaks"} or harness_runner.is_dtype_table(h)):
+        return "expected"  # CI's expected values; 2022's name only graph_breaks; torch-xpu-ops' a dtype a column
     return None
 
 
@@ -104,7 +110,7 @@ def missing_column(kind: str, header: list[str]) -> str | None:
 def harness_csv_kind(head: bytes, filename: str = "") -> str | None:
     """The kind of the harness CSV whose first bytes are `head` (csv_kind; '' for a file of 2022-2023
     whose header is blank and whose rows do not say it); None for any other file."""
-    line = head.split(b"\n", 1)[0].rstrip(b"\r")
+    line = head.removeprefix(BOM).split(b"\n", 1)[0].rstrip(b"\r")
     if not line.strip(b" ,\t"):
         return harness_era.sniff_blank_header(head, filename)
     try:
@@ -166,7 +172,7 @@ def parse_harness_json(text: str) -> Parsed:
         origins = model.get("origins")
         suite = origins[0] if isinstance(origins, list) and origins and isinstance(origins[0], str) else None
         models[model["name"]] = {
-            "mode": _text(bench.get("mode")), "dtype": _text(bench.get("dtype")),
+            "mode": _text(bench.get("mode")), "dtype": harness_runner.json_dtype(bench),
             "backend": _text(model.get("backend")), "suite": SUITES.get(suite or "", suite or None),
         }
     parsed.facts["models"] = models
@@ -176,14 +182,16 @@ def parse_harness_json(text: str) -> Parsed:
 def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | None = None,
                       given: Mapping[str, Label] | None = None, folders: tuple[str, ...] = ()) -> Parsed:
     """One harness_results row per CSV row, every column kept (`columns`, as written). A row's suite,
-    backend, mode, dtype and device come from, in order: its own `dev` column (the device), what the
-    JSON records beside the CSV say of its model (`sidecar`, parse_harness_json), the file's name,
-    the run's labels (`given`: its manifest, `--label`), the folders the file lies in (`folders`,
-    nearest first); what none says stays NULL, with a warning. A damaged file or row (a performance
+    backend, mode, dtype and device come from, in order: its own columns (`dev`; a runner's suite,
+    dtype, mode: harness_runner), what the JSON records beside the CSV say of its model (`sidecar`,
+    parse_harness_json), the file's name, the run's labels (`given`: its manifest, `--label`), the
+    folders the file lies in (`folders`, nearest first), a later one's more specific word winning;
+    what none says stays NULL, with a warning. A damaged file or row (a performance
     CSV without speedup, a row cut short or longer than its header, a value HUD reads that is no
     number) is an error and stores nothing: it can never be a model's latest value. The 2022-2023
     harness's row of a model whose process failed is no damage: the model, failed."""
     parsed = Parsed()
+    text = text.removeprefix("\ufeff")
     reader = csv.reader(io.StringIO(text))
     header = _header(parsed, reader, text, filename)
     if header is None:
@@ -195,33 +203,32 @@ def parse_harness_csv(text: str, filename: str, sidecar: dict[str, Fields] | Non
     suites: set[str | None] = set()
     unknown: set[str] = set()
     unplaced_lines: list[int] = []
+    wider_lines: list[int] = []
     try:
         for fields in reader:
             lineno = reader.line_num
             if not any(f.strip() for f in fields):
                 continue  # PyTorch's expected CSVs put blank lines between rows
-            unplaced = kind == "compile_times" and lineno != last and timings_unplaced(fields, header)
-            failed = not unplaced and kind in WRITTEN_BY_HARNESS and lineno != last and \
-                harness_era.failed_process_row(fields)
-            if not (failed or unplaced) and (damage := _cut(fields, header, lineno == last)):
-                parsed.problem(damage, lineno)
+            if kind == "expected" and fields[0].lstrip().startswith("#"):
+                continue  # a comment line, as CI's readers of these files skip them
+            names, shape = _shape(fields, header, kind, lineno == last)
+            if shape == "damaged":
+                parsed.problem(names[0], lineno)
                 continue
-            if unplaced:
-                unplaced_lines.append(lineno)
-            names = header[:len(fields)] if failed else header[:len(METRICS_KEYS)] if unplaced else header
+            {"unplaced": unplaced_lines, "wider": wider_lines}.get(shape, []).append(lineno)
             row = _row(parsed, kind, names, fields, lineno)
             if row is None:
                 continue
-            if failed:
+            if shape == "failed":
                 _failed_process(row, kind)
-            meta = (sidecar or {}).get(row["model"]) or {}
-            for key in FIELDS:
-                row[key] = row.get(key) or meta.get(key) or named[key]
-            unknown.update(k for k in NEEDED_FIELDS.get(kind, FIELDS) if row[k] is None)
-            suites.add(row["suite"])
-            parsed.add("harness_results", cast(HarnessResultRow, row))
+            for one in harness_runner.placed(row, header, (sidecar or {}).get(row["model"]) or {}, named):
+                unknown.update(k for k in NEEDED_FIELDS.get(kind, FIELDS) if one[k] is None)
+                suites.add(one["suite"])
+                parsed.add("harness_results", cast(HarnessResultRow, one))
     except csv.Error as e:
         parsed.problem(f"CSV cut or damaged, rows after it are lost: {e}", reader.line_num)
+    if wider_lines:
+        parsed.problem(harness_runner.wider(wider_lines, header), wider_lines[0], "warning")
     _warnings(parsed, unplaced_lines, unknown, filename)
     if len(suites - {None}) == 1:
         parsed.facts["suite"] = (suites - {None}).pop()
@@ -271,6 +278,20 @@ def _header(parsed: Parsed, reader: Iterator[list[str]], text: str, filename: st
     return header
 
 
+def _shape(fields: list[str], header: list[str], kind: str, at_end: bool) -> tuple[list[str], str]:
+    """The columns a row is read by, and what it is: '' (its header's), `unplaced` (timings_unplaced),
+    `failed` (harness_era.failed_process_row), `no_result` or `wider` (a runner's row of another width
+    than its header: harness_runner.row_names); `damaged` with why in place of the columns."""
+    if not at_end and (runner := harness_runner.row_names(fields, header)):
+        return runner[0], "no_result" if runner[1] else "wider"
+    if not at_end and kind == "compile_times" and timings_unplaced(fields, header):
+        return header[:len(METRICS_KEYS)], "unplaced"
+    if not at_end and kind in WRITTEN_BY_HARNESS and harness_era.failed_process_row(fields):
+        return header[:len(fields)], "failed"
+    damage = _cut(fields, header, at_end)
+    return ([damage], "damaged") if damage else (header, "")
+
+
 def _cut(fields: list[str], header: list[str], unterminated: bool) -> str | None:
     """Why a row is damaged by its shape: cut short, longer than its header, or the file's last line
     without the newline the harness ends every row with."""
@@ -297,8 +318,7 @@ def timings_unplaced(fields: list[str], header: list[str]) -> bool:
 
 
 def _unplaced(lines: list[int]) -> str:
-    shown = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
-    return (f"{len(lines)} {'row' if len(lines) == 1 else 'rows'} (line {shown}) timed other functions than the "
+    return (f"{harness_runner.rows_at(lines)} timed other functions than the "
             "header names (the harness writes one model's header, and each model's timings in the order its "
             "process first timed them, a shorter row padded with 0): which value is which function's cannot be "
             "known, so these rows keep their model, device and batch size and store no timing")

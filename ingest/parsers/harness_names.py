@@ -46,7 +46,8 @@ AMP_DTYPES = {"bf16": "amp_bf16", "fp16": "amp_fp16"}
 DEVICES = {"cpu": "cpu", "cuda": "cuda", "xpu": "xpu", "mps": "mps", "hpu": "hpu", "rocm": "rocm"}
 CUDA_PLATFORM = re.compile(r"^cu\d{3,}$")  # ci_expected_accuracy/cu124/: a CUDA build's expected values
 # what the harness's file names say that is none of the fields
-KIND_WORDS = {"performance", "accuracy", "compilation", "metrics", "coverage"}
+# (torch-xpu-ops' runner names its tables `inductor-results-<suite>-<dtype>-<mode>-<device>-<kind>.csv`)
+KIND_WORDS = {"performance", "accuracy", "compilation", "metrics", "coverage", "results"}
 # the harness's prefixes of `--backend` (common.py's output_filename), and CI's expected perf files
 BACKEND_PREFIXES = (("precision", "checker"), ("expected", "ci", "perf"), ("speedup",), ("accuracy",),
                     ("tolerance",))
@@ -69,7 +70,10 @@ VARIANT_WORDS = {"no", "with", "dynamic", "cpp", "wrapper", "freezing", "max", "
                  "autoquant", "int8dynamic", "int8weightonly", "int4weightonly",
                  # 2022's variants: nvprims_aten, aot_nop, aot_ts_nvfuser_nodecomps, nnc_ofi (optimize_for_inference)
                  "aten", "nop", "nodecomps", "ofi"}
-_DATE = re.compile(r"^(19|20)\d{6}$|^\d{4}-\d\d-\d\d$")
+# intel-xpu-backend-for-triton's modes `inference-no-freezing` and `inference-with-freezing` are mode
+# inference and a variant of the backend kept as written (`inductor_no_freezing`): HUD names freezing
+# runs a compiler of their own, and that script's plain `inference` is the one with --freezing.
+_DATE = re.compile(r"^(19|20)\d{6}$")
 
 
 @dataclass
@@ -79,9 +83,19 @@ class Named:
     said_by: dict[str, str] = field(default_factory=dict)
 
     def put(self, key: str, value: str | None, source: str) -> None:
-        if value and self.values.get(key) is None:
+        if value and more_specific(self.values.get(key), value) == value != self.values.get(key):
             self.values[key] = value
             self.said_by[key] = source
+
+
+def more_specific(said: str | None, other: str | None) -> str | None:
+    """The value of a field that `said` (the source that ranks first) and `other` name: `said`, unless
+    `other` is the same word made more specific (`amp` then `amp_bf16`, `inductor` then
+    `inductor_with_cudagraphs`), as the harness's JSON names only `--amp` and `--backend` where the
+    file's name and the runner's columns say which precision and which of CI's configurations."""
+    if said is None or (other is not None and other.startswith(said + "_")):
+        return other
+    return said
 
 
 def _word(token: str, table: dict[str, str]) -> str | None:
@@ -104,7 +118,9 @@ def _read(filename: str) -> tuple[Fields, list[str]]:
     stem = filename.rsplit("/", 1)[-1]
     for ext in (".csv", ".json"):
         stem = stem.removesuffix(ext)
-    tokens = [t for t in stem.lower().split("_") if t]
+    # the harness and CI join a name's words with `_`; Intel's XPU scripts also with `-`, in the
+    # whole name (`inductor-<suite>-<dtype>-...`) or in a mode (`inference-no-freezing`)
+    tokens = [t for t in re.split(r"[-_]", stem.lower()) if t]
     out: Fields = dict.fromkeys(FIELDS)
     prefix = next((p for p in BACKEND_PREFIXES if tuple(tokens[:len(p)]) == p), None)
     config: list[str] = []

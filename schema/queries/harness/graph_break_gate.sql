@@ -3,10 +3,10 @@
 -- model, mode, dtype, device and variant) of the head point's accuracy rows, its latest row
 -- (release_order), graph_breaks and fallbacks_to_eager may not rise, calls_captured and unique_graphs
 -- may not fall, against the expected values: the same workload's latest accuracy row at the base
--- point, or (base not given) the model's row in the ci_expected_accuracy CSVs ingested (kind expected,
--- which name no dtype: matched by model, suite, mode, backend and device where the file names them, one
--- file a workload, the one naming the workload's device and backend first; `expected` picks one file by
--- a part of its name).
+-- point, or (base not given) the model's row in the ci_expected_accuracy CSVs ingested (kind expected:
+-- matched by model, suite, mode, backend, device and dtype where the file names them, PyTorch's naming
+-- no dtype and torch-xpu-ops' a dtype a column; one file a workload, the one naming the workload's
+-- device and backend first; `expected` picks one file by a part of its name).
 -- A counter missing on either side is not checked; a model with no expected graph_breaks is MISSING,
 -- one whose unique_graphs is 0 (Dynamo never ran: eager failed) EAGER_FAILED. status: FAIL when any
 -- counter got worse, else IMPROVED when any got better, else PASS.
@@ -45,6 +45,7 @@ paired AS (
      AND CASE WHEN $base IS NULL THEN (e.mode IS NULL OR a.mode IS NULL OR e.mode = a.mode)
                                       AND (e.backend IS NULL OR a.backend IS NULL OR e.backend = a.backend)
                                       AND (e.device IS NULL OR a.device IS NULL OR e.device = a.device)
+                                      AND (e.dtype IS NULL OR a.dtype IS NULL OR e.dtype = a.dtype)
               ELSE e.workload = a.workload AND e.backend IS NOT DISTINCT FROM a.backend END
     -- one expected file a workload, as CI reads its own config's: the one naming its device and
     -- backend over one naming neither (cpu_inductor_timm_inference.csv over inductor_timm_inference.csv)
