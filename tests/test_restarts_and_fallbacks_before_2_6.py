@@ -90,3 +90,14 @@ def test_a_warehouse_written_before_0053_forgets_the_fallbacks_it_could_not_know
         assert con.execute("SELECT DISTINCT fallback FROM compile_events WHERE kind = 'failure'").fetchall() == [(None,)]
     finally:
         con.close()
+
+
+def test_the_graph_breaks_page_says_the_fallbacks_are_not_known(tmp_path, monkeypatch):
+    from tests.test_dashboards import open_page, texts
+
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([EB], db)
+    at = open_page(db, "graph_breaks", monkeypatch)
+    failed = sum(1 for _, m in _metrics(EB) if m.get("fail_type"))
+    assert (f"0 of the frames then ran eagerly ({failed} not known: the log does not say whether errors were "
+            "suppressed)") in texts(at)
