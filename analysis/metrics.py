@@ -73,7 +73,7 @@ class Failure:
     compile_id: str | None
     cause: str
     reason: str
-    fallback: bool
+    fallback: bool | None  # None: the log does not say whether errors were suppressed (before 2.6)
     frame: str | None  # file:line
 
 
@@ -120,7 +120,7 @@ def failures_of(con: Reader, runs: list[Row]) -> dict[str, list[Failure]]:
         frame = (r["user_file"].rsplit("/", 1)[-1] + (f":{r['user_line']}" if r["user_line"] is not None else "")
                  if r["user_file"] else None)
         out[r["run_id"]].append(Failure(r["run_id"], r["compile_id"], r["cause"], r["reason"],
-                                        bool(r["fallback"]), frame))
+                                        r["fallback"], frame))
     return out
 
 

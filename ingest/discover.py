@@ -4,9 +4,10 @@ A run is one process's artifacts. The rules, in order:
 - A folder with `manifest.json` is one run (or one run per process, when it holds the artifacts of
   several processes, e.g. one trace log per rank); every file below it belongs to it, unless a
   deeper folder has its own manifest.
-- Elsewhere, each `torch_compile_debug/run_<time>-pid_<pid>` folder and each TORCH_TRACE log is one
-  process; a debug folder and a trace log with the same pid, started within minutes of each
-  other, are the same process and so one run; a log that names a thread, not the pid (2.3, 2.4),
+- Elsewhere, each `torch_compile_debug/run_<time>-pid_<pid>` folder (or a folder of any name holding
+  `torchinductor/<graph>/`: listing.debug_dir_of) and each TORCH_TRACE log is one process; a debug
+  folder and a trace log with the same pid, started within minutes of each other, are the same
+  process and so one run; a log that names a thread, not the pid (2.3, 2.4),
   joins the folder that holds the same output code (_join_by_code). Processes that share a folder (torchrun's ranks, the
   benchmark harness's process a model) are each a run rooted at its own trace log, and together
   one job.
@@ -34,7 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePath
 
-from inductor_warehouse.ingest.listing import Artifact, Entry, Run, Skipped, entry, in_graph_folders, sniff
+from inductor_warehouse.ingest.listing import (Artifact, Entry, Run, Skipped, debug_dir_of, entry, in_graph_folders,
+                                               sniff)
 from inductor_warehouse.ingest.sources import Head, classify
 from inductor_warehouse.ingest.parsers import output_code, torch_trace, trace_graphs
 
@@ -129,10 +131,14 @@ def _process_key(a: Artifact) -> ProcessKey | None:
 
 
 def _debug_run_dir(a: Artifact) -> Path | None:
+    """The debug tree run a file belongs to: the `run_<time>-pid_<pid>` folder above it, else the
+    folder its place in a debug tree names, whatever that folder is called (listing.debug_dir_of)."""
     for parent in a.path.parents:
         if DEBUG_RUN_RE.match(parent.name):
             return parent  # type: ignore[return-value]
-    return None
+    if a.kind == "torch_trace":
+        return None  # a log is a process of its own, joined to a folder by pid or code
+    return debug_dir_of(a.path)  # type: ignore[return-value]
 
 
 def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
@@ -315,9 +321,10 @@ def _join_by_code(units: list[Run], debug_keys: dict[PurePath, ProcessKey | None
     output_code.py and to the log's `inductor_output_code` (trace_graphs.code_digests). Only a log that
     started within 30 minutes of a folder with no log, and whose code is in that folder alone, while
     that folder's code is in no other such log: processes of the same model (torchrun's ranks) write
-    the same code, and are left apart. Returns the runs of the logs joined."""
-    logs = [u for u in units if u.root_is_log and len(u.artifacts) == 1 and u.artifacts[0].first_record is not None
-            and _process_key(u.artifacts[0]) is None]
+    the same code, and are left apart. A folder whose name says no pid or time (renamed, or
+    `config.trace.debug_dir`) is joined the same way by a log lying inside it. Returns the runs of
+    the logs joined."""
+    logs = [u for u in units if u.root_is_log and len(u.artifacts) == 1 and u.artifacts[0].first_record is not None]
     folders = [u for u in units if u.root in debug_keys and not any(a.kind == "torch_trace" for a in u.artifacts)]
     if not logs or not folders:
         return []
@@ -326,7 +333,10 @@ def _join_by_code(units: list[Run], debug_keys: dict[PurePath, ProcessKey | None
     for log_run in logs:
         log = log_run.artifacts[0]
         month, day, hour, minute = (int(x) for x in log.first_record[1:5])  # type: ignore[index]
-        near = [u for u in folders if (dk := debug_keys[u.root]) and _close(dk[1], (month, day, hour, minute))]
+        thread_named = _process_key(log) is None
+        near = [u for u in folders
+                if ((dk := debug_keys[u.root]) and thread_named and _close(dk[1], (month, day, hour, minute)))
+                or (dk is None and log.path.is_relative_to(u.root))]
         codes = trace_graphs.code_digests(head(log.path, CODE_LOOK_BYTES) or b"") if near else set()
         for u in near if codes else ():
             if u.root not in folder_codes:

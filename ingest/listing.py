@@ -5,6 +5,7 @@ it, told by the register of sources, `ingest/sources.py`), and a run with its ar
 from __future__ import annotations
 
 import gzip
+import re
 import stat
 import zlib
 from collections import Counter
@@ -28,6 +29,24 @@ def in_graph_folders(path: PurePath) -> bool:
     """Whether `path` stands where Inductor puts a compile's graph folders: right in a debug tree's
     `torchinductor/` (debug.py: one `<model>__<aot id>_<phase>_<n>.<counter>` folder a graph)."""
     return path.parent.name == "torchinductor"
+
+
+# what Inductor writes right in `torchinductor/` beside the graph folders (debug.py's AOT log)
+AOT_DEBUG_LOG = re.compile(r"^aot_.*_debug\.log$")
+
+
+def debug_dir_of(path: PurePath) -> PurePath | None:
+    """The debug tree's run folder a path lies in by its place alone: the folder holding
+    `torchinductor/<graph>/` (its files, an empty graph folder, the AOT log beside them) or
+    `torchdynamo/debug.log`. Inductor writes there whatever the folder is called
+    (`config.trace.debug_dir`, or a `run_<time>-pid_<pid>` folder its owner renamed)."""
+    if path.name == "debug.log" and path.parent.name == "torchdynamo":
+        return path.parent.parent
+    if in_graph_folders(path):  # a graph folder, or a file beside the graph folders
+        return path.parent.parent
+    if in_graph_folders(path.parent):
+        return path.parent.parent.parent
+    return None
 
 
 @dataclass

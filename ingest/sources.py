@@ -23,7 +23,7 @@ from typing import TypedDict
 from inductor_warehouse.ingest import joins
 from inductor_warehouse.ingest.assembly import Assembly, kind_of
 from inductor_warehouse.ingest.debug_tree import read_graph_folders
-from inductor_warehouse.ingest.listing import (LONG_SNIFF_BYTES, PROFILE_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry,
+from inductor_warehouse.ingest.listing import (AOT_DEBUG_LOG, LONG_SNIFF_BYTES, PROFILE_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry,
                                                in_graph_folders, stored_name)
 from inductor_warehouse.ingest.parsers import (fusion_ir, fx_graph, fx_graph_runnable, glog, harness, kernel_information,
                                                manifest, output_code, profiler, provenance, spyre, spyre_provenance,
@@ -191,7 +191,8 @@ def classify(e: Entry, head: Head) -> Artifact | None:
         if source.named(f):
             return Artifact(f, source.kind, graph=f.parent.name if source.scope == GRAPH else None, size=e.size,
                             mtime=e.mtime)
-    if (in_graph_folders(f) and f.parent.parent.name.startswith("run_")) or name in KNOWN_UNREAD:
+    if (in_graph_folders(f) and (f.parent.parent.name.startswith("run_") or AOT_DEBUG_LOG.match(name))
+            or name in KNOWN_UNREAD):
         return Artifact(f, OTHER, size=e.size, mtime=e.mtime)  # aot_model___N_debug.log: empty unless TORCH_LOGS raised levels
     if name.endswith(TRITON_STAGE_SUFFIXES) or name.startswith("__grp__"):
         return None

@@ -113,7 +113,7 @@ COMMENT ON COLUMN compile_events."user_line" IS 'the user frame''s line';
 COMMENT ON COLUMN compile_events."source" IS 'torch_trace | torch_logs';
 COMMENT ON COLUMN compile_events."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN compile_events."details" IS 'a recompile''s failed guards, one per cached entry of the frame';
-COMMENT ON COLUMN compile_events."fallback" IS 'a failure after which the frame ran eagerly (a soft failure, or errors suppressed)';
+COMMENT ON COLUMN compile_events."fallback" IS 'a failure after which the frame ran eagerly (a soft failure, or errors suppressed); NULL where the log does not say whether errors were suppressed (a hard failure before 2.6, whose compilation_metrics lack config_suppress_errors)';
 COMMENT ON COLUMN compile_events."origin" IS 'where it happened: model (the model''s own code, torch.nn''s layers) | package (an installed package: transformers, timm) | torch | stdlib; a recompile''s in the compiled frame, a break''s at its user frame. A breakdown: every event counts';
 COMMENT ON COLUMN compile_events."cause_id" IS 'a break''s, failure''s or restart''s Dynamo graph-break registry id (gbNNNN; pre-registry messages mapped onto it; a restart''s reason is its break''s message, NULL where it has none), a recompile''s guard kind';
 COMMENT ON COLUMN compile_events."cause_title" IS 'the registry''s title of cause_id (its gb_type), or the guard kind';
@@ -434,8 +434,8 @@ COMMENT ON COLUMN run_rollups."time_saved_s" IS 'compile time cache hits saved (
 COMMENT ON COLUMN run_rollups."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN run_rollups."workload" IS 'the run''s workload key (views/12_workloads.sql)';
 COMMENT ON COLUMN run_rollups."failures" IS 'failed frame compiles; NULL (unknown) when the run has no TORCH_TRACE log: only it records compile failures';
-COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerly; NULL (unknown) for a run without a trace log';
-COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis; NULL (unknown) for a run without a trace log (TORCH_LOGS do not log them)';
+COMMENT ON COLUMN run_rollups."fallbacks" IS 'failed frames that then ran eagerly; NULL (unknown) for a run without a trace log, or with a failure whose log does not say whether errors were suppressed (a hard failure before 2.6)';
+COMMENT ON COLUMN run_rollups."restarts" IS 'Dynamo''s restarts of a frame''s analysis, as its attempt numbers count them (a compile written as attempt N restarted N times, whether or not it then failed); NULL (unknown) for a run without a trace log (TORCH_LOGS do not log them)';
 COMMENT ON COLUMN run_rollups."profiler_files" IS 'profiler traces read for the run';
 
 COMMENT ON TABLE run_phases IS 'Per run, its compile time in each phase the trace timed (a dynamo_timed span, logged as a chromium_event), summed at ingest: what compile/phase_series and compile/phase_changes read.';

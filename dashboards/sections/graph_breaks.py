@@ -38,6 +38,8 @@ for col, (kind, label) in zip(cols, KINDS.items(), strict=False):
     detail += f"; {', '.join(where)}" if where else ""
     if kind == "failure" and total:
         detail += f"; {int(row['ran_eagerly']):,} of the frames then ran eagerly"
+        if row["eagerly_unknown"]:
+            detail += f" ({int(row['eagerly_unknown']):,} not known: the log does not say whether errors were suppressed)"
     if unknown:
         detail += f"; unknown in {plural(unknown, 'run')}"
     col.metric(label, f"{int(total):,}", help=detail)

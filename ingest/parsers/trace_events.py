@@ -120,7 +120,8 @@ def event(compile_id: str | None, kind: str, reason: str | None, user_file: str 
 def failure_event(record_kind: str, metrics: dict[str, Json], compile_id: str | None) -> CompileEventRow | None:
     """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
     then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
-    backward that fails is no frame falling back."""
+    backward that fails is no frame falling back. Whether errors were suppressed is written from
+    2.6 on (`config_suppress_errors`); before, a hard failure's fallback is unknown (NULL)."""
     fail_type = as_str(metrics.get("fail_type"))
     if not fail_type:
         return None
@@ -128,9 +129,17 @@ def failure_event(record_kind: str, metrics: dict[str, Json], compile_id: str | 
     failure = event(compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
                     as_str(metrics.get("fail_user_frame_filename")), as_int(metrics.get("fail_user_frame_lineno")),
                     as_str(metrics.get("co_filename")))
-    failure["fallback"] = record_kind == "compilation_metrics" and (
-        fail_type.rsplit(".", 1)[-1] in _SOFT_FAILURES or metrics.get("config_suppress_errors") is True)
+    failure["fallback"] = record_kind == "compilation_metrics" and _fell_back(fail_type, metrics)
     return failure
+
+
+def _fell_back(fail_type: str, metrics: dict[str, Json]) -> bool | None:
+    """convert_frame re-raises a failure that is not a soft one unless `config.suppress_errors`:
+    None where the record does not say that flag."""
+    if fail_type.rsplit(".", 1)[-1] in _SOFT_FAILURES:
+        return True
+    suppressed = metrics.get("config_suppress_errors")
+    return suppressed if isinstance(suppressed, bool) else None
 
 
 def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
@@ -201,5 +210,5 @@ def dynamo_error_event(compile_id: str | None, text: str, frame_file: str | None
     user_file, user_line = innermost_user_frame(user_block)
     reason = "\n".join(lines[start:end]).strip() or text.strip()
     failure = event(compile_id, "failure", reason, user_file, user_line, frame_file)
-    failure["fallback"] = reason.split(":", 1)[0].rsplit(".", 1)[-1] in _SOFT_FAILURES
+    failure["fallback"] = _fell_back(reason.split(":", 1)[0], {})  # the metrics that say the flag never came
     return failure

@@ -13,7 +13,7 @@ import re
 import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
-from inductor_warehouse.ingest.parsers.trace_breaks import read_restarts
+from inductor_warehouse.ingest.parsers.trace_breaks import RESTART, read_restarts
 from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event, failure_event, store_failure
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
@@ -84,8 +84,14 @@ def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None
         compiles.frame_files.setdefault(frame_key(compile_id), metrics["co_filename"])
     compilation_rows(parsed, record_kind, metrics, compile_id)
     if record_kind == "compilation_metrics":
+        frame_file = as_str(metrics.get("co_filename"))
         for kind, reason in read_restarts(compiles.restarts, metrics, compile_id):
-            parsed.add("compile_events", event(compile_id, kind, reason, None, None, as_str(metrics.get("co_filename"))))
+            parsed.add("compile_events", event(compile_id, kind, reason, None, None, frame_file))
+        # a restart is an attempt (the envelope's `_N`): Dynamo drops a failed compile's reasons and
+        # keeps a set, so the attempts it gave no reason for are restarts of no reason
+        named = len(parsed.rows["compilations"][-1]["restart_reasons"] or ())
+        for _ in range(compiles.restarts.attempts.get(without_attempt(compile_id) or "", 0) - named):
+            parsed.add("compile_events", event(compile_id, RESTART, None, None, None, frame_file))
     store_failure(compiles, failure_event(record_kind, metrics, compile_id))
     compiles.finished.add(without_attempt(compile_id))
     count_cache_lookups(compiles.caches, compile_id, parsed.rows["compilations"][-1])

@@ -45,8 +45,11 @@
 --                                and where no file tells the run's graph breaks (harness_holders count none)
 --   failures, fallbacks, restarts  failed frame compiles (every frame: a failure in library code
 --                                fails the user's step as much), those after which the frame ran
---                                eagerly (compile_events.fallback), and Dynamo's restarts of a frame's
---                                analysis (2.3 names no reason: a restart row per attempt its trace names);
+--                                eagerly (compile_events.fallback; NULL where one failure's is: a hard
+--                                failure before 2.6, whose log does not say whether errors were
+--                                suppressed), and Dynamo's restarts of a frame's analysis, as its attempt
+--                                numbers count them (a restart row per attempt: the reasons Dynamo kept,
+--                                and a row of no reason for each it dropped or never named);
 --                                NULL without a trace log (nothing else records them; TORCH_LOGS do not)
 --   compile_records .. cxx_triton_compile_s   compile time from compilation_metrics, in seconds:
 --     PyTorch's cumulative timers nest (dynamo ⊇ aot_autograd ⊇ inductor ⊇ code gen); the parts
@@ -137,6 +140,7 @@ WITH picked AS (
         count(*) FILTER (WHERE kind = 'uncounted_break')            AS uncounted_breaks,
         count(*) FILTER (WHERE kind = 'failure')                    AS failures,
         count(*) FILTER (WHERE kind = 'failure' AND fallback)       AS fallbacks,
+        count(*) FILTER (WHERE kind = 'failure' AND fallback IS NULL) AS unknown_fallbacks,
         count(*) FILTER (WHERE kind = 'restart')                    AS restarts,
         count(*) FILTER (WHERE kind = 'unknown_recompile')          AS unknown_recompiles,
         -- the TORCH_LOGS loggers whose lines the run's logs hold: a logger seen was on (graph_breaks
@@ -288,7 +292,7 @@ SELECT
     CASE WHEN tells.breaks AND coalesce(e.unknown_uncounted, 0) = 0 THEN coalesce(e.uncounted_breaks, 0)
          END::BIGINT AS uncounted_breaks,
     CASE WHEN tells.compiles THEN coalesce(e.failures, 0) END::BIGINT AS failures,
-    CASE WHEN tells.compiles THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
+    CASE WHEN tells.compiles AND coalesce(e.unknown_fallbacks, 0) = 0 THEN coalesce(e.fallbacks, 0) END::BIGINT AS fallbacks,
     CASE WHEN tells.compiles THEN coalesce(e.restarts, 0) END::BIGINT AS restarts,
     coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,

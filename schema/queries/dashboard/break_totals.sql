@@ -6,7 +6,7 @@
 -- before 2.6 that cannot tell its breaks). Runs holding only a benchmark harness's results count too:
 -- their graph_breaks is the harness's. `in_model` .. `in_stdlib`, `ran_eagerly`: the events of those
 -- runs by where they happened (compile_events.origin) and, of failures, those the frame then ran eagerly
--- after; events of a run whose count of that kind is unknown are left out (a log before 2.6 lists
+-- after (`eagerly_unknown`: those whose log does not say, a hard failure before 2.6); events of a run whose count of that kind is unknown are left out (a log before 2.6 lists
 -- some breaks but cannot tell all).
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
@@ -28,7 +28,8 @@ WITH m AS (
            count(*) FILTER (WHERE e.origin = 'package') AS in_packages,
            count(*) FILTER (WHERE e.origin = 'torch')   AS in_torch,
            count(*) FILTER (WHERE e.origin = 'stdlib')  AS in_stdlib,
-           count(*) FILTER (WHERE e.fallback)           AS ran_eagerly
+           count(*) FILTER (WHERE e.fallback)           AS ran_eagerly,
+           count(*) FILTER (WHERE e.kind = 'failure' AND e.fallback IS NULL) AS eagerly_unknown
     FROM counts c
     JOIN compile_events e ON e.run_id = c.run_id AND e.kind = c.kind
     GROUP BY c.kind
@@ -46,7 +47,8 @@ SELECT
     coalesce(any_value(l.in_packages), 0)                       AS in_packages,
     coalesce(any_value(l.in_torch), 0)                          AS in_torch,
     coalesce(any_value(l.in_stdlib), 0)                         AS in_stdlib,
-    coalesce(any_value(l.ran_eagerly), 0)                       AS ran_eagerly
+    coalesce(any_value(l.ran_eagerly), 0)                       AS ran_eagerly,
+    coalesce(any_value(l.eagerly_unknown), 0)                   AS eagerly_unknown
 FROM kinds k
 LEFT JOIN counts c USING (kind)
 LEFT JOIN located l USING (kind)
