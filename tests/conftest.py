@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -285,3 +286,23 @@ def chromium_spans(log: Path) -> list[dict]:
         elif ev["ph"] == "E" and open_.get(key):
             spans.append({"name": ev["name"], "thread": key[1:], "b": open_[key].pop(), "e": ev["ts"]})
     return spans
+
+
+STACK_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def kernel_stack_frames(log: Path) -> list[tuple[str, list[tuple[str, int]]]]:
+    """(kernel name, its stack's frames as (file, line), outermost first) for every stack of a
+    TORCH_TRACE log's `inductor_provenance_tracking_kernel_stack_traces` payloads, read apart from
+    the parser."""
+    lines, out = log.read_text().split("\n"), []
+    for i, line in enumerate(lines):
+        if '"inductor_provenance_tracking_kernel_stack_traces"' not in line:
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        for key, stacks in json.loads("\n".join(x[1:] for x in lines[i + 1:j])).items():
+            for stack in stacks:
+                out.append((key.rpartition(":")[0], [(f, int(n)) for f, n in STACK_FRAME.findall(stack)]))
+    return out

@@ -7,7 +7,6 @@ of each kernel's provenance stack traces), never from the code under test."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,8 @@ from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.cli.main import cli
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.store.api import Warehouse
-from tests.conftest import unpack_cpu_corpora
+from tests.conftest import kernel_stack_frames, unpack_cpu_corpora
 
-FRAME = re.compile(r'File "([^"]+gen_models\.py)", line (\d+)')
 LINE = 28  # `x = x + s.fc2(F.gelu(s.fc1(s.ln2(x))))`: layer norm, two linears and a gelu, fused differently by release
 
 
@@ -43,21 +41,11 @@ def run_dir(root: Path, version: str, model: str = "transformer") -> Path:
 
 def line_kernels(run: Path) -> dict[int, set[str]]:
     """model line -> kernels whose provenance stack traces end there, from the run's trace log."""
-    lines = next((run / "trace").glob("*.log")).read_text().split("\n")
     out: dict[int, set[str]] = {}
-    for i, line in enumerate(lines):
-        if '"inductor_provenance_tracking_kernel_stack_traces"' not in line:
-            continue
-        body = []
-        for nxt in lines[i + 1:]:
-            if not nxt.startswith("\t"):
-                break
-            body.append(nxt[1:])
-        for key, stacks in json.loads("\n".join(body)).items():
-            for stack in stacks:
-                frames = FRAME.findall(stack)
-                if frames:
-                    out.setdefault(int(frames[-1][1]), set()).add(key.rpartition(":")[0])
+    for kernel, frames in kernel_stack_frames(next((run / "trace").glob("*.log"))):
+        model = [line for file, line in frames if file.endswith("gen_models.py")]
+        if model:
+            out.setdefault(model[-1], set()).add(kernel)
     return out
 
 

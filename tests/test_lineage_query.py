@@ -11,30 +11,18 @@ import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.store.api import Warehouse
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, kernel_stack_frames
 
 RUN = FIXTURES / "runs" / "cpu-torch2.13" / "transformer"
-FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def expected_from_trace_log() -> dict[tuple[str, int], set[str]]:
     """Innermost model frame of every kernel's stack, read straight from the log's payloads."""
-    lines = next((RUN / "trace").glob("*.log")).read_text().split("\n")
     out: dict[tuple[str, int], set[str]] = {}
-    for i, line in enumerate(lines):
-        if '"inductor_provenance_tracking_kernel_stack_traces"' not in line:
-            continue
-        payload = []
-        for nxt in lines[i + 1:]:
-            if not nxt.startswith("\t"):
-                break
-            payload.append(nxt[1:])
-        for key, stacks in json.loads("\n".join(payload)).items():
-            kernel = key.rsplit(":", 1)[0]
-            for stack in stacks:
-                frames = [(f, int(n)) for f, n in FRAME.findall(stack) if f.endswith("gen_models.py")]
-                if frames:
-                    out.setdefault(frames[-1], set()).add(kernel)
+    for kernel, frames in kernel_stack_frames(next((RUN / "trace").glob("*.log"))):
+        model = [f for f in frames if f[0].endswith("gen_models.py")]
+        if model:
+            out.setdefault(model[-1], set()).add(kernel)
     return out
 
 
@@ -101,23 +89,10 @@ def test_a_model_in_an_installed_package_is_the_model_s_code(tmp_path):
     run = "gpu-torch2.11/default/performance/mobilenetv2_100"
     with tarfile.open(HARNESS_CAPTURES) as tf:
         tf.extractall(tmp_path, members=[m for m in tf.getmembers() if m.name.startswith(run + "/")], filter="data")
-    log = next((tmp_path / run / "trace").glob("*.log")).read_text().split("\n")
     # independently: the innermost frame of every kernel's stacks in the log's payloads
-    expected: set[tuple[str, str, int]] = set()
-    outer: set[str] = set()
-    for i, line in enumerate(log):
-        if '"inductor_provenance_tracking_kernel_stack_traces"' not in line:
-            continue
-        payload = []
-        for nxt in log[i + 1:]:
-            if not nxt.startswith("\t"):
-                break
-            payload.append(nxt[1:])
-        for key, stacks in json.loads("\n".join(payload)).items():
-            for stack in stacks:
-                frames = FRAME.findall(stack)
-                outer.add(frames[0][0])
-                expected.add((key.rsplit(":", 1)[0], frames[-1][0], int(frames[-1][1])))
+    stacks = kernel_stack_frames(next((tmp_path / run / "trace").glob("*.log")))
+    expected = {(kernel, *frames[-1]) for kernel, frames in stacks}
+    outer = {frames[0][0] for _, frames in stacks}
     assert [f.rsplit("/", 1)[-1] for f in outer] == ["timm_models.py"]  # the harness's frame
     db = str(tmp_path / "wh.duckdb")
     run_id = ingest_paths([tmp_path / run], db).run_ids[0]

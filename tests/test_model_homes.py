@@ -13,10 +13,7 @@ import pytest
 
 from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.ingest.load import ingest_paths
-from tests.conftest import FIXTURES, reader
-
-FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
+from tests.conftest import FIXTURES, kernel_stack_frames, reader
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
@@ -51,12 +48,9 @@ def test_a_hub_model_s_graph_breaks_are_the_model_s(hub):
 def test_a_hub_model_s_kernels_are_its_lines(hub):
     run, db, records = hub
     expected = set()
-    for envelope, payload in records:
-        if envelope.get("artifact", {}).get("name") == "inductor_provenance_tracking_kernel_stack_traces":
-            for key, stacks in json.loads("\n".join(payload)).items():
-                for stack in stacks:
-                    frames = [f for f in FRAME.findall(stack) if "/site-packages/torch/" not in f[0]]
-                    expected.add((key.rsplit(":", 1)[0], frames[-1][0], int(frames[-1][1])))
+    for kernel, frames in kernel_stack_frames(next((run / "trace").glob("*.log"))):
+        model = [f for f in frames if "/site-packages/torch/" not in f[0]]
+        expected.add((kernel, *model[-1]))
     with reader(db) as con:
         got = set(con.execute("SELECT kernel_name, user_file, user_line FROM lineage "
                               "WHERE source = 'torch_trace'").fetchall())
