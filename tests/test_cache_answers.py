@@ -96,3 +96,48 @@ def test_changes_never_calls_a_cache_load_a_compiler_speed_up(series_db: str) ->
     assert not phases[0].judged
     assert phases[0].detail.startswith("not comparable, caches compiled vs warm: ")
     assert "faster" not in phases[0].detail
+
+
+@pytest.fixture(scope="module")
+def mixed_db(runs: Path) -> str:
+    """2.5.1 cold and warm, and 2.13 cold, each with a label `pick` naming it."""
+    db = str(runs / "mixed.duckdb")
+    for path, pick in (("2.5.1/gbreak_dyn-cold", "cold251"), ("2.5.1/gbreak_dyn-warm", "warm251"),
+                       ("2.13/gbreak_dyn-cold", "cold213")):
+        assert ingest_paths([runs / path], db, labels={"pick": pick}).errors == 0
+    return db
+
+
+def cuda_versions(run: Path) -> set[str]:
+    """The torch CUDA versions a run's files state (fx_graph_runnable's `# torch cuda version:` line)."""
+    found = set()
+    for f in run.rglob("*"):
+        if f.is_file():
+            found |= {line.split(":", 1)[1].strip() for line in f.read_text(errors="replace").splitlines()
+                      if line.startswith("# torch cuda version:")}
+    return found
+
+
+def test_an_unknown_side_is_no_difference(runs: Path, mixed_db: str) -> None:
+    """2.5.1 cold against warm: the cold run's files state CUDA 12.4, the warm run's (every graph loaded,
+    no fx_graph_runnable written) none. compare notes the head's as unknown and warns of no difference."""
+    assert cuda_versions(runs / "2.5.1" / "gbreak_dyn-cold") == {"12.4"}
+    assert cuda_versions(runs / "2.5.1" / "gbreak_dyn-warm") == set()
+    with reader(mixed_db) as con:
+        result = compare(con, "pick=cold251", "pick=warm251")
+    assert len(result.pairs) == 1
+    assert not [w for w in result.warnings if "differs between the sides" in w]
+    assert "cuda_version is unknown on the head side for 1 of 1 models (e.g. gbreak_dyn): not compared" in result.notes
+
+
+def test_a_difference_both_sides_know_is_still_warned(runs: Path, mixed_db: str) -> None:
+    """2.5.1 cold against 2.13 cold: both manifests name their torch, and they differ (warned); the 2.13
+    CPU wheel states no CUDA version (noted as unknown, not a difference)."""
+    torch = [json.loads((runs / path / "manifest.json").read_text())["torch"]
+             for path in ("2.5.1/gbreak_dyn-cold", "2.13/gbreak_dyn-cold")]
+    assert torch == ["2.5.1+cu124", "2.13.0+cpu"]
+    assert cuda_versions(runs / "2.13" / "gbreak_dyn-cold") == set()
+    with reader(mixed_db) as con:
+        result = compare(con, "pick=cold251", "pick=cold213")
+    assert [w.split(" differs")[0] for w in result.warnings if "differs between the sides" in w] == ["compiler_version"]
+    assert any(n.startswith("cuda_version is unknown on the head side") for n in result.notes)
