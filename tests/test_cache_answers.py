@@ -18,6 +18,8 @@ import pytest
 from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.changes import PHASE, changes
 from inductor_warehouse.analysis.compare import compare
+from inductor_warehouse.analysis.metrics import SummaryRow
+from inductor_warehouse.analysis.render import geomean_text
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.store.api import Warehouse
 from tests.conftest import FIXTURES, reader
@@ -141,3 +143,26 @@ def test_a_difference_both_sides_know_is_still_warned(runs: Path, mixed_db: str)
         result = compare(con, "pick=cold251", "pick=cold213")
     assert [w.split(" differs")[0] for w in result.warnings if "differs between the sides" in w] == ["compiler_version"]
     assert any(n.startswith("cuda_version is unknown on the head side") for n in result.notes)
+
+
+def test_the_summary_geomean_leaves_out_what_it_cannot_compare(runs: Path, series_db: str) -> None:
+    """2.13 cold against warm: compile_s is not comparable (the warm runs loaded every graph, see the
+    premise above), so the summary's geomean has no workload to take and says why; kernels, unchanged
+    between the sides, keep theirs."""
+    with reader(series_db) as con:
+        result = compare(con, "series=cold", "series=warm")
+    [pair] = result.pairs
+    assert pair.metrics["compile_s"].verdict == regress.NOT_COMPARABLE
+    rows = {s.metric: s for s in result.summary}
+    compile_s = rows["compile_s"]
+    assert (compile_s.geomean_ratio, compile_s.geomean_workloads, compile_s.geomean_not_comparable) == (None, 0, 1)
+    assert geomean_text(compile_s) == "none (1 left out: not comparable)"
+    assert pair.metrics["kernels"].verdict == regress.UNCHANGED
+    assert (rows["kernels"].geomean_ratio, rows["kernels"].geomean_not_comparable) == (1.0, 0)
+    assert geomean_text(rows["kernels"]) == "1.000x"
+
+
+def test_the_geomean_names_each_reason_it_leaves_a_workload_out() -> None:
+    row = SummaryRow("compile_s", 4, 10.0, 5.0, 0.5, 0, 0, geomean_workloads=1, geomean_left_out=1,
+                     geomean_not_comparable=2)
+    assert geomean_text(row) == "0.500x (3 left out: 1 with 0 on one side, 2 not comparable)"
