@@ -25,7 +25,7 @@ from inductor_warehouse.store.api import Warehouse
 from tests.conftest import FIXTURES, reader
 from tests.test_caches import counted, log_text
 
-ARCHIVE = FIXTURES / "captures" / "cpu-torch2.5-2.13-cold-warm.tar.xz"
+ARCHIVE = FIXTURES / "cache_answers" / "cpu-torch2.5-2.13-cold-warm.tar.xz"
 SERIES = {"gbreak_dyn-cold": "cold", "gbreak_dyn-cold2": "cold", "gbreak_dyn-warm": "warm", "gbreak_dyn-warm2": "warm"}
 
 
