@@ -15,11 +15,12 @@ the two runs are paired as `compare --kernels` pairs them (match_kernels: rename
 Two more kinds of change point: a compile phase (every `dynamo_timed` span a release writes) whose
 time moved by 30% and half a second or more from one point of the series to the next
 (compile/phase_changes: the median of a point's runs of one cache kind), judged only with more than
-one run on each side (timings are noisy: with one run a side the point says "one run each: not judged", once, and
-never gates) and between points whose runs met the caches alike (a warm point against a compiled one says
-"not comparable, caches compiled vs warm", once, as `iwh compare` says it), a phase that moved with its parent span folded under it; and a generated Triton kernel
-whose launch config (warps, stages, CTAs, maxnreg, shared memory) differs from the run before
-(triton/config_changes, its kernels paired by signature and order).
+one run on each side (timings are noisy: with one run a side the point says "one run each: not judged",
+once, and never gates) and between points whose runs met the caches alike (a warm point against a
+compiled one says "not comparable, caches compiled vs warm", once, as `iwh compare` says it), a phase
+that moved with its parent span folded under it; and a generated Triton kernel whose launch config
+(warps, stages, CTAs, maxnreg, shared memory) differs from the run before (triton/config_changes, its
+kernels paired by signature and order).
 
 `ranked` orders every change of a report by its effect: a frame failing or falling back first, then
 graph breaks and recompiles, the kernels, fusion, Triton launch configs and judged phase times, each
