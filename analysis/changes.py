@@ -15,10 +15,12 @@ the two runs are paired as `compare --kernels` pairs them (match_kernels: rename
 Two more kinds of change point: a compile phase (every `dynamo_timed` span a release writes) whose
 time moved by 30% and half a second or more from one point of the series to the next
 (compile/phase_changes: the median of a point's runs of one cache kind), judged only with more than
-one run on each side (timings are noisy: with one run a side the point says "one run each: not judged", once, and
-never gates), a phase that moved with its parent span folded under it; and a generated Triton kernel
-whose launch config (warps, stages, CTAs, maxnreg, shared memory) differs from the run before
-(triton/config_changes, its kernels paired by signature and order).
+one run on each side (timings are noisy: with one run a side the point says "one run each: not judged",
+once, and never gates) and between points whose runs met the caches alike (a warm point against a
+compiled one says "not comparable, caches compiled vs warm", once, as `iwh compare` says it), a phase
+that moved with its parent span folded under it; and a generated Triton kernel whose launch config
+(warps, stages, CTAs, maxnreg, shared memory) differs from the run before (triton/config_changes, its
+kernels paired by signature and order).
 
 `ranked` orders every change of a report by its effect: a frame failing or falling back first, then
 graph breaks and recompiles, the kernels, fusion, Triton launch configs and judged phase times, each
@@ -264,17 +266,29 @@ def _phase_changes(con: Reader, model: str, series_label: str | None, keys: tupl
     out: dict[tuple[str, str, str], list[Change]] = {}
     for point, rows in moved.items():
         tops = _fold(rows)
-        judged = [(r, under) for r, under in tops if r["before_runs"] > 1 and r["after_runs"] > 1]
+        # a warm point's phases load what a cold one's compile: never a change of the compiler (as compare)
+        apart = [(r, under) for r, under in tops if r["before_cache"] != r["after_cache"]]
+        judged = [(r, under) for r, under in tops
+                  if (r, under) not in apart and r["before_runs"] > 1 and r["after_runs"] > 1]
         changes = [Change(PHASE, r["before_seconds"], r["after_seconds"], _phase_detail(r, under)) for r, under in judged]
-        rest = [(r, under) for r, under in tops if (r, under) not in judged]
+        rest = [(r, under) for r, under in tops if (r, under) not in judged and (r, under) not in apart]
         if rest:
-            r, under = max(rest, key=lambda ru: abs(ru[0]["after_seconds"] - ru[0]["before_seconds"]))
-            others = len(rest) - 1
-            changes.append(Change(PHASE, r["before_seconds"], r["after_seconds"],
-                                  f"{NOT_JUDGED}: {_phase_detail(r, under)}"
-                                  + (f"; {plural(others, 'other phase')} moved too" if others else ""), judged=False))
+            changes.append(_one_line(rest, NOT_JUDGED))
+        if apart:
+            r = apart[0][0]
+            changes.append(_one_line(apart, f"{regress.NOT_COMPARABLE}, caches {r['before_cache']} vs {r['after_cache']}"))
         out[point] = changes
     return out
+
+
+def _one_line(tops: list[tuple[Row, list[str]]], why: str) -> Change:
+    """The phases of a step that are not judged, as one unjudged line: the one that moved most, and how
+    many others moved too."""
+    r, under = max(tops, key=lambda ru: abs(ru[0]["after_seconds"] - ru[0]["before_seconds"]))
+    others = len(tops) - 1
+    return Change(PHASE, r["before_seconds"], r["after_seconds"],
+                  f"{why}: {_phase_detail(r, under)}" + (f"; {plural(others, 'other phase')} moved too" if others else ""),
+                  judged=False)
 
 
 def _fold(rows: list[Row]) -> list[tuple[Row, list[str]]]:
@@ -298,7 +312,8 @@ def _fold(rows: list[Row]) -> list[tuple[Row, list[str]]]:
 
 
 def _phase_detail(r: Row, under: list[str]) -> str:
-    text = f"{r['phase']}: {r['ratio']:.2f}x, {r['direction']} (median of {r['before_runs']} and {r['after_runs']} runs)"
+    moved = "" if r["direction"] == regress.NOT_COMPARABLE else f", {r['direction']}"
+    text = f"{r['phase']}: {r['ratio']:.2f}x{moved} (median of {r['before_runs']} and {r['after_runs']} runs)"
     if under:
         text += f"; with it {plural(len(under), 'nested phase')}: {', '.join(under[:4])}{' ...' if len(under) > 4 else ''}"
     return text

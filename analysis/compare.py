@@ -110,19 +110,8 @@ def _warnings(pairs: list[ModelPair], groups_b: Groups, groups_h: Groups, sel_b:
               configs: dict[str, Config]) -> tuple[list[str], list[str]]:
     """(warnings, notes): warnings where the sides differ in more than the compared variable; notes
     for what a release difference explains (config keys that exist on one side only)."""
-    warnings: list[str] = []
-    notes: list[str] = []
     compared = sel_b.keys | sel_h.keys
-    # a compiler build carries its CUDA and Triton versions with it
-    expected = {"compiler_version", "cuda_version", "triton_version"} if "compiler" in compared else set()
-    for col in ENV_COLUMNS:
-        if col in expected or (col in ("device", "backend") and col in compared):
-            continue
-        differing = [p.key for p in pairs
-                     if {r.get(col) for r in groups_b[p.workload]} != {r.get(col) for r in groups_h[p.workload]}]
-        if differing:
-            warnings.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
-                            f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
+    warnings, notes = _environment(pairs, groups_b, groups_h, compared)
     uncomparable = [p.key for p in pairs if p.metrics["compile_s"].verdict == regress.NOT_COMPARABLE]
     if uncomparable:
         warnings.append(f"compile time is not gated for {len(uncomparable)} of {len(pairs)} models (e.g. "
@@ -150,6 +139,33 @@ def _warnings(pairs: list[ModelPair], groups_b: Groups, groups_h: Groups, sel_b:
         if counter:
             notes.append(f"inductor config: {plural(len(counter), 'key')} {how} (not a difference in settings): "
                          f"{_names(counter)}")
+    return warnings, notes
+
+
+def _environment(pairs: list[ModelPair], groups_b: Groups, groups_h: Groups,
+                 compared: set[str]) -> tuple[list[str], list[str]]:
+    """(warnings, notes) of the run columns (ENV_COLUMNS) the sides should agree on: a warning where both
+    sides know values that differ, a note where a side knows none."""
+    warnings: list[str] = []
+    notes: list[str] = []
+    # a compiler build carries its CUDA and Triton versions with it
+    expected = {"compiler_version", "cuda_version", "triton_version"} if "compiler" in compared else set()
+    for col in ENV_COLUMNS:
+        if col in expected or (col in ("device", "backend") and col in compared):
+            continue
+        # a NULL is unknown (a warm run writes no fx_graph_runnable to read a CUDA version from): a
+        # difference only where both sides know a value
+        known = {p.key: ({r.get(col) for r in groups_b[p.workload]} - {None},
+                         {r.get(col) for r in groups_h[p.workload]} - {None}) for p in pairs}
+        differing = [key for key, (b, h) in known.items() if b and h and b != h]
+        if differing:
+            warnings.append(f"{col} differs between the sides for {len(differing)} of {len(pairs)} models "
+                            f"(e.g. {differing[0]}): the comparison mixes more than the selected variable")
+        for side, unknown in (("base", [key for key, (b, h) in known.items() if h and not b]),
+                              ("head", [key for key, (b, h) in known.items() if b and not h])):
+            if unknown:
+                notes.append(f"{col} is unknown on the {side} side for {len(unknown)} of {len(pairs)} models "
+                             f"(e.g. {unknown[0]}): not compared")
     return warnings, notes
 
 

@@ -109,6 +109,8 @@ class SummaryRow:
     geomean_workloads: int = 0  # the workloads the geomean is over
     # workloads the geomean leaves out that moved: 0 on one side only has no ratio (0 on both is no move)
     geomean_left_out: int = 0
+    # workloads the geomean leaves out whose verdict is not comparable (a warm side against a compiled one)
+    geomean_not_comparable: int = 0
 
 
 def failures_of(con: Reader, runs: list[Row]) -> dict[str, list[Failure]]:
@@ -225,7 +227,9 @@ def summary(pairs: list[ModelPair]) -> list[SummaryRow]:
         deltas = [p.metrics[m] for p in pairs if p.metrics[m].base is not None and p.metrics[m].head is not None]
         # every side of a metric outside UNSUMMED is a number (only the harness's accuracy is a text)
         numbers = [n for d in deltas if (n := d.numbers) is not None]
-        ratios = [h / b for b, h in numbers if b > 0 and h > 0]
+        # a ratio of a cache load to a compile says nothing of the compiler: no part of the geomean
+        comparable = [n for d in deltas if (n := d.numbers) is not None and d.verdict != regress.NOT_COMPARABLE]
+        ratios = [h / b for b, h in comparable if b > 0 and h > 0]
         rows.append(SummaryRow(
             metric=m, models=len(deltas),
             base_total=sum(b for b, _ in numbers) if deltas and m not in UNSUMMED else None,
@@ -234,6 +238,7 @@ def summary(pairs: list[ModelPair]) -> list[SummaryRow]:
             regressions=sum(d.verdict == regress.REGRESSION for d in deltas),
             improvements=sum(d.verdict == regress.IMPROVEMENT for d in deltas),
             geomean_workloads=len(ratios),
-            geomean_left_out=sum(1 for b, h in numbers if b != h and not (b > 0 and h > 0)),
+            geomean_left_out=sum(1 for b, h in comparable if b != h and not (b > 0 and h > 0)),
+            geomean_not_comparable=len(numbers) - len(comparable),
         ))
     return rows

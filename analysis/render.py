@@ -78,11 +78,17 @@ def summary_frame(result: CompareResult) -> pl.DataFrame:
 
 def geomean_text(s: SummaryRow) -> str | None:
     """`1.130x`, saying how many workloads that moved it leaves out (0 on one side has no ratio), so
-    that a geomean of the rest never reads as the whole: `1.000x (1 left out: 0 on one side)`."""
+    that a geomean of the rest never reads as the whole: `1.000x (1 left out: 0 on one side)`; likewise
+    those whose verdict is not comparable (a warm side against a compiled one): `none (1 left out: not
+    comparable)`, `(3 left out: 1 with 0 on one side, 2 not comparable)`."""
     ratio = None if s.geomean_ratio is None else f"{s.geomean_ratio:.3f}x"
-    if not s.geomean_left_out:
+    reasons = [(n, text) for n, text in ((s.geomean_left_out, "0 on one side"),
+                                         (s.geomean_not_comparable, "not comparable")) if n]
+    if not reasons:
         return ratio
-    return f"{ratio or 'none'} ({s.geomean_left_out} left out: 0 on one side)"
+    why = reasons[0][1] if len(reasons) == 1 else ", ".join(f"{n} {text}".replace(" 0 on", " with 0 on")
+                                                            for n, text in reasons)
+    return f"{ratio or 'none'} ({sum(n for n, _ in reasons)} left out: {why})"
 
 
 def hud_frame(result: CompareResult) -> pl.DataFrame:

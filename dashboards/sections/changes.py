@@ -88,7 +88,8 @@ if chosen.compare_url:
 if any(c.metric == PHASE for c in chosen.changes):
     st.caption("compile_phase: seconds of a compile phase (a dynamo_timed span of the trace) in the runs of each "
                "point, their median, the phases that moved with it folded under it; timings are noisy: judged only "
-               "with more than one run a side and a move of 30% and half a second.")
+               "with more than one run a side and a move of 30% and half a second, never between a point of warm runs "
+               "(graphs loaded from the caches) and a compiled one: not comparable.")
 if any(c.metric == TRITON for c in chosen.changes):
     st.caption("triton_config: a generated Triton kernel's launch config in each run (warps, stages, shared memory "
                "in bytes, registers where the autotuner logged them), paired by name without its counter.")

@@ -5,7 +5,9 @@
 -- seconds in a run (run_phase_times, as compile/phase_series: a warm run's phases are a cache
 -- load's), and each point whose phase time differs from the workload's point before by at least
 -- `ratio` (relative) and `min_seconds` (absolute, so sub-millisecond phases do not flap); never
--- across workloads. Timings are noisy: with one run a point, a change point says where to look, not
+-- across workloads. before_cache / after_cache: the kind of the runs each point's time is of
+-- (compile_kind: compiled, partial, warm); where they differ the direction is 'not comparable', as
+-- `iwh compare` says of such compile times (a warm run's phases load what a cold one compiles). Timings are noisy: with one run a point, a change point says where to look, not
 -- that it is a regression. before_run / after_run: the latest run of each point (release order),
 -- for `iwh compare --base RUN --head RUN`. `iwh changes --metric compile_phase` shows these beside
 -- the other change points, folding a phase under its parent (the span it most often sits in:
@@ -28,7 +30,7 @@ WITH base AS (
                                   list_filter(list_transform(coalesce(string_split($pair_on, ','), workload_labels()),
                                                              k -> trim(k)),
                                               k -> k IS DISTINCT FROM $series)) END AS workload,
-           compile_kind_order(c.cache_temperature) AS kind_order
+           compile_kind_order(c.cache_temperature) AS kind_order, compile_kind(c.cache_temperature) AS cache_kind
     FROM run_workloads w JOIN runs r USING (run_id) JOIN run_cache c USING (run_id)
     WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
 ), page AS (
@@ -55,17 +57,18 @@ WITH base AS (
     SELECT *, count(*) OVER (PARTITION BY series_id, device, point_order) AS point_runs
     FROM kept
 ), timed AS (
-    SELECT r.series_id, r.device, r.point_order, r.point_runs, r.latest, r.run_key, p.phase, p.seconds
+    SELECT r.series_id, r.device, r.point_order, r.point_runs, r.latest, r.run_key, r.cache_kind, p.phase, p.seconds
     FROM run_phases p
     JOIN ordered r USING (run_key)
     WHERE $phase IS NULL OR contains(p.phase, $phase)
 ), series AS (
     -- a point of one run (most of a nightly series) is that run's time: no median to group for
-    SELECT series_id, device, point_order, phase, 1::BIGINT AS runs, seconds, run_key
+    SELECT series_id, device, point_order, phase, 1::BIGINT AS runs, seconds, run_key, cache_kind
     FROM timed WHERE point_runs = 1
     UNION ALL
     SELECT series_id, device, point_order, phase,
-           count(*) AS runs, median(seconds) AS seconds, arg_max(run_key, latest) AS run_key
+           count(*) AS runs, median(seconds) AS seconds, arg_max(run_key, latest) AS run_key,
+           any_value(cache_kind) AS cache_kind
     FROM timed WHERE point_runs > 1
     GROUP BY series_id, device, point_order, phase
 ), stepped AS (
@@ -73,7 +76,8 @@ WITH base AS (
            lag(point_order) OVER w AS before_order,
            lag(seconds) OVER w AS before_seconds,
            lag(runs) OVER w AS before_runs,
-           lag(run_key) OVER w AS before_key
+           lag(run_key) OVER w AS before_key,
+           lag(cache_kind) OVER w AS before_cache
     FROM series
     -- a phase that never takes min_seconds in the series cannot change by that much: |a - b| <= 2 max(|a|, |b|)
     WHERE (series_id, phase) IN (SELECT series_id, phase FROM series GROUP BY ALL
@@ -97,8 +101,9 @@ WITH base AS (
 SELECT s.model, s.workload, c.device, c.phase, pa.parent, b.point AS before_version, a.point AS after_version,
        round(c.before_seconds, 6) AS before_seconds, round(c.seconds, 6) AS after_seconds,
        round(c.seconds / nullif(c.before_seconds, 0), 3) AS ratio,
-       CASE WHEN c.seconds > c.before_seconds THEN 'slower' ELSE 'faster' END AS direction,
-       c.before_runs, c.runs AS after_runs, rb.run_id AS before_run, ra.run_id AS after_run
+       CASE WHEN c.before_cache <> c.cache_kind THEN 'not comparable'
+            WHEN c.seconds > c.before_seconds THEN 'slower' ELSE 'faster' END AS direction,
+       c.before_cache, c.cache_kind AS after_cache, c.before_runs, c.runs AS after_runs, rb.run_id AS before_run, ra.run_id AS after_run
 FROM changed c
 JOIN (SELECT DISTINCT series_id, model, workload FROM picked) s USING (series_id)
 JOIN points b ON b.point_order = c.before_order
