@@ -159,15 +159,18 @@ class TraceState:
         self._count_records()
         finish_chromium(self.spans)
         facts = parsed.facts
-        unfinished = compiles.started - compiles.finished
+        finished = compiles.finished | compiles.guarded
+        unfinished = compiles.started - finished
         if unfinished:
             facts["unfinished_compiles"] = sorted(str(c) for c in unfinished)
-        # compiles that finished with a graph for Inductor and no code from it: kernel-less graphs,
-        # whose debug folders Inductor leaves empty
+        # compiles that finished with a graph for Inductor and no code from it, whose debug folders
+        # Inductor leaves empty: kernel-less graphs, and (`loaded_compiles`) graphs with ops whose code
+        # came from the FX graph cache in a release that logs no code on a hit
         coded = set(facts["graph_compile_ids"].values())
-        codeless = [c for c in self.graphs.aot_compiles if c not in coded and without_attempt(c) in compiles.finished]
+        codeless = [c for c in self.graphs.aot_compiles if c not in coded and without_attempt(c) in finished]
         if codeless:
             facts["codeless_compiles"] = codeless
+            facts["loaded_compiles"] = [c for c in codeless if self.graphs.aot_compiles[c]]
         cache_events = parsed.rows.get("cache_events", ())
         settle_locations(cache_events, self.caches.counts)
         states = facts["graph_cache_states"]

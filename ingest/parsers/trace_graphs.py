@@ -16,6 +16,7 @@ latest output code of their compile id, which Inductor logs just before them.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from inductor_warehouse.ingest.rows import Json, Parsed, graph_row
 # of the same process holds it (output_code.cpp), so the trace's copy is not parsed again
 AOTI_CODE_NAMES = frozenset({"inductor_aot_wrapper_code", "inductor_aot_kernel_code", "inductor_aot_code"})
 AOTI_CODE = "<aoti code>"
+# a call of an op in AOTAutograd's printed graph: a node Inductor has to compile
+_AOT_OP = re.compile(rb"= torch\.ops\.")
 
 
 @dataclass
@@ -47,7 +50,8 @@ class Graphs:
     # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
     pending_ops: dict[str | None, deque[tuple[int, str]]] = field(default_factory=dict)
     exports: int = 0  # exported programs seen
-    aot_compiles: dict[str | None, None] = field(default_factory=dict)  # compile ids AOTAutograd handed a graph on, in order
+    # compile ids AOTAutograd handed a graph on, in order -> whether a graph of it had an op for Inductor
+    aot_compiles: dict[str | None, bool] = field(default_factory=dict)
     # (line, compile id, text, md5) of AOTInductor's wrapper code
     aoti_wrapper: tuple[int, str | None, str, str | None] | None = None
     pre_grad: dict[str | None, str] = field(default_factory=dict)  # compile id -> its pre-grad graph's text (the latest logged)
@@ -125,9 +129,10 @@ def read_exported_program(graphs: Graphs, lineno: int, meta: Json, cid: str | No
 
 
 def read_aot_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
-    """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it had no kernels."""
-    if cid not in graphs.aot_compiles:
-        graphs.aot_compiles[cid] = None
+    """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it
+    had no kernels when its graph had no op (Inductor returns such a graph before its cache), else its
+    code was loaded from the FX graph cache by a release that logs no code on a hit (2.3, 2.4)."""
+    graphs.aot_compiles[cid] = graphs.aot_compiles.get(cid, False) or _AOT_OP.search(data) is not None
 
 
 def read_pre_grad_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:

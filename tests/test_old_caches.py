@@ -1,0 +1,94 @@
+"""Caches-on runs of older releases (2.3.1, 2.4.1, 2.5.1, 2.7.1, 2.13 on CPU), each a cold run on an
+empty cache then a warm run on the same cache, read as what each release logs of a cache hit.
+
+The runs are real captures of the old-caches hunt (tests/fixtures/SOURCES.md), with the hunter's
+in-process counters beside each (`<run>.truth.json`: counters["inductor"], compile_times(),
+torch._inductor.metrics), which the assertions compare with, together with counts made here from the
+files themselves."""
+
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from inductor_warehouse.ingest.load import ingest_paths
+from tests.conftest import FIXTURES, reader
+
+ARCHIVE = FIXTURES / "old_caches" / "cpu-torch2.3-2.13-old-caches.tar.xz"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("old_caches")
+    with tarfile.open(ARCHIVE) as tf:
+        tf.extractall(root, filter="data")
+    return root
+
+
+def _ingest(tmp_path: Path, *runs: Path):
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths(list(runs), db)
+    return summary, reader(db)
+
+
+def _truth(run: Path) -> dict:
+    return json.loads(run.with_name(run.name + ".truth.json").read_text())
+
+
+def _graph_folders(run: Path) -> list[Path]:
+    return sorted(d for d in run.rglob("torchinductor/model_*") if d.is_dir())
+
+
+def _rows(con, sql: str, run: Path) -> list[tuple]:
+    return con.execute(sql.replace("$run", "(SELECT run_id FROM runs WHERE source_path = ?)"), [str(run)]).fetchall()
+
+
+def test_a_2_3_warm_run_is_cache_hits_not_a_killed_process(runs, tmp_path):
+    """2.3 logs no cache record and no code for a loaded graph: a warm run's graph folders are empty.
+    They are the graphs of compiles that finished (their guards logged), not a killed process; and
+    the run ran where its guarded tensors were, so it pairs with its cold twin."""
+    cold, warm = runs / "2.3.1" / "gbreak_dyn-cold", runs / "2.3.1" / "gbreak_dyn-warm"
+    summary, con = _ingest(tmp_path, cold, warm)
+    assert summary.errors == 0
+    folders = _graph_folders(warm)
+    assert all(not any(d.iterdir()) for d in folders)
+    hits = _truth(warm)["counters"]["inductor"]["fxgraph_cache_hit"]
+    assert len(folders) == hits == _truth(warm)["counters"]["stats"]["unique_graphs"] == 7
+    graphs = _rows(con, "SELECT folder, cache_state, kernel_count, compile_id FROM graphs WHERE run_id = $run", warm)
+    assert sorted(f for f, *_ in graphs) == [d.name for d in folders]
+    assert {(s, k) for _, s, k, _ in graphs} == {("hit", None)}  # loaded: its kernels are not in the files
+    assert all(c is not None for *_, c in graphs)
+    guards = (next(warm.rglob("trace/*.log"))).read_text()
+    assert "DispatchKeySet(CPU," in guards and "DispatchKeySet(CUDA" not in guards
+    (cold_device, cold_workload), = _rows(con, "SELECT r.device, m.workload FROM run_metrics m JOIN runs r "
+                                             "USING (run_id) WHERE run_id = $run", cold)
+    (warm_device, warm_workload, kernels), = _rows(con, "SELECT r.device, m.workload, m.kernel_count FROM run_metrics m "
+                                                        "JOIN runs r USING (run_id) WHERE run_id = $run", warm)
+    assert (warm_device, warm_workload) == (cold_device, cold_workload) == ("cpu", "gbreak_dyn [device=cpu]")
+    assert kernels is None  # unknown, never 0
+    # the cold run's one hit (compile 2/2 reloading what 2/1 wrote) is its one empty folder
+    empty = [d.name for d in _graph_folders(cold) if not any(d.iterdir())]
+    assert len(empty) == _truth(cold)["counters"]["inductor"]["fxgraph_cache_hit"] == 1
+    assert _rows(con, "SELECT folder FROM graphs WHERE run_id = $run AND cache_state = 'hit'", cold) == [(empty[0],)]
+    assert _rows(con, "SELECT count(*) FROM graphs WHERE run_id = $run", cold) == [(len(_graph_folders(cold)),)]
+
+
+def test_a_2_3_run_killed_in_a_compile_still_says_so(runs, tmp_path):
+    """The same warm run cut after the guards of its first compiles: the empty folders of compiles
+    the trace began and never guarded are still a killed process's."""
+    run = tmp_path / "killed"
+    src = runs / "2.3.1" / "gbreak_dyn-warm"
+    import shutil
+    shutil.copytree(src, run)
+    log = next(run.rglob("trace/*.log"))
+    text = log.read_text()
+    guards = [m.start() for m in re.finditer(r"^V\S+ \S+ \d+ \S+\] \{\"dynamo_guards\"", text, re.M)]
+    assert len(guards) == 7
+    log.write_text(text[:guards[3]])  # the fourth compile's guards and all after it never written
+    summary, con = _ingest(tmp_path, run)
+    errors = con.execute("SELECT message FROM ingest_errors").fetchall()
+    assert summary.errors == len(errors) == 7 - 3 and all("killed" in m for m, in errors)
