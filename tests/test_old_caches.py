@@ -92,3 +92,56 @@ def test_a_2_3_run_killed_in_a_compile_still_says_so(runs, tmp_path):
     summary, con = _ingest(tmp_path, run)
     errors = con.execute("SELECT message FROM ingest_errors").fetchall()
     assert summary.errors == len(errors) == 7 - 3 and all("killed" in m for m, in errors)
+
+
+def _records(log: Path, name: str) -> list[tuple[int, str]]:
+    """(offset, compile id) of each record of the log whose metadata names `name`, read here by hand."""
+    out = []
+    for m in re.finditer(r"^\S+ \S+ \d+ \S+\] (\{.*\})$", log.read_text(), re.M):
+        meta = json.loads(m.group(1))
+        if name in meta or meta.get("artifact", {}).get("name") == name:
+            attempt = meta.get("attempt", 0)
+            out.append((m.start(), f"{meta['frame_id']}/{meta['frame_compile_id']}" + (f"_{attempt}" if attempt else "")))
+    return out
+
+
+def test_a_2_4_hash_only_lookup_is_settled_by_what_follows_it(runs, tmp_path):
+    """2.4 logs each FX graph lookup as `fx_graph_cache_hash` before the lookup, with no outcome, and
+    logs output code only when it compiled: code after the key is a miss, the compile going on
+    without code a hit. The cold run's outcomes are its counters' (6 misses, the one hit being 2/2
+    reloading 2/1's key), the warm run's all hits; its kernels are unknown, never 0."""
+    cold, warm = runs / "2.4.1" / "gbreak_dyn-cold", runs / "2.4.1" / "gbreak_dyn-warm"
+    summary, con = _ingest(tmp_path, cold, warm)
+    assert summary.errors == 0
+    for run in (cold, warm):
+        log = next(run.rglob("trace/*.log"))
+        lookups, codes = _records(log, "fx_graph_cache_hash"), _records(log, "inductor_output_code")
+        coded = {cid for _, cid in codes}
+        assert all("cache_state" not in line for line in log.read_text().splitlines() if "fx_graph_cache_hash" in line)
+        counters = _truth(run)["counters"]["inductor"]
+        expect = sorted((cid, "miss" if cid in coded else "hit") for _, cid in lookups)
+        got = _rows(con, "SELECT compile_id, outcome FROM cache_events WHERE run_id = $run AND cache = 'fx_graph'", run)
+        assert sorted(got) == expect
+        assert sum(o == "hit" for _, o in got) == counters.get("fxgraph_cache_hit", 0)
+        assert sum(o == "miss" for _, o in got) == counters.get("fxgraph_cache_miss", 0)
+    assert _rows(con, "SELECT fx_hit_rate, cache_temperature FROM run_cache WHERE run_id = $run", warm) == [(1.0, "warm")]
+    assert _rows(con, "SELECT kernel_count, extern_kernel_count FROM run_metrics WHERE run_id = $run", warm) == [(None, None)]
+
+
+def test_a_lookup_nothing_settles_is_unknown(runs, tmp_path):
+    """The warm 2.4 log cut right after its last key: that lookup's outcome is unknown, and so are the
+    run's hit rate and temperature (never a measured 0% and cold)."""
+    run = tmp_path / "cut"
+    import shutil
+    shutil.copytree(runs / "2.4.1" / "gbreak_dyn-warm", run)
+    for d in _graph_folders(run):
+        d.rmdir()  # the debug tree's empty folders would say nothing more
+    log = next(run.rglob("trace/*.log"))
+    text = log.read_text()
+    last = _records(log, "fx_graph_cache_hash")[-1][0]
+    log.write_text(text[:text.index("\n", text.index("\n", last) + 1) + 1])  # the record and its payload line
+    _, con = _ingest(tmp_path, run)
+    outcomes = _rows(con, "SELECT outcome FROM cache_events WHERE run_id = $run ORDER BY line", run)
+    assert outcomes == [("hit",)] * 6 + [(None,)]
+    assert _rows(con, "SELECT fx_hits, fx_lookups, fx_hit_rate, cache_temperature FROM run_cache WHERE run_id = $run",
+                 run) == [(6, 7, None, None)]

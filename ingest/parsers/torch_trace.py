@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of, release_floor
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
-from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
+from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_all_lookups, settle_locations
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
 from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_UNCOUNTED, unread_restarts, unseen_branches
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event
@@ -171,6 +171,7 @@ class TraceState:
         if codeless:
             facts["codeless_compiles"] = codeless
             facts["loaded_compiles"] = [c for c in codeless if self.graphs.aot_compiles[c]]
+        settle_all_lookups(self.caches)
         cache_events = parsed.rows.get("cache_events", ())
         settle_locations(cache_events, self.caches.counts)
         states = facts["graph_cache_states"]

@@ -8,6 +8,7 @@ import orjson
 
 from inductor_warehouse.ingest.rows import Json, Parsed
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
+from inductor_warehouse.ingest.parsers.trace_caches import settle_lookups
 from inductor_warehouse.ingest.parsers.trace_events import Compiles
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 
@@ -27,6 +28,7 @@ def read_json_guards(compiles: Compiles, lineno: int, meta: Json, cid: str | Non
     # Dynamo builds a compile's guards after its backend returned, so they say the compile finished
     # in releases (2.3) that log no compilation_metrics
     compiles.guarded.add(without_attempt(cid))
+    settle_lookups(compiles.caches, cid, ended=True)
     text, md5 = compiles.log.text_and_md5(data)
     guard_row(compiles.log.parsed, cid, text, md5, is_json_list=True)
     facts = compiles.log.parsed.facts

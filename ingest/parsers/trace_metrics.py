@@ -14,7 +14,7 @@ import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.trace_breaks import RESTART, read_restarts
-from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
+from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups, settle_lookups
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event, failure_event, store_failure
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_bool, as_float, as_int, as_str
@@ -94,6 +94,7 @@ def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None
             parsed.add("compile_events", event(compile_id, RESTART, None, None, None, frame_file))
     store_failure(compiles, failure_event(record_kind, metrics, compile_id))
     compiles.finished.add(without_attempt(compile_id))
+    settle_lookups(compiles.caches, compile_id, ended=True)
     count_cache_lookups(compiles.caches, compile_id, parsed.rows["compilations"][-1])
     facts = parsed.facts
     if record_kind == "compilation_metrics" and compiles.epoch is None:
