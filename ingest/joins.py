@@ -61,7 +61,7 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
     a cache hit's, a graph whose code is in the trace, a compile cut short (an error), or a compile
     that finished with nothing to generate (a graphs row of 0 kernels)."""
     unfinished = _unfinished(labels, trace or {})
-    traced = {g["graph_id"] for g in graphs}
+    traced = {g["graph_id"]: g for g in graphs}
     cache_states = (trace or {}).get("graph_cache_states") or {}
     # a trace says which finished compiles left no code; without one, nothing says a compile was cut
     codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
@@ -70,6 +70,8 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
         folder = a.graph or ""  # an empty graph folder's artifact is named by its folder
         named = graph_folder(folder)
         graph_id = named.graph_id if named else folder
+        if graph_id in traced and traced[graph_id].get("folder") is None:
+            traced[graph_id]["folder"] = a.graph  # the graph's own folder, though Inductor wrote nothing in it
         if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1

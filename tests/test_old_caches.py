@@ -145,3 +145,28 @@ def test_a_lookup_nothing_settles_is_unknown(runs, tmp_path):
     assert outcomes == [("hit",)] * 6 + [(None,)]
     assert _rows(con, "SELECT fx_hits, fx_lookups, fx_hit_rate, cache_temperature FROM run_cache WHERE run_id = $run",
                  run) == [(6, 7, None, None)]
+
+
+def test_a_graph_loaded_from_another_graphs_entry_keeps_its_own_id_and_folder(runs, tmp_path):
+    """2.5: compile 2/2 (a float-guard recompile) has 2/1's FX key, so its hit replays 2/1's code, whose
+    `# AOT ID:` names 2/1's graph; Dynamo gave it a graph of its own, whose debug folder is empty. The
+    graph keeps that folder's id and folder, and nobody blames a killed process."""
+    cons = {}
+    for name in ("gbreak_dyn-cold", "gbreak_dyn-warm"):
+        run = runs / "2.5.1" / name
+        (tmp_path / name).mkdir()
+        summary, con = cons[name] = _ingest(tmp_path / name, run)
+        assert summary.errors == 0
+        folders = _graph_folders(run)
+        own = sorted(re.match(r"model__(\d+)_(inference|forward|backward)_", d.name).expand(r"\1_\2") for d in folders)
+        got = _rows(con, "SELECT graph_id, folder FROM graphs WHERE run_id = $run ORDER BY graph_id", run)
+        assert [g for g, _ in got] == own and len(own) == _truth(run)["counters"]["stats"]["unique_graphs"]
+        assert sorted(f for _, f in got) == [d.name for d in folders]
+    cold = runs / "2.5.1" / "gbreak_dyn-cold"
+    log = next(cold.rglob("trace/*.log")).read_text()
+    keys = {cid: json.loads(payload)["key"] for cid, payload in re.findall(
+        r'"fx_graph_cache_\w+".*?"frame_id": (\d+, "frame_compile_id": \d+).*\n\t(\{.*\})', log)}
+    assert keys["2, \"frame_compile_id\": 2"] == keys["2, \"frame_compile_id\": 1"]
+    empty = [d.name for d in _graph_folders(cold) if not any(d.iterdir())]
+    assert _rows(cons["gbreak_dyn-cold"][1], "SELECT folder, compile_id, cache_state FROM graphs "
+                 "WHERE run_id = $run AND folder = '" + empty[0] + "'", cold) == [(empty[0], "2/2", "hit")]

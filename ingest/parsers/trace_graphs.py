@@ -45,6 +45,8 @@ class Graphs:
     known_graphs: frozenset[str] = frozenset()
     # output_code.code_digest of each debug-tree graph's code -> those graph ids, in compile order
     known_codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # compile order -> the graph id of the debug tree's empty folder of that order (a cache hit's)
+    empty_folders: Mapping[int, str] = field(default_factory=dict)
     output_codes: int = 0
     latest_graph: dict[str | None, str] = field(default_factory=dict)  # compile id -> graph id of its latest output code
     # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
@@ -241,9 +243,15 @@ def code_graph(graphs: Graphs, sub: Parsed, lineno: int, cid: str | None, code_h
     aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
     graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
     if graph_id in parsed.facts["graph_compile_ids"]:
-        # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
-        parsed.counters["repeated_aot_id"] += 1
-        graph_id = f"{graph_id}_{order}"
+        # a cache hit on another graph's entry replays that graph's code, AOT ID and all, while Dynamo
+        # gave this one an id of its own, which its empty debug folder of the same order names
+        own = graphs.empty_folders.get(order)
+        if own is not None and own.endswith(f"_{phase}") and own not in parsed.facts["graph_compile_ids"]:
+            graph_id = own
+        else:
+            # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
+            parsed.counters["repeated_aot_id"] += 1
+            graph_id = f"{graph_id}_{order}"
     _adopt_codeless(graphs, cid, graph_id)
     kernels = sub.rows.get("kernels", [])
     for table, rows in sub.rows.items():
