@@ -170,3 +170,24 @@ def test_a_graph_loaded_from_another_graphs_entry_keeps_its_own_id_and_folder(ru
     empty = [d.name for d in _graph_folders(cold) if not any(d.iterdir())]
     assert _rows(cons["gbreak_dyn-cold"][1], "SELECT folder, compile_id, cache_state FROM graphs "
                  "WHERE run_id = $run AND folder = '" + empty[0] + "'", cold) == [(empty[0], "2/2", "hit")]
+
+
+def test_a_first_run_that_meets_a_graph_twice_is_cold(runs, tmp_path):
+    """The cold runs' one hit is on the entry the same run wrote at an earlier miss of the same key
+    (the counters' one hit of 2.4.1 and 2.5.1): the run compiled every distinct graph, so it is cold;
+    its hit rate stays what the cache did. The warm runs stay warm."""
+    paths = [runs / v / f"gbreak_dyn-{t}" for v in ("2.4.1", "2.5.1") for t in ("cold", "warm")]
+    summary, con = _ingest(tmp_path, *paths)
+    assert summary.errors == 0
+    for run in paths:
+        log = next(run.rglob("trace/*.log")).read_text()
+        keys = [json.loads(p)["key"] for p in re.findall(r'"fx_graph_cache_\w+".*\n\t(\{.*\})', log)]
+        counters = _truth(run)["counters"]["inductor"]
+        hits, lookups = counters.get("fxgraph_cache_hit", 0), len(keys)
+        assert lookups == hits + counters.get("fxgraph_cache_miss", 0)
+        repeated = len(keys) - len(set(keys))
+        cold = run.name.endswith("cold")
+        assert (hits, repeated) == ((1, 1) if cold else (7, 1))
+        expect = [(hits, lookups, hits / lookups, "cold" if cold else "warm")]
+        assert _rows(con, "SELECT fx_hits, fx_lookups, fx_hit_rate, cache_temperature FROM run_cache "
+                          "WHERE run_id = $run", run) == expect

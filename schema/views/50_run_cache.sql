@@ -3,7 +3,9 @@
 --   fx_hit_rate  = fx hits / fx lookups (hits + misses + bypasses); NULL when the run made none
 --   aot_hit_rate = the same for the AOTAutograd cache
 --   cache_temperature = 'off'  no lookup (caches disabled: every graph compiled afresh)
---                       'cold' lookups, no hit;  'warm' every lookup hit;  'partial' some hit;
+--                       'cold' lookups, no hit but on entries the run wrote itself (a graph met
+--                              twice: the run compiled every distinct graph);
+--                       'warm' every lookup hit;  'partial' some hit;
 --                       NULL when a lookup's outcome is unknown (the rates too)
 -- A warm run's compile time measures loading, not compiling: compare cold with cold.
 CREATE OR REPLACE VIEW run_cache AS
@@ -25,7 +27,7 @@ SELECT
     CASE WHEN coalesce(c.fx_lookups, 0) + coalesce(c.aot_lookups, 0) = 0 THEN 'off'
          WHEN c.fx_hits + c.fx_misses + c.fx_bypasses + c.aot_hits + c.aot_misses + c.aot_bypasses
               < c.fx_lookups + c.aot_lookups THEN NULL
-         WHEN c.fx_hits + c.aot_hits = 0 THEN 'cold'
+         WHEN c.fx_hits + c.aot_hits = c.fx_own_hits + c.aot_own_hits THEN 'cold'
          WHEN c.fx_hits + c.aot_hits = c.fx_lookups + c.aot_lookups THEN 'warm'
          ELSE 'partial' END AS cache_temperature
 FROM run_rollups c;
