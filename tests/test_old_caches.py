@@ -191,3 +191,35 @@ def test_a_first_run_that_meets_a_graph_twice_is_cold(runs, tmp_path):
         expect = [(hits, lookups, hits / lookups, "cold" if cold else "warm")]
         assert _rows(con, "SELECT fx_hits, fx_lookups, fx_hit_rate, cache_temperature FROM run_cache "
                           "WHERE run_id = $run", run) == expect
+
+
+def _metrics(run: Path) -> list[dict]:
+    log = next(run.rglob("trace/*.log")).read_text()
+    return [json.loads(m) for m in re.findall(r'\] (\{"compilation_metrics": .*\})$', log, re.M)]
+
+
+@pytest.mark.parametrize("release, name, aot, inductor, code_gen", [
+    # the timers each record carries: the outer one ran, the inner ones are null (a hit skipped them)
+    ("2.7.1", "cnn_train-warm", "aot_autograd_cumulative_compile_time_us", None, None),
+    ("2.13", "gbreak_dyn-warm", "aot_autograd_cumulative_compile_time_us", None, None),
+    ("2.5.1", "gbreak_dyn-warm", "backend_compile_time_s", "inductor_compile_time_s", None),
+])
+def test_a_warm_runs_phases_are_the_timers_its_release_reported(runs, tmp_path, release, name, aot, inductor, code_gen):
+    """A warm run's compile phases: AOTAutograd's time where a cache hit skipped Inductor, Inductor's
+    where the FX graph cache skipped code gen, and 0 for what was skipped, so the parts add up to
+    the total; never NULL where the release reported the timers."""
+    run = runs / release / name
+    records = [m["compilation_metrics"] for m in _metrics(run)]
+    assert records and all(r.get("fail_type") is None for r in records)
+    scale = 1e-6 if aot.endswith("_us") else 1.0
+    inner = [k for k in ("inductor_cumulative_compile_time_us", "inductor_code_gen_cumulative_compile_time_us",
+                         "code_gen_time_s") if k in records[0]]
+    assert all(r[k] is None for r in records for k in inner if k != inductor)
+    aot_total = sum(r[aot] for r in records) * scale
+    inductor_total = sum(r[inductor] for r in records) * scale if inductor else 0.0
+    _, con = _ingest(tmp_path, run)
+    (total, dynamo, aot_s, inductor_s, code_gen_s), = _rows(
+        con, "SELECT total_s, dynamo_s, aot_s, inductor_s, code_gen_s FROM run_compile_time WHERE run_id = $run", run)
+    assert aot_s == pytest.approx(aot_total - inductor_total, abs=1e-6)
+    assert inductor_s == pytest.approx(inductor_total, abs=1e-6) and code_gen_s == 0
+    assert dynamo + aot_s + inductor_s + code_gen_s == pytest.approx(total, abs=1e-6)
