@@ -52,8 +52,8 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
         ctx.keep_shared(rows)
         spill(rows)  # type: ignore[misc]  # set whenever the sink is
 
-    empty = {named.order: named.graph_id for e in ctx.of(EMPTY_GRAPH_FOLDER)
-             if (named := graph_folder(e.graph or "")) is not None and named.aot_id is not None}
+    empty = {f.order: f.graph_id for e in ctx.of(EMPTY_GRAPH_FOLDER)
+             if (f := graph_folder(e.graph or "")) is not None and f.aot_id is not None}
     for a in arts:
         parsed = torch_trace.parse_torch_trace_chunks(ctx.reader.chunks(a), sink=sink if spill else None,
                                                       known_graphs=ctx.debug_graphs, known_codes=ctx.debug_codes,

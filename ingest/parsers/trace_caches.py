@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Json, Parsed
+from inductor_warehouse.ingest.rows import CacheEventRow, Json, Parsed
 
 SOURCE = "torch_trace"
 # the names of cache lookup artifacts: (cache, what happened)
@@ -47,7 +47,7 @@ class Caches:
     counts: dict[str | None, LookupCounts] = field(default_factory=dict)
     # compile id -> an FX graph lookup logged without its outcome (2.4's fx_graph_cache_hash) and the
     # graph of the compile's latest code then: held until what follows it says the outcome
-    unsettled: dict[str | None, tuple[dict[str, Any], str | None]] = field(default_factory=dict)
+    unsettled: dict[str | None, tuple[CacheEventRow, str | None]] = field(default_factory=dict)
 
 
 def read_cache(caches: Caches, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
@@ -113,7 +113,7 @@ def graph_cache_states(cache_events: Iterable[dict[str, Any]]) -> dict[str, str]
             if e["cache"] in _GRAPH_CACHES and e["graph_id"] is not None and e["outcome"]}
 
 
-def cache_row(name: str, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> dict[str, Any]:
+def cache_row(name: str, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> CacheEventRow:
     """The cache_events row of a cache artifact (see CACHE_ARTIFACT)."""
     m = CACHE_ARTIFACT.match(name)
     assert m is not None, "the reader is called only for the names CACHE_ARTIFACT matches"
