@@ -15,6 +15,9 @@ from inductor_warehouse.ingest.reading import Reader
 from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.rows import Facts, Parsed, Row
 
+# the kind of a graph folder left empty: by a killed process, a cache hit or a graph with no code
+EMPTY_GRAPH_FOLDER = "empty_graph_folder"
+
 
 def kind_of(parser: ModuleType) -> str:
     """A source kind: its parser module's name."""

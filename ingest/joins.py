@@ -61,19 +61,33 @@ def empty_graph_folders(arts: list[Artifact], graphs: list[Row], trace: Facts | 
     a cache hit's, a graph whose code is in the trace, a compile cut short (an error), or a compile
     that finished with nothing to generate (a graphs row of 0 kernels)."""
     unfinished = _unfinished(labels, trace or {})
-    traced = {g["graph_id"] for g in graphs}
+    traced = {g["graph_id"]: g for g in graphs}
     cache_states = (trace or {}).get("graph_cache_states") or {}
     # a trace says which finished compiles left no code; without one, nothing says a compile was cut
     codeless = list(trace.get("codeless_compiles") or ()) if trace is not None else None
+    loaded = set((trace or {}).get("loaded_compiles") or ())
     for a in sorted(arts, key=lambda a: compile_order(a.graph or "")):
         folder = a.graph or ""  # an empty graph folder's artifact is named by its folder
         named = graph_folder(folder)
         graph_id = named.graph_id if named else folder
+        if graph_id in traced and traced[graph_id].get("folder") is None:
+            traced[graph_id]["folder"] = a.graph  # the graph's own folder, though Inductor wrote nothing in it
         if cache_states.get(graph_id) == "hit":
             # an FX graph cache hit opens the folder and writes nothing in it; the trace has its code
             counters["empty_graph_folder_of_a_cache_hit"] += 1
         elif graph_id in traced:
             counters["empty_graph_folder_with_code_in_trace"] += 1
+        elif codeless and codeless[0] in loaded:
+            # a finished compile whose graph had ops and left neither code nor files: Inductor loaded
+            # it from the FX graph cache, and its release logs no code and no outcome of a hit
+            counters["empty_graph_folder_of_a_cache_hit"] += 1
+            take(Parsed.one("graphs", graph_row(
+                graph_id, "debug_tree", compile_id=codeless.pop(0), phase=named.phase if named else None,
+                aot_id=named.aot_id if named else None, folder=a.graph, cache_state="hit",
+                compile_order=named.order if named else None,
+                unknown_because="an FX graph cache hit of a release that logs no code for it: an empty graph "
+                                "folder of a finished compile whose graph had ops, so its kernels are unknown",
+            )), a)
         elif unfinished or codeless == []:
             why = unfinished or "the trace has no finished compile without code that it could be"
             reader.error(a, f"graph folder {a.graph} is empty and {why}: the process was killed before "

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from pathlib import PurePath
 
 from inductor_warehouse.ingest import joins
-from inductor_warehouse.ingest.assembly import Assembly, kind_of
+from inductor_warehouse.ingest.assembly import EMPTY_GRAPH_FOLDER, Assembly, kind_of
+from inductor_warehouse.ingest.debug_tree import graph_folder
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
 from inductor_warehouse.ingest.parsers.harness_names import Fields
@@ -51,9 +52,12 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
         ctx.keep_shared(rows)
         spill(rows)  # type: ignore[misc]  # set whenever the sink is
 
+    empty = {f.order: f.graph_id for e in ctx.of(EMPTY_GRAPH_FOLDER)
+             if (f := graph_folder(e.graph or "")) is not None and f.aot_id is not None}
     for a in arts:
         parsed = torch_trace.parse_torch_trace_chunks(ctx.reader.chunks(a), sink=sink if spill else None,
-                                                      known_graphs=ctx.debug_graphs, known_codes=ctx.debug_codes)
+                                                      known_graphs=ctx.debug_graphs, known_codes=ctx.debug_codes,
+                                                      empty_folders=empty)
         torch_trace.settle_rank(parsed, a.path.name)
         ctx.take(parsed, a)
         for k, v in parsed.facts.items():

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import TypedDict
 
 from inductor_warehouse.ingest import joins
-from inductor_warehouse.ingest.assembly import Assembly, kind_of
+from inductor_warehouse.ingest.assembly import EMPTY_GRAPH_FOLDER, Assembly, kind_of
 from inductor_warehouse.ingest.debug_tree import read_graph_folders
 from inductor_warehouse.ingest.listing import (AOT_DEBUG_LOG, LONG_SNIFF_BYTES, PROFILE_SNIFF_BYTES, SNIFF_BYTES, Artifact, Entry,
                                                in_graph_folders, stored_name)
@@ -176,7 +176,6 @@ KNOWN_UNREAD = {"stdout.txt", "time.txt", "meta.json", "ground_truth.json", "deb
 TRITON_STAGE_SUFFIXES = (".ttir", ".ttgir", ".llir", ".ptx", ".cubin", ".hsaco", ".amdgcn", ".source", ".spv")
 OTHER = "other"  # listed (it counts towards a run's identity), parsed by none
 UNREADABLE = "unreadable"  # not a readable regular file: an error of its run
-EMPTY_GRAPH_FOLDER = "empty_graph_folder"  # a graph folder a killed process left empty
 
 
 def classify(e: Entry, head: Head) -> Artifact | None:

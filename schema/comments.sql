@@ -430,6 +430,8 @@ COMMENT ON COLUMN run_rollups."aot_misses" IS 'AOTAutograd cache misses';
 COMMENT ON COLUMN run_rollups."aot_bypasses" IS 'AOTAutograd cache bypasses';
 COMMENT ON COLUMN run_rollups."autotune_hits" IS 'autotune cache hits';
 COMMENT ON COLUMN run_rollups."autotune_misses" IS 'autotune cache misses';
+COMMENT ON COLUMN run_rollups."fx_own_hits" IS 'FX graph cache hits on an entry an earlier miss of the same run wrote (a graph met twice)';
+COMMENT ON COLUMN run_rollups."aot_own_hits" IS 'AOTAutograd cache hits on an entry an earlier miss of the same run wrote';
 COMMENT ON COLUMN run_rollups."time_saved_s" IS 'compile time cache hits saved (s): each compile''s outermost hits, the caches nesting';
 COMMENT ON COLUMN run_rollups."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN run_rollups."workload" IS 'the run''s workload key (views/12_workloads.sql)';

@@ -486,7 +486,9 @@ CREATE TABLE run_rollups(
     fallbacks BIGINT,
     restarts BIGINT,
     profiler_files BIGINT,
-    uncounted_breaks BIGINT
+    uncounted_breaks BIGINT,
+    fx_own_hits BIGINT,
+    aot_own_hits BIGINT
 );
 
 CREATE TABLE run_tallies(

@@ -182,8 +182,14 @@ def test_hit_rates_and_warm_against_cold_compile_time(captures):
     for r in rows.values():
         assert (r["runs_cold"], r["runs_warm"], r["fx_hit_rate"], r["aot_hit_rate"]) == (1, 1, 0.5, 0.5)
     res = CliRunner().invoke(cli, ["query", "cache/warm_vs_cold_compile_time", "--db", db, "--format", "json"])
-    for r in json.loads(res.output):
-        assert r["warm_compile_s"] < r["cold_compile_s"] and 0 < r["saved_share"] < 1
+    out = json.loads(res.output)
+    for r in out:
+        if r["warm_runs"]:
+            assert r["warm_compile_s"] < r["cold_compile_s"] and 0 < r["saved_share"] < 1
+    # a run whose only hits are on the entry it wrote itself (tlparse's cache_hit_miss.log: a miss of
+    # key ff6i..., Dynamo reset, a hit of the same key) is cold, with no warm run beside it
+    assert [(r["model"], r["cold_runs"], r["warm_compile_s"]) for r in out if not r["warm_runs"]] == [
+        ("cache_hit_miss", 1, None)]
     # each side's time is the least of its runs (min of N, as every compile time), read here with plain SQL
     with reader(db) as con:
         runs = con.execute("""SELECT w.workload, w.compiler_version, c.cache_temperature, t.total_s
@@ -193,10 +199,11 @@ def test_hit_rates_and_warm_against_cold_compile_time(captures):
     for workload, version, temperature, total in runs:
         sides.setdefault((workload, version, temperature), []).append(total)
     rows = json.loads(res.output)
-    assert any(len(sides[(r["workload"], r["compiler_version"], "warm")]) > 1 for r in rows)
+    assert any(len(sides.get((r["workload"], r["compiler_version"], "warm"), ())) > 1 for r in rows)
     for r in rows:
         for temperature in ("cold", "warm"):
-            assert r[f"{temperature}_compile_s"] == round(min(sides[(r["workload"], r["compiler_version"], temperature)]), 3)
+            times = sides.get((r["workload"], r["compiler_version"], temperature))
+            assert r[f"{temperature}_compile_s"] == (round(min(times), 3) if times else None)
 
 
 def test_compare_reports_hit_rates_and_will_not_gate_cold_against_warm(captures):

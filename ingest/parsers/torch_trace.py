@@ -28,7 +28,7 @@ from typing import Any, TypeAlias
 from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of, release_floor
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.glog import MAX_PID
-from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_locations
+from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_states, settle_all_lookups, settle_locations
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
 from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_UNCOUNTED, unread_restarts, unseen_branches
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event
@@ -59,7 +59,8 @@ def parse_torch_trace(lines: Iterable[bytes]) -> Parsed:
 
 def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
                              known_graphs: frozenset[str] = frozenset(),
-                             known_codes: Mapping[str, tuple[str, ...]] | None = None) -> Parsed:
+                             known_codes: Mapping[str, tuple[str, ...]] | None = None,
+                             empty_folders: Mapping[int, str] | None = None) -> Parsed:
     """Parse a TORCH_TRACE log given as consecutive pieces of its bytes, of any sizes (file reads).
 
     With `sink`, the rows made so far are handed to `sink({table: rows})` after every
@@ -68,8 +69,9 @@ def parse_torch_trace_chunks(chunks: Iterable[bytes], sink: Sink | None = None,
     `known_graphs`: graph ids already read from a debug tree of the same process; their output code,
     post-grad graph and node mappings repeat it, so they are not parsed again (their compile ids are
     still reported in facts["graph_compile_ids"]). `known_codes`: those graphs by the digest of their
-    code (output_code.code_digest), for code that names no AOT ID."""
-    state = TraceState(known_graphs, known_codes or {})
+    code (output_code.code_digest), for code that names no AOT ID. `empty_folders`: the graph id of
+    the same debug tree's empty graph folder of each compile order."""
+    state = TraceState(known_graphs, known_codes or {}, empty_folders or {})
     framer = Framer(state.parsed, state.record)
     since_sink = 0
     for chunk in chunks:
@@ -104,13 +106,14 @@ class TraceState:
     records counted by kind, and the settling of the run at the log's end."""
 
     def __init__(self, known_graphs: frozenset[str] = frozenset(),
-                 known_codes: Mapping[str, tuple[str, ...]] | None = None):
+                 known_codes: Mapping[str, tuple[str, ...]] | None = None,
+                 empty_folders: Mapping[int, str] | None = None):
         self.log = log = TraceLog()
         self.parsed = parsed = log.parsed
         parsed.facts["graph_compile_ids"] = {}
         parsed.facts["graph_cache_states"] = {}  # graph id -> its FX graph cache outcome
         self.shapes = Shapes(log)
-        self.graphs = Graphs(log, known_graphs, known_codes or {})
+        self.graphs = Graphs(log, known_graphs, known_codes or {}, empty_folders or {})
         self.caches = Caches(log, self.graphs.latest_graph)
         self.compiles = Compiles(log, self.shapes.strings, self.caches)
         self.spans = Spans(log)
@@ -159,15 +162,19 @@ class TraceState:
         self._count_records()
         finish_chromium(self.spans)
         facts = parsed.facts
-        unfinished = compiles.started - compiles.finished
+        finished = compiles.finished | compiles.guarded
+        unfinished = compiles.started - finished
         if unfinished:
             facts["unfinished_compiles"] = sorted(str(c) for c in unfinished)
-        # compiles that finished with a graph for Inductor and no code from it: kernel-less graphs,
-        # whose debug folders Inductor leaves empty
+        # compiles that finished with a graph for Inductor and no code from it, whose debug folders
+        # Inductor leaves empty: kernel-less graphs, and (`loaded_compiles`) graphs with ops whose code
+        # came from the FX graph cache in a release that logs no code on a hit
         coded = set(facts["graph_compile_ids"].values())
-        codeless = [c for c in self.graphs.aot_compiles if c not in coded and without_attempt(c) in compiles.finished]
+        codeless = [c for c in self.graphs.aot_compiles if c not in coded and without_attempt(c) in finished]
         if codeless:
             facts["codeless_compiles"] = codeless
+            facts["loaded_compiles"] = [c for c in codeless if self.graphs.aot_compiles[c]]
+        settle_all_lookups(self.caches)
         cache_events = parsed.rows.get("cache_events", ())
         settle_locations(cache_events, self.caches.counts)
         states = facts["graph_cache_states"]

@@ -21,7 +21,7 @@ from typing import Any, TypeAlias
 from inductor_warehouse.ingest.parsers.compile_ids import without_attempt
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_float, as_int, as_str
-from inductor_warehouse.ingest.rows import Json, Parsed
+from inductor_warehouse.ingest.rows import CacheEventRow, Json, Parsed
 
 SOURCE = "torch_trace"
 # the names of cache lookup artifacts: (cache, what happened)
@@ -45,13 +45,45 @@ class Caches:
     log: TraceLog
     latest_graph: dict[str | None, str]
     counts: dict[str | None, LookupCounts] = field(default_factory=dict)
+    # compile id -> an FX graph lookup logged without its outcome (2.4's fx_graph_cache_hash) and the
+    # graph of the compile's latest code then: held until what follows it says the outcome
+    unsettled: dict[str | None, tuple[CacheEventRow, str | None]] = field(default_factory=dict)
 
 
 def read_cache(caches: Caches, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     # an FX graph cache lookup is logged after the output code it gave (hit) or made (miss)
     name = meta["name"]
     payload = caches.log.json(data, lineno, name) if data else None
-    cache_rows(caches.log.parsed, name, payload, cid, caches.latest_graph.get(cid), lineno)
+    row = cache_row(name, payload, cid, caches.latest_graph.get(cid), lineno)
+    if row["cache"] == "fx_graph" and row["outcome"] is None and name.endswith("_hash"):
+        # 2.4 logs the key before the lookup and nothing of a hit: the compile's next lookup or its
+        # end settles this one (`settle_lookups`)
+        settle_lookups(caches, cid, ended=True)
+        row["graph_id"] = None
+        caches.unsettled[cid] = (row, caches.latest_graph.get(cid))
+        return
+    caches.log.parsed.add("cache_events", row)
+
+
+def settle_lookups(caches: Caches, compile_id: str | None, ended: bool) -> None:
+    """The outcome of the lookups of `compile_id` (any attempt of it) logged without one: a miss
+    where output code of the compile came after it (Inductor compiled), a hit where the compile went
+    on (`ended`: its next lookup or its end) without code (Inductor loaded it), else unknown."""
+    frame = without_attempt(compile_id)
+    for cid in [c for c in caches.unsettled if c == compile_id or without_attempt(c) == frame]:
+        row, graph_then = caches.unsettled.pop(cid)
+        graph_now = caches.latest_graph.get(cid)
+        if graph_now != graph_then:
+            row["outcome"], row["graph_id"] = "miss", graph_now
+        elif ended:
+            row["outcome"] = "hit"
+        caches.log.parsed.add("cache_events", row)
+
+
+def settle_all_lookups(caches: Caches) -> None:
+    """At the log's end: the lookups no later record settled are a miss where code followed, else unknown."""
+    for cid in list(caches.unsettled):
+        settle_lookups(caches, cid, ended=False)
 
 
 def read_kernel_info(caches: Caches, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
@@ -81,8 +113,8 @@ def graph_cache_states(cache_events: Iterable[dict[str, Any]]) -> dict[str, str]
             if e["cache"] in _GRAPH_CACHES and e["graph_id"] is not None and e["outcome"]}
 
 
-def cache_rows(parsed: Parsed, name: str, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> None:
-    """One cache_events row for a cache artifact (see CACHE_ARTIFACT)."""
+def cache_row(name: str, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> CacheEventRow:
+    """The cache_events row of a cache artifact (see CACHE_ARTIFACT)."""
     m = CACHE_ARTIFACT.match(name)
     assert m is not None, "the reader is called only for the names CACHE_ARTIFACT matches"
     info = payload if isinstance(payload, dict) else {}
@@ -95,12 +127,12 @@ def cache_rows(parsed: Parsed, name: str, payload: Json, compile_id: str | None,
     if saved_us is None and isinstance(info.get("time_saved_ms"), (int, float)):
         saved_us = info["time_saved_ms"] * 1e3
     reason = info.get("cache_bypass_reason")
-    parsed.add("cache_events", {
+    return {
         "compile_id": compile_id, "graph_id": graph_id if m.group(1) in ("fx_graph", "fx_graph_bundled") else None,
         "cache": _CACHE_NAMES[m.group(1)], "outcome": outcome, "reason": as_str(reason),
         "cache_key": as_str(info.get("key")), "location": None, "kernel_name": None, "time_saved_us": saved_us,
         "source": "artifact", "line": line,
-    })
+    }
 
 
 def kernel_autotune_rows(parsed: Parsed, payload: Json, compile_id: str | None, graph_id: str | None, line: int) -> None:

@@ -46,6 +46,7 @@ class Compiles:
     caches: Caches
     started: set[str | None] = field(default_factory=set)  # frame compile ids a dynamo_start opened
     finished: set[str | None] = field(default_factory=set)  # and those a compilation_metrics closed
+    guarded: set[str | None] = field(default_factory=set)  # and those whose guards were logged (built at the end)
     # frame (compile id less its last part) -> the file of the code it compiles, from dynamo_start
     # or compilation_metrics: where a frame's events happened
     frame_files: dict[str | None, str] = field(default_factory=dict)

@@ -16,6 +16,7 @@ latest output code of their compile id, which Inductor logs just before them.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from inductor_warehouse.ingest.rows import Json, Parsed, graph_row
 # of the same process holds it (output_code.cpp), so the trace's copy is not parsed again
 AOTI_CODE_NAMES = frozenset({"inductor_aot_wrapper_code", "inductor_aot_kernel_code", "inductor_aot_code"})
 AOTI_CODE = "<aoti code>"
+# a call of an op in AOTAutograd's printed graph: a node Inductor has to compile
+_AOT_OP = re.compile(rb"= torch\.ops\.")
 
 
 @dataclass
@@ -42,12 +45,15 @@ class Graphs:
     known_graphs: frozenset[str] = frozenset()
     # output_code.code_digest of each debug-tree graph's code -> those graph ids, in compile order
     known_codes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # compile order -> the graph id of the debug tree's empty folder of that order (a cache hit's)
+    empty_folders: Mapping[int, str] = field(default_factory=dict)
     output_codes: int = 0
     latest_graph: dict[str | None, str] = field(default_factory=dict)  # compile id -> graph id of its latest output code
     # compile id -> post-grad graphs (line, text) waiting for their output code, parsed only then
     pending_ops: dict[str | None, deque[tuple[int, str]]] = field(default_factory=dict)
     exports: int = 0  # exported programs seen
-    aot_compiles: dict[str | None, None] = field(default_factory=dict)  # compile ids AOTAutograd handed a graph on, in order
+    # compile ids AOTAutograd handed a graph on, in order -> whether a graph of it had an op for Inductor
+    aot_compiles: dict[str | None, bool] = field(default_factory=dict)
     # (line, compile id, text, md5) of AOTInductor's wrapper code
     aoti_wrapper: tuple[int, str | None, str, str | None] | None = None
     pre_grad: dict[str | None, str] = field(default_factory=dict)  # compile id -> its pre-grad graph's text (the latest logged)
@@ -125,9 +131,10 @@ def read_exported_program(graphs: Graphs, lineno: int, meta: Json, cid: str | No
 
 
 def read_aot_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
-    """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it had no kernels."""
-    if cid not in graphs.aot_compiles:
-        graphs.aot_compiles[cid] = None
+    """AOTAutograd handed this compile's graph to Inductor: a compile that finished without code from it
+    had no kernels when its graph had no op (Inductor returns such a graph before its cache), else its
+    code was loaded from the FX graph cache by a release that logs no code on a hit (2.3, 2.4)."""
+    graphs.aot_compiles[cid] = graphs.aot_compiles.get(cid, False) or _AOT_OP.search(data) is not None
 
 
 def read_pre_grad_graph(graphs: Graphs, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
@@ -236,9 +243,15 @@ def code_graph(graphs: Graphs, sub: Parsed, lineno: int, cid: str | None, code_h
     aot_id, phase = sub.facts.get("aot_id"), sub.facts.get("phase")
     graph_id = f"{aot_id}_{phase}" if aot_id is not None else f"trace_{cid}_{order}"
     if graph_id in parsed.facts["graph_compile_ids"]:
-        # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
-        parsed.counters["repeated_aot_id"] += 1
-        graph_id = f"{graph_id}_{order}"
+        # a cache hit on another graph's entry replays that graph's code, AOT ID and all, while Dynamo
+        # gave this one an id of its own, which its empty debug folder of the same order names
+        own = graphs.empty_folders.get(order)
+        if own is not None and own.endswith(f"_{phase}") and own not in parsed.facts["graph_compile_ids"]:
+            graph_id = own
+        else:
+            # AOT ids restart when a process resets Dynamo (tlparse's cache_hit_miss.log)
+            parsed.counters["repeated_aot_id"] += 1
+            graph_id = f"{graph_id}_{order}"
     _adopt_codeless(graphs, cid, graph_id)
     kernels = sub.rows.get("kernels", [])
     for table, rows in sub.rows.items():

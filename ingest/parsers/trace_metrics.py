@@ -14,7 +14,7 @@ import orjson
 
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.trace_breaks import RESTART, read_restarts
-from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups
+from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups, settle_lookups
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event, failure_event, store_failure
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_values import as_bool, as_float, as_int, as_str
@@ -65,6 +65,11 @@ PHASE_FIELDS = (
     ("runtime_triton_autotune_time_us", 1),
 )
 _PHASE_NAMES = tuple((f, f.rsplit("_", 1)[0], k) for f, k in PHASE_FIELDS)
+# timers nested in AOTAutograd's, outermost first (the cumulative ones of 2.6+, the seconds of 2.3-2.5):
+# one a record carries as null under a timer that ran did not run (a cache hit skipped it)
+_NESTED_TIMERS = (("aot_autograd_cumulative_compile_time_us", "inductor_cumulative_compile_time_us",
+                   "inductor_code_gen_cumulative_compile_time_us"),
+                  ("backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s"))
 _CUDAGRAPH_SKIP_PREFIX = re.compile(r"^skipping cudagraphs? due to ")
 _RUN_FACTS = (("compiler_version", "pytorch_version"), ("python_version", "python_version"),
               ("triton_version", "triton_version"), ("cuda_version", "cuda_version"))
@@ -94,6 +99,7 @@ def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None
             parsed.add("compile_events", event(compile_id, RESTART, None, None, None, frame_file))
     store_failure(compiles, failure_event(record_kind, metrics, compile_id))
     compiles.finished.add(without_attempt(compile_id))
+    settle_lookups(compiles.caches, compile_id, ended=True)
     count_cache_lookups(compiles.caches, compile_id, parsed.rows["compilations"][-1])
     facts = parsed.facts
     if record_kind == "compilation_metrics" and compiles.epoch is None:
@@ -147,8 +153,9 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict[str, Json],
 
     # the lazily compiled backward of a compile id reports the same phase names as its forward
     prefix = "bwd_" if record_kind.startswith("bwd_") else ""
+    skipped = _skipped_timers(metrics)
     for field, name, factor in _PHASE_NAMES:
-        v = metrics.get(field)
+        v = 0 if field in skipped else metrics.get(field)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             parsed.add("timings", {
                 "compile_id": compile_id, "graph_id": None, "kind": "compile", "name": prefix + name,
@@ -158,6 +165,20 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict[str, Json],
     cudagraph_skip_row(parsed, metrics, compile_id, "compilation_metrics")
     for reason in row["restart_reasons"] or ():
         parsed.add("compile_events", event(compile_id, "restart", reason, None, None, row["co_filename"]))
+
+
+def _skipped_timers(metrics: dict[str, Json]) -> set[str]:
+    """The timers of a compile that finished (no fail_type) that its record carries as null inside
+    a timer that ran: AOTAutograd's cache hit skips Inductor, the FX graph cache's its code gen."""
+    skipped: set[str] = set()
+    if metrics.get("fail_type") is not None:
+        return skipped
+    for chain in _NESTED_TIMERS:
+        for outer, inner in zip(chain, chain[1:], strict=False):
+            ran = outer in skipped or isinstance(metrics.get(outer), (int, float))
+            if ran and inner in metrics and metrics[inner] is None:
+                skipped.add(inner)
+    return skipped
 
 
 def cudagraph_skip_row(parsed: Parsed, metrics: dict[str, Json], compile_id: str | None, source: str) -> None:

@@ -73,7 +73,7 @@ READERS: dict[RecordKey, tuple[type, Reader]] = {
     ("bwd_compilation_metrics_runtime", None): (TraceLog, read_runtime_metrics),
     ("chromium_event", None): (Spans, read_chromium),
     ("dynamo_cpp_guards_str", None): (TraceLog, read_cpp_guards),
-    ("dynamo_guards", None): (TraceLog, read_json_guards),
+    ("dynamo_guards", None): (Compiles, read_json_guards),
     ("inductor_output_code", None): (Graphs, read_output_code),
     ("exported_program", None): (Graphs, read_exported_program),
     ("inductor_post_grad_graph", None): (Graphs, read_post_grad_graph),

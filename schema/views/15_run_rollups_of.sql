@@ -82,7 +82,8 @@
 --   profiler_files               profiler traces read for the run (a CPU run's has no kernel events)
 --   inductor_config_hash         md5 of the run's first (least) compilation_metrics inductor_config;
 --                                the text is in inductor_configs
---   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them); time_saved_s what each
+--   fx_lookups .. time_saved_s   cache lookups by outcome (run_cache reads them); *_own_hits the hits on
+--                                an entry an earlier miss of the same run wrote; time_saved_s what each
 --                                compile's outermost hits saved (the caches nest: never their sum)
 -- A run's rows are found by its run key (migration 0011), not its id: keys grow in write order, so
 -- the zone maps of a table of millions of rows skip every row group but the runs'. The loader
@@ -190,9 +191,18 @@ WITH picked AS (
         count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'miss')  AS aot_misses,
         count(*) FILTER (WHERE cache = 'aot_autograd' AND outcome = 'bypass') AS aot_bypasses,
         count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'hit')       AS autotune_hits,
-        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses
-    FROM cache_events
-    WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_key IN (SELECT run_key FROM picked)
+        count(*) FILTER (WHERE cache = 'autotune' AND outcome = 'miss')      AS autotune_misses,
+        count(*) FILTER (WHERE cache = 'fx_graph' AND own_entry)             AS fx_own_hits,
+        count(*) FILTER (WHERE cache = 'aot_autograd' AND own_entry)         AS aot_own_hits
+    FROM (
+        -- a hit on the entry an earlier miss of the same run wrote (one graph met twice): the run
+        -- compiled that graph itself, so the hit says nothing of the cache it started with
+        SELECT *, outcome = 'hit' AND cache_key IS NOT NULL AND cache_key IN (
+                   SELECT m.cache_key FROM cache_events m
+                   WHERE m.run_key = c.run_key AND m.cache = c.cache AND m.outcome = 'miss' AND m.line < c.line)
+               AS own_entry
+        FROM cache_events c
+        WHERE cache IN ('fx_graph', 'aot_autograd', 'autotune') AND run_key IN (SELECT run_key FROM picked))
     GROUP BY run_id
 ), saved AS (
     -- the caches nest: an AOTAutograd entry holds the Inductor graph the FX graph cache holds, whose
@@ -325,6 +335,8 @@ SELECT
     coalesce(cache.aot_bypasses, 0)::BIGINT     AS aot_bypasses,
     coalesce(cache.autotune_hits, 0)::BIGINT    AS autotune_hits,
     coalesce(cache.autotune_misses, 0)::BIGINT  AS autotune_misses,
+    coalesce(cache.fx_own_hits, 0)::BIGINT      AS fx_own_hits,
+    coalesce(cache.aot_own_hits, 0)::BIGINT     AS aot_own_hits,
     saved.time_saved_s
 FROM picked p
 LEFT JOIN g USING (run_id)
