@@ -223,3 +223,21 @@ def test_a_warm_runs_phases_are_the_timers_its_release_reported(runs, tmp_path, 
     assert aot_s == pytest.approx(aot_total - inductor_total, abs=1e-6)
     assert inductor_s == pytest.approx(inductor_total, abs=1e-6) and code_gen_s == 0
     assert dynamo + aot_s + inductor_s + code_gen_s == pytest.approx(total, abs=1e-6)
+
+
+def test_a_run_with_a_hit_graph_of_unknown_code_has_an_unknown_kernel_count(runs, tmp_path):
+    """A 2.3 or 2.4 graph loaded from the FX graph cache logged no code: its kernels are unknown, so the
+    run's count is unknown, never the sum of its other graphs' (6 where Inductor generated 7, a false
+    6 -> 7 kernel regression against 2.5.1, which logs a hit's code); 2.5.1's count is whole."""
+    paths = [runs / v / "gbreak_dyn-cold" for v in ("2.3.1", "2.4.1", "2.5.1")]
+    summary, con = _ingest(tmp_path, *paths)
+    got = {}
+    for run in paths:
+        hits = _truth(run)["counters"]["inductor"].get("fxgraph_cache_hit", 0)
+        log = next(run.rglob("trace/*.log")).read_text()
+        logged_code = log.count('"inductor_output_code"')
+        graphs = _truth(run)["counters"]["stats"]["unique_graphs"]
+        (kernels,) = _rows(con, "SELECT kernel_count FROM run_metrics WHERE run_id = $run", run)[0]
+        got[run.parent.name] = (hits, logged_code < graphs, kernels)
+    generated = _truth(paths[-1])["inductor_metrics"]["generated_kernel_count"]
+    assert got == {"2.3.1": (1, True, None), "2.4.1": (1, True, None), "2.5.1": (1, False, generated)}

@@ -115,8 +115,14 @@ WITH picked AS (
         run_id,
         count(graph_id)                         AS graphs,
         count(*) FILTER (WHERE phase = 'backward') AS backward_graphs,
-        sum(kernel_count)::BIGINT               AS kernel_count,  -- NULL: no graph's code came
-        sum(extern_kernel_count)::BIGINT        AS extern_kernel_count,
+        -- NULL: no graph's code came, or a graph loaded from the cache logged none (its kernels
+        -- are unknown, so the run's sum is too)
+        CASE WHEN count(*) FILTER (WHERE cache_state = 'hit' AND kernel_count IS NULL) = 0
+             THEN sum(kernel_count) END::BIGINT
+                                                AS kernel_count,
+        CASE WHEN count(*) FILTER (WHERE cache_state = 'hit' AND extern_kernel_count IS NULL) = 0
+             THEN sum(extern_kernel_count) END::BIGINT
+                                                AS extern_kernel_count,
         (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
         (sum(post_fusion_nodes) FILTER (WHERE pre_fusion_nodes IS NOT NULL))::BIGINT AS post_fusion_nodes
     FROM graphs WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
