@@ -266,12 +266,18 @@ def _phase_changes(con: Reader, model: str, series_label: str | None, keys: tupl
     out: dict[tuple[str, str, str], list[Change]] = {}
     for point, rows in moved.items():
         tops = _fold(rows)
-        # a warm point's phases load what a cold one's compile: never a change of the compiler (as compare)
-        apart = [(r, under) for r, under in tops if r["before_cache"] != r["after_cache"]]
-        judged = [(r, under) for r, under in tops
-                  if (r, under) not in apart and r["before_runs"] > 1 and r["after_runs"] > 1]
+        judged: list[tuple[Row, list[str]]] = []
+        rest: list[tuple[Row, list[str]]] = []
+        apart: list[tuple[Row, list[str]]] = []
+        for r, under in tops:
+            # a warm point's phases load what a cold one's compile: never a change of the compiler (as compare)
+            if r["before_cache"] != r["after_cache"]:
+                apart.append((r, under))
+            elif r["before_runs"] > 1 and r["after_runs"] > 1:
+                judged.append((r, under))
+            else:
+                rest.append((r, under))
         changes = [Change(PHASE, r["before_seconds"], r["after_seconds"], _phase_detail(r, under)) for r, under in judged]
-        rest = [(r, under) for r, under in tops if (r, under) not in judged and (r, under) not in apart]
         if rest:
             changes.append(_one_line(rest, NOT_JUDGED))
         if apart:

@@ -82,13 +82,13 @@ def geomean_text(s: SummaryRow) -> str | None:
     those whose verdict is not comparable (a warm side against a compiled one): `none (1 left out: not
     comparable)`, `(3 left out: 1 with 0 on one side, 2 not comparable)`."""
     ratio = None if s.geomean_ratio is None else f"{s.geomean_ratio:.3f}x"
-    reasons = [(n, text) for n, text in ((s.geomean_left_out, "0 on one side"),
-                                         (s.geomean_not_comparable, "not comparable")) if n]
+    # (count, the reason alone, the reason after its count)
+    reasons = [r for r in ((s.geomean_left_out, "0 on one side", "with 0 on one side"),
+                           (s.geomean_not_comparable, "not comparable", "not comparable")) if r[0]]
     if not reasons:
         return ratio
-    why = reasons[0][1] if len(reasons) == 1 else ", ".join(f"{n} {text}".replace(" 0 on", " with 0 on")
-                                                            for n, text in reasons)
-    return f"{ratio or 'none'} ({sum(n for n, _ in reasons)} left out: {why})"
+    why = reasons[0][1] if len(reasons) == 1 else ", ".join(f"{n} {counted}" for n, _, counted in reasons)
+    return f"{ratio or 'none'} ({sum(r[0] for r in reasons)} left out: {why})"
 
 
 def hud_frame(result: CompareResult) -> pl.DataFrame:
