@@ -36,7 +36,7 @@ from typing import TypeAlias
 from inductor_warehouse.analysis.kernel_diff import mark_meta_only
 from inductor_warehouse.analysis.kernel_match import ADDED, CHANGED, META, REMOVED, RENAMED, KernelChange, match_kernels
 from inductor_warehouse.analysis import regress
-from inductor_warehouse.analysis.metrics import EVENTS, side_samples, unfinished
+from inductor_warehouse.analysis.metrics import EVENTS, did_not_finish, side_samples, unfinished, unfinished_text
 from inductor_warehouse.analysis.canned_rows import Reader, Row, run_query
 from inductor_warehouse.analysis.selectors import Selector, pair_on_param, select_runs, workload_labels
 from inductor_warehouse.analysis.words import plural
@@ -115,6 +115,7 @@ class SeriesReport:
     harness: dict[str, int] = field(default_factory=dict)
     # series key -> how many points its runs make (a version's runs, a label value's, are one point)
     point_counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # the points whose runs did not all finish, and why
 
     def ranked(self) -> list[tuple[ChangePoint, Change]]:
         """Every change of every point, biggest effect first (Change.effect), then in series order."""
@@ -153,6 +154,12 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
         found = [Change(m, before, after) for m in metrics if m in METRICS
                  if (after := point_value(after_point, m)) is not None
                  and (before := known[key][i - 1].get(m)) is not None and _differs(before, after)]
+        if "failures" in metrics and did_not_finish(placed[key][i - 1]) != did_not_finish(after_point):
+            # a point that did not finish failed, as compare fails such a side (metrics.did_not_finish)
+            stopped = after_point if did_not_finish(after_point) else placed[key][i - 1]
+            found = [c for c in found if c.metric != "failures"]
+            found.append(Change("failures", point_value(placed[key][i - 1], "failures"), point_value(after_point, "failures"),
+                                f"{'after' if stopped is after_point else 'before'}: {unfinished_text(stopped)}", size=1.0))
         found += others.get((b["run_id"], h["run_id"]), [])
         kernels_changed = IDENTITY in metrics and digests.get(b["run_id"]) != digests.get(h["run_id"])
         if found or kernels_changed:
@@ -173,8 +180,10 @@ def changes(con: Reader, model: str, series_label: str | None = None, metrics: t
     if HARNESS in metrics:
         points += _harness_changes(con, model, series_label)
         harness = _harness_series(con, model, series_label)
+    notes = [f"{key} at {at(p[0])}: {text}: left out" + (", the point failed (failures)" if did_not_finish(p) else "")
+             for key, ps in sorted(placed.items()) for p in ps if (text := unfinished_text(p))]
     return SeriesReport(model, series_label or "compiler version", series, points, harness,
-                        {key: len(ps) for key, ps in placed.items()})
+                        {key: len(ps) for key, ps in placed.items()}, notes)
 
 
 def _points(runs: list[Row], at: Callable[[Row], str]) -> list[list[Row]]:
@@ -293,7 +302,7 @@ def _one_line(tops: list[tuple[Row, list[str]]], why: str) -> Change:
     r, under = max(tops, key=lambda ru: abs(ru[0]["after_seconds"] - ru[0]["before_seconds"]))
     others = len(tops) - 1
     return Change(PHASE, r["before_seconds"], r["after_seconds"],
-                  f"{why}: {_phase_detail(r, under)}" + (f"; {plural(others, 'other phase')} moved too" if others else ""),
+                  f"{why}: {_phase_detail(r, under, False)}" + (f"; {plural(others, 'other phase')} moved too" if others else ""),
                   judged=False)
 
 
@@ -317,8 +326,9 @@ def _fold(rows: list[Row]) -> list[tuple[Row, list[str]]]:
     return [(by_name[name], sorted(under)) for name, under in nested.items()]
 
 
-def _phase_detail(r: Row, under: list[str]) -> str:
-    moved = "" if r["direction"] == regress.NOT_COMPARABLE else f", {r['direction']}"
+def _phase_detail(r: Row, under: list[str], judged: bool = True) -> str:
+    # a line not judged carries no verdict word: "faster" would judge what it says it does not
+    moved = "" if r["direction"] == regress.NOT_COMPARABLE or not judged else f", {r['direction']}"
     text = f"{r['phase']}: {r['ratio']:.2f}x{moved} (median of {r['before_runs']} and {r['after_runs']} runs)"
     if under:
         text += f"; with it {plural(len(under), 'nested phase')}: {', '.join(under[:4])}{' ...' if len(under) > 4 else ''}"

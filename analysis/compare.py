@@ -101,6 +101,8 @@ def compare(con: Reader, base: str, head: str, model: str | None = None,
                                for groups in (groups_b, groups_h)])
     result.warnings, result.notes = _warnings([p for p in pairs if p.workload in common], groups_b, groups_h,
                                               sel_b, sel_h, configs)
+    # a run left out of every metric is said, with why, wherever its side is shown
+    result.notes += [f"{p.key}: {n}" for p in pairs for n in p.unfinished]
     if not pairs:
         result.warnings.insert(0, "no model is present on both sides: nothing to compare")
     return result

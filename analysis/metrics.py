@@ -87,6 +87,7 @@ class ModelPair:
     workload: str = ""  # the full workload key the runs paired on
     new_failures: list[Failure] = field(default_factory=list)  # head failures of a cause the base lacks
     fixed_failures: list[Failure] = field(default_factory=list)  # base failures of a cause the head lacks
+    unfinished: list[str] = field(default_factory=list)  # each side's runs that did not finish, in words
 
     @property
     def key(self) -> str:
@@ -177,7 +178,6 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
                failures: dict[str, list[Failure]]) -> ModelPair:
     metrics = {}
     # a run killed mid-compile made part of what the compiler makes: no sample of it
-    stopped = [[why for r in side if (why := unfinished(r))] for side in (base, head)]
     whole = [[r for r in side if not unfinished(r)] for side in (base, head)]
     for m in METRICS:
         kinds: tuple[str | None, str | None] = (None, None)
@@ -205,12 +205,31 @@ def judge_pair(workload: str, base: list[Row], head: list[Row], rules: dict[str,
     judged = metrics["failures"]
     if new and rules["failures"].threshold is not None and judged.verdict != regress.REGRESSION:
         judged.verdict, judged.how = regress.REGRESSION, f"new: {new[0].cause}"
-    if rules["failures"].threshold is not None and bool(stopped[0]) != bool(stopped[1]):
-        # the run did not finish: HUD fails a model that timed out, whatever its counts
-        judged.verdict, judged.how = ((regress.REGRESSION, f"head run did not finish: {stopped[1][0]}") if stopped[1]
-                                      else (regress.IMPROVEMENT, f"base run did not finish: {stopped[0][0]}"))
+    failed = [did_not_finish(side) for side in (base, head)]
+    if rules["failures"].threshold is not None and failed[0] != failed[1]:
+        # the side did not finish: HUD fails a model that timed out, whatever its counts
+        judged.verdict, judged.how = ((regress.REGRESSION, f"head {unfinished_text(head)}") if failed[1]
+                                      else (regress.IMPROVEMENT, f"base {unfinished_text(base)}"))
+    notes = [f"{side} {text}: left out of every metric" + (", the side failed (failures)" if fails else "")
+             for side, runs, fails in (("base", base, failed[0]), ("head", head, failed[1]))
+             if (text := unfinished_text(runs))]
     return ModelPair(base[0]["model"], dict(base[0]["config"]), [r["run_id"] for r in base],
-                     [r["run_id"] for r in head], metrics, workload, new, fixed)
+                     [r["run_id"] for r in head], metrics, workload, new, fixed, notes)
+
+
+def did_not_finish(runs: list[Row]) -> bool:
+    """Whether a side (or a point) did not finish: a run that did not finish is a failures sample of the
+    worst value, so the lower median of a count makes the side fail where more than half its runs did not
+    finish; a retry that was killed beside a finished run is noise, not a failure."""
+    return 2 * sum(1 for r in runs if unfinished(r)) > len(runs)
+
+
+def unfinished_text(runs: list[Row]) -> str | None:
+    """`1 of 2 runs did not finish (timed out (exit 124))`, or None where every run finished."""
+    whys = [why for r in runs if (why := unfinished(r))]
+    if not whys:
+        return None
+    return f"{len(whys)} of {len(runs)} run{'s' if len(runs) > 1 else ''} did not finish ({', '.join(sorted(set(whys)))})"
 
 
 def unfinished(run: Row) -> str | None:

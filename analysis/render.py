@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import polars as pl
 
+from inductor_warehouse.analysis import regress
 from inductor_warehouse.analysis.kernel_code import NORMALISED
 from inductor_warehouse.analysis.compare import CompareResult
 from inductor_warehouse.analysis.kernel_diff import KernelDiff
@@ -52,7 +53,9 @@ def long_frame(result: CompareResult, changed_only: bool = False) -> pl.DataFram
     rows = []
     for p in result.pairs:
         for m, d in p.metrics.items():
-            if (d.base is None and d.head is None) or (d.base == 0 and d.head == 0):
+            # a row of nothing is left out, but never the one that carries a verdict (a side that did not finish)
+            quiet = d.verdict not in (regress.REGRESSION, regress.IMPROVEMENT)
+            if quiet and ((d.base is None and d.head is None) or (d.base == 0 and d.head == 0)):
                 continue
             if changed_only and d.verdict in ("unchanged", "n/a"):
                 continue

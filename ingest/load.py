@@ -123,6 +123,9 @@ def ingest_paths(  # noqa: C901 - the pipeline's stages in order
             if batch:
                 # the parse is done: the last batch and the closing checkpoint may use every core
                 commit(batch, 0 if threads else None)
+            if summary.run_ids:
+                with writer.session() as con:
+                    summary.kernels_unknown = write.kernels_unknown(con, summary.run_ids)
         except BaseException:
             # runs parsed but never written must not leave their spill folders behind
             for d in batch + ([data] if isinstance(data, Loaded) and all(d is not data for d in batch) else []):

@@ -30,6 +30,7 @@ class IngestSummary:
     failed: int = 0  # runs whose parse (or fetch) failed, none of their rows written (counted in errors too)
     graphs: int = 0
     kernels: int = 0
+    kernels_unknown: int = 0  # runs whose kernel count is unknown (NULL in run_metrics), not 0
     errors: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -58,9 +59,17 @@ class IngestSummary:
         warned = f" and {plural(self.warnings, 'warning')}" if self.warnings else ""
         return (
             f"ingested {plural(self.runs, 'run')}{skipped}, {plural(self.graphs, 'graph')}, "
-            f"{plural(self.kernels, 'kernel')}, {plural(self.errors - self.warnings, 'error')}{warned} in "
+            f"{self._kernels()}, {plural(self.errors - self.warnings, 'error')}{warned} in "
             f"{self.seconds:.2f} s ({mb:.1f} MB, {rate:.1f} MB/s)"
         )
+
+    def _kernels(self) -> str:
+        """The kernel count, saying where runs did not tell theirs: an unknown is no 0."""
+        if self.kernels_unknown and self.kernels_unknown == self.runs and not self.kernels:
+            return "kernels unknown"
+        if self.kernels_unknown:
+            return f"{plural(self.kernels, 'kernel')} (unknown for {plural(self.kernels_unknown, 'run')})"
+        return plural(self.kernels, "kernel")
 
     @property
     def warnings(self) -> int:

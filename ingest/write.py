@@ -290,3 +290,10 @@ def forget_failures(con: duckdb.DuckDBPyConnection, source_paths: list[str]) -> 
     """The parse-failure rows of earlier attempts at these runs."""
     con.execute("DELETE FROM ingest_errors WHERE run_id IS NULL AND kind = 'parse' AND path IN (SELECT unnest(?))",
                 [source_paths])
+
+
+def kernels_unknown(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> int:
+    """How many of the runs have no kernel count (run_rollups: no graph's code came, or a cache hit's
+    kernels were never logged), so a summary can say so rather than count them as 0."""
+    return int(one_row(con, "SELECT count(*) FROM run_rollups WHERE run_id IN (SELECT unnest(?)) AND kernel_count IS NULL",
+                       [run_ids])[0])

@@ -241,3 +241,18 @@ def test_a_run_with_a_hit_graph_of_unknown_code_has_an_unknown_kernel_count(runs
         got[run.parent.name] = (hits, logged_code < graphs, kernels)
     generated = _truth(paths[-1])["inductor_metrics"]["generated_kernel_count"]
     assert got == {"2.3.1": (1, True, None), "2.4.1": (1, True, None), "2.5.1": (1, False, generated)}
+
+
+def test_a_2_3_warm_run_reads_warm_and_its_unknowns_are_no_zeros(runs, tmp_path):
+    """2.3 logs no cache record: the lookups are unknown, never 0, and nothing says caches were off
+    (the manifest says on), so the temperature is what the graphs' hits say: warm for the warm run,
+    unknown for the cold one (one own hit, the rest unread). Its kernel count is unknown, and the
+    ingest summary says so instead of printing 0 kernels."""
+    warm, cold = runs / "2.3.1" / "gbreak_dyn-warm", runs / "2.3.1" / "gbreak_dyn-cold"
+    assert json.loads((warm / "manifest.json").read_text())["caches"] == "on"
+    summary, con = _ingest(tmp_path, warm)
+    assert "kernels unknown" in summary.line() and "0 kernels" not in summary.line()
+    assert _rows(con, "SELECT fx_lookups, cache_temperature FROM run_cache WHERE run_id = $run", warm) == [(None, "warm")]
+    (tmp_path / "cold").mkdir()
+    _, con = _ingest(tmp_path / "cold", cold)
+    assert _rows(con, "SELECT fx_lookups, cache_temperature FROM run_cache WHERE run_id = $run", cold) == [(None, None)]

@@ -187,6 +187,8 @@ def changes_command(ctx, model, series_label, metrics, pair_on, phase, phase_rat
                                             + [f"{plural(held, 'point')} of harness results"] * bool(held))
                    + f", ordered by {report.ordered_by}"
                    + ("; the biggest changes first" if report.points else ": no change"), err=True)
+        for n in report.notes:
+            click.echo(f"note: {n}", err=True)
         if shown is not None and len(ranked) > shown:
             click.echo(f"{plural(len(ranked) - shown, 'more change')}: --all", err=True)
         # the code of a change of the compiles' own (a harness number's runs may hold CSVs alone)

@@ -22,3 +22,10 @@ CREATE OR REPLACE MACRO picked_runs(f) AS TABLE
                   FROM unnest(string_split(f['labels'], ',')) AS t(l) GROUP BY 1) AS want
             WHERE NOT coalesce(list_contains(list_transform(want.vs, v -> workload_value(want.k, v)),
                                              workload_value(want.k, r.labels ->> want.k)), false)));
+-- The picked runs whose counts are samples: a run whose process did not finish (run_unfinished) made
+-- only part of what the compiler makes, so every query that pools or takes the median of a point's runs
+-- reads these, leaving out the runs `iwh compare` and `iwh changes` leave out (a harness holder's rows
+-- are its harness's own, never cut short).
+CREATE OR REPLACE MACRO sampled_runs(f) AS TABLE
+    SELECT p.* FROM picked_runs(f) p
+    WHERE run_unfinished(p.labels) IS NULL OR p.run_id IN (SELECT run_id FROM harness_holders);

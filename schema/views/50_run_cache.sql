@@ -2,32 +2,65 @@
 -- bypasses, and the hit rates, defined once:
 --   fx_hit_rate  = fx hits / fx lookups (hits + misses + bypasses); NULL when the run made none
 --   aot_hit_rate = the same for the AOTAutograd cache
---   cache_temperature = 'off'  no lookup (caches disabled: every graph compiled afresh)
+--   cache_temperature = 'off'  no lookup, and a file of the run says caches were off (its manifest's
+--                              `caches: off`, as `iwh capture` writes it, or an Inductor config with
+--                              force_disable_caches or without the FX graph cache)
 --                       'cold' lookups, no hit but on entries the run wrote itself (a graph met
 --                              twice: the run compiled every distinct graph);
 --                       'warm' every lookup hit;  'partial' some hit;
---                       NULL when a lookup's outcome is unknown (the rates too)
+--                       NULL when a lookup's outcome is unknown (the rates too), or where no cache
+--                       record was read and nothing says caches were off (2.3 logs none; a run killed
+--                       before any lookup; harness CSVs alone): lookups unknown, never 0; but a run
+--                       whose every graph read `hit` (graphs.cache_state, read where no record is)
+--                       is warm by the rule that made them hits
 -- A warm run's compile time measures loading, not compiling: compare cold with cold.
+-- caches_said_off(id): a file of the run says Inductor's caches were off: its manifest (`caches: off`,
+-- as `iwh capture` writes it) or its Inductor config (force_disable_caches, or no FX graph cache)
+CREATE OR REPLACE MACRO caches_said_off(id) AS coalesce(
+    (SELECT bool_or(lower(labels ->> 'caches') = 'off') FROM runs WHERE run_id = id), false)
+    OR coalesce((SELECT bool_or(json_extract_string(ic.text, '$.force_disable_caches') = 'true'
+                                OR json_extract_string(ic.text, '$.fx_graph_cache') = 'false')
+                 FROM run_rollups r JOIN inductor_configs ic ON ic.config_hash = r.inductor_config_hash
+                 WHERE r.run_id = id), false);
+-- graphs_all_hit(id): every graph of the run read `hit` (graphs.cache_state) and it has one
+CREATE OR REPLACE MACRO graphs_all_hit(id) AS coalesce(
+    (SELECT count(*) > 0 AND count(*) = count(*) FILTER (WHERE cache_state = 'hit') FROM graphs WHERE run_id = id), false);
 CREATE OR REPLACE VIEW run_cache AS
 -- the counts are the run's rollup (run_rollups_of: fx_lookups .. time_saved_s). Every run has one
--- (written with it; migrate fills any missing), so no join with runs: a query that picks a few runs
--- reads only their rollups instead of joining all of them first
+-- (written with it; migrate fills any missing); runs and graphs are read only for a run with no lookup
+WITH c AS (
+    SELECT c.*, c.fx_lookups + c.aot_lookups = 0 AS unread,
+           CASE WHEN c.fx_lookups + c.aot_lookups > 0 THEN NULL
+                WHEN caches_said_off(c.run_id) THEN 'off'
+                WHEN graphs_all_hit(c.run_id) THEN 'warm' END AS unread_temperature
+    FROM run_rollups c
+), shown AS (
+    -- with no record read and no file saying caches were off, the counts are unknown, not 0
+    SELECT c.* REPLACE (
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_lookups END AS fx_lookups,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_hits END AS fx_hits,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_misses END AS fx_misses,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_bypasses END AS fx_bypasses,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_lookups END AS aot_lookups,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_hits END AS aot_hits,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_misses END AS aot_misses,
+        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_bypasses END AS aot_bypasses)
+    FROM c
+)
 SELECT
     c.run_id,
-    coalesce(c.fx_lookups, 0) AS fx_lookups, coalesce(c.fx_hits, 0) AS fx_hits,
-    coalesce(c.fx_misses, 0) AS fx_misses, coalesce(c.fx_bypasses, 0) AS fx_bypasses,
-    coalesce(c.aot_lookups, 0) AS aot_lookups, coalesce(c.aot_hits, 0) AS aot_hits,
-    coalesce(c.aot_misses, 0) AS aot_misses, coalesce(c.aot_bypasses, 0) AS aot_bypasses,
+    c.fx_lookups, c.fx_hits, c.fx_misses, c.fx_bypasses,
+    c.aot_lookups, c.aot_hits, c.aot_misses, c.aot_bypasses,
     coalesce(c.autotune_hits, 0) AS autotune_hits, coalesce(c.autotune_misses, 0) AS autotune_misses,
     -- a lookup logged without its outcome (2.4's fx_graph_cache_hash where nothing after it tells)
     -- leaves the rate and the temperature unknown, never a measured miss
     CASE WHEN c.fx_hits + c.fx_misses + c.fx_bypasses = c.fx_lookups THEN hit_rate(c.fx_hits, c.fx_lookups) END AS fx_hit_rate,
     CASE WHEN c.aot_hits + c.aot_misses + c.aot_bypasses = c.aot_lookups THEN hit_rate(c.aot_hits, c.aot_lookups) END AS aot_hit_rate,
     c.time_saved_s,
-    CASE WHEN coalesce(c.fx_lookups, 0) + coalesce(c.aot_lookups, 0) = 0 THEN 'off'
+    CASE WHEN c.unread THEN c.unread_temperature
          WHEN c.fx_hits + c.fx_misses + c.fx_bypasses + c.aot_hits + c.aot_misses + c.aot_bypasses
               < c.fx_lookups + c.aot_lookups THEN NULL
          WHEN c.fx_hits + c.aot_hits = c.fx_own_hits + c.aot_own_hits THEN 'cold'
          WHEN c.fx_hits + c.aot_hits = c.fx_lookups + c.aot_lookups THEN 'warm'
          ELSE 'partial' END AS cache_temperature
-FROM run_rollups c;
+FROM shown c;

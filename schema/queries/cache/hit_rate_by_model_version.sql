@@ -20,6 +20,6 @@ SELECT
     round(sum(c.time_saved_s), 3)                                AS time_saved_s
 FROM run_workloads r
 JOIN run_cache c USING (run_id)
-WHERE r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
+WHERE r.run_id IN (SELECT run_id FROM sampled_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY r.model, r.workload, r.compiler_version
 ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version;

@@ -19,6 +19,6 @@ FROM run_workloads r
 JOIN run_cache c USING (run_id)
 JOIN run_compile_time t USING (run_id)
 WHERE c.cache_temperature IN ('cold', 'warm')
-  AND r.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'compilers': $compiler}))
+  AND r.run_id IN (SELECT run_id FROM sampled_runs(MAP {'models': $model, 'compilers': $compiler}))
 GROUP BY r.model, r.workload, r.compiler_version
 ORDER BY r.model, r.workload, version_key(r.compiler_version), r.compiler_version;

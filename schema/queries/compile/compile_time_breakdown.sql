@@ -24,7 +24,7 @@ WITH kinds AS (
     FROM run_compile_time t
     JOIN run_metrics m USING (run_id)
     LEFT JOIN run_cache c USING (run_id)
-    WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'compilers': $compilers, 'models': $models,
+    WHERE m.run_id IN (SELECT run_id FROM sampled_runs(MAP {'compilers': $compilers, 'models': $models,
                                                       'devices': $devices, 'labels': $labels}))
 ), points AS (
     SELECT workload, compiler_version, compile_cache_of_point(total_s, cache_temperature) AS point_cache

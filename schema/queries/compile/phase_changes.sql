@@ -32,7 +32,7 @@ WITH base AS (
                                               k -> k IS DISTINCT FROM $series)) END AS workload,
            compile_kind_order(c.cache_temperature) AS kind_order, compile_kind(c.cache_temperature) AS cache_kind
     FROM run_workloads w JOIN runs r USING (run_id) JOIN run_cache c USING (run_id)
-    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
+    WHERE w.run_id IN (SELECT run_id FROM sampled_runs(MAP {'models': $model}))
 ), page AS (
     SELECT model, workload FROM base WHERE point IS NOT NULL GROUP BY ALL
     ORDER BY model, workload LIMIT $workloads OFFSET $offset

@@ -14,7 +14,7 @@
 WITH picked AS (
     SELECT w.model, w.workload, w.device, w.compiler_version, r.run_key
     FROM run_workloads w JOIN runs r USING (run_id) JOIN run_cache c USING (run_id)
-    WHERE w.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model}))
+    WHERE w.run_id IN (SELECT run_id FROM sampled_runs(MAP {'models': $model}))
     QUALIFY compile_kind_order(c.cache_temperature)
             = min(compile_kind_order(c.cache_temperature)) OVER (PARTITION BY w.model, w.workload, w.device,
                                                                               w.compiler_version)

@@ -16,7 +16,7 @@
 -- @param labels VARCHAR only runs with these labels, k=v comma-separated (one key: any of its values; several keys: all)
 -- @param limit INTEGER default=5000 at most this many runs (newest first)
 WITH picked AS (
-    SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
+    SELECT * FROM sampled_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
 ), timed AS (
     SELECT m.run_id, m.workload, m.compiler_version, c.total_s, rc.cache_temperature
     FROM run_metrics m

@@ -19,6 +19,6 @@ SELECT
     sum(m.post_fusion_nodes)::BIGINT           AS post_fusion_nodes,
     round(fusion_rate(sum(m.pre_fusion_nodes), sum(m.post_fusion_nodes)), 4) AS fusion_rate
 FROM run_metrics m
-WHERE m.run_id IN (SELECT run_id FROM picked_runs(MAP {'models': $model, 'devices': $device}))
+WHERE m.run_id IN (SELECT run_id FROM sampled_runs(MAP {'models': $model, 'devices': $device}))
 GROUP BY m.model, m.workload, m.compiler_version, label_value
 ORDER BY m.model, m.workload, version_key(compiler_version), compiler_version, label_value NULLS FIRST;
