@@ -67,7 +67,8 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
             "aliases": [str(r.get("alias")) for r in registrations if isinstance(r, dict) and r.get("alias")],
         })
         if kernel and identity is not None and (base := identities.get(identity)):
-            names[kernel] = base
+            # kernel names are per-compile counters: a name two identities share names neither
+            names[kernel] = base if names.get(kernel, base) == base else ""
     for key, p in _items(doc, "upstreamProjections", parsed):
         producer = _object(p.get("producer"))
         settings = _object(p.get("settings"))
@@ -93,7 +94,7 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
             stack_trace_rows(parsed, kernel, aliases)
     for row in parsed.rows.get("lineage", ()):
         row["source"] = "spyre_provenance"
-    parsed.facts["identities"] = names
+    parsed.facts["identities"] = {k: v for k, v in names.items() if v}
     return parsed
 
 
