@@ -102,3 +102,18 @@ def test_spyre_output_code_names_its_backend_device_and_category(tmp_path):
     assert "op='batchmatmul'" in code and "spyre:0" in code
     assert con.execute("SELECT device, backend FROM runs").fetchall() == [("spyre", "spyre")]
     assert con.execute("SELECT kernel_name, backend, category FROM kernels").fetchall() == [(name, "spyre", "matmul")]
+
+
+def test_the_kernel_cache_is_one_run_of_its_kernel_folders(tmp_path):
+    """torch-spyre's opt-in kernel cache (kernel_cache.py) writes `<cache dir>/inductor-spyre-cache/<key>/`
+    and moves a failed compile to `failed/<key>.tmp.<uuid>/`: one cache dir, as `inductor-spyre/` is
+    (composed: the real May 2026 kernel folders placed as the cache names them)."""
+    cache = tmp_path / "torchinductor_user" / "inductor-spyre-cache"
+    shutil.copytree(NAMED / "0001_sdsc_fused_add_t_0", cache / ("a" * 64))
+    shutil.copytree(NAMED / "0002_sdsc_fused_mm_1", cache / "failed" / (("b" * 64) + ".tmp." + ("c" * 32)))
+    db = str(tmp_path / "wh.duckdb")
+    s = ingest_paths([tmp_path], db)
+    assert (s.runs, s.errors) == (1, 0)
+    con = reader(db)
+    assert con.execute("SELECT source_path FROM runs").fetchall() == [(str(tmp_path / "torchinductor_user"),)]
+    assert con.execute("SELECT count(*), sum(kernel_count) FROM graphs").fetchone() == (2, 5)
