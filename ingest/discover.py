@@ -11,8 +11,9 @@ A run is one process's artifacts. The rules, in order:
   joins the folder that holds the same output code (_join_by_code). Processes that share a folder (torchrun's ranks, the
   benchmark harness's process a model) are each a run rooted at its own trace log, and together
   one job.
-- torch-spyre kernel folders (`sdsc_*.json`): the parent of an `inductor-spyre` or `execute`
-  folder is one run with a graph per kernel folder; any other folder of sdsc files is a run.
+- torch-spyre kernel folders (`sdsc_*.json`): the parent of an `inductor-spyre`,
+  `inductor-spyre-cache` (the kernel cache, with its `failed/` compiles) or `execute` folder is one
+  run with a graph per kernel folder; any other folder of sdsc files is a run.
 - The benchmark harness's CSVs (and their JSON records) belong to the run they lie in or beside,
   when there is one; where a folder holds the artifacts of several processes (the harness runs
   each model in a process of its own), or none, its harness files are a run of their own, rooted
@@ -386,13 +387,18 @@ def _close(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
     return abs((ta - tb).total_seconds()) <= 1800
 
 
+# the folders torch-spyre puts kernel folders in: Inductor's cache dir's `inductor-spyre`, the
+# opt-in kernel cache's `inductor-spyre-cache` (its failed compiles under `failed/`), older `execute`
+_SPYRE_KERNEL_PARENTS = ("inductor-spyre", "inductor-spyre-cache", "execute")
+
+
 def _spyre_runs(arts: list[Artifact]) -> list[Run]:
     runs: dict[Path, Run] = {}
     for a in arts:
         kernel_dir = a.path.parent
-        if kernel_dir.parent.name in ("inductor-spyre", "execute"):
-            root = kernel_dir.parent.parent
-        else:
-            root = kernel_dir
+        parent = kernel_dir.parent
+        if parent.name == "failed" and parent.parent.name == "inductor-spyre-cache":
+            parent = parent.parent
+        root = parent.parent if parent.name in _SPYRE_KERNEL_PARENTS else kernel_dir
         runs.setdefault(root, Run(root)).artifacts.append(a)  # type: ignore[arg-type]
     return list(runs.values())

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from inductor_warehouse.ingest.debug_tree import compile_order, graph_folder
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact
-from inductor_warehouse.ingest.parsers import kernel_information, spyre_provenance
+from inductor_warehouse.ingest.parsers import kernel_information, spyre, spyre_provenance
 from inductor_warehouse.ingest.reading import Reader
 from inductor_warehouse.ingest.parsers.manifest import Label
 from inductor_warehouse.ingest.rows import Facts, Parsed, Row, graph_row
@@ -166,21 +166,44 @@ def read_kernel_information(ctx: Assembly, arts: list[Artifact]) -> None:
 
 def read_spyre_provenance(ctx: Assembly, arts: list[Artifact]) -> None:
     """torch-spyre's spyre_provenance.json, whose kernel identities become the cross-run identity of
-    the kernels of the folders it names: their signature is prefixed with the identity's event name."""
+    the kernels of the folders it names: their signature is prefixed with the identity's event name.
+    Its lineage goes onto the kernel folder of its compiler kernel; a run with kernel folders keeps
+    none for a kernel whose folder it lacks (a sidecar alone keeps it on the compiler kernel's name)."""
     reader, take, tables, facts = ctx.reader, ctx.take, ctx.tables, ctx.facts
+    folders: defaultdict[str, set[str]] = defaultdict(set)
+    for g in tables.get("graphs", ()):
+        if g.get("source") == "spyre":
+            folders[spyre.compiler_kernel_name(g["graph_id"])].add(g["graph_id"])
     for a in arts:
         data = reader.read(a)
         if data is None:
             continue
         parsed = spyre_provenance.parse_spyre_provenance(data)
+        if folders:
+            _lineage_onto_folders(parsed, folders, ctx.counters)
         take(parsed, a)
         for k in ("device", "backend"):
             if k in parsed.facts:
                 facts.setdefault(k, parsed.facts[k])
         identities = parsed.facts.get("identities") or {}
         for kernel in tables.get("kernels", ()):
-            if kernel.get("backend") == "spyre" and kernel.get("graph_id") in identities:
-                kernel["signature"] = f"{identities[kernel['graph_id']]}:{kernel.get('signature')}"
+            if kernel.get("backend") != "spyre":
+                continue
+            base = identities.get(spyre.compiler_kernel_name(kernel.get("graph_id") or ""))
+            if base is not None:
+                kernel["signature"] = f"{base}:{kernel.get('signature')}"
+
+
+def _lineage_onto_folders(parsed: Parsed, folders: Mapping[str, set[str]], counters: Counter[str]) -> None:
+    """The sidecar's lineage, filed by compiler kernel, onto that kernel's one folder."""
+    lineage = []
+    for row in parsed.rows.get("lineage", ()):
+        graphs = folders.get(row["graph_id"], set())
+        if len(graphs) == 1:
+            lineage.append({**row, "graph_id": next(iter(graphs))})
+        else:
+            counters["spyre_lineage_without_one_kernel_folder"] += 1
+    parsed.rows["lineage"] = lineage
 
 
 def choose_triton(rows: list[Row] | None) -> None:

@@ -121,13 +121,15 @@ def read_spyre_folders(ctx: Assembly, arts: list[Artifact]) -> None:
     for a in arts:
         folders[str(a.path.parent)].append(a)
     for _, files in sorted(folders.items()):
-        texts = {}
+        texts, unread = {}, set()
         for a in files:
             t = ctx.reader.text(a)
             if t is not None:
                 texts[a.path.name] = t
+            else:
+                unread.add(a.path.name)
         graph_id = files[0].path.parent.name
-        parsed = spyre.parse_spyre_folder(texts)
+        parsed = spyre.parse_spyre_folder(texts, frozenset(unread))
         ctx.take(parsed, files[0], graph_id)
         kernels = parsed.rows.get("kernels", [])
         ctx.take(Parsed.one("graphs", graph_row(graph_id, "spyre", folder=graph_id, kernel_count=len(kernels),

@@ -12,7 +12,6 @@ together, once.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,7 +130,6 @@ def _profiler_sniff(name: str, head: bytes) -> Sniffed | More | None:
     return said if named else None
 
 
-_SPYRE_FILE = re.compile(r"^(sdsc(_\d+)?\.json|bundle\.mlir)$")
 _GRAPH_TABLES = frozenset({"graphs", "graph_texts"})
 
 SOURCES: tuple[Source, ...] = (
@@ -158,7 +156,7 @@ SOURCES: tuple[Source, ...] = (
                                        "cache_events"}), read_torch_logs, sniff=_torch_logs_sniff,
            further=lambda name: LONG_SNIFF_BYTES),
     Source(spyre, GRAPH, frozenset({"graphs", "kernels", "layouts", "spyre_handles"}), read_spyre_folders,
-           where=lambda path: _SPYRE_FILE.match(path.name) is not None),
+           where=lambda path: spyre.is_folder_file(path.name)),
     Source(kernel_information, SIDECAR, frozenset({"lineage"}), joins.read_kernel_information,
            names=("kernel_information.json",)),
     Source(spyre_provenance, SIDECAR, frozenset({"spyre_kernel_identities", "spyre_kernel_occurrences", "lineage",

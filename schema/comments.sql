@@ -496,7 +496,7 @@ COMMENT ON COLUMN shape_events."run_key" IS 'the run''s number in write order (r
 COMMENT ON TABLE spyre_compiles IS 'One torch-spyre compile''s upstream projection: producers, provenance settings and whether Inductor''s own provenance joined.';
 COMMENT ON COLUMN spyre_compiles."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN spyre_compiles."compile_key" IS 'the compile';
-COMMENT ON COLUMN spyre_compiles."upstream_join" IS '''ok'', else the gap: ''unavailable-provenance-level-0'', ''unavailable-cache-replay'', ...';
+COMMENT ON COLUMN spyre_compiles."upstream_join" IS '''ok''; ''partial'' (some upstream records missing: its stack traces still give lineage); else the gap: ''unavailable-provenance-level-0'', ''unavailable-cache-replay''';
 COMMENT ON COLUMN spyre_compiles."projection_failed" IS 'whether the projection failed';
 COMMENT ON COLUMN spyre_compiles."provenance_level" IS 'Inductor''s provenance tracking level';
 COMMENT ON COLUMN spyre_compiles."structured_tracing" IS 'whether structured tracing was on';

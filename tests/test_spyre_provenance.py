@@ -95,3 +95,60 @@ def test_identities_become_the_spyre_kernels_identity(tmp_path):
     assert (s.runs, s.errors) == (1, 0)
     signatures = reader(db).execute("SELECT DISTINCT signature FROM kernels").fetchall()
     assert signatures == [("spyre_kernel_v1_fused_linear_relu_atqydvnuutl766na:add",)]
+
+
+def _apply(doc, mutation):
+    """A JSON-pointer replace or add, as torch-spyre's fixture manifest states its mutations."""
+    *parents, last = mutation["path"].lstrip("/").split("/")
+    target = doc
+    for part in parents:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    if isinstance(target, list):
+        target[int(last)] = mutation["value"]
+    else:
+        assert mutation["operation"] == "add" or last in target
+        target[last] = mutation["value"]
+    return doc
+
+
+def test_the_sidecars_torch_spyres_manifest_calls_invalid_are_warned_of(tmp_path):
+    """Each mutation of torch-spyre's fixture manifest is a damaged file: a warning of its run, whose
+    records stay; the two valid files it lists give none."""
+    manifest = json.loads((SIDECARS / "fixture_manifest.json").read_text())
+    bases = {"valid_v1.json": LEVEL0, "valid_cache_replay_v1.json": REPLAY}
+    assert {v["path"] for v in manifest["valid"]} == set(bases)
+    for case in manifest["invalid"]:
+        folder = tmp_path / case["name"]
+        folder.mkdir()
+        doc = _apply(_doc(bases[case["base"]]), case["mutation"])
+        (folder / "spyre_provenance.json").write_text(json.dumps(doc))
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([tmp_path / c["name"] for c in manifest["invalid"]] + list(bases.values()), db)
+    con = reader(db)
+    warned = dict(con.execute("SELECT r.source_path, count(*) FROM ingest_errors e JOIN runs r USING (run_id) "
+                              "WHERE e.severity = 'warning' GROUP BY 1").fetchall())
+    assert {p.rsplit("/", 1)[-1] for p in warned} == {c["name"] for c in manifest["invalid"]}
+    assert con.execute("SELECT count(*) FROM ingest_errors WHERE severity <> 'warning'").fetchone() == (0,)
+    # the records of a damaged file stay: its identities, as the file holds them
+    dangling = tmp_path / "dangling-handle-reference"
+    assert con.execute("SELECT handle_ids FROM spyre_kernel_identities i JOIN runs r USING (run_id) "
+                       "WHERE r.source_path = ? AND identity_key = 'atqydvnuutl766na'",
+                       [str(dangling)]).fetchone() == (["999"],)
+
+
+def test_a_partial_join_keeps_the_stack_traces_it_captured(tmp_path):
+    """torch-spyre's writer marks a compile `partial` when some registered kernels lack upstream
+    records, and still writes the stack traces it captured: they are lineage, as an ok join's are
+    (the level-0 example with its joined compile marked partial, a state the writer's validator accepts)."""
+    doc = _doc(LEVEL0)
+    key, joined = next((k, p) for k, p in doc["upstreamProjections"].items() if p["upstreamJoin"] == "ok")
+    joined["upstreamJoin"] = "partial"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "spyre_provenance.json").write_text(json.dumps(doc))
+    db = str(tmp_path / "wh.duckdb")
+    s = ingest_paths([tmp_path / "run"], db)
+    assert (s.errors, s.warnings) == (0, 0)
+    con = reader(db)
+    assert {k for (k,) in con.execute("SELECT kernel_name || ':' || debug_handle FROM lineage").fetchall()} == set(
+        joined["kernelStackTraces"])
+    assert con.execute("SELECT upstream_join FROM spyre_compiles WHERE compile_key = ?", [key]).fetchone() == ("partial",)

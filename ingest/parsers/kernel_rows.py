@@ -37,7 +37,10 @@ _DETAILS = {
     "grid_type": ("'grid_type': '", re.compile(r"\w+"), "'"),
 }
 _MUTATED = re.compile(r"'mutated_arg_names': \[(?P<v>[^\]]*)\]")
-_BACKENDS = {"triton": "triton", "cpp": "cpp", "cpp_pybinding": "cpp"}
+# torch-spyre's SpyreAsyncCompile.sdsc builds the kernel its sdsc folder reader calls `spyre`
+_BACKENDS = {"triton": "triton", "cpp": "cpp", "cpp_pybinding": "cpp", "sdsc": "spyre"}
+# the device a backend's kernels run on, whatever the allocations say
+BACKEND_DEVICES = {"cpp": "cpu", "spyre": "spyre"}
 _JIT = "\n@triton.jit"
 # a `Source Nodes` comment's lists: (post-grad nodes, ATen ops)
 SourceNodes = tuple[list[str], list[str]]

@@ -40,10 +40,11 @@ from collections import Counter
 
 import orjson
 
-from inductor_warehouse.ingest.parsers.kernel_rows import (DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
+from inductor_warehouse.ingest.parsers.kernel_rows import (BACKEND_DEVICES, DEVICE_STR, HANDLE, HANDLE_TAG, QUOTES, SOURCE_NODES,
                                                            SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
                                                            SourceNodes, generated_row, offset_of_line, plain_line_breaks,
                                                            source_node_lists)
+from inductor_warehouse.ingest.parsers import spyre
 from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
 __all__ = ["aot_graph_id", "code_digest", "kernel_text", "parse_output_code"]
@@ -173,6 +174,8 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
             if after != pos:
                 lineno += text.count("\n", pos, after) if after <= n else text.count("\n", pos) + 1
                 pos = after
+            if row["backend"] == "spyre":
+                row["category"] = spyre.opspec_category(text[line_start:_statement_end(text, line_start)])
             generated[m["name"]] = row
             if closing:
                 d = DEVICE_STR.search(closing)
@@ -200,8 +203,8 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
         if len(handles.get(name, ())) > 1:
             details["debug_handles"] = handles[name]
         row["details"] = orjson.dumps(details).decode()
-        if row["backend"] == "cpp":
-            devices["cpu"] += 1
+        if row["backend"] in BACKEND_DEVICES:
+            devices[BACKEND_DEVICES[row["backend"]]] += 1
 
     add_kernels(parsed, generated, externs)
     if call_buffers:
@@ -236,6 +239,13 @@ def kernel_text(text: str, name: str, line: int | None) -> str | None:
         return None
     body, closing, _ = _kernel_source(text, start, line_text, line_text.find(QUOTES, m.end()), end + 1)
     return body if closing is not None else None
+
+
+def _statement_end(text: str, start: int) -> int:
+    """Where a module-level call that opens at `start` ends: at its `)` line, which Inductor writes
+    at column 0 (the end of the text for one cut short)."""
+    end = text.find("\n)", start)
+    return len(text) if end == -1 else end
 
 
 def _kernel_source(text: str, line_start: int, line: str, start: int, after: int) -> tuple[str | None, str | None, int]:

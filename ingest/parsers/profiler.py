@@ -44,7 +44,12 @@ SOURCE = "profiler"
 SPYRE_EVENT = "spyre_kernel_v"
 _REGION_NAME = "Torch-Compiled Region"  # followed by `: <compile id>` since 2.6
 _REGION = _REGION_NAME + ": "
-_LAUNCH_CATEGORIES = frozenset(("cuda_runtime", "cuda_driver"))
+_CUDA_LAUNCHES = frozenset(("cuda_runtime", "cuda_driver"))
+# Kineto files an out-of-tree backend's runtime calls (torch-spyre's `aiuLaunchControlBlocks`) under
+# privateuse1, and XPU's and MTIA's under their own names: each launches kernels as CUDA's runtime does
+_LAUNCH_CATEGORIES = _CUDA_LAUNCHES | {"privateuse1_runtime", "privateuse1_driver", "xpu_runtime", "mtia_runtime"}
+# Kineto's `deviceProperties[].type` of a device that is not CUDA's, as the warehouse names the device
+_DEVICE_TYPES = {"aiu": "spyre", "spyre": "spyre", "xpu": "xpu"}
 _FORWARD, _BACKWARD = "CompiledFunction", "CompiledFunctionBackward"
 _GRAPH_CALL = "## Call CompiledFxGraph"
 
@@ -52,6 +57,7 @@ _GRAPH_CALL = "## Call CompiledFxGraph"
 # (start, end, name); a kernel event's (name, dur, correlation); a row's (compile id, phase,
 # kernel name, launched_by, launch_index).
 Where = tuple[Json, Json]
+Launch = tuple[Json, Json, str]  # a launch's tid, ts and category
 Span = tuple[float, float, str]
 Kernel = tuple[Json, float, Json]
 _Key = tuple[str | None, str | None, Json, str | None, int | None]
@@ -135,7 +141,8 @@ def parse_profiler(data: bytes) -> Parsed:
     kernels, launches, ranges, flows, ops = _collect(events, parsed)
     # a trace without deviceProperties (HTA's trimmed ones) still shows its kernels launched by the
     # CUDA runtime or driver API (ROCm's HIP calls too: Kineto files them as cuda_runtime)
-    if "device" not in parsed.facts and any(launches.get(c) is not None for _, _, c in kernels if c is not None):
+    if "device" not in parsed.facts and any((launches.get(c) or (0, 0, ""))[2] in _CUDA_LAUNCHES
+                                            for _, _, c in kernels if c is not None):
         parsed.facts["device"] = "cuda"
     scopes = _Scopes(ranges, flows)
     callers = _Callers(ops)
@@ -146,8 +153,8 @@ def parse_profiler(data: bytes) -> Parsed:
             parsed.counters["profiler.kernel_without_launch"] += 1
             key: _Key = (None, None, name, None, None)
         else:
-            compile_id, phase = scopes.attribute(*launch)
-            op, index = callers.of(*launch) if compile_id is not None else (None, None)
+            compile_id, phase = scopes.attribute(*launch[:2])
+            op, index = callers.of(*launch[:2]) if compile_id is not None else (None, None)
             if op == name:  # a Triton kernel's own range
                 op = index = None
             key = (compile_id, phase, name, op, index)
@@ -182,14 +189,18 @@ def _device_facts(trace: dict[str, Json], parsed: Parsed) -> None:
     # Kineto describes a CUDA (or ROCm, which torch also calls cuda) device by its compute capability
     if isinstance(devices, list) and any(isinstance(d, dict) and "computeMajor" in d for d in devices):
         parsed.facts["device"] = "cuda"
+    elif isinstance(devices, list):
+        named = [_DEVICE_TYPES.get(str(d.get("type", "")).lower()) for d in devices if isinstance(d, dict)]
+        if named and named[0]:
+            parsed.facts["device"] = named[0]
 
 
-def _collect(events: list[Json], parsed: Parsed) -> tuple[list[Kernel], dict[Json, Where], dict[Json, list[Span]],
+def _collect(events: list[Json], parsed: Parsed) -> tuple[list[Kernel], dict[Json, Launch], dict[Json, list[Span]],
                                                         dict[Json, dict[str, Where]], dict[Json, list[Span]]]:
-    """One pass: kernels (name, dur, correlation), launches {correlation: (tid, ts)}, the
+    """One pass: kernels (name, dur, correlation), launches {correlation: (tid, ts, category)}, the
     compiled-code ranges per CPU thread, fwdbwd flow ends, and every cpu_op range per thread."""
     kernels: list[Kernel] = []
-    launches: dict[Json, Where] = {}
+    launches: dict[Json, Launch] = {}
     ranges: dict[Json, list[Span]] = defaultdict(list)  # tid -> [(ts, end, name)]
     ops: dict[Json, list[Span]] = defaultdict(list)  # tid -> [(ts, end, name)], every cpu_op
     flows: dict[Json, dict[str, Where]] = defaultdict(dict)  # flow id -> {'s' | 'f': (tid, ts)}
@@ -211,7 +222,7 @@ def _collect(events: list[Json], parsed: Parsed) -> tuple[list[Kernel], dict[Jso
         elif cat in _LAUNCH_CATEGORIES:
             correlation = (ev.get("args") or {}).get("correlation")
             if correlation is not None:
-                launches[correlation] = (ev.get("tid"), ev.get("ts"))
+                launches[correlation] = (ev.get("tid"), ev.get("ts"), cat)
         elif cat == "cpu_op":
             name = ev.get("name", "")
             ts, dur = ev.get("ts"), ev.get("dur")

@@ -35,18 +35,42 @@ import orjson
 
 from inductor_warehouse.ingest.rows import Json, Parsed
 
-_FILE = re.compile(r"^sdsc(?:_(\d+))?\.json$")
+# every era's spec file name: `execute/<kernel>/sdsc.json`, `sdsc_<N>.json`, and the May 2026
+# `sdsc_<N>_<opfunc>.json` (torch-spyre #1965 named each file by its root key; #2250 went back)
+SPEC_FILE = re.compile(r"^sdsc(?:_(\d+)(?:_[A-Za-z]\w*)?)?\.json$")
+BUNDLE = "bundle.mlir"
+_MATMUL_OPS = frozenset(("matmul", "batchmatmul", "batchmatmulfp8"))
+_OP = re.compile(r"\bop=['\"](?P<op>[^'\"]+)")
+_REDUCTION_TRUE = re.compile(r"\bis_reduction=True\b")
 _EXECUTE = re.compile(r'sdsc_filename\s*=\s*"([^"]+)"')
+_KERNEL_FOLDER = re.compile(r"^(?:[0-9a-f]{8}_)?(?P<kernel>sdsc_\w+_\d+)_[a-z0-9_]{8}$")
 _LAYOUT_OPS = frozenset(("identity", "ReStickifyOpHBM"))
 
 
-def parse_spyre_folder(files: dict[str, str]) -> Parsed:
+def compiler_kernel_name(folder: str) -> str:
+    """The compiler kernel a kernel folder holds. torch-spyre makes the folder with
+    `tempfile.mkdtemp(prefix=f"{kernel_name}_")` (8 random characters of [a-z0-9_] follow), since
+    Aug 2026 with `f"{uuid4().hex[:8]}_{kernel_name}_"`; older releases and the kernel cache name
+    it otherwise, and such a folder name is kept as it is."""
+    m = _KERNEL_FOLDER.match(folder)
+    return m["kernel"] if m else folder
+
+
+def is_folder_file(name: str) -> bool:
+    """A file of a torch-spyre kernel folder that the parser reads: a spec or the bundle."""
+    return name == BUNDLE or SPEC_FILE.match(name) is not None
+
+
+def parse_spyre_folder(files: dict[str, str], listed: frozenset[str] = frozenset()) -> Parsed:
+    """`files`: {name: text} of the folder's readable files; `listed`: the names of its files that
+    could not be read (already errors), so the bundle does not call them absent too."""
     parsed = Parsed()
     parsed.facts.update(device="spyre", backend="spyre")
-    order = _execution_order(files)
+    order = _execution_order(files, parsed)
+    names = {path.rsplit("/", 1)[-1] for path in files}
     for path, text in sorted(files.items()):
         name = path.rsplit("/", 1)[-1]
-        m = _FILE.match(name)
+        m = SPEC_FILE.match(name)
         if m is None:
             continue
         index = int(m.group(1)) if m.group(1) is not None else None
@@ -58,15 +82,45 @@ def parse_spyre_folder(files: dict[str, str]) -> Parsed:
         if order is not None and name not in order:
             parsed.problem(f"{name} is not executed by bundle.mlir", severity="warning")
         _op_spec(parsed, name, index, spec, text, order.get(name) if order else None)
+    # a partial copy of the folder: the bundle runs a spec that is not there, so the kernel is short of a step
+    for name in order or ():
+        if name not in names and name not in listed:
+            parsed.problem(f"bundle.mlir executes {name}, which the kernel folder lacks")
     return parsed
 
 
-def _execution_order(files: dict[str, str]) -> dict[str, int] | None:
+def opspec_category(code: str) -> str | None:
+    """The category of a kernel as torch-spyre's output code defines it (`async_compile.sdsc(name,
+    [OpSpec(op=..., is_reduction=...), ...])`), by the precedence the spec files are read with."""
+    specs = [(m["op"], _REDUCTION_TRUE.search(chunk) is not None)
+             for chunk in code.split("OpSpec(")[1:] if (m := _OP.search(chunk))]
+    if not specs:
+        return None
+    ops = [op for op, _ in specs]
+    if any(op in _MATMUL_OPS for op in ops):
+        return "matmul"
+    if any(reduction for _, reduction in specs):
+        return "reduction"
+    if all(op in _LAYOUT_OPS for op in ops):
+        return "layout"
+    return "pointwise"
+
+
+def _execution_order(files: dict[str, str], parsed: Parsed) -> dict[str, int] | None:
     for path, text in files.items():
-        if path.rsplit("/", 1)[-1] == "bundle.mlir":
+        if path.rsplit("/", 1)[-1] == BUNDLE:
             order: dict[str, int] = {}
             for filename in _EXECUTE.findall(text):
                 order.setdefault(filename, len(order))
+            if not order:
+                # a bundle that names no spec says nothing of which specs run: the bundle is the
+                # damaged file (empty), or of a form not read here, never each spec's fault
+                if text.strip():
+                    parsed.problem("bundle.mlir names no sdsc_filename: its execution order is unknown",
+                                   severity="warning")
+                else:
+                    parsed.problem("bundle.mlir is empty: its execution order is unknown")
+                return None
             return order
     return None
 

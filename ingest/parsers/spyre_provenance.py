@@ -12,10 +12,12 @@ Rows:
 - spyre_kernel_occurrences: one per kernel of a compile: identity, compile, compiler kernel name
   (the `sdsc_*` kernel) and upstream registration aliases (`<kernel>:<ordinal>`).
 - spyre_compiles: one per compile's upstream projection: producers, provenance settings, and
-  `upstream_join`: 'ok', or the gap Inductor's provenance left ('unavailable-provenance-level-0',
-  'unavailable-cache-replay'): a fact about the compile, counted, never an error.
-- lineage: for each joined projection's kernel stack traces, (kernel, debug handle) -> user line,
-  on the graph named by the compiler kernel (the kernel folder the sdsc files lie in).
+  `upstream_join`: 'ok', 'partial' (some of its kernels' upstream records are missing), or the gap
+  Inductor's provenance left ('unavailable-provenance-level-0', 'unavailable-cache-replay'): a fact
+  about the compile, counted, never an error.
+- lineage: for each ok or partial projection's kernel stack traces, (kernel, debug handle) -> user
+  line, on the graph named by the compiler kernel (the assembler moves it to that kernel's folder).
+What torch-spyre's own reader would refuse is a warning each (spyre_provenance_checks); the records stay.
 
 facts["identities"]: {compiler kernel name: eventNameBase}, so the assembler can give the kernels of
 those folders their cross-run identity.
@@ -23,6 +25,7 @@ those folders their cross-run identity.
 
 from __future__ import annotations
 
+from inductor_warehouse.ingest.parsers.spyre_provenance_checks import findings
 from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
 from inductor_warehouse.ingest.rows import Json, Parsed
 
@@ -38,6 +41,8 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
     if version != SCHEMA_VERSION:
         parsed.problem(f"spyre_provenance.json schemaVersion {version!r} is not {SCHEMA_VERSION}: read as version 1",
                        severity="warning")
+    for finding in findings(doc):
+        parsed.problem(f"spyre_provenance.json: {finding}", severity="warning")
     parsed.facts.update(device="spyre", backend="spyre")
     for key, h in _items(doc, "handles", parsed):
         source = _object(h.get("source"))
@@ -57,9 +62,6 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
     names: dict[str, str] = {}
     for key, o in _items(doc, "kernelOccurrences", parsed):
         identity, kernel = _str(o.get("identityKey")), _str(o.get("compilerKernelName"))
-        if identity not in identities:
-            parsed.problem(f"kernel occurrence {key[:16]} names identity {identity!r}, which the file does not hold",
-                           severity="warning")
         registrations = _list(o.get("registrations"))
         parsed.add("spyre_kernel_occurrences", {
             "occurrence_key": key, "identity_key": identity, "compile_key": _str(o.get("compileId")),
@@ -67,7 +69,8 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
             "aliases": [str(r.get("alias")) for r in registrations if isinstance(r, dict) and r.get("alias")],
         })
         if kernel and identity is not None and (base := identities.get(identity)):
-            names[kernel] = base
+            # kernel names are per-compile counters: a name two identities share names neither
+            names[kernel] = base if names.get(kernel, base) == base else ""
     for key, p in _items(doc, "upstreamProjections", parsed):
         producer = _object(p.get("producer"))
         settings = _object(p.get("settings"))
@@ -83,7 +86,8 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
         })
         if join != "ok":
             parsed.counters[f"spyre_upstream_join:{join}"] += 1
-            continue
+        if join not in ("ok", "partial"):
+            continue  # a partial join still holds the stack traces it captured
         stacks = _object(p.get("kernelStackTraces"))
         by_kernel: dict[str, dict[str, Json]] = {}
         for alias, entry in stacks.items():
@@ -93,7 +97,7 @@ def parse_spyre_provenance(data: bytes) -> Parsed:  # noqa: C901 - one loop over
             stack_trace_rows(parsed, kernel, aliases)
     for row in parsed.rows.get("lineage", ()):
         row["source"] = "spyre_provenance"
-    parsed.facts["identities"] = names
+    parsed.facts["identities"] = {k: v for k, v in names.items() if v}
     return parsed
 
 
