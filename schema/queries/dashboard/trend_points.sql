@@ -9,7 +9,9 @@
 -- compiled runs where it has any, a count their lower median, fusion rate that of their summed nodes):
 -- what the Trends page draws its lines through. `cache` is how the run met the caches (compile_kind:
 -- compiled, partial, warm) and `compile_cache_point` the kind of runs compile_s_point is of.
--- `version_rank` orders versions as releases.
+-- `version_rank` orders versions as releases. Runs that hold a benchmark harness's results and
+-- compiled nothing (harness_holders, as the Overview counts them apart) are no point of a trend: the
+-- Benchmark suite page charts them.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
@@ -17,6 +19,7 @@
 -- @param limit INTEGER default=5000 at most this many runs (newest first)
 WITH picked AS (
     SELECT * FROM picked_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
+    WHERE run_id NOT IN (SELECT run_id FROM harness_holders)
 ), timed AS (
     SELECT m.run_id, m.workload, m.compiler_version, c.total_s, rc.cache_temperature
     FROM run_metrics m
