@@ -62,3 +62,26 @@ def test_trends_counts_the_workloads_the_overview_counts(mixed, monkeypatch):
     for chart in at.get("vega_lite_chart"):
         data = chart.proto.datasets or []
         assert "timm_models_accuracy" not in json.dumps(json.loads(chart.proto.spec)) + str(data)
+
+
+def test_suite_opens_on_the_series_with_most_releases(mixed, monkeypatch):
+    """The XPU sets give timm_models · infer · amp_bf16 · xpu six points of no release; the page opens on
+    the CPU fp32 series, two releases on a line."""
+    at = open_page(mixed, "suite", monkeypatch)
+    picked = tuple(at.selectbox(key=f"suite_{c}").value for c in ("suite", "mode", "dtype", "device"))
+    assert picked == ("timm_models", "infer", "fp32", "cpu")
+    spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    assert spec["layer"][1]["encoding"]["x"]["sort"][:2] == ["2.13.0+cpu", "2.14.1+cu130"]
+
+
+def test_changes_opens_on_a_model_with_a_series(mixed, monkeypatch):
+    """Reformer comes first by name but has one run; the page opens on a model whose workload has
+    runs of two releases, and says its change points, not that a series needs two points."""
+    [(first, runs)] = con_rows(mixed, "SELECT model, count(*) FROM runs GROUP BY model ORDER BY model LIMIT 1")
+    assert first.startswith("Reformer") and runs == 1
+    longest = con_rows(mixed, f"SELECT model FROM run_workloads WHERE run_id NOT IN ({HELD}) GROUP BY model, workload "
+                              "HAVING count(DISTINCT compiler_version) >= 2 ORDER BY model")
+    at = open_page(mixed, "changes", monkeypatch)
+    model = at.selectbox(key="changes_model").value
+    assert model == longest[0][0] != first
+    assert "holds one point" not in texts(at) and f"runs of {model}" in texts(at).replace("\\", "")
