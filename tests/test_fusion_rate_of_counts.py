@@ -99,3 +99,20 @@ def test_several_runs_make_the_rate_of_their_median_counts():
     assert side_samples(side, "pre_fusion_nodes") == [12.0, 2.0, 12.0]
     assert side_samples(side, "fusion_rate") == [pytest.approx(1 - 9 / 12)]
     assert side_samples(side[:2], "fusion_rate") == [0.0]  # the lower medians: 2 and 2
+
+
+def test_trends_fusion_line_goes_through_its_dots(runs, monkeypatch):
+    """The Trends fusion-rate line goes through the value of its point's dots, and a point of unknown
+    nodes is no dot (main drew 2.5.1's line at 14.3%, between dots of 16.7% and 0.0%: partial sums)."""
+    import json
+
+    import pyarrow as pa
+
+    db, _ = runs
+    at = open_page(db, "trends", monkeypatch)
+    [chart] = [c.proto for c in at.get("vega_lite_chart")
+               if json.loads(c.proto.spec)["layer"][0]["encoding"]["y"]["field"] == "fusion_rate_point"]
+    dots = pa.ipc.open_stream(chart.data.data).read_all().to_pandas()
+    assert list(dots["compiler_version"]) == ["2.13.0+cpu"]
+    assert (dots["fusion_rate"] == dots["fusion_rate_point"]).all(), dots
+    assert "off its line" not in texts(at)
