@@ -200,7 +200,8 @@ def _points(runs: list[Row], at: Callable[[Row], str]) -> list[list[Row]]:
 
 def point_value(runs: list[Row], metric: str) -> float | None:
     """A point's value of a structural metric by the metric's one rule, as `iwh compare` takes a side's
-    (metrics.side_samples: a rate of the summed counts, else the lower median), over the runs that
+    (metrics.side_samples: the fusion rate of the lower median node counts, the hit rate of the
+    summed counts, else the lower median), over the runs that
     finished (metrics.unfinished: a run killed mid-compile is no sample); None where no run knows it."""
     finished = [r for r in runs if not unfinished(r)]
     samples = side_samples(finished, metric)

@@ -24,11 +24,16 @@ TIMINGS = ("compile_s", "kernel_us")
 HARNESS = ("accuracy", "speedup", "compilation_latency", "compression_ratio")
 METRICS = STRUCTURAL + TIMINGS + HARNESS
 RATES = ("fusion_rate", "fx_cache_hit_rate")  # a sum of rates means nothing: the summary shows their geomean only
-# A rate of several runs is the rate of their summed counts (schema/views/05_rates.sql: fusion_rate and
-# hit_rate of a group, as the canned queries pool them), never a median of the runs' rates: a cold run
-# and a warm one hit half the lookups. metric -> (numerator, denominator, the macro's rate of the two)
+# A hit rate of several runs is the rate of their summed counts (schema/views/05_rates.sql's hit_rate of
+# a group, as the canned queries pool it), never a median of the runs' rates: a cold run and a warm one
+# hit half the lookups. metric -> (numerator, denominator, the macro's rate of the two)
 POOLED: dict[str, tuple[str, str, Callable[[float, float], float | None]]] = {
     "fx_cache_hit_rate": ("fx_hits", "fx_lookups", lambda hits, lookups: hits / lookups if lookups > 0 else None),
+}
+# A rate whose counts a side shows beside it is the rate of those counts, each the runs' lower median
+# (views/06_point_values.sql: fusion_rate(count_of_runs(pre), count_of_runs(post))): the rate a reader
+# works out from the table. metric -> (numerator, denominator, the macro's rate of the two)
+OF_COUNTS: dict[str, tuple[str, str, Callable[[float, float], float | None]]] = {
     "fusion_rate": ("post_fusion_nodes", "pre_fusion_nodes", lambda post, pre: 1.0 - post / pre if pre > 0 else None),
 }
 UNSUMMED = RATES + HARNESS  # nor of speedups, latencies of different models, or pass/fail texts
@@ -137,9 +142,15 @@ def pooled(runs: list[Row], metric: str) -> float | None:
 
 def side_samples(runs: list[Row], metric: str) -> regress.Samples:
     """A side's samples of a metric: a value a run, or, for the harness's numbers, a value a harness
-    row that measured the run (a list on the run); a pooled rate's one value over the runs."""
+    row that measured the run (a list on the run); a pooled rate's one value over the runs; a rate of
+    OF_COUNTS the one value of the side's counts."""
     if metric in POOLED:
         rate = pooled(runs, metric)
+        return [] if rate is None else [rate]
+    if metric in OF_COUNTS:
+        num, den, of = OF_COUNTS[metric]
+        counts = [regress.side_value(regress.DEFAULT_RULES[c], side_samples(runs, c)) for c in (num, den)]
+        rate = of(*counts) if all(isinstance(c, (int, float)) for c in counts) else None  # type: ignore[arg-type]
         return [] if rate is None else [rate]
     out: list[float | str] = []  # a metric column's values: numbers, or the harness's accuracy texts
     for r in runs:

@@ -136,8 +136,10 @@ def expected(db: str) -> dict[str, tuple[str, str | None, str]]:
     run_kernels = one(db, "SELECT count(*) FROM kernels WHERE generated AND run_id = ?", [transformer])
     breaks = one(db, "SELECT count(*) FROM compile_events WHERE kind = 'graph_break'")
     compiled = one(db, "SELECT count(DISTINCT run_id) FROM compilations")
-    first_model = one(db, "SELECT min(model) FROM runs")
-    first_model_runs = one(db, "SELECT count(*) FROM runs WHERE model = (SELECT min(model) FROM runs)")
+    # What changed when opens on the model whose workload has runs of the most compiler versions
+    first_model = one(db, "SELECT model FROM run_workloads WHERE run_id NOT IN (SELECT run_id FROM harness_holders) "
+                          "GROUP BY model, workload ORDER BY count(DISTINCT compiler_version) DESC, model LIMIT 1")
+    first_model_runs = one(db, "SELECT count(*) FROM runs WHERE model = ?", [first_model])
     return {
         "overview": ("", "Kernels", f"{kernels:,}"),
         "trends": ("trends", None, f"The {versioned:,} runs behind the charts"),

@@ -1,10 +1,11 @@
 """One rule a metric, wherever it is shown: several runs of a workload at one point make one value,
-a measured time the least of them (min of N), a count their lower median, a rate that of their summed
-counts (views/06_point_values.sql; analysis/regress.py's side_value). On the harness captures with
-their repeats (three performance runs of mobilenetv2_100 a release, harness-timm-repeats), `iwh
-compare`, the Compile time page's query, the Trends page's points and lines and its suite geomean all
-show the compile time the runs' own traces give: each run's total is the sum of its compilation_metrics
-records' entire_frame_compile_time_s (inference: no backward to add), read here with json."""
+a measured time the least of them (min of N), a count their lower median, the fusion rate that of those
+node counts, the hit rate that of their summed counts (views/06_point_values.sql; analysis/regress.py's
+side_value). On the harness captures with their repeats (three performance runs of mobilenetv2_100 a
+release, harness-timm-repeats), `iwh compare`, the Compile time page's query, the Trends page's points
+and lines and its suite geomean all show the compile time the runs' own traces give: each run's total is
+the sum of its compilation_metrics records' entire_frame_compile_time_s (inference: no backward to add),
+read here with json."""
 
 from __future__ import annotations
 

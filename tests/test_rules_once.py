@@ -141,15 +141,27 @@ def test_compare_reads_a_runs_cache_kind_as_the_sql_does(con, temperature):
     assert CACHE_KINDS.index(kind) == _sql(con, "compile_kind_order(?)", temperature)
 
 
-@pytest.mark.parametrize(("metric", "counts"), [("fx_cache_hit_rate", (3, 4)), ("fx_cache_hit_rate", (0, 0)),
-                                                ("fusion_rate", (6, 10)), ("fusion_rate", (0, 0))])
-def test_compare_pools_a_rate_as_the_sql_does(con, metric, counts):
-    """A side's rate in `iwh compare` (analysis/metrics.py POOLED) is the SQL macro's of the same counts
-    (views/05_rates.sql: hit_rate(hits, lookups), fusion_rate(pre, post))."""
+@pytest.mark.parametrize("counts", [(3, 4), (0, 0)])
+def test_compare_pools_a_hit_rate_as_the_sql_does(con, counts):
+    """A side's hit rate in `iwh compare` (analysis/metrics.py POOLED) is the SQL macro's of the same
+    counts (views/05_rates.sql: hit_rate(hits, lookups))."""
     from inductor_warehouse.analysis.metrics import POOLED, pooled
 
-    num, den, _ = POOLED[metric]
-    mine = pooled([{num: counts[0], den: counts[1]}], metric)
-    theirs = (_sql(con, "hit_rate(?::BIGINT, ?::BIGINT)", counts[0], counts[1]) if metric == "fx_cache_hit_rate"
-              else _sql(con, "fusion_rate(?::BIGINT, ?::BIGINT)", counts[1], counts[0]))
+    num, den, _ = POOLED["fx_cache_hit_rate"]
+    mine = pooled([{num: counts[0], den: counts[1]}], "fx_cache_hit_rate")
+    theirs = _sql(con, "hit_rate(?::BIGINT, ?::BIGINT)", counts[0], counts[1])
     assert mine == pytest.approx(theirs) if theirs is not None else mine is None
+
+
+@pytest.mark.parametrize("runs", [((10, 6),), ((0, 0),), ((12, 10), (2, 2), (12, 9)), ((12, 10), (14, 11))])
+def test_compare_takes_a_fusion_rate_as_the_sql_does(con, runs):
+    """A side's fusion rate in `iwh compare` (analysis/metrics.py OF_COUNTS) is the rate of its runs'
+    lower-median node counts, as views/06_point_values.sql takes a point's:
+    fusion_rate(count_of_runs(pre), count_of_runs(post)) over the same (pre, post) runs."""
+    from inductor_warehouse.analysis.metrics import side_samples
+
+    mine = side_samples([{"pre_fusion_nodes": pre, "post_fusion_nodes": post} for pre, post in runs], "fusion_rate")
+    values = ", ".join(f"({pre}::BIGINT, {post}::BIGINT)" for pre, post in runs)
+    (theirs,) = con.execute(f"SELECT fusion_rate(count_of_runs(pre), count_of_runs(post)) "
+                            f"FROM (VALUES {values}) t(pre, post)").fetchone()
+    assert mine == ([pytest.approx(theirs)] if theirs is not None else [])

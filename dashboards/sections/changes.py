@@ -28,6 +28,10 @@ left, right = st.columns(2)
 keys = data.run("dashboard/label_keys")
 orders = [VERSION, *keys["label"].tolist()]
 state.from_url("changes_model", "model", picked or models)
+if "changes_model" not in st.session_state and not picked:
+    # the model with the longest series first: a model of one run has nothing that changed
+    longest = data.run("dashboard/series_models")["model"]
+    st.session_state["changes_model"] = next((m for m in longest if m in models), None) or (models or [None])[0]
 state.from_url("changes_series", "order", orders)
 model = left.selectbox("Model", picked or models, key="changes_model")
 series = right.selectbox("Order the runs by", orders, key="changes_series",

@@ -14,10 +14,11 @@ from inductor_warehouse.dashboards import analyses, cells, chrome, data, state
 from inductor_warehouse.dashboards.kernel_view import show_kernel_diff
 from inductor_warehouse.dashboards.line_view import show_line_diff
 
-SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "post_fusion_nodes", "graph_breaks",
-         "uncounted_breaks", "recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
+# the fusion rate beside both node counts it is worked out from (1 - post / pre)
+SHOWN = ("failures", "fallbacks", "kernels", "extern_kernels", "fusion_rate", "pre_fusion_nodes", "post_fusion_nodes",
+         "graph_breaks", "uncounted_breaks", "recompiles", "compile_s", "kernel_us", "accuracy", "speedup",
          "compilation_latency", "compression_ratio")
-COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "post_fusion_nodes", "graph_breaks",
+COUNTS = {"failures", "fallbacks", "kernels", "extern_kernels", "pre_fusion_nodes", "post_fusion_nodes", "graph_breaks",
           "uncounted_breaks", "recompiles"}
 UNKNOWN = ("base unknown", "head unknown")  # analysis/metrics.py's `how` of a metric unknown on one side
 COLOURS = {"regression": "background-color: #f8d0d0", "improvement": "background-color: #cdebd3"}
@@ -148,8 +149,9 @@ with st.expander(f"Notes ({plural(notes, 'note')}), how runs pair, the command a
 
 wide = wide_frame(result).to_pandas()
 compared = wide[wide["status"] == "compared"]
-# a metric is shown where some compared workload has it (a count: other than 0)
-kept = [m for m in SHOWN if f"{m}_base" in wide and compared[f"{m}_base"].notna().any()
+# a metric is shown where some compared workload has it on either side (a count: other than 0): one
+# side known beside an unknown one reads n/a there, never as a metric no run has
+kept = [m for m in SHOWN if f"{m}_base" in wide and compared[[f"{m}_base", f"{m}_head"]].notna().any().any()
         and (m not in COUNTS or compared[[f"{m}_base", f"{m}_head"]].fillna(0).any().any())]
 columns = ["model", "config"] + [f"{m}_{part}" for m in kept
                                  for part in (("base", "head") if m == "accuracy" else ("base", "head", "delta", "pct"))

@@ -35,13 +35,18 @@ def picker(label: str, options: list, key: str, param: str, first=None, help: st
     return value
 
 
-def busiest(frame: pd.DataFrame, column: str):
-    """The option of `column` whose charts have the most points, then the most models: where the page
-    opens, rather than on the first name in order (a suite of one point)."""
+def busiest(frame: pd.DataFrame, column: str, within: tuple[str, ...]):
+    """The option of `column` that the busiest series of `frame` has (a series: one value of each of
+    `within`): the most points over releases or a label (a result set of no known release is a point
+    on no line), then the most points, then the most models. The page opens there, rather than on the
+    first name in order (a suite of one point) or on result sets no line joins."""
     if frame.empty:
         return None
-    sizes = frame.groupby(column).agg(points=("point", "nunique"), models=("workloads", "sum"))
-    return sizes.sort_values(["points", "models"], ascending=False, kind="stable").index[0]
+    placed = frame["point"].where(frame["in_series"].astype(bool))
+    sizes = (frame.assign(placed=placed).groupby(list(within), dropna=False)
+             .agg(placed=("placed", "nunique"), points=("point", "nunique"), models=("workloads", "sum")))
+    best = sizes.sort_values(["placed", "points", "models"], ascending=False, kind="stable").index[0]
+    return best[list(within).index(column)] if isinstance(best, tuple) else best
 
 
 def series_name(row) -> str:
@@ -107,11 +112,11 @@ if summary.empty:
 summary = summary[summary["point"].notna()]
 shown = summary
 choice = {}
-for place, (column, label) in zip(top[1:], (("suite", "Suite"), ("mode", "Mode"), ("dtype", "Dtype"),
-                                            ("device", "Device")), strict=True):
+PICKED = (("suite", "Suite"), ("mode", "Mode"), ("dtype", "Dtype"), ("device", "Device"))
+for i, (place, (column, label)) in enumerate(zip(top[1:], PICKED, strict=True)):
     with place:  # each picker offers what the ones before it left
         choice[column] = picker(label, sorted(shown[column].dropna().unique()), f"suite_{column}", column,
-                                first=busiest(shown, column))
+                                first=busiest(shown, column, tuple(c for c, _ in PICKED[i:])))
     shown = shown[shown[column] == choice[column]] if choice[column] else shown
 suite, mode, dtype, device = choice["suite"], choice["mode"], choice["dtype"], choice["device"]
 shown = shown.assign(series=[series_name(r) for _, r in shown.iterrows()])

@@ -27,6 +27,9 @@ CHART_COLUMNS = [*TOOLTIP, "workload"]
 # each metric's value of a run's point (its workload at its compiler version) by the metric's one rule
 POINT_COLUMNS = {m: f"{m}_point" for m in METRICS}
 COUNTS = {"kernels", "failures", "graph_breaks", "recompiles"}
+# what a line goes through at a point whose runs differ (views/06_point_values.sql's rules)
+POINT_RULE = {"fusion_rate": "the rate of its runs' node counts, each their lower median",
+              **{m: "the lower median of its runs" for m in COUNTS}}
 SHOWN_AT_FIRST = 10  # workloads charted before the reader picks: each gets a colour of its own
 PLOT_HEIGHT = 240  # the plot's own height: the legend goes below it
 
@@ -63,6 +66,19 @@ def trend_chart(x: dict, metric: str, title: str, colour: dict, line: str | None
                       "tooltip": [{"field": f, "type": t} for f, t in TOOLTIP.items()],
                       "opacity": focus}},
     ]}
+
+
+def off_line_note(rows, metric: str, line: str) -> str | None:
+    """A line goes through one value a point: where the runs of a point differ, which of their dots
+    are off it, and what the line is drawn from; None where every dot is on its line."""
+    off = rows[(rows[metric] - rows[line]).abs() > 5e-5]
+    if off.empty:
+        return None
+    where = off.drop_duplicates(["series", "compiler_version"])
+    names = ", ".join(f"{s} · {v}" for s, v in zip(where["series"], where["compiler_version"], strict=True))
+    return (f"{plural(len(off), 'run')} {'is a dot' if len(off) == 1 else 'are dots'} off its line, where the runs of "
+            f"a point differ ({cells.plain(names)}): a line goes through each point's one value, {POINT_RULE[metric]}, "
+            "as `iwh compare` takes a side's.")
 
 
 def cache_note(rows, lines: bool) -> str:
@@ -222,6 +238,8 @@ for metric, title in METRICS.items():
                                selection_mode="pick", key=f"trend_{metric}", height="content", width="stretch")
     if missing:
         st.caption(f"Unknown, not charted: {cells.plain(missing)}")
+    if line and metric != "compile_s" and (off := off_line_note(rows, metric, line)):
+        st.caption(off)  # compile time's note below says which of its runs are off the line, and why
     if metric == "compile_s":
         st.caption(cache_note(rows, line is not None))
     chosen_points = (event.selection.get("pick") or []) if event else []

@@ -9,8 +9,11 @@
 --                          compiled it has (compile_kind; compile_cache_of_point names it;
 --                          analysis/metrics.py's of_one_kind for `iwh compare`)
 --   count_of_runs(n)       a count (kernels, graph breaks, failures): the lower median, an observed value
---   a rate                 of the runs' summed counts (05_rates.sql: fusion_rate(sum(pre), sum(post)),
---                          hit_rate(sum(hits), sum(lookups))), never a median of the runs' rates
+--   fusion rate            that of the point's node counts, each their lower median
+--                          (fusion_rate(count_of_runs(pre), count_of_runs(post))): the rate of the
+--                          counts shown beside it, never a median of the runs' rates
+--   a hit rate             of the runs' summed counts (05_rates.sql: hit_rate(sum(hits), sum(lookups))):
+--                          a cold run and a warm one hit half their lookups
 CREATE OR REPLACE MACRO time_of_runs(seconds) AS min(seconds);
 CREATE OR REPLACE MACRO count_of_runs(n) AS quantile_disc(n, 0.5);
 -- What a run's compile time measures, by how it met the caches (run_cache.cache_temperature):

@@ -2,8 +2,9 @@
 -- tables for the runs `ids` names. The loader stores them in run_rollups as it writes a run (same
 -- transaction), so a query over 100,000 runs reads one row a run instead of their millions of
 -- kernel, graph and timing rows. The one definition of each figure:
---   graphs .. post_fusion_nodes  sums over the run's graphs; pre and post fusion node sums leave out
---                                graphs with either count unknown (fusion_rate = 1 - post / pre).
+--   graphs .. post_fusion_nodes  sums over the run's graphs; pre and post fusion node sums are NULL
+--                                (unknown) when any graph has either count unknown: a graph whose IR
+--                                never came, or a cache hit that wrote none (fusion_rate = 1 - post / pre).
 --                                kernel_count and extern_kernel_count: the count of what the run's
 --                                output code says, summed over the graphs whose code came (a run killed
 --                                after some graphs has their count); NULL (unknown, never 0) when no graph
@@ -123,8 +124,12 @@ WITH picked AS (
         CASE WHEN count(*) FILTER (WHERE cache_state = 'hit' AND extern_kernel_count IS NULL) = 0
              THEN sum(extern_kernel_count) END::BIGINT
                                                 AS extern_kernel_count,
-        (sum(pre_fusion_nodes) FILTER (WHERE post_fusion_nodes IS NOT NULL))::BIGINT AS pre_fusion_nodes,
-        (sum(post_fusion_nodes) FILTER (WHERE pre_fusion_nodes IS NOT NULL))::BIGINT AS post_fusion_nodes
+        -- NULL where a graph's node counts are unknown (its IR never came, a cache hit wrote none):
+        -- a sum over the other graphs would read as the run's, and its fusion rate with it
+        CASE WHEN count(*) FILTER (WHERE pre_fusion_nodes IS NULL OR post_fusion_nodes IS NULL) = 0
+             THEN sum(pre_fusion_nodes) END::BIGINT AS pre_fusion_nodes,
+        CASE WHEN count(*) FILTER (WHERE pre_fusion_nodes IS NULL OR post_fusion_nodes IS NULL) = 0
+             THEN sum(post_fusion_nodes) END::BIGINT AS post_fusion_nodes
     FROM graphs WHERE run_key IN (SELECT run_key FROM picked) GROUP BY run_id
 ), k AS (
     SELECT

@@ -3,7 +3,7 @@
 -- A run's suite is its `suite` label, else the suite of the benchmark-harness rows that measured it
 -- (harness_links); a suite's series is one a device. At each point (a compiler version, or a day of started_at with axis=date) each
 -- workload of the suite has one value a metric over its runs there, by the metric's one rule
--- (views/06_point_values.sql): kernels their lower median, fusion rate that of their summed nodes, compile
+-- (views/06_point_values.sql): kernels their lower median, fusion rate that of their median node counts, compile
 -- time (s) the least of its runs of one cache kind, its compiled runs where it has any (compile_time_of_point
 -- of run_compile_time; `cache` says the kind: compiled, partial, warm), and the suite its geomean over the
 -- workloads with a value above 0 (geomean, workloads). A workload's step is its value over its value at the
@@ -33,7 +33,7 @@ WITH linked_suite AS (
     WHERE m.run_id NOT IN (SELECT run_id FROM harness_holders)
 ), per_point AS (
     SELECT suite, device, point, workload, count_of_runs(kernels) AS kernels,
-           fusion_rate(sum(pre_fusion_nodes), sum(post_fusion_nodes)) AS fusion_rate,
+           fusion_rate(count_of_runs(pre_fusion_nodes), count_of_runs(post_fusion_nodes)) AS fusion_rate,
            compile_time_of_point(compile_s, cache_temperature) AS compile_s,
            compile_cache_of_point(compile_s, cache_temperature) AS compile_cache
     FROM runs_

@@ -6,10 +6,12 @@
 -- view run_compile_time. A trend's series is a workload (views/12_workloads.sql). Each `<metric>_point`
 -- is the value of the run's point (its workload at its compiler version) by the metric's one rule
 -- (views/06_point_values.sql: compile time the least of the point's runs of one cache kind, its
--- compiled runs where it has any, a count their lower median, fusion rate that of their summed nodes):
+-- compiled runs where it has any, a count their lower median, fusion rate that of those node counts):
 -- what the Trends page draws its lines through. `cache` is how the run met the caches (compile_kind:
 -- compiled, partial, warm) and `compile_cache_point` the kind of runs compile_s_point is of.
--- `version_rank` orders versions as releases.
+-- `version_rank` orders versions as releases. Runs that hold a benchmark harness's results and
+-- compiled nothing (harness_holders, as the Overview counts them apart) are no point of a trend: the
+-- Benchmark suite page charts them.
 -- @param compilers VARCHAR only these compiler versions (comma-separated)
 -- @param models VARCHAR only these models (comma-separated)
 -- @param devices VARCHAR only these devices (comma-separated)
@@ -17,6 +19,7 @@
 -- @param limit INTEGER default=5000 at most this many runs (newest first)
 WITH picked AS (
     SELECT * FROM sampled_runs(MAP {'compilers': $compilers, 'models': $models, 'devices': $devices, 'labels': $labels})
+    WHERE run_id NOT IN (SELECT run_id FROM harness_holders)
 ), timed AS (
     SELECT m.run_id, m.workload, m.compiler_version, c.total_s, rc.cache_temperature
     FROM run_metrics m
@@ -47,7 +50,8 @@ SELECT
     m.fallbacks,
     round(c.total_s, 3)                         AS compile_s,
     compile_kind(t.cache_temperature)           AS cache,
-    round(fusion_rate(sum(m.pre_fusion_nodes) OVER pt, sum(m.post_fusion_nodes) OVER pt), 4) AS fusion_rate_point,
+    round(fusion_rate(count_of_runs(m.pre_fusion_nodes) OVER pt, count_of_runs(m.post_fusion_nodes) OVER pt), 4)
+                                                AS fusion_rate_point,
     count_of_runs(li.kernels) OVER pt           AS kernels_point,
     count_of_runs(li.failures) OVER pt          AS failures_point,
     count_of_runs(m.graph_breaks) OVER pt       AS graph_breaks_point,
