@@ -1,3 +1,14 @@
+-- caches_said_off(id): a file of the run says Inductor's caches were off: its manifest (`caches: off`,
+-- as `iwh capture` writes it) or its Inductor config (force_disable_caches, or no FX graph cache)
+CREATE OR REPLACE MACRO caches_said_off(id) AS coalesce(
+    (SELECT bool_or(lower(labels ->> 'caches') = 'off') FROM runs WHERE run_id = id), false)
+    OR coalesce((SELECT bool_or(json_extract_string(ic.text, '$.force_disable_caches') = 'true'
+                                OR json_extract_string(ic.text, '$.fx_graph_cache') = 'false')
+                 FROM run_rollups r JOIN inductor_configs ic ON ic.config_hash = r.inductor_config_hash
+                 WHERE r.run_id = id), false);
+-- graphs_all_hit(id): every graph of the run read `hit` (graphs.cache_state) and it has one
+CREATE OR REPLACE MACRO graphs_all_hit(id) AS coalesce(
+    (SELECT count(*) > 0 AND count(*) = count(*) FILTER (WHERE cache_state = 'hit') FROM graphs WHERE run_id = id), false);
 -- Cache outcomes per run: lookups of the FX graph cache and the AOTAutograd cache, hits, misses,
 -- bypasses, and the hit rates, defined once:
 --   fx_hit_rate  = fx hits / fx lookups (hits + misses + bypasses); NULL when the run made none
@@ -14,17 +25,6 @@
 --                       whose every graph read `hit` (graphs.cache_state, read where no record is)
 --                       is warm by the rule that made them hits
 -- A warm run's compile time measures loading, not compiling: compare cold with cold.
--- caches_said_off(id): a file of the run says Inductor's caches were off: its manifest (`caches: off`,
--- as `iwh capture` writes it) or its Inductor config (force_disable_caches, or no FX graph cache)
-CREATE OR REPLACE MACRO caches_said_off(id) AS coalesce(
-    (SELECT bool_or(lower(labels ->> 'caches') = 'off') FROM runs WHERE run_id = id), false)
-    OR coalesce((SELECT bool_or(json_extract_string(ic.text, '$.force_disable_caches') = 'true'
-                                OR json_extract_string(ic.text, '$.fx_graph_cache') = 'false')
-                 FROM run_rollups r JOIN inductor_configs ic ON ic.config_hash = r.inductor_config_hash
-                 WHERE r.run_id = id), false);
--- graphs_all_hit(id): every graph of the run read `hit` (graphs.cache_state) and it has one
-CREATE OR REPLACE MACRO graphs_all_hit(id) AS coalesce(
-    (SELECT count(*) > 0 AND count(*) = count(*) FILTER (WHERE cache_state = 'hit') FROM graphs WHERE run_id = id), false);
 CREATE OR REPLACE VIEW run_cache AS
 -- the counts are the run's rollup (run_rollups_of: fx_lookups .. time_saved_s). Every run has one
 -- (written with it; migrate fills any missing); runs and graphs are read only for a run with no lookup
