@@ -57,3 +57,14 @@ def test_while_loop_bodies_count_each_invoking_statement():
     _, calls = _rows(KINDS / "cond_gb/output_code.py")
     # call invokes the condition before the loop and inside it, the body once inside it
     assert calls == {"cpp_fused_lt_0": 2, "cpp_fused_add_mul_1": 1}
+
+
+def test_cpu_gemm_template_kernels_are_templates():
+    """max-autotune + freezing on CPU (`kp.py maxat_freeze`): both Linear+ReLU GEMMs became C++ GEMM
+    templates with a fused epilogue (Inductor counted cpp_templated_kernel_counter 2); each defines
+    its micro-GEMM."""
+    text = (KINDS / "maxat_freeze/output_code.py").read_text()
+    kernels = parse_output_code(text).rows["kernels"]
+    assert [(k["kernel_name"], k["category"]) for k in kernels] == [
+        ("cpp_fused_addmm_relu_0", "template"), ("cpp_fused_addmm_relu_1", "template")]
+    assert text.count("inline void kernel_micro_gemm(") == 2

@@ -11,7 +11,8 @@ rows['kernels'], two kinds:
   in definition order. backend: `triton` for `.triton`, `cpp` for `.cpp`/`.cpp_pybinding`, else the
   method name. category: Triton's `@triton_heuristics.<kind>` decorator name as written
   (pointwise, reduction, persistent_reduction, template, foreach, split_scan, ...), else the
-  name prefix (poi/red/per/tem/for/spl); C++: `reduction` when the code keeps a reduction
+  name prefix (poi/red/per/tem/for/spl); C++: `template` when it defines a micro-GEMM (the CPU
+  GEMM templates of max-autotune), else `reduction` when the code keeps a reduction
   accumulator (`tmp_acc<N>`), else `pointwise`. aten_ops/source_nodes come from the
   `Source Nodes: [...], Original ATen: [...]` comment above the definition, else from the one at
   its first call (NULL when neither exists; empty names are dropped). debug_handle is the
