@@ -25,6 +25,9 @@ _ODD_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # str.splitlines breaks 
 _HEURISTIC = re.compile(r"^@triton_heuristics\.(?P<kind>\w+)\(", re.M)
 _TRITON_PREFIX = re.compile(r"^triton_(?P<prefix>[a-z]{3})_")
 _CPP_REDUCTION = re.compile(r"\btmp_acc\d+")
+# a CPU template kernel (cpp_gemm/bmm/grouped_gemm/flex_attention templates of max-autotune and
+# freezing) defines the micro-GEMM it tiles its loops around, which no fused loop kernel does
+_CPP_TEMPLATE = re.compile(r"^inline void \w*micro_gemm\w*\(", re.M)
 _SIZE_HINTS = re.compile(r"size_hints=(?P<hints>\{[^}]*\}|\[[^\]]*\])")
 _META_INT = {key: re.compile(rf"'{key}': (?P<v>\d+)") for key in ("num_load", "num_store", "num_reduction")}
 # detail -> (the text before its value, the value's pattern, the text after it): found by str.find,
@@ -100,7 +103,8 @@ def generated_row(name: str, method: str, site: int, comment: SourceNodes | None
             if m:
                 details["mutated_arg_names"] = [x.strip().strip("'") for x in m["v"].split(",") if x.strip()]
         elif backend == "cpp":
-            category = "reduction" if _CPP_REDUCTION.search(source) else "pointwise"
+            category = ("template" if _CPP_TEMPLATE.search(source) else
+                        "reduction" if _CPP_REDUCTION.search(source) else "pointwise")
     elif backend == "triton":
         category = _triton_category(name, "")
     nodes, aten = comment if comment else (None, None)

@@ -11,25 +11,32 @@ rows['kernels'], two kinds:
   in definition order. backend: `triton` for `.triton`, `cpp` for `.cpp`/`.cpp_pybinding`, else the
   method name. category: Triton's `@triton_heuristics.<kind>` decorator name as written
   (pointwise, reduction, persistent_reduction, template, foreach, split_scan, ...), else the
-  name prefix (poi/red/per/tem/for/spl); C++: `reduction` when the code keeps a reduction
+  name prefix (poi/red/per/tem/for/spl); C++: `template` when it defines a micro-GEMM (the CPU
+  GEMM templates of max-autotune), else `reduction` when the code keeps a reduction
   accumulator (`tmp_acc<N>`), else `pointwise`. aten_ops/source_nodes come from the
   `Source Nodes: [...], Original ATen: [...]` comment above the definition, else from the one at
   its first call (NULL when neither exists; empty names are dropped). debug_handle is the
   first `[Provenance debug handles]` comment naming it. `source` is the text inside the triple
   quotes (the loader moves it to kernel_sources); an unterminated string keeps the row with
   source and source_hash NULL, and records a problem.
-* extern call sites inside `def call(` (module level in 2.6, a `Runner` method from 2.13) and
-  inside every cudagraph partition `def partition_<N>(args)` (facts["partitions"] counts them):
+* extern call sites inside `def call(` (module level in 2.6, a `Runner` method from 2.13), inside
+  every cudagraph partition `def partition_<N>(args)` (facts["partitions"] counts them) and inside
+  every subgraph function `def <name>(args)` the others invoke (regional compilation's
+  `repeated_subgraph<N>`, graph dedup's `partitioned_fw_subgraph_<i>_<j>`, cond/while_loop bodies):
   statements calling `extern_kernels.*`, `torch.ops.<ns>.<op>...` or the `aten.<op>.<overload>`
   shorthand, numbered by `site` in call order, separately from generated kernels. Fallbacks
   that only look auxiliary are launches too and are counted: random seeds
   (`aten.randint.low_out`), in-place scatters (`aten.scatter_reduce_.two`). On the whole corpus
-  these sites are exactly the `.node.kernel` lines of ir_post_fusion.txt. kernel_name is the
+  these sites are exactly the `.node.kernel` lines of ir_post_fusion.txt (not so where subgraph
+  functions are: torch writes the IR of one subgraph there). A site is one row however often its
+  subgraph runs; a subgraph's site says so in details: {"subgraph": name, "calls": the times `call`
+  invokes it, directly or through other subgraphs, each invoking statement once}. kernel_name is the
   callee as written, which is also how provenance handles name it. Inductor's memory helpers
   (`torch.ops.inductor._alloc_from_pool`, `resize_storage_bytes_`) are not launches: left out.
 
 Calls of generated kernels (`name.run(...)`, `name(...)`) make no rows; their count goes into
-the kernel's details as `calls`.
+the kernel's details as `calls`: launches per run of `call`, a call inside a subgraph function
+counted as often as that subgraph is invoked.
 """
 
 from __future__ import annotations
@@ -59,7 +66,10 @@ _DEFINITION = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<method>\w+)\(")
 _BUFFER = re.compile(r"\bbuf\d+\b")
 # the wrapper's bodies: `call()`, and with cudagraph partitions (`graph_partition`, 2.9+) each
 # `partition_<N>(args)` it hands to a cudagraph, which holds the partition's launches
-_CALL_DEF = re.compile(r"^(?P<indent>\s*)def (?:call|(?P<partition>partition_\d+))\(")
+# and, from 2.8, the bodies of subgraphs written as module-level functions the others invoke by name
+# (regional compilation's `repeated_subgraph<N>`, graph dedup's `partitioned_fw_subgraph_<i>_<j>`,
+# cond/while_loop branches): every wrapper function takes the one `args` list
+_CALL_DEF = re.compile(r"^(?P<indent>\s*)def (?:call\(|(?P<partition>partition_\d+)\(|(?P<subgraph>\w+)\((?:self, )?args\):)")
 _COMMENT_BLOCK = re.compile(r"#[^\n]*(?:\n#[^\n]*)*")  # lines that start with "#", from one of them
 _STATEMENT_CALL = re.compile(r"^\s+(?:\w+(?:, \w+)* = )?(?P<callee>[A-Za-z_][\w.]*)\(")
 _EXTERN = re.compile(r"^(?:extern_kernels\.\w+|torch\.ops\.\w+\.[\w.]+|aten\.\w+[\w.]*)$")
@@ -102,6 +112,11 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
     call_indent: int | None = None
     saw_call = False
     partitions = 0
+    in_fn = ""  # the wrapper function being read: "" for call and the partitions, else a subgraph's name
+    subgraph_calls: dict[str, Counter[str]] = {}  # per subgraph: its generated-kernel launches
+    invokes: dict[str, Counter[str]] = {}  # per wrapper function: the subgraphs it invokes
+    invoke: re.Pattern[str] | None = None  # a call of any subgraph defined so far
+    extern_bodies: list[str] = []  # the function of each extern site
 
     # a position in the text rather than a list of lines: kernel sources, most of the text, are
     # skipped in one find of their closing quotes
@@ -134,13 +149,19 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
                 if "empty_strided_" in stripped:
                     for m in _ALLOC_DEVICE.finditer(stripped):
                         devices[m["device"]] += 1
+                if invoke is not None:
+                    for m in invoke.finditer(stripped):
+                        invokes.setdefault(in_fn, Counter())[m[1]] += 1
                 m = _STATEMENT_CALL.match(line)
                 if m is None:
                     continue
                 callee = m["callee"]
                 name = callee[:-4] if callee.endswith(".run") else callee
                 if name in generated:
-                    calls[name] += 1
+                    if in_fn:
+                        subgraph_calls[in_fn][name] += 1
+                    else:
+                        calls[name] += 1
                     call_buffers.append((name, _BUFFER.findall(line)))
                     if handle and handle[0] == name:
                         handles.setdefault(name, []).append(handle[1])
@@ -150,6 +171,7 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
                 elif _EXTERN.match(callee) and callee not in _NOT_LAUNCHES:
                     debug_handle = handle[1] if handle and handle[0] == callee else None
                     externs.append(extern_row(callee, len(externs), comment, debug_handle, lineno))
+                    extern_bodies.append(in_fn)
                     comment = handle = None
                 continue
 
@@ -188,11 +210,17 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
             call_indent = len(m["indent"])
             saw_call = True
             partitions += m["partition"] is not None
+            in_fn = m["subgraph"] or ""
+            if in_fn:
+                subgraph_calls[in_fn] = Counter()
+                invoke = re.compile(rf"\b({'|'.join(map(re.escape, subgraph_calls))})\(")
             comment = handle = None
             continue
         if line.strip():
             comment = None
 
+    if subgraph_calls:
+        _count_subgraph_launches(subgraph_calls, invokes, calls, externs, extern_bodies)
     for name, row in generated.items():
         if row["aten_ops"] is None and name in call_site_sources:
             row["source_nodes"], row["aten_ops"] = call_site_sources[name]
@@ -218,6 +246,29 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
     if m and m["name"] != "None":
         parsed.facts["benchmark_model"] = m["name"]
     return parsed
+
+
+def _count_subgraph_launches(subgraph_calls: dict[str, Counter[str]], invokes: dict[str, Counter[str]],
+                             calls: Counter[str], externs: list[KernelRow], extern_bodies: list[str]) -> None:
+    """Adds the launches of the kernels that subgraph functions call to `calls`, once per time `call`
+    (or a partition) invokes the subgraph, directly or through another; an extern site of a subgraph
+    keeps one row (a site) and says which subgraph it is in and how often it runs a call."""
+    times: dict[str, int] = {}
+
+    def runs(fn: str, seen: frozenset[str]) -> int:
+        if fn not in times:
+            callers = [(caller, n[fn]) for caller, n in invokes.items() if fn in n and caller not in seen]
+            # a subgraph nothing here invokes (its caller is not in this code) runs at least once
+            times[fn] = sum(n * (runs(c, seen | {fn}) if c else 1) for c, n in callers) if callers else 1
+        return times[fn]
+
+    for fn, launched in subgraph_calls.items():
+        k = runs(fn, frozenset({fn}))
+        for name, n in launched.items():
+            calls[name] += n * k
+    for row, fn in zip(externs, extern_bodies, strict=True):
+        if fn:
+            row["details"] = orjson.dumps({"subgraph": fn, "calls": runs(fn, frozenset({fn}))}).decode()
 
 
 def kernel_text(text: str, name: str, line: int | None) -> str | None:

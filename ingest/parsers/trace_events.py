@@ -32,6 +32,9 @@ _REASON_START = re.compile(r"^!?[\d-]+(?:/[\d-]+)+(?:_\d+)?: ")
 _ERROR_TAIL = ("from user code:", "Set TORCH")
 # exceptions Dynamo treats as soft failures (convert_frame's `soft_fail`), whose frame then runs
 # eagerly; any other failure falls back to eager only when errors are suppressed
+# recompile and cache limits, by every release's wording (cache_size_limit, recompile_limit, "Dynamo recompile limit exceeded")
+_LIMIT = re.compile(r"cache_size_limit|recompile_limit|(?:recompile|cache) limit", re.I)
+_RELEASE = re.compile(r"(\d+)\.(\d+)")
 _SOFT_FAILURES = frozenset({"Unsupported", "UserError", "CacheLimitExceeded", "RecompileLimitExceeded"})
 
 
@@ -52,6 +55,7 @@ class Compiles:
     frame_files: dict[str | None, str] = field(default_factory=dict)
     pending_errors: dict[str | None, CompileEventRow] = field(default_factory=dict)  # dynamo_errors waiting for metrics
     failed_compiles: set[str | None] = field(default_factory=set)
+    skipped: set[str | None] = field(default_factory=set)  # compiles whose break record says the frame ran eagerly
     epoch: float | None = None  # the first compilation_metrics' start time: the year of the glog prefix
     restarts: Restarts = field(default_factory=Restarts)  # graph breaks of releases without break records
 
@@ -76,7 +80,8 @@ def read_dynamo_start(compiles: Compiles, lineno: int, meta: Json, cid: str | No
 
 def read_graph_break(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
     compiles.restarts.recorded.add(without_attempt(cid) or "")
-    graph_break_row(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid)))
+    if not graph_break_row(compiles.log.parsed, cid, data.decode("utf-8", "replace"), compiles.frame_files.get(frame_key(cid))):
+        compiles.skipped.add(without_attempt(cid))
 
 
 def read_recompile(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
@@ -118,11 +123,16 @@ def event(compile_id: str | None, kind: str, reason: str | None, user_file: str 
             "cause_id": cause_id, "cause_title": cause_title}
 
 
-def failure_event(record_kind: str, metrics: dict[str, Json], compile_id: str | None) -> CompileEventRow | None:
+def failure_event(record_kind: str, metrics: dict[str, Json], compile_id: str | None,
+                  skip_logged: bool = False) -> CompileEventRow | None:
     """The failure a compilation_metrics record reports (fail_type), or None. `fallback`: the frame
     then ran eagerly (a soft failure, or any failure with errors suppressed); a lazily compiled
     backward that fails is no frame falling back. Whether errors were suppressed is written from
-    2.6 on (`config_suppress_errors`); before, a hard failure's fallback is unknown (NULL)."""
+    2.6 on (`config_suppress_errors`); before, a hard failure's fallback is unknown (NULL).
+    A soft failure under `fullgraph=True` or `error_on_graph_break(True)` is raised to the caller,
+    which the record does not say; from 2.11 the root tracer writes a `Failed to handle graph break
+    gracefully. Skipping the function and falling back to eager` break record before every soft
+    fallback (`skip_logged`), and only then, so there a soft failure without one ran nothing eagerly."""
     fail_type = as_str(metrics.get("fail_type"))
     if not fail_type:
         return None
@@ -130,8 +140,23 @@ def failure_event(record_kind: str, metrics: dict[str, Json], compile_id: str | 
     failure = event(compile_id, "failure", f"{fail_type}: {fail_reason}" if fail_reason else fail_type,
                     as_str(metrics.get("fail_user_frame_filename")), as_int(metrics.get("fail_user_frame_lineno")),
                     as_str(metrics.get("co_filename")))
-    failure["fallback"] = record_kind == "compilation_metrics" and _fell_back(fail_type, metrics)
+    fell_back = _fell_back(fail_type, metrics)
+    if fell_back and not skip_logged and _is_soft_break(fail_type, fail_reason) and _writes_skip_records(metrics):
+        fell_back = False
+    failure["fallback"] = record_kind == "compilation_metrics" and fell_back
     return failure
+
+
+def _is_soft_break(fail_type: str, reason: str | None) -> bool:
+    """A graph break the tracer could not handle (the kind fullgraph raises), not a recompile limit,
+    which Dynamo reports from convert_frame with no break record (under fullgraph it is a hard
+    FailOnRecompileLimitHit instead)."""
+    return fail_type.rsplit(".", 1)[-1] in ("Unsupported", "UserError") and not _LIMIT.search(reason or "")
+
+
+def _writes_skip_records(metrics: dict[str, Json]) -> bool:
+    m = _RELEASE.match(as_str(metrics.get("pytorch_version")) or "")
+    return m is not None and (int(m[1]), int(m[2])) >= (2, 11)
 
 
 def _fell_back(fail_type: str, metrics: dict[str, Json]) -> bool | None:
@@ -143,10 +168,10 @@ def _fell_back(fail_type: str, metrics: dict[str, Json]) -> bool | None:
     return suppressed if isinstance(suppressed, bool) else None
 
 
-def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:
+def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> bool:
     """Reason = the message between the `Graph break in user code at F:L` line and the user
     traceback; Dynamo's own traceback that follows is dropped. Kind: compile_causes.break_kind; the
-    record of a frame that fell back to eager is no row (its failure is)."""
+    record of a frame that fell back to eager is no row (its failure is): False for it, else True."""
     lines = text.split("\n")
     user_file = user_line = None
     m = _GRAPH_BREAK_AT.match(lines[0]) if lines else None
@@ -164,8 +189,9 @@ def graph_break_row(parsed: Parsed, compile_id: str | None, text: str, frame_fil
     kind = break_kind(reason)
     if kind is SKIPPED:
         parsed.counters["graph_break_of_a_skipped_frame"] += 1  # its frame's failure is the metrics'
-        return
+        return False
     parsed.add("compile_events", event(compile_id, kind, reason, user_file, user_line, frame_file))
+    return True
 
 
 def recompile_rows(parsed: Parsed, compile_id: str | None, text: str, frame_file: str | None = None) -> None:

@@ -97,7 +97,8 @@ def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None
         named = len(parsed.rows["compilations"][-1]["restart_reasons"] or ())
         for _ in range(compiles.restarts.attempts.get(without_attempt(compile_id) or "", 0) - named):
             parsed.add("compile_events", event(compile_id, RESTART, None, None, None, frame_file))
-    store_failure(compiles, failure_event(record_kind, metrics, compile_id))
+    store_failure(compiles, failure_event(record_kind, metrics, compile_id,
+                                          without_attempt(compile_id) in compiles.skipped))
     compiles.finished.add(without_attempt(compile_id))
     settle_lookups(compiles.caches, compile_id, ended=True)
     count_cache_lookups(compiles.caches, compile_id, parsed.rows["compilations"][-1])
