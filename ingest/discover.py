@@ -38,6 +38,7 @@ from pathlib import Path, PurePath
 
 from inductor_warehouse.ingest.listing import (Artifact, Entry, Run, Skipped, debug_dir_of, entry, in_graph_folders,
                                                sniff)
+from inductor_warehouse.ingest.rank_layout import jobs_of_rank_folders
 from inductor_warehouse.ingest.sources import Head, classify
 from inductor_warehouse.ingest.parsers import output_code, torch_trace, trace_graphs
 
@@ -301,6 +302,7 @@ def _split_by_process(arts: list[Artifact], head: Head | None = None) -> list[Ru
                 rank_logs.remove(log_run)
     _jobs_of_ranks(rank_logs)
     _own_roots(units)
+    jobs_of_rank_folders(units)
     return units
 
 
