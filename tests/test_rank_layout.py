@@ -7,6 +7,7 @@ shared file), and the Dynamo counters the job wrote beside it (the hunt's truth 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tarfile
@@ -17,6 +18,7 @@ import pytest
 from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.ingest.discover import discover
 from inductor_warehouse.ingest.load import ingest_paths
+from inductor_warehouse.ingest.parsers.torch_logs_ranks import lines_of
 from tests.conftest import FIXTURES, reader
 
 ARCHIVE = FIXTURES / "ranks" / "layout" / "fsdp4-diverge-and-captured.tar.xz"
@@ -79,3 +81,84 @@ def test_lone_logs_in_rank_folders_are_one_job(jobs, tmp_path):
         shutil.copy(_trace(jobs / "fsdp4-diverge" / f"rank{r}", r), job / f"rank{r}" / "trace")
     runs = discover([job]).runs
     assert sorted((r.rank, r.job, r.job_root) for r in runs) == [(0, "job", job), (1, "job", job)]
+
+
+def test_torchrun_log_dir_joins_its_rank(jobs, tmp_path):
+    """torchrun's `<log_dir>/<id>/attempt_0/<local_rank>/stderr.log` is its rank's TORCH_LOGS: no run of
+    its own, its fusion decisions on the rank's run, no recompile or graph break counted twice."""
+    job = jobs / "fsdp4-diverge"
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths([job], db)
+    assert summary.runs == 4, summary.line()
+    with reader(db) as con:
+        fusions = dict(con.execute("SELECT r.rank, count(f.run_id) FROM runs r LEFT JOIN fusion_decisions f "
+                                   "USING (run_id) GROUP BY r.rank").fetchall())
+        recompiles = dict(con.execute("SELECT r.rank, m.recompiles FROM runs r JOIN run_metrics m USING (run_id)").fetchall())
+        breaks = run_query(con, "graph_breaks/top_reasons")
+        reasons = run_query(con, "compile/recompile_reasons")
+    assert fusions == {r: _fusion_lines(_stderr(job, r).read_text().splitlines()) for r in range(4)}
+    assert all(fusions.values())
+    # a recompile is a compile of a frame past its first: frame_compile_id > 0 in the trace
+    assert recompiles == {r: sum(1 for i in _compile_ids(_trace(job / f"rank{r}", r)) if not i.endswith("/0"))
+                          for r in range(4)}
+    # Dynamo's own `graph_break` counter, which rank 1 wrote beside the job
+    counters = json.loads((jobs / "truth-fsdp4-diverge" / "rank1.json").read_text())["dynamo_counters"]
+    assert [b["graph_breaks"] for b in breaks] == [sum(counters["graph_break"].values())] == [2]
+    assert sum(r["recompiles"] for r in reasons) == sum(recompiles.values())
+
+
+def test_captured_torch_logs_split_by_rank(jobs, tmp_path):
+    """`iwh capture -- torchrun`'s one torch_logs.txt: each rank's `[rank<N>]:` lines to its run."""
+    job = jobs / "fsdp4-captured"
+    db = str(tmp_path / "wh.duckdb")
+    summary = ingest_paths([job], db)
+    assert summary.runs == 4 and summary.errors == 0, summary.line()
+    assert not summary.skipped_files, summary.skipped_files
+    lines = (job / "torch_logs.txt").read_text().splitlines()
+    with reader(db) as con:
+        fusions = dict(con.execute("SELECT r.rank, count(f.run_id) FROM runs r LEFT JOIN fusion_decisions f "
+                                   "USING (run_id) GROUP BY r.rank").fetchall())
+    mine = {r: _fusion_lines(x for x in lines if x.startswith(f"[rank{r}]:")) for r in range(4)}
+    assert fusions == mine and all(mine.values())
+    assert sum(fusions.values()) == _fusion_lines(lines)  # every decision once
+
+
+def test_torch_logs_of_no_rank_is_skipped_with_reason(jobs, tmp_path):
+    """A shared TORCH_LOGS file none of whose lines names a process of the job is listed as skipped."""
+    job = tmp_path / "fsdp4-captured"
+    shutil.copytree(jobs / "fsdp4-captured", job)
+    logs = job / "torch_logs.txt"
+    logs.write_text("".join(x + "\n" for x in logs.read_text().splitlines() if not x.startswith("[rank")))
+    found = discover([job])
+    assert len(found.runs) == 4
+    assert not any(a.path == logs for r in found.runs for a in r.artifacts)
+    assert found.skipped.paths == {"TORCH_LOGS file of several processes whose lines name none of them": [str(logs)]}
+
+
+def test_tee_console_split_by_process(jobs):
+    """torchrun's `--tee` console copy (every line `[default<N>]:`, torch's own lines `[rank<N>]:` after
+    it): a process's lines, warnings before its process group included, are exactly its stderr.log."""
+    console = (jobs / "truth-fsdp4-diverge" / "torchrun.err").read_text().splitlines()
+    job = jobs / "fsdp4-diverge"
+    for r in range(4):
+        pid = int(re.search(r"pid_(\d+)$", next(job.glob(f"rank{r}/torch_compile_debug/run_*")).name).group(1))
+        own = _stderr(job, r).read_text().splitlines()
+        assert lines_of(console, r, pid) == own
+        assert lines_of(console, r, None) == own  # a run that knows its rank alone
+
+
+def test_harness_job_torch_logs_split_by_pid(tmp_path):
+    """The benchmark harness's own loop (a process a model, one after another, one torch_logs.txt):
+    each model's run takes the fusion lines its pid wrote, the later processes' too."""
+    from tests.conftest import unpack_harness_captures
+
+    job = unpack_harness_captures(tmp_path) / "cpu-torch2.14.1" / "accuracy-job"
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([job], db)
+    lines = (job / "torch_logs.txt").read_text().splitlines()
+    with reader(db) as con:
+        got = dict(con.execute("SELECT r.pid, count(f.run_id) FROM runs r LEFT JOIN fusion_decisions f USING (run_id) "
+                               "WHERE r.pid IS NOT NULL GROUP BY r.pid").fetchall())
+    assert len(got) == 3
+    assert got == {pid: _fusion_lines(x for x in lines if re.match(rf"[VIWEC]\d{{4}} \S+ +{pid} ", x)) for pid in got}
+    assert all(got.values())
