@@ -38,6 +38,7 @@ from pathlib import Path, PurePath
 
 from inductor_warehouse.ingest.listing import (Artifact, Entry, Run, Skipped, debug_dir_of, entry, in_graph_folders,
                                                sniff)
+from inductor_warehouse.ingest.rank_layout import jobs_of_rank_folders, place_job_torch_logs, place_torch_logs
 from inductor_warehouse.ingest.sources import Head, classify
 from inductor_warehouse.ingest.parsers import output_code, torch_trace, trace_graphs
 
@@ -101,7 +102,7 @@ def group(entries: Iterable[Entry], head: Head,
         if root is None:
             runs.extend(_runs_without_manifest(arts, skipped, head))
         else:
-            runs.extend(_runs_of_manifest_folder(root, arts))
+            runs.extend(_runs_of_manifest_folder(root, arts, skipped, head))
     runs.sort(key=lambda r: str(r.root))
     return runs, skipped
 
@@ -142,7 +143,7 @@ def _debug_run_dir(a: Artifact) -> Path | None:
     return debug_dir_of(a.path)  # type: ignore[return-value]
 
 
-def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
+def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact], skipped: Skipped, head: Head) -> list[Run]:
     manifest = root / "manifest.json"
     logs = [a for a in arts if a.kind == "torch_trace"]
     # by folder: a debug run's files share a few
@@ -156,8 +157,10 @@ def _runs_of_manifest_folder(root: PurePath, arts: list[Artifact]) -> list[Run]:
     # several processes under one manifest (one log per rank): one run each, sharing the manifest
     units = _split_by_process(arts)
     placed = {id(x) for u in units for x in u.artifacts}
-    shared = [a for a in arts if id(a) not in placed]
     processes = list(units)
+    # the processes' TORCH_LOGS (a launcher's one file, or its per-rank files): each its lines
+    shared = place_torch_logs([a for a in arts if id(a) not in placed], processes if len(units) > 1 else [],
+                              head, skipped)
     if len(units) > 1:
         units.extend(_harness_runs([a for a in shared if a.kind == "harness"], processes=list(units)))
     for u in units:
@@ -184,6 +187,7 @@ def _runs_without_manifest(arts: list[Artifact], skipped: Skipped, head: Head | 
                                                     for u in units):
             units.append(Run(a.path.parent, [a]))
     placed = {id(a) for u in units for a in u.artifacts}
+    placed |= place_job_torch_logs([a for a in arts if id(a) not in placed], units, head, skipped)
     # loose companions (profile.json, torch_logs.txt, stderr): they belong to the one process
     # found beside them or above them; with several candidates they are skipped; with no process
     # in their folder or under it, a profile or a TORCH_LOGS capture is a run of its own, as a lone
@@ -301,6 +305,7 @@ def _split_by_process(arts: list[Artifact], head: Head | None = None) -> list[Ru
                 rank_logs.remove(log_run)
     _jobs_of_ranks(rank_logs)
     _own_roots(units)
+    jobs_of_rank_folders(units)
     return units
 
 

@@ -62,6 +62,9 @@ class Artifact:
     harness_kind: str | None = None
     # a profiler trace's rank (its distributedInfo), read with the sniff
     rank: int | None = None
+    # (rank, pid) of the process whose lines of a TORCH_LOGS file several processes wrote are this
+    # run's; None: the whole file is
+    process: tuple[int | None, int | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from inductor_warehouse.ingest.debug_tree import graph_folder
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
 from inductor_warehouse.ingest.parsers.harness_names import Fields
+from inductor_warehouse.ingest.parsers.torch_logs_ranks import lines_of
 from inductor_warehouse.ingest.parsers.trace_breaks import RECOMPILE, UNKNOWN_RECOMPILE
 from inductor_warehouse.ingest.parsers.trace_events import SOURCE as TRACE_SOURCE
 from inductor_warehouse.ingest.parsers.trace_records import release, told_by_trace
@@ -99,7 +100,10 @@ def read_torch_logs(ctx: Assembly, arts: list[Artifact]) -> None:
         text = ctx.reader.text(a)
         if text is None:
             continue
-        parsed = torch_logs.parse_torch_logs(text.splitlines())
+        lines = text.splitlines()
+        if a.process is not None:  # a file of several processes: this run's lines
+            lines = lines_of(lines, *a.process)
+        parsed = torch_logs.parse_torch_logs(lines)
         if told and "compile_events" in parsed.rows:
             parsed.rows["compile_events"] = [e for e in parsed.rows["compile_events"] if e["kind"] not in told]
         ctx.take(parsed, a)

@@ -117,11 +117,11 @@ def _str(v: Label) -> str | None:
 def _default_model(run: Run) -> str:
     """A name for a run nobody named: the folder the artifacts were written for."""
     root = run.root
+    if run.job:  # the ranks of a job ran one model, whatever folder each rank wrote to
+        return run.job
     if DEBUG_RUN_RE.match(root.name) and root.parent.name == "torch_compile_debug":
         return root.parent.parent.name
     if run.root_is_log:
-        if run.job:
-            return run.job
         if root.name.startswith("dedicated_log_torch_trace_"):
             # TORCH_TRACE names logs with a random suffix: the folder says more
             parent = root.parent
