@@ -17,6 +17,7 @@ from inductor_warehouse.ingest.parsers.harness_names import Fields
 from inductor_warehouse.ingest.parsers.trace_breaks import RECOMPILE, UNKNOWN_RECOMPILE
 from inductor_warehouse.ingest.parsers.trace_events import SOURCE as TRACE_SOURCE
 from inductor_warehouse.ingest.parsers.trace_records import release, told_by_trace
+from inductor_warehouse.ingest.parsers.torchrun_exits import rank_exits
 from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
 # the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
@@ -99,7 +100,10 @@ def read_torch_logs(ctx: Assembly, arts: list[Artifact]) -> None:
         text = ctx.reader.text(a)
         if text is None:
             continue
-        parsed = torch_logs.parse_torch_logs(text.splitlines())
+        lines = text.splitlines()
+        parsed = torch_logs.parse_torch_logs(lines)
+        if "exitcode" in text and (exits := rank_exits(lines)):
+            ctx.facts.setdefault("rank_exits", {}).update(exits)
         if told and "compile_events" in parsed.rows:
             parsed.rows["compile_events"] = [e for e in parsed.rows["compile_events"] if e["kind"] not in told]
         ctx.take(parsed, a)
