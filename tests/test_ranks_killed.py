@@ -101,3 +101,16 @@ def test_a_captured_ranks_exit_is_its_own_not_torchruns(files, tmp_path):
             "FROM runs").fetchall()
     assert (rank, pid) == (2, 3632)  # the trace file's rank, the debug folder's pid
     assert (code, job_code, why) == ("-9", "1", "exit -9")
+
+
+def test_the_ingest_summary_names_error_files_where_they_are(tmp_path):
+    with tarfile.open(KILL / "fsdp4-kill-captured-ranks23.tar.xz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    job = tmp_path / "fsdp4-kill-captured-ranks23"
+    res = CliRunner().invoke(cli, ["--db", str(tmp_path / "w.duckdb"), "ingest", str(job)])
+    named = [line.split(": [", 1)[0].removeprefix("error: ") for line in res.output.splitlines()
+             if line.startswith("error: ")]
+    # both ranks were killed in compile 0/1: their model__1_forward_4.1 folders hold no output_code.py
+    assert len(named) == 4 and all(p.endswith("model__1_forward_4.1/output_code.py") or "ir_p" in p for p in named)
+    for path in named:
+        assert path.startswith(f"{job}/torch_compile_debug/run_") and (tmp_path / path).parent.is_dir()
