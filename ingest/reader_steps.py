@@ -18,6 +18,7 @@ from inductor_warehouse.ingest.parsers.torch_logs_ranks import lines_of
 from inductor_warehouse.ingest.parsers.trace_breaks import RECOMPILE, UNKNOWN_RECOMPILE
 from inductor_warehouse.ingest.parsers.trace_events import SOURCE as TRACE_SOURCE
 from inductor_warehouse.ingest.parsers.trace_records import release, told_by_trace
+from inductor_warehouse.ingest.parsers.torchrun_exits import rank_exits
 from inductor_warehouse.ingest.rows import Parsed, Row, graph_row
 
 # the folders above a harness CSV whose names may say its suite, mode, dtype or device (a CI
@@ -101,6 +102,9 @@ def read_torch_logs(ctx: Assembly, arts: list[Artifact]) -> None:
         if text is None:
             continue
         lines = text.splitlines()
+        # torchrun's failure summary names every rank and no process's prefix: read it whole
+        if "exitcode" in text and (exits := rank_exits(lines)):
+            ctx.facts.setdefault("rank_exits", {}).update(exits)
         if a.process is not None:  # a file of several processes: this run's lines
             lines = lines_of(lines, *a.process)
         parsed = torch_logs.parse_torch_logs(lines)

@@ -24,6 +24,10 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
         labels.setdefault(k, v)
     if run.job and "job" not in labels:
         labels["job"] = run.job
+    # the trace log's glog prefix, else the log's name, else a profile's distributedInfo
+    rank = next((r for r in (trace.get("rank"), run.rank, facts.get("rank")) if r is not None), None)
+    pid = trace.get("pid") or run.pid
+    _own_fate(labels, rank, pid, trace, facts)
     for k in ("world_size", "dist_backend"):  # a profile's distributedInfo: how the job was run
         if facts.get(k) is not None:
             labels.setdefault(k, facts[k])
@@ -50,8 +54,6 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
     fingerprint = hashlib.blake2b(digest_size=16)
     for rel, h in sorted(hashes.items()):
         fingerprint.update(f"{rel}\0{h}\n".encode())
-    # the trace log's glog prefix, else the log's name, else a profile's distributedInfo
-    rank = next((r for r in (trace.get("rank"), run.rank, facts.get("rank")) if r is not None), None)
     return {
         "run_id": fingerprint.hexdigest()[:16],
         "model": model,
@@ -65,12 +67,27 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
         "labels": labels,
         "source_path": run.source_path,
         "started_at": started,
-        "pid": trace.get("pid") or run.pid,
+        "pid": pid,
         "python_version": trace.get("python_version"),
         "triton_version": trace.get("triton_version") or _str(labels.get("triton")),
         "cuda_version": trace.get("cuda_version") or facts.get("cuda_version") or _str(labels.get("cuda")),
         "artifact_bytes": sum(a.size for a in run.artifacts),
     }
+
+
+def _own_fate(labels: dict[str, Label], rank: int | None, pid: int | None, trace: Facts, facts: Facts) -> None:
+    """How this process ended, where its files say it, into the labels views/13_run_unfinished.sql
+    reads: a rank's own exit code from torchrun's failure summary (the manifest's is torchrun's, kept
+    as `job_exit_code`), and the first compile its trace began and never reported (`unfinished_compile`:
+    Dynamo writes compilation_metrics in a `finally`, so only a process that died mid-compile lacks it)."""
+    exits = facts.get("rank_exits") or {}
+    mine = exits.get(rank) if rank is not None else None
+    if mine is not None and (pid is None or mine["pid"] == pid) and mine["exit_code"] != labels.get("exit_code"):
+        if "exit_code" in labels:
+            labels["job_exit_code"] = labels["exit_code"]
+        labels["exit_code"] = mine["exit_code"]
+    if unfinished := trace.get("unfinished_compiles"):
+        labels.setdefault("unfinished_compile", unfinished[0])
 
 
 DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps": "mps", "spyre": "spyre"}

@@ -7,6 +7,7 @@ once, and a run the warehouse refused not at all.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 from typing import Any
@@ -114,7 +115,7 @@ class IngestSummary:
         self.graphs += data.graphs
         self.kernels += data.kernels
         self.errors += len(data.errors)
-        self.error_rows.extend(dict(e, source_path=data.run["source_path"]) for e in data.errors)
+        self.error_rows.extend(_error_row(e, data) for e in data.errors)
         self.bytes += data.bytes_read
         self.counters.update(data.counters)
 
@@ -137,7 +138,7 @@ class IngestSummary:
         self._uncount(data)
         self.errors -= len(data.errors)
         for e in data.errors:
-            self.error_rows.remove(dict(e, source_path=data.run["source_path"]))
+            self.error_rows.remove(_error_row(e, data))
         self.counters -= data.counters
         for k in _keys(data):
             if self.written.get(k) is data:
@@ -157,6 +158,20 @@ class IngestSummary:
     def _error(self, row: Mapping[str, Any], source_path: str) -> None:
         self.errors += 1
         self.error_rows.append(dict(row, source_path=source_path))
+
+
+def _error_row(e: Mapping[str, Any], data: Loaded) -> dict[str, Any]:
+    """An ingest_errors row with its run's source path and `file`, where the file it names is: its
+    path is relative to the run's job folder (the ranks of a job share one), else to the run's
+    folder, which for a run of one log is the folder the log is in."""
+    source, job, path = data.run["source_path"], data.run.get("job"), e.get("path") or ""
+    if job:
+        file = f"{job}/{path}"
+    elif source.endswith(path):
+        file = source
+    else:
+        file = f"{os.path.dirname(source) if os.path.isfile(source) else source}/{path}"
+    return dict(e, source_path=source, file=file)
 
 
 def _keys(data: Loaded) -> tuple[tuple[str, str], tuple[str, str]]:

@@ -138,7 +138,8 @@ def _report(summary, verbose: bool = False) -> None:
     # errors before warnings: what lost data is what a reader must see first
     for e in sorted(summary.error_rows, key=lambda e: e["severity"] != "error")[:10]:
         base = e["source_path"]
-        where = (base if base.endswith(e["path"]) else f"{base}/{e['path']}") + (f":{e['line']}" if e.get("line") else "")
+        where = e.get("file") or (base if base.endswith(e["path"]) else f"{base}/{e['path']}")
+        where += f":{e['line']}" if e.get("line") else ""
         click.echo(f"{e['severity']}: {where}: [{e['kind']}] {e['message']}", err=True)
     if summary.errors > 10:
         click.echo(f"... and {summary.errors - 10:,} more: `--format json` lists every one (error_rows), "

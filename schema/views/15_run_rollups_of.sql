@@ -70,7 +70,9 @@
 --     graph and no backward record has total_s, aot_s, inductor_s and code_gen_s NULL (a forward-only
 --     sum would read as a whole one next to 2.5's or 2.6's); dynamo_s, Dynamo's own, is whole (Dynamo
 --     does not trace the backward). A backward 2.4 compiled with the forward (dynamic shapes saved
---     for it) was timed within the forward's record, but the files do not tell which it was
+--     for it) was timed within the forward's record, but the files do not tell which it was.
+--     A run that did not finish (run_unfinished) has total_s NULL: the compile it died in has no
+--     record, so the sum of the others is no whole compile time; the parts are those of its records
 --     autotune_s and cxx_triton_compile_s (the async compile of the generated C++/Triton) are parts
 --     of code_gen_s. A part is NULL when a release does not report the timers it needs.
 --   kernel_timings .. extern_launches   kernel time from torch.profiler: generated = kernels
@@ -318,7 +320,7 @@ SELECT
     coalesce(pf.profiler_files, 0)::BIGINT      AS profiler_files,
     coalesce(ct.records, 0)::BIGINT             AS compile_records,
     ct.frames::BIGINT                           AS frames,
-    CASE WHEN NOT tells.backward_lost THEN (ct.dynamo + ct.bwd) / 1e6 END AS total_s,
+    CASE WHEN NOT tells.backward_lost AND NOT p.unfinished THEN (ct.dynamo + ct.bwd) / 1e6 END AS total_s,
     (ct.dynamo - ct.aot) / 1e6                  AS dynamo_s,
     CASE WHEN NOT tells.backward_lost THEN (ct.aot - ct.ind + ct.bwd - ct.bwd_ind) / 1e6 END AS aot_s,
     CASE WHEN NOT tells.backward_lost THEN (ct.ind - ct.cg + ct.bwd_ind - ct.bwd_cg) / 1e6 END AS inductor_s,

@@ -23,9 +23,9 @@ GROUP BY k, v;
 -- the interpreter's and libraries' versions, timings. Facts of the run, never workload labels,
 -- filters or compare sides (the compiler version is runs.compiler_version; the device, a label).
 CREATE OR REPLACE MACRO run_fact_keys() AS
-    ['caches', 'command', 'cuda', 'cuda_version', 'device_name', 'error', 'exit_code', 'git', 'host', 'hostname',
+    ['caches', 'command', 'cuda', 'cuda_version', 'device_name', 'error', 'exit_code', 'git', 'host', 'hostname', 'job_exit_code',
      'ok', 'python', 'python_version', 'seconds_total', 'started_at', 'timed_out', 'torch', 'torch_git',
-     'torch_version', 'triton', 'triton_version', 'wall_s'];
+     'torch_version', 'triton', 'triton_version', 'unfinished_compile', 'wall_s'];
 
 -- The label keys worth offering as filters and compare sides: 2 to 12 values across the warehouse,
 -- none longer than 32 characters, and no run fact (run_fact_keys).
