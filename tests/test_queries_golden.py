@@ -26,7 +26,7 @@ TRANSFORMER_213 = "b6891344ca4df3f9"
 GPU_MLP_TRAIN = "95584ecbc78c29d7"
 HARNESS_213 = ["f23ee67117a90628", "356261e1c853436f", "974e9861d49999e9", "89daf1ca8b796380", "da92246563c5b04b",
                "4bba370eb5385432"]
-HARNESS_2141 = ["e1354da88646bc19", "5a59f72157bcd0c3", "5d2f35f6da1a48e3", "bced007458060cd3", "124afb3d7c40e851",
+HARNESS_2141 = ["005c15b66c6cffcb", "74d8e895c6f85f7d", "66242cf6278ea2df", "bced007458060cd3", "124afb3d7c40e851",
                 "4b23b53e91b6ad66"]
 # parameters for queries that show one run, graph or kernel; the others run with their defaults
 PARAMS = {
