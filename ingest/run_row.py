@@ -9,7 +9,7 @@ from datetime import datetime
 
 from inductor_warehouse.ingest.discover import DEBUG_RUN_RE
 from inductor_warehouse.ingest.listing import Run
-from inductor_warehouse.ingest.parsers import harness
+from inductor_warehouse.ingest.parsers import cache_settings, harness
 from inductor_warehouse.ingest.parsers.manifest import Label, run_name, start_time
 from inductor_warehouse.ingest.rows import Facts, Row, RunRow
 
@@ -52,6 +52,7 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
         fingerprint.update(f"{rel}\0{h}\n".encode())
     # the trace log's glog prefix, else the log's name, else a profile's distributedInfo
     rank = next((r for r in (trace.get("rank"), run.rank, facts.get("rank")) if r is not None), None)
+    said = _caches_said(man, cli_labels, trace, facts)
     return {
         "run_id": fingerprint.hexdigest()[:16],
         "model": model,
@@ -70,7 +71,19 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
         "triton_version": trace.get("triton_version") or _str(labels.get("triton")),
         "cuda_version": trace.get("cuda_version") or facts.get("cuda_version") or _str(labels.get("cuda")),
         "artifact_bytes": sum(a.size for a in run.artifacts),
+        "caches_said": said[0] if said else None,
+        "caches_said_by": said[1] if said else None,
     }
+
+
+def _caches_said(man: Facts, cli_labels: Mapping[str, Label] | None, trace: Facts,
+                 facts: Facts) -> cache_settings.CacheSaid | None:
+    """Whether the run's files say Inductor's caches were off or on, and which (cache_settings.settle:
+    one saying off wins); the manifest's key, else a `--label caches=`, first."""
+    label = cache_settings.from_manifest((man.get("labels") or {}).get("caches"))
+    if label is None and (given := cache_settings.from_manifest((cli_labels or {}).get("caches"))):
+        label = (given[0], given[1].replace("manifest:", "--label", 1))
+    return cache_settings.settle(label, trace.get("caches_said"), facts.get("caches_said"))
 
 
 DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps": "mps", "spyre": "spyre"}
