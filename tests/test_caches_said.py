@@ -11,11 +11,13 @@ import shutil
 import tarfile
 from pathlib import Path
 
+import duckdb
 import orjson
 import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers import fx_graph_runnable, output_code, torch_trace
+from inductor_warehouse.store.migrate import migrate
 from tests.conftest import FIXTURES, reader
 
 RUNS = FIXTURES / "runs"
@@ -152,3 +154,22 @@ def test_a_caches_on_trace_says_on_and_an_unread_one_stays_unknown(old_caches, t
            FROM runs r JOIN run_cache c USING (run_id)""").fetchall())
     assert rows[log.name] == ["on", "trace compilation_metrics inductor_config: fx_graph_cache=True", "cold"]
     assert rows["gbreak_dyn-cold"] == ["on", "manifest: caches=on", None]
+
+
+def test_migration_0059_backfills_what_the_stored_records_say(tmp_path):
+    """A warehouse written before 0059 (its runs without the columns): the migration reads the stored
+    compilation_metrics, so a 2.13 run forced off reads off without being ingested again."""
+    db = str(tmp_path / "wh.duckdb")
+    ingest_paths([CPU_213, CPU_26], db)
+    con = duckdb.connect(db)
+    con.execute("ALTER TABLE runs DROP COLUMN caches_said")
+    con.execute("ALTER TABLE runs DROP COLUMN caches_said_by")
+    con.execute("DELETE FROM _migrations WHERE name = '0059_caches_said'")
+    assert migrate(con) == ["0059_caches_said"]
+    got = con.execute("""SELECT r.source_path, r.caches_said, r.caches_said_by, c.cache_temperature
+                         FROM runs r JOIN run_cache c USING (run_id) ORDER BY 1""").fetchall()
+    con.close()
+    assert got == [
+        (str(CPU_213), "off", "trace compilation_metrics compiler_config", "off"),
+        (str(CPU_26), "off", "trace compilation_metrics inductor_config", "off"),
+    ]
