@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from inductor_warehouse.ingest.assembly import Assembly
 from inductor_warehouse.ingest.listing import Artifact
+from inductor_warehouse.ingest.parsers.cache_settings import note
 from inductor_warehouse.ingest.parsers import (aoti_code, fusion_ir, fx_graph, fx_graph_runnable, output_code, provenance,
                                                torch_trace)
 from inductor_warehouse.ingest.reading import Reader, parse_file
@@ -123,6 +124,7 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
                           "benchmark_model"):
                     if src.facts.get(k) is not None:
                         facts.setdefault(k, src.facts[k])
+                note(facts, src.facts.get("caches_said"))
         row = graph_row(
             graph_id, "debug_tree", phase=phase or (named.phase if named else None), aot_id=aot_id, folder=folder,
             pre_fusion_nodes=pre.facts.get("top_level_nodes") if pre else None,

@@ -13,6 +13,7 @@ from inductor_warehouse.ingest.assembly import EMPTY_GRAPH_FOLDER, Assembly, kin
 from inductor_warehouse.ingest.debug_tree import graph_folder
 from inductor_warehouse.ingest.listing import Artifact, Run
 from inductor_warehouse.ingest.parsers import harness, manifest, profiler, spyre, torch_logs, torch_trace, triton_cache
+from inductor_warehouse.ingest.parsers.cache_settings import note
 from inductor_warehouse.ingest.parsers.harness_names import Fields
 from inductor_warehouse.ingest.parsers.torch_logs_ranks import lines_of
 from inductor_warehouse.ingest.parsers.trace_breaks import RECOMPILE, UNKNOWN_RECOMPILE
@@ -64,6 +65,7 @@ def read_traces(ctx: Assembly, arts: list[Artifact]) -> None:
         ctx.take(parsed, a)
         for k, v in parsed.facts.items():
             ctx.trace.setdefault(k, v)
+        note(ctx.trace, parsed.facts.get("caches_said"))  # of several logs, one saying off wins
         if (floor := parsed.facts.get("release_floor")) is not None:  # the least: what every trace can tell
             ctx.trace["release_floor"] = min(floor, ctx.trace["release_floor"])
     joins.trace_onto_graphs(ctx.tables["graphs"], ctx.trace)

@@ -153,7 +153,7 @@ RunRow = TypedDict("RunRow", {
     "run_id": "Required[str]", "model": Str, "compiler_version": Str, "compiler_commit": Str, "device": Str, "device_name": Str,
     "backend": Str, "rank": Int, "labels": Json, "source_path": "Required[str]", "started_at": Str, "ingested_at": Str,
     "pid": Int, "python_version": Str, "triton_version": Str, "cuda_version": Str, "artifact_bytes": Int,
-    "ingest_seconds": Float, "job": Str,
+    "ingest_seconds": Float, "job": Str, "caches_said": Str, "caches_said_by": Str,
 }, total=False)
 GraphRow = TypedDict("GraphRow", {
     "graph_id": Str, "compile_id": Str, "phase": Str, "aot_id": Int, "folder": Str, "pre_fusion_nodes": Int,

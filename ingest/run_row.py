@@ -9,7 +9,7 @@ from datetime import datetime
 
 from inductor_warehouse.ingest.discover import DEBUG_RUN_RE
 from inductor_warehouse.ingest.listing import Run
-from inductor_warehouse.ingest.parsers import harness
+from inductor_warehouse.ingest.parsers import cache_settings, harness
 from inductor_warehouse.ingest.parsers.manifest import Label, run_name, start_time
 from inductor_warehouse.ingest.rows import Facts, Row, RunRow
 
@@ -54,6 +54,7 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
     fingerprint = hashlib.blake2b(digest_size=16)
     for rel, h in sorted(hashes.items()):
         fingerprint.update(f"{rel}\0{h}\n".encode())
+    said = _caches_said(man, cli_labels, trace, facts)
     return {
         "run_id": fingerprint.hexdigest()[:16],
         "model": model,
@@ -72,6 +73,8 @@ def run_row(run: Run, man: Facts, cli_model: str | None, cli_labels: Mapping[str
         "triton_version": trace.get("triton_version") or _str(labels.get("triton")),
         "cuda_version": trace.get("cuda_version") or facts.get("cuda_version") or _str(labels.get("cuda")),
         "artifact_bytes": sum(a.size for a in run.artifacts),
+        "caches_said": said[0] if said else None,
+        "caches_said_by": said[1] if said else None,
     }
 
 
@@ -88,6 +91,16 @@ def _own_fate(labels: dict[str, Label], rank: int | None, pid: int | None, trace
         labels["exit_code"] = mine["exit_code"]
     if unfinished := trace.get("unfinished_compiles"):
         labels.setdefault("unfinished_compile", unfinished[0])
+
+
+def _caches_said(man: Facts, cli_labels: Mapping[str, Label] | None, trace: Facts,
+                 facts: Facts) -> cache_settings.CacheSaid | None:
+    """Whether the run's files say Inductor's caches were off or on, and which (cache_settings.settle:
+    one saying off wins); the manifest's key, else a `--label caches=`, first."""
+    label = cache_settings.from_manifest((man.get("labels") or {}).get("caches"))
+    if label is None and (given := cache_settings.from_manifest((cli_labels or {}).get("caches"))):
+        label = (given[0], given[1].replace("manifest:", "--label", 1))
+    return cache_settings.settle(label, trace.get("caches_said"), facts.get("caches_said"))
 
 
 DEVICE_WORDS = {"cpu": "cpu", "cuda": "cuda", "gpu": "cuda", "xpu": "xpu", "mps": "mps", "spyre": "spyre"}

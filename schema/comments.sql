@@ -477,6 +477,8 @@ COMMENT ON COLUMN runs."artifact_bytes" IS 'bytes of the run''s files the wareho
 COMMENT ON COLUMN runs."ingest_seconds" IS 'how long parsing the run took';
 COMMENT ON COLUMN runs."run_key" IS 'a number a run, in the order runs were written, on every row of the run''s: a run''s rows are found by it through zone maps';
 COMMENT ON COLUMN runs."job" IS 'the job a rank''s run belongs to: the folder holding the job''s ranks (its name is the `job` label)';
+COMMENT ON COLUMN runs."caches_said" IS 'off | on: what the run''s own files say of Inductor''s caches (a file saying off wins); NULL where none says. run_cache reads `off` from it where no lookup was read; `on` alone leaves the cache state unknown';
+COMMENT ON COLUMN runs."caches_said_by" IS 'the file and setting that said it: `manifest: caches=off`, `trace compilation_metrics compiler_config: force_disable_caches=True`, `fx_graph_runnable.py env: TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`, `output code: inductor_meta force_disable_caches=True`, ...';
 
 COMMENT ON TABLE shape_events IS 'Dynamic shapes, from the trace''s shape-environment records: symbols created, specializations, guards and dimensions made dynamic.';
 COMMENT ON COLUMN shape_events."run_id" IS 'the run (runs.run_id)';

@@ -519,7 +519,9 @@ CREATE TABLE runs(
     artifact_bytes BIGINT,
     ingest_seconds DOUBLE,
     run_key BIGINT,
-    job VARCHAR
+    job VARCHAR,
+    caches_said VARCHAR,
+    caches_said_by VARCHAR
 );
 
 CREATE TABLE shape_events(

@@ -56,7 +56,10 @@ def test_kernels_match_definitions_and_ir_externs(path):
 def test_triton_graph_exact_rows():
     parsed = _parse(GPU_FWD)
     launches = parsed.facts.pop("call_buffers")
-    assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cuda", "backend": "triton", "partitions": 0}
+    # its Triton kernels' inductor_meta say the run forced caches off
+    assert "'force_disable_caches': True" in GPU_FWD.read_text()
+    assert parsed.facts == {"aot_id": 0, "phase": "forward", "device": "cuda", "backend": "triton", "partitions": 0,
+                            "caches_said": ("off", "output code: inductor_meta force_disable_caches=True")}
     # launches in call order, with the buffers each passes, as grep reads them off `.run(` lines
     text = GPU_FWD.read_text()
     expected = [(m[0], re.findall(r"\bbuf\d+\b", m[1])) for m in re.findall(r"^\s+(\w+)\.run\((.*)$", text, re.M)]

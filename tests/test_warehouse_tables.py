@@ -113,9 +113,10 @@ def as_before(con, number: str) -> None:
     con.execute("DELETE FROM _migrations WHERE name = ?", [path.stem])
 
 
-# the later migrations that add run_rollups columns: a warehouse without 0035 has none of them, and
-# applied before 0035's own ADD COLUMN they would put the columns out of a new warehouse's order
-LATER_ROLLUPS = ["0054"]
+# the later migrations that add columns to a table an older one alters (run_rollups: 0035; runs: 0014):
+# a warehouse without the older one has none of them, and applied before its own ADD COLUMN they would
+# put the columns out of a new warehouse's order
+LATER_ROLLUPS = ["0054", "0059"]
 
 # the warehouses a writer may meet: the migrations each lacks (0012 is issue 26's, 0014 issue 28's,
 # 0015 issue 31's, 0034 issue 34's, which alters 0015's table; a branch's warehouse may have a later

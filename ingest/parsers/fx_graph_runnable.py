@@ -6,13 +6,15 @@ facts (each only when present):
 * device_name and device_count from `# GPU Hardware Info:` (`# NVIDIA H200 : 1`);
 * inductor_config: {option: value text} of the `torch._inductor.config.<option> = <value>` lines
   (the non-default options the repro sets);
-* env: {name: value} of the `os.environ['NAME'] = 'value'` lines (2.13+).
+* env: {name: value} of the `os.environ['NAME'] = 'value'` lines (2.7+);
+* caches_said: what those two say of Inductor's caches (ingest/parsers/cache_settings.py).
 """
 
 from __future__ import annotations
 
 import re
 
+from inductor_warehouse.ingest.parsers.cache_settings import CacheSaid, from_config, from_env, settle
 from inductor_warehouse.ingest.rows import Parsed
 
 _HEADER_FACTS = {
@@ -53,21 +55,41 @@ def parse_fx_graph_runnable(text: str) -> Parsed:  # noqa: C901 - one loop over 
                     break
             continue
         in_gpu_info = False
-        if line.startswith(_INDUCTOR_CONFIG):
-            m = _CONFIG_LINE.match(line)
-            if m:
-                config[m["option"]] = m["value"]
-        elif line.startswith("os.environ["):
-            m = _ENV_LINE.match(line)
-            if m:
-                env[m["name"]] = _unquote(m["value"])
+        _setting(line, env, config)
     if config:
         facts["inductor_config"] = config
     if env:
         facts["env"] = env
+    if said := _said(env, config, "fx_graph_runnable.py"):
+        facts["caches_said"] = said
     if "compiler_version" not in facts:
         parsed.problem("no `# torch version:` line (cut short, or not an fx_graph_runnable.py)", None, "warning")
     return parsed
+
+
+def caches_said(text: str, where: str) -> CacheSaid | None:
+    """What a repro script's env and config lines say of the caches, its other lines unread."""
+    env: dict[str, str] = {}
+    config: dict[str, str] = {}
+    for line in text.splitlines():
+        _setting(line, env, config)
+    return _said(env, config, where)
+
+
+def _said(env: dict[str, str], config: dict[str, str], where: str) -> CacheSaid | None:
+    return settle(from_env(env, f"{where} env"), from_config(config, f"{where} config"))
+
+
+def _setting(line: str, env: dict[str, str], config: dict[str, str]) -> None:
+    """A `torch._inductor.config.<option> = <value>` or `os.environ[...] = ...` line into its dict."""
+    if line.startswith(_INDUCTOR_CONFIG):
+        m = _CONFIG_LINE.match(line)
+        if m:
+            config[m["option"]] = m["value"]
+    elif line.startswith("os.environ["):
+        m = _ENV_LINE.match(line)
+        if m:
+            env[m["name"]] = _unquote(m["value"])
 
 
 def _unquote(value: str) -> str:

@@ -3,7 +3,8 @@
 facts: aot_id (int) and phase from the first line that is not blank, `# AOT ID: ['0_forward']`
 (2.4 writes a blank line before it; 2.3 and code compiled outside AOTAutograd have none: no facts); device
 (`cuda`, `cpu`, ...: from Triton `device_str=`, C++ kernels, or the wrapper's `empty_strided_<dev>`
-allocations, a non-CPU device winning); backend (the backend of most generated kernels).
+allocations, a non-CPU device winning); backend (the backend of most generated kernels); caches_said
+(a Triton kernel's inductor_meta `'force_disable_caches': True`: ingest/parsers/cache_settings.py).
 
 rows['kernels'], two kinds:
 
@@ -51,6 +52,7 @@ from inductor_warehouse.ingest.parsers.kernel_rows import (BACKEND_DEVICES, DEVI
                                                            SOURCE_NODES_TAG, add_kernels, device_facts, extern_row,
                                                            SourceNodes, generated_row, offset_of_line, plain_line_breaks,
                                                            source_node_lists)
+from inductor_warehouse.ingest.parsers.cache_settings import from_output_code
 from inductor_warehouse.ingest.parsers import spyre
 from inductor_warehouse.ingest.rows import KernelRow, Parsed
 
@@ -245,6 +247,8 @@ def parse_output_code(text: str) -> Parsed:  # noqa: C901 - one loop over the co
     m = _BENCHMARK_NAME.match(text, max(text.rfind("compiled_module_main("), 0))
     if m and m["name"] != "None":
         parsed.facts["benchmark_model"] = m["name"]
+    if said := from_output_code(text, "output code"):
+        parsed.facts["caches_said"] = said
     return parsed
 
 

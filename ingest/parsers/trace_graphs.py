@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from inductor_warehouse.ingest.parsers import fx_graph, output_code, provenance
+from inductor_warehouse.ingest.parsers.cache_settings import note
 from inductor_warehouse.ingest.parsers.aoti_code import parse_aoti_code
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.user_code import stack_trace_rows
@@ -269,6 +270,7 @@ def code_graph(graphs: Graphs, sub: Parsed, lineno: int, cid: str | None, code_h
     for fact in ("device", "backend", "benchmark_model"):
         if sub.facts.get(fact) and fact not in parsed.facts:
             parsed.facts[fact] = sub.facts[fact]
+    note(parsed.facts, sub.facts.get("caches_said"), "trace ")
     parsed.counters.update(sub.counters)
     graphs.latest_graph[cid] = graph_id
     add_text(graphs, graph_id, "output_code", code)

@@ -9,9 +9,12 @@ torch). An id that differs by more than the attempt is a warning.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import orjson
 
+from inductor_warehouse.ingest.parsers import fx_graph_runnable
+from inductor_warehouse.ingest.parsers.cache_settings import OFF, from_config, note
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
 from inductor_warehouse.ingest.parsers.trace_breaks import RESTART, read_restarts
 from inductor_warehouse.ingest.parsers.trace_caches import count_cache_lookups, settle_lookups
@@ -111,6 +114,7 @@ def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None
         v = metrics.get(field)
         if isinstance(v, str) and v and fact not in facts:
             facts[fact] = v
+    _note_caches(facts, metrics)
 
 
 def read_bwd_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None, data: bytes) -> None:
@@ -133,6 +137,17 @@ def read_torch_version(log: TraceLog, lineno: int, meta: Json, cid: str | None, 
             facts["compiler_version"] = value["pytorch_version"]
         if isinstance(value.get("commit"), str):
             facts["compiler_commit"] = value["commit"]
+
+
+def read_runnable(log: TraceLog, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:
+    """The repro script's env and config lines, which come before its `class Repro`: what they say
+    of the caches; the graph's code below them, most of its bytes, is left unread."""
+    facts = log.parsed.facts
+    if facts.get("caches_said", ("",))[0] == OFF:
+        return
+    end = data.find(b"\nclass ")
+    head = data if end < 0 else data[:end]
+    note(facts, fx_graph_runnable.caches_said(head.decode("utf-8", "replace"), "trace fx_graph_runnable"))
 
 
 def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict[str, Json], compile_id: str | None) -> None:
@@ -166,6 +181,23 @@ def compilation_rows(parsed: Parsed, record_kind: str, metrics: dict[str, Json],
     cudagraph_skip_row(parsed, metrics, compile_id, "compilation_metrics")
     for reason in row["restart_reasons"] or ():
         parsed.add("compile_events", event(compile_id, "restart", reason, None, None, row["co_filename"]))
+
+
+def _note_caches(facts: dict[str, Any], metrics: dict[str, Json]) -> None:
+    """What the compile's Inductor config and torch.compiler config say of the caches."""
+    if facts.get("caches_said", ("",))[0] != OFF:  # once a compile says off, no later one unsays it
+        for field in ("inductor_config", "compiler_config"):
+            note(facts, from_config(_json_object(metrics.get(field)), f"trace compilation_metrics {field}"))
+
+
+def _json_object(value: Json) -> Json:
+    """A config torch writes as JSON text (or, in a hand-made record, as the object itself)."""
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return value
 
 
 def _skipped_timers(metrics: dict[str, Json]) -> set[str]:

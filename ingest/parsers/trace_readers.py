@@ -42,6 +42,7 @@ from inductor_warehouse.ingest.parsers.trace_guards import read_cpp_guards, read
 from inductor_warehouse.ingest.parsers.trace_metrics import (
     read_bwd_metrics,
     read_metrics,
+    read_runnable,
     read_runtime_metrics,
     read_torch_version,
 )
@@ -81,6 +82,7 @@ READERS: dict[RecordKey, tuple[type, Reader]] = {
     ("aot_forward_graph", None): (Graphs, read_aot_graph),
     ("aot_inference_graph", None): (Graphs, read_aot_graph),
     ("artifact", "torch_version"): (TraceLog, read_torch_version),
+    ("artifact", "fx_graph_runnable"): (TraceLog, read_runnable),
     ("artifact", "dynamo_graph_break_reason"): (Compiles, read_graph_break),
     ("artifact", "recompile_reasons"): (Compiles, read_recompile),
     ("artifact", "dynamo_error"): (Compiles, read_dynamo_error),

@@ -116,6 +116,8 @@ TRACE_RECORDS: tuple[RecordEntry, ...] = (
     _e("dump_file", "*", "2.5", "", IGNORED, "the source of code Dynamo ran from a string (eval'd frames)"),
     # -- artifacts read -------------------------------------------------------------------------
     _e("artifact", "torch_version", "2.12", "", PARSED, "runs (compiler_version, compiler_commit)"),
+    _e("artifact", "fx_graph_runnable", "2.5", "", PARSED,
+       "runs (caches_said: its env and Inductor config lines, read up to the graph's code)"),
     _e("artifact", "dynamo_graph_break_reason", "2.6", "", PARSED,
        "compile_events: graph_break (as Dynamo counts), uncounted_break (a data-dependent branch, an "
        "unresumable break); a frame that fell back to eager is its failure's, no row"),
@@ -172,8 +174,6 @@ TRACE_RECORDS: tuple[RecordEntry, ...] = (
     _e("artifact", "overlap_scheduling_graph_after", "2.11", "", IGNORED, _INTERMEDIATE),
     _e("artifact", "inductor_fx_passes_overlap_bucketing", "2.11", "", IGNORED, _INTERMEDIATE),
     _e("artifact", "*_fused", "2.13+", "", IGNORED, "the memory planner's fused-graph dump (<graph>_fused)"),
-    _e("artifact", "fx_graph_runnable", "2.5", "", IGNORED,
-       "a repro script; the debug tree's fx_graph_runnable.py gives the run's config"),
     _e("artifact", "aot_forward_graph_fw_metadata", "2.6", "", IGNORED, "AOTAutograd's view and mutation metadata"),
     _e("artifact", "aot_forward_graph_fw_subclass_metadata", "2.6", "", IGNORED, "AOTAutograd's tensor-subclass metadata"),
     _e("artifact", "aot_saved_tensors_hooks_graphs", "2.8", "", IGNORED, "saved-tensor hook graphs"),

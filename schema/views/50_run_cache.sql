@@ -1,11 +1,9 @@
--- caches_said_off(id): a file of the run says Inductor's caches were off: its manifest (`caches: off`,
--- as `iwh capture` writes it) or its Inductor config (force_disable_caches, or no FX graph cache)
+-- caches_said_off(id): a file of the run says Inductor's caches were off (runs.caches_said, with the
+-- file that said it in caches_said_by: the manifest's `caches: off`, as `iwh capture` writes it, an
+-- Inductor config with force_disable_caches or without the FX graph cache, as compilation_metrics,
+-- fx_graph_runnable or a Triton kernel's inductor_meta write it, TORCHINDUCTOR_FORCE_DISABLE_CACHES=1)
 CREATE OR REPLACE MACRO caches_said_off(id) AS coalesce(
-    (SELECT bool_or(lower(labels ->> 'caches') = 'off') FROM runs WHERE run_id = id), false)
-    OR coalesce((SELECT bool_or(json_extract_string(ic.text, '$.force_disable_caches') = 'true'
-                                OR json_extract_string(ic.text, '$.fx_graph_cache') = 'false')
-                 FROM run_rollups r JOIN inductor_configs ic ON ic.config_hash = r.inductor_config_hash
-                 WHERE r.run_id = id), false);
+    (SELECT bool_or(caches_said = 'off') FROM runs WHERE run_id = id), false);
 -- graphs_all_hit(id): every graph of the run read `hit` (graphs.cache_state) and it has one
 CREATE OR REPLACE MACRO graphs_all_hit(id) AS coalesce(
     (SELECT count(*) > 0 AND count(*) = count(*) FILTER (WHERE cache_state = 'hit') FROM graphs WHERE run_id = id), false);
@@ -13,9 +11,10 @@ CREATE OR REPLACE MACRO graphs_all_hit(id) AS coalesce(
 -- bypasses, and the hit rates, defined once:
 --   fx_hit_rate  = fx hits / fx lookups (hits + misses + bypasses); NULL when the run made none
 --   aot_hit_rate = the same for the AOTAutograd cache
---   cache_temperature = 'off'  no lookup, and a file of the run says caches were off (its manifest's
---                              `caches: off`, as `iwh capture` writes it, or an Inductor config with
---                              force_disable_caches or without the FX graph cache)
+--   cache_temperature = 'off'  no lookup, and a file of the run says caches were off (runs.caches_said:
+--                              its manifest's `caches: off`, an Inductor config or environment with
+--                              force_disable_caches or without the FX graph cache); a file saying
+--                              caches were on, with no lookup read, leaves it unknown
 --                       'cold' lookups, no hit but on entries the run wrote itself (a graph met
 --                              twice: the run compiled every distinct graph);
 --                       'warm' every lookup hit;  'partial' some hit;
