@@ -170,7 +170,7 @@ COMMENT ON COLUMN graphs."compile_order" IS 'the folder''s ''.N'' suffix: proces
 COMMENT ON COLUMN graphs."source" IS 'debug_tree | torch_trace: where the graph was read from';
 COMMENT ON COLUMN graphs."output_code_hash" IS 'hash of the output code''s text';
 COMMENT ON COLUMN graphs."cache_state" IS 'the FX graph cache''s outcome for this graph (hit, miss, ...); NULL with caches off or no record';
-COMMENT ON COLUMN graphs."unknown_because" IS 'why counts are NULL (an FX graph cache hit never schedules or fuses: its fusion node counts are unknown, not 0)';
+COMMENT ON COLUMN graphs."unknown_because" IS 'why counts are NULL (an FX graph cache hit never schedules or fuses: its fusion node counts are unknown, not 0; a graph another backend than Inductor compiled: they do not apply)';
 COMMENT ON COLUMN graphs."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN graphs."partitions" IS 'cudagraph partitions of the output code (`def partition_<N>`): 0 without them, NULL where no code was read';
 
@@ -463,7 +463,7 @@ COMMENT ON COLUMN runs."compiler_version" IS 'torch version that compiled it, e.
 COMMENT ON COLUMN runs."compiler_commit" IS 'torch''s git commit, where the artifacts say it';
 COMMENT ON COLUMN runs."device" IS 'cpu | cuda | spyre | ...: from the manifest, the generated code, buffer layouts, the traced tensors, a +cpu build or the folder names; NULL only when nothing says';
 COMMENT ON COLUMN runs."device_name" IS 'the accelerator''s name (e.g. NVIDIA H100 80GB HBM3), where known';
-COMMENT ON COLUMN runs."backend" IS 'Inductor''s code generator: cpp | triton | spyre | ...';
+COMMENT ON COLUMN runs."backend" IS 'Inductor''s code generator: cpp | triton | spyre | ...; not_inductor: every graph of the run was compiled by another backend (aot_eager, eager, a custom one: its kernel counts do not apply)';
 COMMENT ON COLUMN runs."rank" IS 'the process''s rank in a multi-rank job (torchrun, DDP, FSDP): its trace log''s, else its profiler trace''s (distributedInfo, where one profile names it); NULL for a single process';
 COMMENT ON COLUMN runs."labels" IS 'every other scalar key of the manifest and every --label, as JSON: mode, dtype, variant, batch, nightly, ...';
 COMMENT ON COLUMN runs."source_path" IS 'where the run''s files were: its folder (or s3:// URL, or trace log)';

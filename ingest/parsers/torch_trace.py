@@ -41,7 +41,7 @@ from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, fi
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_readers import BoundReader, RecordKey, reader_of
 from inductor_warehouse.ingest.parsers.trace_shapes import Shapes
-from inductor_warehouse.ingest.rows import Json, Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed, graph_row
 
 __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "parse_torch_trace",
            "parse_torch_trace_chunks", "settle_rank"]
@@ -53,6 +53,12 @@ SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "o
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
 # the name torch gives a log in a distributed process (LazyTraceHandler, 2.3 to 2.14), tlparse's reading of it
 LOG_RANK = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_|\.log)")
+# a graph no Inductor compiled: why it has no kernel or fusion counts
+NOT_INDUCTOR = ("compiled by a backend other than Inductor (aot_eager, eager or a custom one; the log names none): it "
+                "generates no kernels, so kernel and fusion counts do not apply")
+# runs.backend of a run whose every graph another backend compiled: torch's logs name Inductor's code
+# generator from its code, and the backend Dynamo called only in TORCH_LOGS' dynamo steps
+OTHER_BACKEND = "not_inductor"
 # sink({table: rows}): takes the rows made so far (rows are dicts: a table's row type says its keys)
 Sink: TypeAlias = Callable[[dict[str, list[dict[str, Any]]]], None]
 
@@ -208,6 +214,7 @@ class TraceState:
             facts["loaded_compiles"] = [c for c in codeless if self.graphs.aot_compiles[c]]
         settle_all_lookups(self.caches)
         cache_events = parsed.rows.get("cache_events", ())
+        self._graphs_of_other_backends(coded, cache_events)
         settle_locations(cache_events, self.caches.counts)
         states = facts["graph_cache_states"]
         states.update(graph_cache_states(cache_events))
@@ -223,6 +230,26 @@ class TraceState:
                 month, day, _ = first_glog
                 facts["started_mmdd"] = f"{month:02d}{day:02d}"
         return parsed
+
+    def _graphs_of_other_backends(self, coded: set[str | None], cache_events: Iterable[dict[str, Any]]) -> None:
+        """A graph a backend other than Inductor compiled (aot_eager, eager, a custom one): Dynamo handed
+        it on, and nothing of Inductor's came of it (its timers, code, post-grad graph, a cache lookup).
+        Its kernel counts do not apply, so they are NULL with the reason, never a confident 0."""
+        inductor = {without_attempt(c) for c in coded} | {without_attempt(e.get("compile_id")) for e in cache_events}
+        inductor |= {without_attempt(c) for c in self.graphs.pending_ops}
+        others = [c for c, by_inductor in self.compiles.backend_graphs.items() if not by_inductor and c not in inductor]
+        for cid in others:
+            graph_id = f"trace_{cid}_not_inductor"
+            self.parsed.facts["graph_compile_ids"][graph_id] = cid
+            self.parsed.add("graphs", graph_row(
+                graph_id, "torch_trace", compile_id=cid,
+                unknown_because=NOT_INDUCTOR))
+        facts = self.parsed.facts
+        if others and len(others) == len(self.compiles.backend_graphs):
+            facts.setdefault("backend", OTHER_BACKEND)
+        for fact in ("codeless_compiles", "loaded_compiles"):  # no Inductor graph: no empty folder's, nor a cache hit
+            if fact in facts and others:
+                facts[fact] = [c for c in facts[fact] if without_attempt(c) not in others]
 
     def _count_records(self) -> None:
         """Records by kind (and name) into counters and trace_records, with what the record table says is done with them;
