@@ -243,7 +243,8 @@ GraphExecutionRow = TypedDict("GraphExecutionRow", {
     "seq": Int, "compile_id": Str,
 }, total=False)
 TraceRecordRow = TypedDict("TraceRecordRow", {
-    "record_kind": Str, "name": Str, "n": Int, "handling": Str,
+    "record_kind": Str, "name": Str, "n": Int, "handling": Str, "line": Int, "compile_id": Str, "metadata": Json,
+    "payload": Str, "has_payload": Str,
 }, total=False)
 SpyreHandleRow = TypedDict("SpyreHandleRow", {
     "handle_id": Str, "source_file": Str, "source_line": Int, "source_col": Int, "aten_op": Str, "ir_chain": Strs,

@@ -170,7 +170,7 @@ COMMENT ON COLUMN graphs."compile_order" IS 'the folder''s ''.N'' suffix: proces
 COMMENT ON COLUMN graphs."source" IS 'debug_tree | torch_trace: where the graph was read from';
 COMMENT ON COLUMN graphs."output_code_hash" IS 'hash of the output code''s text';
 COMMENT ON COLUMN graphs."cache_state" IS 'the FX graph cache''s outcome for this graph (hit, miss, ...); NULL with caches off or no record';
-COMMENT ON COLUMN graphs."unknown_because" IS 'why counts are NULL (an FX graph cache hit never schedules or fuses: its fusion node counts are unknown, not 0)';
+COMMENT ON COLUMN graphs."unknown_because" IS 'why counts are NULL (an FX graph cache hit never schedules or fuses: its fusion node counts are unknown, not 0; a graph another backend than Inductor compiled: they do not apply)';
 COMMENT ON COLUMN graphs."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 COMMENT ON COLUMN graphs."partitions" IS 'cudagraph partitions of the output code (`def partition_<N>`): 0 without them, NULL where no code was read';
 
@@ -463,7 +463,7 @@ COMMENT ON COLUMN runs."compiler_version" IS 'torch version that compiled it, e.
 COMMENT ON COLUMN runs."compiler_commit" IS 'torch''s git commit, where the artifacts say it';
 COMMENT ON COLUMN runs."device" IS 'cpu | cuda | spyre | ...: from the manifest, the generated code, buffer layouts, the traced tensors, a +cpu build or the folder names; NULL only when nothing says';
 COMMENT ON COLUMN runs."device_name" IS 'the accelerator''s name (e.g. NVIDIA H100 80GB HBM3), where known';
-COMMENT ON COLUMN runs."backend" IS 'Inductor''s code generator: cpp | triton | spyre | ...';
+COMMENT ON COLUMN runs."backend" IS 'Inductor''s code generator: cpp | triton | spyre | ...; not_inductor: every graph of the run was compiled by another backend (aot_eager, eager, a custom one: its kernel counts do not apply)';
 COMMENT ON COLUMN runs."rank" IS 'the process''s rank in a multi-rank job (torchrun, DDP, FSDP): its trace log''s, else its profiler trace''s (distributedInfo, where one profile names it); NULL for a single process';
 COMMENT ON COLUMN runs."labels" IS 'every other scalar key of the manifest and every --label, as JSON: mode, dtype, variant, batch, nightly, ...';
 COMMENT ON COLUMN runs."source_path" IS 'where the run''s files were: its folder (or s3:// URL, or trace log)';
@@ -553,12 +553,17 @@ COMMENT ON COLUMN timings."launched_by" IS 'the CPU op the compiled graph called
 COMMENT ON COLUMN timings."launch_index" IS 'which of the graph''s calls of launched_by this is (0, 1, ...: the order of its extern call sites)';
 COMMENT ON COLUMN timings."parent" IS 'a compile phase''s enclosing span: the dynamo_timed span open around its first span in the same thread (chromium_event rows; NULL before migration 0035)';
 
-COMMENT ON TABLE trace_records IS 'Each run''s TORCH_TRACE records counted by kind and artifact name, with what the warehouse does with them (docs/trace_records.md).';
+COMMENT ON TABLE trace_records IS 'Each run''s TORCH_TRACE records counted by kind and artifact name, with what the warehouse does with them (docs/trace_records.md); an unknown record is a row of its own, kept whole (line, compile_id, metadata, payload).';
 COMMENT ON COLUMN trace_records."run_id" IS 'the run (runs.run_id)';
 COMMENT ON COLUMN trace_records."record_kind" IS 'the record''s kind (dynamo_start, artifact, ...)';
 COMMENT ON COLUMN trace_records."name" IS 'the artifact, graph_dump or dump_file name';
-COMMENT ON COLUMN trace_records."n" IS 'how many the run''s logs hold';
+COMMENT ON COLUMN trace_records."n" IS 'how many the run''s logs hold (1 on an unknown record''s own row)';
 COMMENT ON COLUMN trace_records."handling" IS 'parsed | kept | ignored | unknown (no release the catalog covers writes it)';
+COMMENT ON COLUMN trace_records."line" IS 'an unknown record''s line in its log (its glog header line); NULL for counted rows';
+COMMENT ON COLUMN trace_records."compile_id" IS 'an unknown record''s compile id from its envelope (0/0, !0/1/0, ...; NULL: a global record, or a counted row)';
+COMMENT ON COLUMN trace_records."metadata" IS 'an unknown record''s metadata: the envelope''s value of its kind key, as JSON (a key beside the kind: that key''s value)';
+COMMENT ON COLUMN trace_records."payload" IS 'an unknown record''s payload lines, without their TAB, joined by newlines: md5(payload) = has_payload (NULL: a key beside a record''s kind, whose payload is the record''s)';
+COMMENT ON COLUMN trace_records."has_payload" IS 'an unknown record''s envelope has_payload: the md5 torch wrote of its payload (NULL: none written)';
 COMMENT ON COLUMN trace_records."run_key" IS 'the run''s number in write order (runs.run_key): finds a run''s rows by zone maps';
 
 COMMENT ON TABLE triton_kernels IS 'Triton''s facts of each generated kernel: one row per binary Triton compiled for it, from the Triton cache, the trace''s triton_kernel_info and the autotuner''s debug log.';

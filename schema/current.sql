@@ -609,7 +609,12 @@ CREATE TABLE trace_records(
     "name" VARCHAR,
     n BIGINT,
     handling VARCHAR,
-    run_key BIGINT
+    run_key BIGINT,
+    line BIGINT,
+    compile_id VARCHAR,
+    metadata JSON,
+    payload VARCHAR,
+    has_payload VARCHAR
 );
 
 CREATE TABLE triton_kernels(

@@ -227,8 +227,9 @@ def test_a_warehouse_written_before_0045_says_ingest_again(tmp_path):
         kernels = con.execute("SELECT list(kernel_count) FROM run_rollups").fetchone()[0]
     assert after == {"two": 0, "branch": None}
     assert len(why) == 1 and "ingest the log again" in why[0][0]
-    assert "inductor_output_code" not in text  # the eager backend's log: it finished with no Inductor code
-    assert kernels == [0, 0]  # the rollups were made again
+    # the eager backend's log: no Inductor compiled its graphs, so no kernel count applies
+    assert "inductor_output_code" not in text
+    assert kernels == [None, None]  # the rollups were made again (not the 99 written above)
 
 
 def _breaks_once_a_model(files: list[Path]) -> int:

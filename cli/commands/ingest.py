@@ -133,7 +133,8 @@ def _report(summary, verbose: bool = False) -> None:
         click.echo(line, err=True)
     unknown = summary.unknown_records()
     if unknown:
-        click.echo("trace records no release up to 2.14 writes (counted, not errors; `iwh query ingest/unknown_records`): "
+        click.echo("trace records no release up to 2.14 writes (kept whole in trace_records, not errors; "
+                   "`iwh query ingest/unknown_records`): "
                    + ", ".join(f"{k} x{v}" for k, v in sorted(unknown.items())), err=True)
     # errors before warnings: what lost data is what a reader must see first
     for e in sorted(summary.error_rows, key=lambda e: e["severity"] != "error")[:10]:

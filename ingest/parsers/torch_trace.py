@@ -7,8 +7,10 @@ trace_chromium, trace_shapes, trace_guards, trace_schedule), which turn records 
 `TraceState` here holds each reader family's state (handed to its readers) and settles the run at the end.
 
 Payloads are decoded only for the kinds read. Records the record table (`ingest/parsers/trace_records.py`) does not
-know are counted (`unknown_kind:<k>`, `unknown_artifact:<name>`), never errors, and every run says
-which records it had (trace_records). `encoding` is not trusted: JSON is tried, text kept.
+know are counted (`unknown_kind:<k>`, `unknown_artifact:<name>`), never errors, and each is kept whole (its line,
+compile id, metadata and payload) as a trace_records row of its own, as is every key of an envelope beside its
+kind that is no context; every run says which records it had (trace_records). `encoding` is not trusted: JSON is
+tried, text kept.
 
 Compile ids are written as the trace writes them (`0/0`, `1/0_1`, `!0/7/0`, `!0/-/-`): the
 envelope's, attempt included (a graph compiled after a graph-break restart is `0/0_1`), for
@@ -20,10 +22,12 @@ their args (trace_chromium).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from datetime import datetime, timezone
 from functools import partial
 from typing import Any, TypeAlias
+
+import orjson
 
 from inductor_warehouse.ingest.parsers.trace_records import NAMED_KINDS, UNKNOWN, handling_of, release_floor
 from inductor_warehouse.ingest.parsers.compile_ids import frame_key, without_attempt
@@ -32,22 +36,29 @@ from inductor_warehouse.ingest.parsers.trace_caches import Caches, graph_cache_s
 from inductor_warehouse.ingest.parsers.trace_chromium import Spans, finish_chromium
 from inductor_warehouse.ingest.parsers.trace_breaks import UNKNOWN_UNCOUNTED, unread_restarts, unseen_branches
 from inductor_warehouse.ingest.parsers.trace_events import Compiles, event
-from inductor_warehouse.ingest.parsers.trace_framing import Envelope, Framer, chunks_of_lines, is_torch_trace
+from inductor_warehouse.ingest.parsers.trace_framing import CONTEXT_KEYS, Envelope, Framer, chunks_of_lines, is_torch_trace
 from inductor_warehouse.ingest.parsers.trace_graphs import AOTI_CODE, Graphs, finish_graphs
 from inductor_warehouse.ingest.parsers.trace_log import TraceLog
 from inductor_warehouse.ingest.parsers.trace_readers import BoundReader, RecordKey, reader_of
 from inductor_warehouse.ingest.parsers.trace_shapes import Shapes
-from inductor_warehouse.ingest.rows import Parsed
+from inductor_warehouse.ingest.rows import Json, Parsed, graph_row
 
 __all__ = ["AOTI_CODE", "MAX_PID", "SINK_EVERY", "SINKABLE", "is_torch_trace", "parse_torch_trace",
            "parse_torch_trace_chunks", "settle_rank"]
 
 # Tables whose rows may leave the parser before the log ends (see `sink`); graphs stay: they are
 # few, and the graph ids of later records are looked up among them.
-SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage", "graph_texts")
+SINKABLE = ("compilations", "timings", "compile_events", "guards", "kernels", "ops", "lineage", "graph_texts",
+            "trace_records")
 SINK_EVERY = 16 << 20  # bytes of log between hand-overs of rows to `sink`
 # the name torch gives a log in a distributed process (LazyTraceHandler, 2.3 to 2.14), tlparse's reading of it
 LOG_RANK = re.compile(r"^dedicated_log_torch_trace_rank_(\d+)(?:_|\.log)")
+# a graph no Inductor compiled: why it has no kernel or fusion counts
+NOT_INDUCTOR = ("compiled by a backend other than Inductor (aot_eager, eager or a custom one; the log names none): it "
+                "generates no kernels, so kernel and fusion counts do not apply")
+# runs.backend of a run whose every graph another backend compiled: torch's logs name Inductor's code
+# generator from its code, and the backend Dynamo called only in TORCH_LOGS' dynamo steps
+OTHER_BACKEND = "not_inductor"
 # sink({table: rows}): takes the rows made so far (rows are dicts: a table's row type says its keys)
 Sink: TypeAlias = Callable[[dict[str, list[dict[str, Any]]]], None]
 
@@ -122,6 +133,8 @@ class TraceState:
         self.kinds: dict[str | None, int] = {}  # records by kind: counted into counters at close
         self.named: dict[RecordKey, int] = {}  # (kind, name) -> records, for the kinds whose metadata names them
         self.bound: dict[RecordKey, BoundReader | None] = {}  # (kind, name) -> its reader, given its family's state
+        self.unknown: set[RecordKey] = set()  # the (kind, name)s the record table does not know: each record kept whole
+        self.second_keys: dict[str, int] = {}  # envelope keys beside a record's kind that are no context: kept whole
 
     def record(self, lineno: int, kind: str | None, envelope: Envelope, cid: str | None, data: bytes, md5: str | None) -> None:
         """One whole record from the framer: counted, then read by its reader if it has one."""
@@ -143,9 +156,34 @@ class TraceState:
         else:
             found = reader_of(kind, name)
             reader = self.bound[key] = None if found is None else partial(found[1], self.families[found[0]])
+            if handling_of(kind, name) == UNKNOWN:
+                self.unknown.add(key)
+        if len(envelope.keys() - CONTEXT_KEYS) > 1:
+            self._keep_second_keys(lineno, kind, envelope, cid)
+        if key in self.unknown:
+            self._keep_unknown(lineno, kind, name, meta, cid, data, envelope.get("has_payload"))
         if reader is not None:
             self.log.lineno = lineno
             reader(lineno, meta, cid, data)
+
+    def _keep_unknown(self, lineno: int, kind: str | None, name: Hashable, meta: Json, cid: str | None,
+                      data: bytes | None, has_payload: Json) -> None:
+        """A record no release the record table covers writes, stored whole as a trace_records row of its own, so
+        that a new release's new record can be looked at once its log is gone."""
+        self.parsed.add("trace_records", {
+            "record_kind": kind, "name": None if name is None else str(name), "n": 1, "handling": UNKNOWN,
+            "line": lineno, "compile_id": cid, "metadata": None if meta is None else orjson.dumps(meta).decode(),
+            # torch writes payloads as text; a byte that is not UTF-8 shows as U+FFFD, and its md5 then differs
+            "payload": None if data is None else data.decode("utf-8", "replace"),
+            "has_payload": has_payload if isinstance(has_payload, str) else None})
+
+    def _keep_second_keys(self, lineno: int, kind: str | None, envelope: Envelope, cid: str | None) -> None:
+        """Keys after the record's kind that are no context (torch writes one kind an envelope): each kept
+        as a record of its own, unknown since no reader took it, its value as metadata."""
+        for k in envelope:
+            if k != kind and k not in CONTEXT_KEYS:
+                self.second_keys[k] = self.second_keys.get(k, 0) + 1
+                self._keep_unknown(lineno, k, None, envelope[k], cid, None, None)
 
     # -- the end of the log ----------------------------------------------------------------
 
@@ -176,6 +214,7 @@ class TraceState:
             facts["loaded_compiles"] = [c for c in codeless if self.graphs.aot_compiles[c]]
         settle_all_lookups(self.caches)
         cache_events = parsed.rows.get("cache_events", ())
+        self._graphs_of_other_backends(coded, cache_events)
         settle_locations(cache_events, self.caches.counts)
         states = facts["graph_cache_states"]
         states.update(graph_cache_states(cache_events))
@@ -192,6 +231,26 @@ class TraceState:
                 facts["started_mmdd"] = f"{month:02d}{day:02d}"
         return parsed
 
+    def _graphs_of_other_backends(self, coded: set[str | None], cache_events: Iterable[dict[str, Any]]) -> None:
+        """A graph a backend other than Inductor compiled (aot_eager, eager, a custom one): Dynamo handed
+        it on, and nothing of Inductor's came of it (its timers, code, post-grad graph, a cache lookup).
+        Its kernel counts do not apply, so they are NULL with the reason, never a confident 0."""
+        inductor = {without_attempt(c) for c in coded} | {without_attempt(e.get("compile_id")) for e in cache_events}
+        inductor |= {without_attempt(c) for c in self.graphs.pending_ops}
+        others = [c for c, by_inductor in self.compiles.backend_graphs.items() if not by_inductor and c not in inductor]
+        for cid in others:
+            graph_id = f"trace_{cid}_not_inductor"
+            self.parsed.facts["graph_compile_ids"][graph_id] = cid
+            self.parsed.add("graphs", graph_row(
+                graph_id, "torch_trace", compile_id=cid,
+                unknown_because=NOT_INDUCTOR))
+        facts = self.parsed.facts
+        if others and len(others) == len(self.compiles.backend_graphs):
+            facts.setdefault("backend", OTHER_BACKEND)
+        for fact in ("codeless_compiles", "loaded_compiles"):  # no Inductor graph: no empty folder's, nor a cache hit
+            if fact in facts and others:
+                facts[fact] = [c for c in facts[fact] if without_attempt(c) not in others]
+
     def _count_records(self) -> None:
         """Records by kind (and name) into counters and trace_records, with what the record table says is done with them;
         the least release that writes them all (a fact: what the log can tell, reader_steps.read_torch_logs)."""
@@ -206,13 +265,17 @@ class TraceState:
                 continue
             handling = handling_of(kind, None)
             parsed.counters[f"kind:{kind}" if handling != UNKNOWN else f"unknown_kind:{kind}"] += n
-            parsed.add("trace_records", {"record_kind": kind, "name": None, "n": n, "handling": handling})
+            if handling != UNKNOWN:  # an unknown kind's records are rows of their own (_keep_unknown)
+                parsed.add("trace_records", {"record_kind": kind, "name": None, "n": n, "handling": handling})
+        for kind, n in self.second_keys.items():
+            parsed.counters[f"unknown_kind:{kind}"] += n
         for (kind, name), n in self.named.items():
             handling = handling_of(kind, name)
             if handling == UNKNOWN:
                 parsed.counters[f"unknown_{kind}:{name}"] += n
-            parsed.add("trace_records", {"record_kind": kind, "name": None if name is None else str(name), "n": n,
-                                         "handling": handling})
+            else:
+                parsed.add("trace_records", {"record_kind": kind, "name": None if name is None else str(name), "n": n,
+                                             "handling": handling})
 
 
 def _unknown_because(graph: dict[str, Any]) -> str:

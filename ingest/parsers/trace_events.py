@@ -58,6 +58,8 @@ class Compiles:
     skipped: set[str | None] = field(default_factory=set)  # compiles whose break record says the frame ran eagerly
     epoch: float | None = None  # the first compilation_metrics' start time: the year of the glog prefix
     restarts: Restarts = field(default_factory=Restarts)  # graph breaks of releases without break records
+    # compile id -> whether its metrics show Inductor's time, for the compiles whose graph went to a backend
+    backend_graphs: dict[str | None, bool] = field(default_factory=dict)
 
 
 def read_dynamo_start(compiles: Compiles, lineno: int, meta: Json, cid: str | None, data: bytes) -> None:

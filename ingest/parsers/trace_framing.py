@@ -26,7 +26,7 @@ from inductor_warehouse.ingest.parsers.glog import GLOG, MAX_PID, PREFIX
 from inductor_warehouse.ingest.rows import Json, Parsed
 
 _SNIFF = re.compile(PREFIX.encode() + rb"\{")
-_CONTEXT_KEYS = frozenset({
+CONTEXT_KEYS = frozenset({
     "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank", "has_payload",
     "subgraph_name", "stack", "severity", "timestamp", "pathname", "thread",
 })
@@ -206,7 +206,7 @@ class Framer:
             elif m.group("rank") is not None:
                 facts["rank"] = int(m.group("rank"))
         for kind in envelope:  # the first key that is not context: a loop, not next() of a generator
-            if kind not in _CONTEXT_KEYS:
+            if kind not in CONTEXT_KEYS:
                 break
         else:
             kind = None

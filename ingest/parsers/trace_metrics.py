@@ -78,6 +78,11 @@ _RUN_FACTS = (("compiler_version", "pytorch_version"), ("python_version", "pytho
               ("triton_version", "triton_version"), ("cuda_version", "cuda_version"))
 
 
+# what Inductor times whenever it compiles a graph, a cache hit's too (compile_fx_inner's timer)
+_INDUCTOR_TIMERS = ("inductor_compile_time_s", "inductor_cumulative_compile_time_us", "code_gen_time_s",
+                    "inductor_code_gen_cumulative_compile_time_us")
+
+
 def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None, data: bytes,
                  record_kind: str = "compilation_metrics") -> None:
     parsed = compiles.log.parsed
@@ -102,6 +107,11 @@ def read_metrics(compiles: Compiles, lineno: int, metrics: Json, cid: str | None
             parsed.add("compile_events", event(compile_id, RESTART, None, None, None, frame_file))
     store_failure(compiles, failure_event(record_kind, metrics, compile_id,
                                           without_attempt(compile_id) in compiles.skipped))
+    if (record_kind == "compilation_metrics" and metrics.get("backend_compile_time_s") is not None
+            and metrics.get("fail_type") is None):
+        # Dynamo handed the compile's graph to its backend: Inductor's own timers say whether that was Inductor
+        compiles.backend_graphs[without_attempt(compile_id)] = any(
+            metrics.get(k) is not None for k in _INDUCTOR_TIMERS)
     compiles.finished.add(without_attempt(compile_id))
     settle_lookups(compiles.caches, compile_id, ended=True)
     count_cache_lookups(compiles.caches, compile_id, parsed.rows["compilations"][-1])

@@ -344,8 +344,11 @@ readers is `trace_readers.py`). This page is made from `ingest/parsers/trace_rec
 A record of a kind or name not in this table is counted, never an error: the `iwh ingest` summary
 names it ("trace records no release up to 2.14 writes"), `trace_records` holds every run's records
 by kind and name with their handling, and `iwh query ingest/unknown_records` lists the unknown ones
-across runs, so a new release's new artifacts show up the day it ships. To extend the table for a
-new release: `python -m zoo.trace_names <its site-packages/torch>` lists the names it can write.
+across runs, so a new release's new artifacts show up the day it ships. Each unknown record is also
+kept whole, a `trace_records` row of its own (`n` 1) with its `line`, `compile_id`, `metadata` (the
+envelope's value of its kind, JSON) and `payload` (`md5(payload)` equals its `has_payload`), and so is
+any key of an envelope beside its kind that is no context, so its content can be read once the log is gone.
+To extend the table for a new release: `python -m zoo.trace_names <its site-packages/torch>` lists the names it can write.
 
 """
 

@@ -3,7 +3,8 @@
 -- does not know: how many records in every run of every workload (records_all_workloads), in how many
 -- runs and workloads, of which compiler versions, and a run to look at. What a log holds depends on
 -- the release that wrote it, not on the workload, so the count is over them all. They are counted,
--- not errors; an empty result means every record of every run was known.
+-- not errors, and each is kept whole (trace_records' line, compile_id, metadata, payload of the
+-- handling 'unknown' rows); an empty result means every record of every run was known.
 -- @param compiler VARCHAR only runs of this compiler version (prefix, e.g. 2.15)
 SELECT
     t.record_kind,
