@@ -248,7 +248,10 @@ def test_trends_point_click_picks_its_run(warehouse, server, browser):
             f'path[role="graphics-symbol"][aria-label*="run_id: {run_id}"]')
         # Streamlit draws a chart's frame first and its data after: wait for the marks themselves
         point.first.wait_for(timeout=60_000)
-        assert point.count() == 1
+        # under load Vega may draw the marks again after the first draw: wait until one is there
+        from playwright.sync_api import expect
+
+        expect(point).to_have_count(1, timeout=30_000)
         point.click(force=True)
         # the page reruns with that run picked, offering to open it
         tab.get_by_role("button", name=f"Open run {run_id} in the Run explorer").wait_for(timeout=30_000)
