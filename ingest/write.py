@@ -294,6 +294,7 @@ def forget_failures(con: duckdb.DuckDBPyConnection, source_paths: list[str]) -> 
 
 def kernels_unknown(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> int:
     """How many of the runs have no kernel count (run_rollups: no graph's code came, or a cache hit's
-    kernels were never logged), so a summary can say so rather than count them as 0."""
-    return int(one_row(con, "SELECT count(*) FROM run_rollups WHERE run_id IN (SELECT unnest(?)) AND kernel_count IS NULL",
-                       [run_ids])[0])
+    kernels were never logged), so a summary can say so rather than count them as 0. A run of a
+    benchmark harness's results alone compiled nothing: it has no kernels to be unknown."""
+    return int(one_row(con, "SELECT count(*) FROM run_rollups WHERE run_id IN (SELECT unnest(?)) AND kernel_count IS NULL"
+                            " AND run_id NOT IN (SELECT run_id FROM harness_holders)", [run_ids])[0])

@@ -757,3 +757,17 @@ def _log_model(log: Path) -> str | None:
 
     m = re.search(r"compiled_module_main\('([^']+)'", log.read_text())
     return m.group(1) if m else None
+
+
+def test_the_summary_counts_no_unknown_kernels_for_runs_of_results_alone(tmp_path):
+    """A run of a harness CSV alone compiled nothing: its kernel count is no unknown the ingest summary
+    warns of, though its rollup has none (NULL, never 0)."""
+    from inductor_warehouse.ingest.load import ingest_paths
+    from inductor_warehouse.store.api import Warehouse
+
+    db = str(tmp_path / "w.duckdb")
+    summary = ingest_paths([str(FIXTURES / "real" / "azhao20")], db)
+    assert summary.runs == 1 and summary.kernels == 0
+    with Warehouse(db) as wh:
+        assert wh.sql("SELECT kernel_count FROM run_rollups")["kernel_count"].to_list() == [None]
+    assert summary.kernels_unknown == 0 and "unknown" not in summary.line()
