@@ -63,6 +63,13 @@ def fixture_files(pattern: str) -> list[Path]:
     return sorted(FIXTURES.joinpath("debug_tree").rglob(pattern)) + sorted(FIXTURES.joinpath("runs").rglob(pattern))
 
 
+def unpack(archive: Path, root: Path) -> Path:
+    """A fixture archive unpacked under root (a test's temporary folder), which it returns."""
+    with tarfile.open(archive) as tf:
+        tf.extractall(root, filter="data")
+    return root
+
+
 def unpack_cpu_corpora(root: Path) -> list[Path]:
     """The bundled CPU corpora (2.6.0, 2.13, 2.14.1; five models each) unpacked under root."""
     out = []

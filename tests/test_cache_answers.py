@@ -9,7 +9,6 @@ from its trace's cache artifacts, the torch CUDA version from the one fx_graph_r
 from __future__ import annotations
 
 import json
-import tarfile
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from inductor_warehouse.analysis.metrics import SummaryRow
 from inductor_warehouse.analysis.render import geomean_text
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.store.api import Warehouse
-from tests.conftest import FIXTURES, reader
+from tests.conftest import unpack, FIXTURES, reader
 from tests.test_caches import counted, log_text
 
 ARCHIVE = FIXTURES / "cache_answers" / "cpu-torch2.5-2.13-cold-warm.tar.xz"
@@ -39,10 +38,7 @@ def outcomes(run: Path) -> Counter:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("cacheans")
-    with tarfile.open(ARCHIVE) as tf:
-        tf.extractall(root, filter="data")
-    return root
+    return unpack(ARCHIVE, tmp_path_factory.mktemp("cacheans"))
 
 
 @pytest.fixture(scope="module")

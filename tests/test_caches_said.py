@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import duckdb
@@ -18,7 +17,7 @@ import pytest
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers import fx_graph_runnable, output_code, torch_trace
 from inductor_warehouse.store.migrate import migrate
-from tests.conftest import FIXTURES, reader
+from tests.conftest import unpack, FIXTURES, reader
 
 RUNS = FIXTURES / "runs"
 GPU = RUNS / "gpu-torch2.11" / "mlp__train__fp32__default"
@@ -128,10 +127,7 @@ def test_the_fixture_runs_made_with_caches_forced_off_read_off(tmp_path):
 
 @pytest.fixture(scope="module")
 def old_caches(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("old_caches")
-    with tarfile.open(OLD_CACHES) as tf:
-        tf.extractall(root, filter="data")
-    return root
+    return unpack(OLD_CACHES, tmp_path_factory.mktemp("old_caches"))
 
 
 def test_a_caches_on_trace_says_on_and_an_unread_one_stays_unknown(old_caches, tmp_path):

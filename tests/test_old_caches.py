@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import json
 import re
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
-from tests.conftest import FIXTURES, reader
+from tests.conftest import unpack, FIXTURES, reader
 
 ARCHIVE = FIXTURES / "old_caches" / "cpu-torch2.3-2.13-old-caches.tar.xz"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("old_caches")
-    with tarfile.open(ARCHIVE) as tf:
-        tf.extractall(root, filter="data")
-    return root
+    return unpack(ARCHIVE, tmp_path_factory.mktemp("old_caches"))
 
 
 def _ingest(tmp_path: Path, *runs: Path):

@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers.torch_logs import parse_torch_logs
-from tests.conftest import FIXTURES, reader
+from tests.conftest import unpack, FIXTURES, reader
 
 ARCHIVE = FIXTURES / "captures" / "old-releases-cpu.tar.xz"
 RELEASES = ("2.3.1", "2.4.1", "2.5.1")
@@ -36,10 +35,7 @@ RESTARTED = re.compile(r'"frame_id": (\d+), "frame_compile_id": (\d+), "attempt"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("old")
-    with tarfile.open(ARCHIVE) as tf:
-        tf.extractall(root, filter="data")
-    return root
+    return unpack(ARCHIVE, tmp_path_factory.mktemp("old"))
 
 
 def _truth(run: Path) -> dict:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from inductor_warehouse.analysis.canned_rows import run_query
 from inductor_warehouse.ingest.discover import discover
 from inductor_warehouse.ingest.load import ingest_paths
 from inductor_warehouse.ingest.parsers.torch_logs_ranks import lines_of
-from tests.conftest import FIXTURES, reader
+from tests.conftest import unpack, FIXTURES, reader
 
 ARCHIVE = FIXTURES / "ranks" / "layout" / "fsdp4-diverge-and-captured.tar.xz"
 # a fusion decision as torch's scheduler logs it: `fusing a with b` or `cannot fuse a with b: why`
@@ -29,10 +28,7 @@ START = re.compile(r'\{"dynamo_start".*?"frame_id": (\d+), "frame_compile_id": (
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("ranks")
-    with tarfile.open(ARCHIVE) as tf:
-        tf.extractall(root, filter="data")
-    return root
+    return unpack(ARCHIVE, tmp_path_factory.mktemp("ranks"))
 
 
 def _trace(folder: Path, rank: int) -> Path:
