@@ -134,9 +134,7 @@ def read_graph_folders(ctx: Assembly, arts: list[Artifact]) -> None:  # noqa: C9
             compile_order=named.order if named else None,
             output_code_hash=reader.hashes.get(run.rel(code_art)) if code_art is not None else None,
             partitions=code.facts.get("partitions") if code else None,
-            unknown_because=None if pre and post else
-            f"the graph folder has no {'ir_pre_fusion.txt' if not pre else 'ir_post_fusion.txt'} (process killed "
-            "mid-compile?): fusion counts unknown",
+            unknown_because=_missing(pre is not None, post is not None, code is not None),
         )
         take(Parsed.one("graphs", row), any_art)
         take(_graph_texts(files, reader, texts), any_art, graph_id)
@@ -183,3 +181,14 @@ def _link_fusions_to_kernels(fusions: list[Row], call_buffers: list[tuple[str, l
         if f.get("kernel_name") is None and not (f.get("node_class") or "").startswith(("Extern", "Nop")):
             found = [first_launch[b] for b in f.get("buffers") or () if b in first_launch]
             f["kernel_name"] = found[0] if found else None
+
+
+def _missing(pre: bool, post: bool, code: bool) -> str | None:
+    """Why a graph's counts are unknown, by the files its folder lacks (a process killed mid-compile
+    leaves IR without output code, or neither): each unknown says which file it wanted."""
+    lacks = [name for name, there in (("ir_pre_fusion.txt", pre), ("ir_post_fusion.txt", post),
+                                      ("output_code.py", code)) if not there]
+    if not lacks:
+        return None
+    counts = ([] if pre and post else ["fusion counts"]) + ([] if code else ["kernels"])
+    return f"the graph folder has no {' or '.join(lacks)} (process killed mid-compile?): {' and '.join(counts)} unknown"

@@ -70,6 +70,12 @@ def test_a_killed_run_counts_the_code_it_wrote_and_no_more(tmp_path):
     assert got["transformer_killed_in_dynamo"]["extern_kernel_count"] is None
     assert got["transformer_killed_in_inductor"]["kernel_count"] is None
     assert got["transformer_killed_in_inductor"]["graphs"] == 1  # its graph folder, without code
+    folder = next((KILLED / "transformer_killed_in_inductor").rglob("model__0_forward_1.0"))
+    assert (folder / "ir_post_fusion.txt").exists() and not (folder / "output_code.py").exists()
+    with reader(db) as con:
+        [(why,)] = con.execute("SELECT g.unknown_because FROM graphs g JOIN runs r USING (run_id) "
+                               "WHERE r.source_path LIKE '%transformer_killed_in_inductor'").fetchall()
+    assert why is not None and "output_code.py" in why and "kernels unknown" in why  # the unknown says why
     assert got["partial"]["kernel_count"] == wrote
     with reader(db) as con:
         listed = dict(con.execute("SELECT split_part(r.source_path, '/', -1), l.kernels FROM run_listing l "
