@@ -44,14 +44,14 @@ def rank_folder(u: Run) -> tuple[PurePath, int] | None:
 
 def jobs_of_rank_folders(units: list[Run]) -> None:
     """Processes in sibling `rank<N>` folders are the ranks of one job, the folder holding them."""
-    by_parent: dict[PurePath, list[tuple[Run, int]]] = {}
+    by_parent: dict[PurePath, list[tuple[Run, PurePath, int]]] = {}
     for u in units:
         if u.job is None and (found := rank_folder(u)):
-            by_parent.setdefault(found[0].parent, []).append((u, found[1]))
+            by_parent.setdefault(found[0].parent, []).append((u, *found))
     for parent, group in by_parent.items():
-        if len({rank_folder(u)[0] for u, _ in group}) < 2:  # type: ignore[index]
+        if len({folder for _, folder, _ in group}) < 2:
             continue  # one rank folder alone says nothing of a job
-        for u, n in group:
+        for u, _, n in group:
             u.job, u.job_root = parent.name, parent
             if u.rank is None:
                 u.rank = n

@@ -36,15 +36,15 @@ WITH c AS (
 ), shown AS (
     -- with no record read and no file saying caches were off, the counts are unknown, not 0
     SELECT c.* REPLACE (
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_lookups END AS fx_lookups,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_hits END AS fx_hits,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_misses END AS fx_misses,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.fx_bypasses END AS fx_bypasses,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_lookups END AS aot_lookups,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_hits END AS aot_hits,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_misses END AS aot_misses,
-        CASE WHEN unread AND unread_temperature IS DISTINCT FROM 'off' THEN NULL ELSE c.aot_bypasses END AS aot_bypasses)
-    FROM c
+        CASE WHEN NOT counts_unknown THEN c.fx_lookups END AS fx_lookups,
+        CASE WHEN NOT counts_unknown THEN c.fx_hits END AS fx_hits,
+        CASE WHEN NOT counts_unknown THEN c.fx_misses END AS fx_misses,
+        CASE WHEN NOT counts_unknown THEN c.fx_bypasses END AS fx_bypasses,
+        CASE WHEN NOT counts_unknown THEN c.aot_lookups END AS aot_lookups,
+        CASE WHEN NOT counts_unknown THEN c.aot_hits END AS aot_hits,
+        CASE WHEN NOT counts_unknown THEN c.aot_misses END AS aot_misses,
+        CASE WHEN NOT counts_unknown THEN c.aot_bypasses END AS aot_bypasses)
+    FROM (SELECT *, unread AND unread_temperature IS DISTINCT FROM 'off' AS counts_unknown FROM c) c
 )
 SELECT
     c.run_id,
